@@ -1,0 +1,232 @@
+// Package agent defines the provider-neutral runtime contract that the
+// session and fork services call. Providers (today only Codex, in package
+// codex) implement Runtime; nothing here knows about storage or GraphQL.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// ProviderCodex is the only provider of the first version.
+const ProviderCodex = "codex"
+
+// Runtime is the spec's RuntimeController: it drives provider threads.
+// Every method fails with an error wrapping ErrRuntimeUnavailable while the
+// provider process cannot be reached, and with ErrUnsupportedProvider for a
+// provider it does not implement.
+type Runtime interface {
+	// Start creates a provider thread for a new session.
+	Start(ctx context.Context, in StartInput) (RuntimeSession, error)
+	// SendTurn starts a turn and returns as soon as the provider accepted it;
+	// progress arrives on Events.
+	SendTurn(ctx context.Context, in SendTurnInput) (RuntimeTurn, error)
+	// Interrupt stops an active turn.
+	Interrupt(ctx context.Context, in InterruptInput) error
+	// History reads a thread's turns, with their items, oldest first.
+	History(ctx context.Context, in HistoryInput) ([]RuntimeTurn, error)
+	// Fork creates a child thread holding the parent's history through
+	// LastTurnID (all of it when empty).
+	Fork(ctx context.Context, in RuntimeForkInput) (RuntimeForkResult, error)
+	// Archive removes a provider thread (a deleted session, or an orphan
+	// left by a fork whose persistence failed).
+	Archive(ctx context.Context, provider, providerSessionID string) error
+	// Events delivers what the provider reports about its threads, in the
+	// order it reported it. The channel is closed when the runtime stops.
+	Events() <-chan Event
+	// Health says whether the provider process is reachable now.
+	Health(ctx context.Context) error
+}
+
+// ComposerSettings are a session's effective settings.
+type ComposerSettings struct {
+	Model            string `json:"model,omitempty"`
+	ReasoningEffort  string `json:"reasoningEffort,omitempty"`
+	PermissionModeID string `json:"permissionModeId,omitempty"`
+	PlanMode         bool   `json:"planMode"`
+	BrowserUse       bool   `json:"browserUse"`
+	ComputerUse      bool   `json:"computerUse"`
+}
+
+// Permission modes a session can run in (ComposerSettings.PermissionModeID).
+const (
+	// PermissionReadOnly: the sandbox is read-only; no approval is asked and
+	// any approval request is declined.
+	PermissionReadOnly = "read-only"
+	// PermissionWorkspaceWrite (the default): writes inside the workspace,
+	// approval requests are declined since tuttid has no one to ask yet.
+	PermissionWorkspaceWrite = "workspace-write"
+	// PermissionFullAccess: no sandbox, every approval request is accepted.
+	PermissionFullAccess = "full-access"
+)
+
+// Reasoning efforts accepted by ComposerSettings.ReasoningEffort.
+var ReasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+
+// PermissionModes lists the accepted ComposerSettings.PermissionModeID values.
+var PermissionModes = []string{PermissionReadOnly, PermissionWorkspaceWrite, PermissionFullAccess}
+
+// ThreadStatus is a provider thread's state as the provider reports it.
+type ThreadStatus string
+
+const (
+	ThreadIdle        ThreadStatus = "idle"
+	ThreadActive      ThreadStatus = "active"
+	ThreadSystemError ThreadStatus = "systemError"
+	ThreadNotLoaded   ThreadStatus = "notLoaded"
+)
+
+// TurnStatus is a turn's state.
+type TurnStatus string
+
+const (
+	TurnInProgress  TurnStatus = "IN_PROGRESS"
+	TurnCompleted   TurnStatus = "COMPLETED"
+	TurnInterrupted TurnStatus = "INTERRUPTED"
+	TurnFailed      TurnStatus = "FAILED"
+)
+
+// StartInput starts a provider thread.
+type StartInput struct {
+	Provider string
+	Cwd      string
+	Settings ComposerSettings
+}
+
+// SendTurnInput starts a turn on an existing thread.
+type SendTurnInput struct {
+	Provider          string
+	ProviderSessionID string
+	Cwd               string
+	Settings          ComposerSettings
+	Text              string
+}
+
+// InterruptInput stops an active turn.
+type InterruptInput struct {
+	Provider          string
+	ProviderSessionID string
+	TurnID            string
+}
+
+// HistoryInput reads a thread's turns.
+type HistoryInput struct {
+	Provider          string
+	ProviderSessionID string
+}
+
+// RuntimeForkInput is the spec's fork input.
+type RuntimeForkInput struct {
+	WorkspaceID             string
+	SourceAgentSessionID    string
+	TargetAgentSessionID    string
+	Provider                string
+	SourceProviderSessionID string
+	Cwd                     string
+	Settings                ComposerSettings
+	LastTurnID              string
+	Title                   string
+	Visible                 *bool
+}
+
+// RuntimeForkResult is what a provider fork produced.
+type RuntimeForkResult struct {
+	Session RuntimeSession
+	// Turns holds the child's provider history through the fork boundary
+	// when HistoryAvailable; otherwise the service falls back to copying the
+	// parent's cached messages.
+	Turns            []RuntimeTurn
+	HistoryAvailable bool
+	Fork             RuntimeForkLineage
+}
+
+// Messages flattens the child's history in order.
+func (r RuntimeForkResult) Messages() []RuntimeMessage {
+	var out []RuntimeMessage
+	for _, t := range r.Turns {
+		out = append(out, t.Messages...)
+	}
+	return out
+}
+
+// RuntimeForkLineage records where a provider thread came from.
+type RuntimeForkLineage struct {
+	SourceProviderSessionID string
+	TargetProviderSessionID string
+	Provider                string
+	LastTurnID              string
+	ForkedAt                time.Time
+}
+
+// RuntimeSession is a provider thread as the provider describes it.
+type RuntimeSession struct {
+	ProviderSessionID string
+	Status            ThreadStatus
+	Cwd               string
+	Model             string
+	ModelProvider     string
+	ForkedFromID      string
+}
+
+// RuntimeTurn is one turn of a thread.
+type RuntimeTurn struct {
+	ID       string
+	Status   TurnStatus
+	Error    string
+	Messages []RuntimeMessage
+}
+
+// RuntimeMessage is one provider item projected to the form tuttid stores
+// in workspace_agent_messages.
+type RuntimeMessage struct {
+	// ID is the provider's item id; unique within a session.
+	ID     string
+	TurnID string
+	// Role is what the GUI shows: user, assistant, reasoning, tool,
+	// file_change, plan, system, or the provider's item type for the rest.
+	Role string
+	// Kind is the provider's own item type (for Codex: agentMessage, ...).
+	Kind string
+	Text string
+	// Content is the provider's whole item, kept as typed JSON.
+	Content json.RawMessage
+	// Status: in_progress, completed, failed, declined, ...
+	Status string
+}
+
+// EventKind names what an Event reports.
+type EventKind string
+
+const (
+	EventThreadStatus  EventKind = "thread_status"
+	EventTurnStarted   EventKind = "turn_started"
+	EventTurnCompleted EventKind = "turn_completed"
+	EventItemStarted   EventKind = "item_started"
+	EventItemCompleted EventKind = "item_completed"
+	EventMessageDelta  EventKind = "message_delta"
+	// EventRuntimeRestarted: the provider process came back after a crash;
+	// turns that were running are lost (they arrive as EventTurnCompleted
+	// with TurnFailed first).
+	EventRuntimeRestarted EventKind = "runtime_restarted"
+	// EventOther carries a provider notification tuttid does not project,
+	// so that nothing is dropped silently.
+	EventOther EventKind = "other"
+)
+
+// Event is one thing a provider reported about a thread.
+type Event struct {
+	Kind              EventKind
+	Provider          string
+	ProviderSessionID string
+	TurnID            string
+	// Status is set for thread_status (a ThreadStatus) and turn_completed
+	// (a TurnStatus).
+	Status  string
+	Error   string
+	Message *RuntimeMessage // item_started, item_completed
+	ItemID  string          // message_delta
+	Delta   string          // message_delta
+	Method  string          // the provider's notification method
+	Raw     json.RawMessage // the provider's params, for EventOther
+}
