@@ -1,0 +1,71 @@
+package activity
+
+import (
+	"time"
+
+	"tuttid/ent"
+)
+
+// Kind says what happened. Apart from Resync, the values are exactly the
+// GraphQL ActivityKind enum names, so a resolver can convert with a cast.
+type Kind string
+
+const (
+	SessionCreated Kind = "SESSION_CREATED"
+	SessionUpdated Kind = "SESSION_UPDATED"
+	SessionForked  Kind = "SESSION_FORKED"
+	SessionDeleted Kind = "SESSION_DELETED"
+	TurnStarted    Kind = "TURN_STARTED"
+	TurnCompleted  Kind = "TURN_COMPLETED"
+	MessageAdded   Kind = "MESSAGE_ADDED"
+	MessageUpdated Kind = "MESSAGE_UPDATED"
+	MessageDelta   Kind = "MESSAGE_DELTA"
+
+	// Resync is not an ActivityKind and is never published: it is the last
+	// event of a subscription the broker dropped because its reader fell
+	// behind. Event.Err describes it; the client must reload state from
+	// queries (or resubscribe with AfterSeq = Seq-1 while the window still
+	// holds it).
+	Resync Kind = "RESYNC"
+)
+
+// Event is one change in a workspace, published after the store committed it.
+//
+// Events are immutable once published: the broker hands the same ent
+// pointers to every subscriber and keeps them in the replay window, so
+// neither publishers nor subscribers may modify them (or the ent entities
+// they point to) afterwards.
+type Event struct {
+	// Seq increases by one per published event of a workspace, starting at
+	// 1; assigned by Publish. For a Resync event it is the first sequence
+	// number the subscriber did not receive.
+	Seq            int64
+	Kind           Kind
+	WorkspaceID    string
+	AgentSessionID string
+
+	// Payload, whichever applies to Kind; any may be nil.
+	Session *ent.AgentSession
+	Turn    *ent.Turn
+	Message *ent.Message
+	Fork    *ent.SessionFork
+
+	// Delta is the appended text of a MESSAGE_DELTA; ItemID names the
+	// message/item it belongs to.
+	Delta  string
+	ItemID string
+
+	// At is when the broker published the event; assigned by Publish.
+	At time.Time
+
+	err *ResyncError // set only on Resync events
+}
+
+// Err returns a *ResyncError (matching ErrResyncRequired) for a Resync
+// event and nil for every other event.
+func (e Event) Err() error {
+	if e.err == nil {
+		return nil
+	}
+	return e.err
+}

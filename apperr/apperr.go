@@ -1,0 +1,123 @@
+// Package apperr gives tuttid's failures stable codes that every transport
+// maps the same way: GraphQL extensions.code, and REST bodies and statuses.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Code is a stable, documented error code.
+type Code string
+
+const (
+	InvalidInput        Code = "invalid_input"
+	Internal            Code = "internal"
+	RuntimeUnavailable  Code = "agent.runtime_unavailable"
+	StorageUnavailable  Code = "storage_unavailable"
+	WorkspaceNotFound   Code = "agent.workspace_not_found"
+	SessionNotFound     Code = "agent.session_not_found"
+	SessionBusy         Code = "agent.session_busy"
+	SessionNotBusy      Code = "agent.session_not_busy"
+	TurnNotFound        Code = "agent.turn_not_found"
+	UnsupportedProvider Code = "agent.unsupported_provider"
+	ProviderFailed      Code = "agent.provider_failed"
+	ResyncRequired      Code = "activity.resync_required"
+
+	ForkUnsupportedProvider    Code = "agent.fork_unsupported_provider"
+	ForkParentNotFound         Code = "agent.fork_parent_not_found"
+	ForkProviderSessionMissing Code = "agent.fork_provider_session_missing"
+	ForkSessionNotIdle         Code = "agent.fork_session_not_idle"
+	ForkTurnNotFound           Code = "agent.fork_turn_not_found"
+	ForkTurnInProgress         Code = "agent.fork_turn_in_progress"
+	ForkTargetConflict         Code = "agent.fork_target_conflict"
+	ForkRequestConflict        Code = "agent.fork_request_conflict"
+	ForkProviderFailed         Code = "agent.fork_provider_failed"
+	ForkPersistenceFailed      Code = "agent.fork_persistence_failed"
+)
+
+// httpStatus follows the spec's mapping: 400 bad input, 404 missing, 409
+// state conflicts, 422 unsupported provider, 502 provider failure, 503
+// unavailable runtime or storage.
+var httpStatus = map[Code]int{
+	InvalidInput:               http.StatusBadRequest,
+	Internal:                   http.StatusInternalServerError,
+	RuntimeUnavailable:         http.StatusServiceUnavailable,
+	StorageUnavailable:         http.StatusServiceUnavailable,
+	WorkspaceNotFound:          http.StatusNotFound,
+	SessionNotFound:            http.StatusNotFound,
+	SessionBusy:                http.StatusConflict,
+	SessionNotBusy:             http.StatusConflict,
+	TurnNotFound:               http.StatusNotFound,
+	UnsupportedProvider:        http.StatusUnprocessableEntity,
+	ProviderFailed:             http.StatusBadGateway,
+	ResyncRequired:             http.StatusGone,
+	ForkUnsupportedProvider:    http.StatusUnprocessableEntity,
+	ForkParentNotFound:         http.StatusNotFound,
+	ForkProviderSessionMissing: http.StatusConflict,
+	ForkSessionNotIdle:         http.StatusConflict,
+	ForkTurnNotFound:           http.StatusBadRequest,
+	ForkTurnInProgress:         http.StatusConflict,
+	ForkTargetConflict:         http.StatusConflict,
+	ForkRequestConflict:        http.StatusConflict,
+	ForkProviderFailed:         http.StatusBadGateway,
+	ForkPersistenceFailed:      http.StatusServiceUnavailable,
+}
+
+// HTTPStatus is the status a REST response carries for code.
+func (c Code) HTTPStatus() int {
+	if s, ok := httpStatus[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// Codes lists every code, for documentation and tests.
+func Codes() []Code {
+	out := make([]Code, 0, len(httpStatus))
+	for c := range httpStatus {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Error is a failure with a stable code and a message a person can act on.
+// Err keeps the cause for logs; it is never shown to clients.
+type Error struct {
+	Code    Code
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns an Error without a cause.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an Error with a cause.
+func Wrap(err error, code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: err}
+}
+
+// From finds the Error in err's chain; anything else is Internal, with a
+// message that hides the cause.
+func From(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: Internal, Message: "internal error", Err: err}
+}
+
+// CodeOf is From(err).Code.
+func CodeOf(err error) Code { return From(err).Code }

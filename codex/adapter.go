@@ -1,0 +1,299 @@
+package codex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"tuttid/agent"
+)
+
+// maxHistoryPages bounds how many thread/turns/list pages History follows.
+const maxHistoryPages = 1000
+
+// Start implements agent.Runtime: thread/start.
+func (r *Runtime) Start(ctx context.Context, in agent.StartInput) (agent.RuntimeSession, error) {
+	if err := checkProvider(in.Provider); err != nil {
+		return agent.RuntimeSession{}, err
+	}
+	s, err := validateSettings(in.Settings)
+	if err != nil {
+		return agent.RuntimeSession{}, err
+	}
+	p, err := r.current()
+	if err != nil {
+		return agent.RuntimeSession{}, err
+	}
+	var resp wireThreadResponse
+	if err := r.call(ctx, p, "thread/start", buildThreadParams(s, in.Cwd), &resp); err != nil {
+		return agent.RuntimeSession{}, err
+	}
+	r.markLoaded(p.gen, resp.Thread.ID, loadedFrom(s, resp))
+	return sessionOf(resp), nil
+}
+
+// SendTurn implements agent.Runtime: turn/start, after thread/resume when
+// the running app-server has not loaded the thread (it restarted, or
+// tuttid did).
+func (r *Runtime) SendTurn(ctx context.Context, in agent.SendTurnInput) (agent.RuntimeTurn, error) {
+	if err := checkProvider(in.Provider); err != nil {
+		return agent.RuntimeTurn{}, err
+	}
+	s, err := validateSettings(in.Settings)
+	if err != nil {
+		return agent.RuntimeTurn{}, err
+	}
+	p, err := r.current()
+	if err != nil {
+		return agent.RuntimeTurn{}, err
+	}
+	lt, ok := r.loadedIn(p.gen, in.ProviderSessionID)
+	if !ok {
+		if lt, err = r.resume(ctx, p, in.ProviderSessionID, in.Cwd, s); err != nil {
+			return agent.RuntimeTurn{}, err
+		}
+	}
+	turn, err := r.turnStart(ctx, p, in, s, lt)
+	if errors.Is(err, agent.ErrThreadNotFound) {
+		// Codex unloaded the thread behind our back: load it, try once more.
+		if lt, err = r.resume(ctx, p, in.ProviderSessionID, in.Cwd, s); err != nil {
+			return agent.RuntimeTurn{}, err
+		}
+		turn, err = r.turnStart(ctx, p, in, s, lt)
+	}
+	return turn, err
+}
+
+func (r *Runtime) turnStart(ctx context.Context, p *process, in agent.SendTurnInput, s settings, lt loadedThread) (agent.RuntimeTurn, error) {
+	params := buildTurnParams(in.ProviderSessionID, in.Text, in.Cwd, s, lt, r.cfg.ExperimentalPlanMode)
+	var resp wireTurnResponse
+	if err := r.call(ctx, p, "turn/start", params, &resp); err != nil {
+		return agent.RuntimeTurn{}, err
+	}
+	// The overrides stick for later turns.
+	lt.mode = s.mode
+	if s.Model != "" {
+		lt.model = s.Model
+	}
+	if s.ReasoningEffort != "" {
+		lt.effort = s.ReasoningEffort
+	}
+	r.markLoaded(p.gen, in.ProviderSessionID, lt)
+	r.turnActive(in.ProviderSessionID, resp.Turn.ID)
+	return agent.RuntimeTurn{ID: resp.Turn.ID, Status: turnStatus(resp.Turn.Status)}, nil
+}
+
+// resume loads a thread into the running app-server with the session's
+// settings, the same params thread/start and thread/fork get.
+func (r *Runtime) resume(ctx context.Context, p *process, threadID, cwd string, s settings) (loadedThread, error) {
+	params := threadResumeParams{ThreadID: threadID, threadParams: buildThreadParams(s, cwd), ExcludeTurns: true}
+	var resp wireThreadResponse
+	if err := r.call(ctx, p, "thread/resume", params, &resp); err != nil {
+		return loadedThread{}, err
+	}
+	lt := loadedFrom(s, resp)
+	r.markLoaded(p.gen, threadID, lt)
+	r.log.Info("codex thread resumed", "thread", threadID, "gen", p.gen)
+	return lt, nil
+}
+
+// Interrupt implements agent.Runtime: turn/interrupt.
+func (r *Runtime) Interrupt(ctx context.Context, in agent.InterruptInput) error {
+	if err := checkProvider(in.Provider); err != nil {
+		return err
+	}
+	p, err := r.current()
+	if err != nil {
+		return err
+	}
+	params := map[string]string{"threadId": in.ProviderSessionID, "turnId": in.TurnID}
+	return r.call(ctx, p, "turn/interrupt", params, nil)
+}
+
+// History implements agent.Runtime.
+func (r *Runtime) History(ctx context.Context, in agent.HistoryInput) ([]agent.RuntimeTurn, error) {
+	if err := checkProvider(in.Provider); err != nil {
+		return nil, err
+	}
+	p, err := r.current()
+	if err != nil {
+		return nil, err
+	}
+	return r.history(ctx, p, in.ProviderSessionID)
+}
+
+// history reads every turn with thread/turns/list (oldest first, full
+// items), or with thread/read on a Codex that lacks turns/list.
+func (r *Runtime) history(ctx context.Context, p *process, threadID string) ([]agent.RuntimeTurn, error) {
+	type listParams struct {
+		ThreadID      string  `json:"threadId"`
+		Cursor        *string `json:"cursor,omitempty"`
+		Limit         int     `json:"limit"`
+		SortDirection string  `json:"sortDirection"`
+		ItemsView     string  `json:"itemsView"`
+	}
+	params := listParams{ThreadID: threadID, Limit: r.pageSize, SortDirection: "asc", ItemsView: "full"}
+	turns := []agent.RuntimeTurn{}
+	for page := 0; ; page++ {
+		if page == maxHistoryPages {
+			return nil, fmt.Errorf("codex thread/turns/list: thread %s has more than %d pages of turns", threadID, maxHistoryPages)
+		}
+		var resp wireTurnsPage
+		err := r.call(ctx, p, "thread/turns/list", params, &resp)
+		switch {
+		case errors.Is(err, errNotMaterialized):
+			return turns, nil
+		case errors.Is(err, errMethodUnsupported) && page == 0:
+			return r.readHistory(ctx, p, threadID)
+		case err != nil:
+			return nil, err
+		}
+		turns = append(turns, projectTurns(resp.Data)...)
+		if resp.NextCursor == nil || *resp.NextCursor == "" || len(resp.Data) == 0 {
+			return turns, nil
+		}
+		params.Cursor = resp.NextCursor
+	}
+}
+
+func (r *Runtime) readHistory(ctx context.Context, p *process, threadID string) ([]agent.RuntimeTurn, error) {
+	params := map[string]any{"threadId": threadID, "includeTurns": true}
+	var resp wireThreadRead
+	if err := r.call(ctx, p, "thread/read", params, &resp); err != nil {
+		return nil, err
+	}
+	return projectTurns(resp.Thread.Turns), nil
+}
+
+// Fork implements agent.Runtime: thread/fork with the same settings-derived
+// params as thread/start, then the child's history from the response or,
+// when the response carries none, from a read of the child.
+func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.RuntimeForkResult, error) {
+	if err := checkProvider(in.Provider); err != nil {
+		return agent.RuntimeForkResult{}, err
+	}
+	s, err := validateSettings(in.Settings)
+	if err != nil {
+		return agent.RuntimeForkResult{}, err
+	}
+	if in.SourceProviderSessionID == "" {
+		return agent.RuntimeForkResult{}, fmt.Errorf("%w: fork needs the source provider session id", agent.ErrThreadNotFound)
+	}
+	p, err := r.current()
+	if err != nil {
+		return agent.RuntimeForkResult{}, err
+	}
+	params := threadForkParams{
+		ThreadID:     in.SourceProviderSessionID,
+		LastTurnID:   in.LastTurnID,
+		threadParams: buildThreadParams(s, in.Cwd),
+	}
+	var resp wireThreadResponse
+	if err := r.call(ctx, p, "thread/fork", params, &resp); err != nil {
+		return agent.RuntimeForkResult{}, err
+	}
+	child := resp.Thread.ID
+	r.markLoaded(p.gen, child, loadedFrom(s, resp))
+	res := agent.RuntimeForkResult{
+		Session: sessionOf(resp),
+		Fork: agent.RuntimeForkLineage{
+			SourceProviderSessionID: in.SourceProviderSessionID,
+			TargetProviderSessionID: child,
+			Provider:                agent.ProviderCodex,
+			LastTurnID:              in.LastTurnID,
+			ForkedAt:                time.Now(),
+		},
+	}
+	if len(resp.Thread.Turns) > 0 {
+		res.Turns, res.HistoryAvailable = projectTurns(resp.Thread.Turns), true
+		return res, nil
+	}
+	// No turns in the response (an older or newer Codex, or an empty
+	// parent): read the child. Failure here is not a failed fork; the
+	// service falls back to the parent's cached messages.
+	turns, err := r.history(ctx, p, child)
+	if err != nil {
+		r.log.Warn("codex fork: child history unavailable", "child", child, "err", err)
+		return res, nil
+	}
+	if len(turns) > 0 {
+		res.Turns, res.HistoryAvailable = turns, true
+		return res, nil
+	}
+	// An empty child is its true history only if the parent is empty too.
+	parentEmpty, err := r.historyEmpty(ctx, p, in.SourceProviderSessionID)
+	if err != nil {
+		r.log.Warn("codex fork: parent history unavailable", "parent", in.SourceProviderSessionID, "err", err)
+	}
+	res.HistoryAvailable = err == nil && parentEmpty
+	return res, nil
+}
+
+// historyEmpty says whether a thread has no turns, reading one page.
+func (r *Runtime) historyEmpty(ctx context.Context, p *process, threadID string) (bool, error) {
+	params := map[string]any{"threadId": threadID, "limit": 1, "itemsView": "notLoaded"}
+	var resp wireTurnsPage
+	err := r.call(ctx, p, "thread/turns/list", params, &resp)
+	switch {
+	case errors.Is(err, errNotMaterialized):
+		return true, nil
+	case errors.Is(err, errMethodUnsupported):
+		var read wireThreadRead
+		if err := r.call(ctx, p, "thread/read", map[string]any{"threadId": threadID, "includeTurns": true}, &read); err != nil {
+			return false, err
+		}
+		return len(read.Thread.Turns) == 0, nil
+	case err != nil:
+		return false, err
+	}
+	return len(resp.Data) == 0, nil
+}
+
+// Archive implements agent.Runtime: thread/archive. A thread Codex no
+// longer knows is already gone, which is what the caller wants.
+func (r *Runtime) Archive(ctx context.Context, provider, providerSessionID string) error {
+	if err := checkProvider(provider); err != nil {
+		return err
+	}
+	p, err := r.current()
+	if err != nil {
+		return err
+	}
+	err = r.call(ctx, p, "thread/archive", map[string]string{"threadId": providerSessionID}, nil)
+	if err != nil && !errors.Is(err, agent.ErrThreadNotFound) {
+		return err
+	}
+	r.forget(providerSessionID)
+	return nil
+}
+
+func loadedFrom(s settings, resp wireThreadResponse) loadedThread {
+	lt := loadedThread{mode: s.mode, model: resp.Model, effort: strOr(resp.ReasoningEffort, "")}
+	if lt.model == "" {
+		lt.model = strOr(resp.Thread.Model, "")
+	}
+	return lt
+}
+
+func sessionOf(resp wireThreadResponse) agent.RuntimeSession {
+	t := resp.Thread
+	s := agent.RuntimeSession{
+		ProviderSessionID: t.ID,
+		Status:            agent.ThreadStatus(t.Status.Type),
+		Cwd:               resp.Cwd,
+		Model:             resp.Model,
+		ModelProvider:     resp.ModelProvider,
+		ForkedFromID:      strOr(t.ForkedFromID, ""),
+	}
+	if s.Cwd == "" {
+		s.Cwd = t.Cwd
+	}
+	if s.Model == "" {
+		s.Model = strOr(t.Model, "")
+	}
+	if s.ModelProvider == "" {
+		s.ModelProvider = t.ModelProvider
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+package codextest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// Config returns the config.toml that points Codex at the model server at
+// modelURL (a base URL ending in /v1, as ModelServer.URL returns) and keeps it
+// quiet and offline. Callers may append more TOML to it.
+func Config(modelURL string) string {
+	return fmt.Sprintf(`# Written by tuttid/codex/codextest: Codex against a local fake model, offline.
+model = "mock-model"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "read-only"
+# No update check (TUI only, but cheap to rule out).
+check_for_update_on_startup = false
+
+[model_providers.mock]
+name = "mock"
+base_url = %s
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+trace_exporter = "none"
+metrics_exporter = "none"
+
+[history]
+persistence = "none"
+
+[features]
+# The plugin sync runs "git ls-remote https://github.com/openai/plugins.git"
+# and resolves api.github.com and chatgpt.com at startup.
+plugins = false
+remote_plugin = false
+apps = false
+# The shell snapshot runs "bash -lc" over the user's ~/.bashrc: slow and not
+# hermetic.
+shell_snapshot = false
+`, strconv.Quote(modelURL))
+}
+
+// WriteCodexHome writes Config(modelURL) as dir/config.toml, creating dir.
+// Start codex with CODEX_HOME=dir.
+func WriteCodexHome(dir, modelURL string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("codextest: create codex home: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(Config(modelURL)), 0o644); err != nil {
+		return fmt.Errorf("codextest: write config.toml: %w", err)
+	}
+	return nil
+}
+
+// NewCodexHome writes a codex home in a new t.TempDir and returns its path.
+// Stop the codex process before the test ends: it writes there while running,
+// and TempDir's cleanup fails on a directory still being written.
+func NewCodexHome(t testing.TB, modelURL string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := WriteCodexHome(dir, modelURL); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -1,0 +1,72 @@
+package codex
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Config configures a Runtime. The zero value is usable: it runs `codex
+// app-server` from PATH with the inherited environment.
+type Config struct {
+	// Bin is the codex executable, a path or a name looked up in PATH
+	// (default "codex"). tuttid sets it from --codex-bin / CODEX_BIN.
+	Bin string
+	// Args are the arguments after Bin (default: "app-server").
+	Args []string
+	// Env is the child's environment; nil inherits os.Environ(). Codex
+	// reads CODEX_HOME from it.
+	Env []string
+	// Logger receives the runtime's logs and the child's stderr (at debug
+	// level). Default: slog.Default().
+	Logger *slog.Logger
+	// ClientVersion is sent as clientInfo.version in the handshake.
+	ClientVersion string
+	// RequestTimeout bounds every request to the app-server that the
+	// caller's context does not bound sooner (default 60s).
+	RequestTimeout time.Duration
+	// RestartBackoffMin and RestartBackoffMax bound the exponential delay
+	// between restarts of a crashed app-server (defaults 250ms and 30s).
+	RestartBackoffMin time.Duration
+	RestartBackoffMax time.Duration
+	// StopGrace is how long Close lets the app-server exit after its stdin
+	// closes before it is killed (default 3s).
+	StopGrace time.Duration
+	// MaxLineBytes bounds one JSON-RPC line (default 64 MiB).
+	MaxLineBytes int
+	// ExperimentalPlanMode forwards ComposerSettings.PlanMode as Codex's
+	// collaborationMode on turn/start. That field is experimental in
+	// 0.169.0 and needs the experimentalApi capability in the handshake,
+	// so it is opt-in; when false, plan mode stays a tuttid-side setting.
+	ExperimentalPlanMode bool
+}
+
+func (c Config) withDefaults() Config {
+	if c.Bin == "" {
+		c.Bin = "codex"
+	}
+	if len(c.Args) == 0 {
+		c.Args = []string{"app-server"}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.ClientVersion == "" {
+		c.ClientVersion = "dev"
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 60 * time.Second
+	}
+	if c.RestartBackoffMin <= 0 {
+		c.RestartBackoffMin = 250 * time.Millisecond
+	}
+	if c.RestartBackoffMax < c.RestartBackoffMin {
+		c.RestartBackoffMax = max(30*time.Second, c.RestartBackoffMin)
+	}
+	if c.StopGrace <= 0 {
+		c.StopGrace = 3 * time.Second
+	}
+	if c.MaxLineBytes <= 0 {
+		c.MaxLineBytes = defaultMaxLineBytes
+	}
+	return c
+}

@@ -1,0 +1,165 @@
+package codex
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode"
+
+	"tuttid/agent"
+)
+
+// itemProjection says how one ThreadItem type appears in tuttid.
+type itemProjection struct {
+	role string
+	text func(item map[string]json.RawMessage) string
+}
+
+// itemProjections is the one mapping from Codex item types to roles and
+// text. Types not listed keep their own type as role, with no text; their
+// whole JSON is still stored in Content.
+var itemProjections = map[string]itemProjection{
+	"userMessage":      {role: "user", text: userText},
+	"agentMessage":     {role: "assistant", text: field("text")},
+	"reasoning":        {role: "reasoning", text: joinedField("summary")},
+	"plan":             {role: "plan", text: field("text")},
+	"commandExecution": {role: "tool", text: field("command")},
+	"mcpToolCall":      {role: "tool", text: toolName("server", "tool")},
+	"dynamicToolCall":  {role: "tool", text: toolName("namespace", "tool")},
+	"webSearch":        {role: "tool", text: field("query")},
+	"fileChange":       {role: "file_change", text: changedPaths},
+}
+
+// projectItem maps one ThreadItem. started says the item came from
+// item/started (so it is still running unless it says otherwise).
+func projectItem(turnID string, raw json.RawMessage, started bool) agent.RuntimeMessage {
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &fields) // a non-object item still keeps its raw Content
+	kind := str(fields["type"])
+	msg := agent.RuntimeMessage{
+		ID:      str(fields["id"]),
+		TurnID:  turnID,
+		Role:    kind,
+		Kind:    kind,
+		Content: append(json.RawMessage(nil), raw...),
+		Status:  "completed",
+	}
+	if started {
+		msg.Status = "in_progress"
+	}
+	if s := str(fields["status"]); s != "" {
+		msg.Status = snake(s)
+	}
+	if p, ok := itemProjections[kind]; ok {
+		msg.Role = p.role
+		msg.Text = p.text(fields)
+	}
+	if msg.Role == "" {
+		msg.Role = "unknown"
+	}
+	return msg
+}
+
+// projectTurn maps a Turn with its items.
+func projectTurn(t wireTurn) agent.RuntimeTurn {
+	rt := agent.RuntimeTurn{ID: t.ID, Status: turnStatus(t.Status)}
+	if t.Error != nil {
+		rt.Error = t.Error.Message
+	}
+	for _, it := range t.Items {
+		rt.Messages = append(rt.Messages, projectItem(t.ID, it, false))
+	}
+	return rt
+}
+
+func projectTurns(ts []wireTurn) []agent.RuntimeTurn {
+	out := make([]agent.RuntimeTurn, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, projectTurn(t))
+	}
+	return out
+}
+
+func turnStatus(s string) agent.TurnStatus {
+	switch s {
+	case "completed":
+		return agent.TurnCompleted
+	case "interrupted":
+		return agent.TurnInterrupted
+	case "failed":
+		return agent.TurnFailed
+	default: // "inProgress", and anything newer: still running as far as we know
+		return agent.TurnInProgress
+	}
+}
+
+func str(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func field(name string) func(map[string]json.RawMessage) string {
+	return func(f map[string]json.RawMessage) string { return str(f[name]) }
+}
+
+func joinedField(name string) func(map[string]json.RawMessage) string {
+	return func(f map[string]json.RawMessage) string {
+		var parts []string
+		_ = json.Unmarshal(f[name], &parts)
+		return strings.Join(parts, "\n")
+	}
+}
+
+func toolName(ns, name string) func(map[string]json.RawMessage) string {
+	return func(f map[string]json.RawMessage) string {
+		if n := str(f[ns]); n != "" {
+			return n + "." + str(f[name])
+		}
+		return str(f[name])
+	}
+}
+
+func userText(f map[string]json.RawMessage) string {
+	var content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(f["content"], &content)
+	var parts []string
+	for _, c := range content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func changedPaths(f map[string]json.RawMessage) string {
+	var changes []struct {
+		Path string `json:"path"`
+	}
+	_ = json.Unmarshal(f["changes"], &changes)
+	var paths []string
+	for _, c := range changes {
+		paths = append(paths, c.Path)
+	}
+	return strings.Join(paths, "\n")
+}
+
+// snake turns Codex's camelCase statuses (inProgress) into tuttid's
+// snake_case (in_progress).
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,200 @@
+package codex
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"tuttid/agent"
+)
+
+// process is one running app-server and the client talking to it.
+type process struct {
+	gen       uint64 // which launch this is; threads loaded here remember it
+	cmd       *exec.Cmd
+	conn      *conn
+	stdin     *os.File
+	startedAt time.Time
+	exited    chan struct{} // closed once the process is reaped and its pipes closed
+	waitErr   error         // valid after exited
+}
+
+// resolveBin finds the executable, with an error that says how to fix it.
+func resolveBin(bin string) (string, error) {
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return "", fmt.Errorf("%w: codex binary %q not found (%v): install it (npm install -g @openai/codex) or point tuttid at it with --codex-bin or CODEX_BIN",
+			agent.ErrRuntimeUnavailable, bin, err)
+	}
+	return path, nil
+}
+
+// spawn starts the app-server and performs the initialize handshake.
+func spawn(ctx context.Context, cfg Config, gen uint64, h connHandlers) (*process, error) {
+	path, err := resolveBin(cfg.Bin)
+	if err != nil {
+		return nil, err
+	}
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", agent.ErrRuntimeUnavailable, err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW)
+		return nil, fmt.Errorf("%w: %v", agent.ErrRuntimeUnavailable, err)
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW)
+		return nil, fmt.Errorf("%w: %v", agent.ErrRuntimeUnavailable, err)
+	}
+
+	cmd := exec.Command(path, cfg.Args...)
+	cmd.Env = cfg.Env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	setProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
+		return nil, fmt.Errorf("%w: start %s: %v", agent.ErrRuntimeUnavailable, path, err)
+	}
+	// The child holds its own copies; ours would keep the pipes open.
+	closeAll(stdinR, stdoutW, stderrW)
+
+	log := cfg.Logger.With("pid", cmd.Process.Pid)
+	p := &process{
+		gen:       gen,
+		cmd:       cmd,
+		stdin:     stdinW,
+		startedAt: time.Now(),
+		exited:    make(chan struct{}),
+		conn:      newConn(stdoutR, stdinW, cfg.MaxLineBytes, log, h),
+	}
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		logStderr(stderrR, cfg.MaxLineBytes, log)
+	}()
+	go p.reap(stdoutR, stderrR, stderrDone)
+
+	if err := p.handshake(ctx, cfg); err != nil {
+		p.kill()
+		<-p.exited
+		return nil, err
+	}
+	log.Info("codex app-server started", "bin", path, "gen", gen)
+	return p, nil
+}
+
+// reap waits for the process, kills what is left of its group, and closes
+// our pipe ends once the reader saw the end of the stream (or after a short
+// grace, if a straggler outside the group still holds the pipe).
+func (p *process) reap(stdoutR, stderrR *os.File, stderrDone <-chan struct{}) {
+	p.waitErr = p.cmd.Wait()
+	signalGroup(p.cmd, true)
+	timer := time.NewTimer(2 * time.Second)
+	defer timer.Stop()
+	select {
+	case <-p.conn.Done():
+	case <-timer.C:
+	}
+	closeAll(stdoutR, stderrR, p.stdin)
+	<-p.conn.Done()
+	<-stderrDone
+	close(p.exited)
+}
+
+func (p *process) handshake(ctx context.Context, cfg Config) error {
+	ctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
+	defer cancel()
+	type clientInfo struct {
+		Name    string  `json:"name"`
+		Title   *string `json:"title"`
+		Version string  `json:"version"`
+	}
+	type capabilities struct {
+		ExperimentalAPI    bool `json:"experimentalApi"`
+		RequestAttestation bool `json:"requestAttestation"`
+	}
+	params := struct {
+		ClientInfo   clientInfo    `json:"clientInfo"`
+		Capabilities *capabilities `json:"capabilities"`
+	}{ClientInfo: clientInfo{Name: "tuttid", Version: cfg.ClientVersion}}
+	if cfg.ExperimentalPlanMode {
+		params.Capabilities = &capabilities{ExperimentalAPI: true}
+	}
+	if err := p.conn.call(ctx, "initialize", params, nil); err != nil {
+		return handshakeError(err)
+	}
+	if err := p.conn.notify("initialized", nil); err != nil {
+		return handshakeError(err)
+	}
+	return nil
+}
+
+func handshakeError(err error) error {
+	if errors.Is(err, agent.ErrRuntimeUnavailable) {
+		return fmt.Errorf("codex app-server handshake: %w", err)
+	}
+	return fmt.Errorf("%w: codex app-server handshake: %v", agent.ErrRuntimeUnavailable, err)
+}
+
+// stop asks the app-server to exit by closing its stdin, then escalates.
+func (p *process) stop(grace time.Duration) {
+	_ = p.stdin.Close()
+	if waitClosed(p.exited, grace) {
+		return
+	}
+	signalGroup(p.cmd, false)
+	if waitClosed(p.exited, 2*time.Second) {
+		return
+	}
+	p.kill()
+	<-p.exited
+}
+
+func (p *process) kill() { signalGroup(p.cmd, true) }
+
+func waitClosed(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func logStderr(r io.Reader, maxLine int, log interface {
+	Debug(string, ...any)
+}) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readLine(br, maxLine)
+		if len(line) > 0 {
+			log.Debug("codex app-server stderr", "line", string(trimNewline(line)))
+		}
+		if err != nil && !errors.Is(err, errLineTooLong) {
+			return
+		}
+	}
+}
+
+func trimNewline(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}

@@ -1,0 +1,115 @@
+package codex
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"tuttid/agent"
+)
+
+// EventRecorder drains a Runtime's events so tests can wait for one without
+// sleeping. Exported for the external (integration) tests of this package.
+type EventRecorder struct {
+	mu      sync.Mutex
+	events  []agent.Event
+	changed chan struct{} // closed and replaced on every event
+	closed  bool
+}
+
+// RecordEvents drains ch until it is closed.
+func RecordEvents(ch <-chan agent.Event) *EventRecorder {
+	rec := &EventRecorder{changed: make(chan struct{})}
+	go func() {
+		for e := range ch {
+			rec.mu.Lock()
+			rec.events = append(rec.events, e)
+			close(rec.changed)
+			rec.changed = make(chan struct{})
+			rec.mu.Unlock()
+		}
+		rec.mu.Lock()
+		rec.closed = true
+		close(rec.changed)
+		rec.changed = make(chan struct{})
+		rec.mu.Unlock()
+	}()
+	return rec
+}
+
+// Events returns a copy of what arrived so far.
+func (rec *EventRecorder) Events() []agent.Event {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]agent.Event(nil), rec.events...)
+}
+
+// Wait returns the first event (from the start) matching match, waiting up
+// to timeout for it; the test fails on timeout.
+func (rec *EventRecorder) Wait(t testing.TB, timeout time.Duration, what string, match func(agent.Event) bool) agent.Event {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		rec.mu.Lock()
+		for _, e := range rec.events {
+			if match(e) {
+				rec.mu.Unlock()
+				return e
+			}
+		}
+		changed, closed := rec.changed, rec.closed
+		rec.mu.Unlock()
+		if closed {
+			t.Fatalf("events closed while waiting for %s; got %s", what, summarize(rec.Events()))
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("no %s within %s; got %s", what, timeout, summarize(rec.Events()))
+		}
+	}
+}
+
+// WaitClosed waits for the events channel to be closed.
+func (rec *EventRecorder) WaitClosed(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		rec.mu.Lock()
+		changed, closed := rec.changed, rec.closed
+		rec.mu.Unlock()
+		if closed {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("events channel not closed within %s", timeout)
+		}
+	}
+}
+
+// TurnDone matches the completion of a turn.
+func TurnDone(turnID string) func(agent.Event) bool {
+	return func(e agent.Event) bool { return e.Kind == agent.EventTurnCompleted && e.TurnID == turnID }
+}
+
+func summarize(evs []agent.Event) string {
+	s := ""
+	for _, e := range evs {
+		s += "\n  " + string(e.Kind) + " " + e.Method + " " + e.ProviderSessionID + " " + e.TurnID + " " + e.Status
+	}
+	return s
+}
+
+// KillAppServer kills the running app-server as a crash would.
+func KillAppServer(rt *Runtime) error {
+	p, err := rt.current()
+	if err != nil {
+		return err
+	}
+	p.kill()
+	return nil
+}

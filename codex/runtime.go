@@ -1,0 +1,366 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"tuttid/agent"
+)
+
+// Runtime drives Codex threads through one supervised app-server process.
+// It implements agent.Runtime.
+//
+// Lifecycle: New, then Launch (eager: the first process starts there, so a
+// missing binary is reported at boot), then Close. Calls made while the
+// process is down fail at once with agent.ErrRuntimeUnavailable; they never
+// wait for a restart.
+type Runtime struct {
+	cfg       Config
+	log       *slog.Logger
+	events    *eventQueue
+	approvals approvalPolicy
+	pageSize  int // thread/turns/list page size; tests lower it
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	launched bool
+	closed   bool
+	proc     *process // nil while down
+	gen      uint64   // launches so far
+	downErr  error    // why proc is nil
+	threads  map[string]*threadState
+}
+
+// threadState is what the runtime remembers of a Codex thread.
+type threadState struct {
+	// loadedGen is the process launch that has the thread loaded; a thread
+	// is resumed before its next turn when it differs from the current one.
+	loadedGen uint64
+	loaded    loadedThread
+	// active holds the turns running now, reported FAILED if the process
+	// dies under them.
+	active map[string]struct{}
+	// lastCompleted guards against recording a turn as active after its
+	// turn/completed raced ahead of the turn/start reply.
+	lastCompleted string
+}
+
+var _ agent.Runtime = (*Runtime)(nil)
+
+// New makes a Runtime; nothing runs until Launch.
+func New(cfg Config) *Runtime {
+	cfg = cfg.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Runtime{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		events:   newEventQueue(),
+		pageSize: 100,
+		ctx:      ctx,
+		cancel:   cancel,
+		downErr:  fmt.Errorf("%w: codex runtime not launched", agent.ErrRuntimeUnavailable),
+		threads:  make(map[string]*threadState),
+	}
+	r.approvals = approvalPolicy{log: cfg.Logger, modeOf: r.modeOf}
+	return r
+}
+
+// Launch starts the app-server and its supervisor. It returns the first
+// launch's error (a missing binary, a failed handshake), wrapping
+// agent.ErrRuntimeUnavailable; the supervisor keeps retrying with backoff
+// in any case, so installing codex later heals without a tuttid restart.
+func (r *Runtime) Launch(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return fmt.Errorf("%w: codex runtime closed", agent.ErrRuntimeUnavailable)
+	}
+	if r.launched {
+		r.mu.Unlock()
+		return errors.New("codex runtime already launched")
+	}
+	r.launched = true
+	// Added under the lock so that a concurrent Close waits for both.
+	r.wg.Add(2)
+	r.mu.Unlock()
+
+	go func() {
+		defer r.wg.Done()
+		r.events.run(r.ctx)
+	}()
+
+	// The handshake is bounded by the caller and by Close.
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	unwatch := context.AfterFunc(r.ctx, stop)
+	defer unwatch()
+	p, err := r.spawn(lctx)
+	if err != nil {
+		r.setDown(nil, err)
+		r.log.Error("codex app-server did not start", "err", err)
+	} else {
+		r.setUp(p)
+	}
+	go func() {
+		defer r.wg.Done()
+		r.supervise(p)
+	}()
+	return err
+}
+
+// Close stops the app-server and every goroutine, then closes Events.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	launched := r.launched
+	r.mu.Unlock()
+	r.cancel()
+	r.wg.Wait()
+	if !launched {
+		close(r.events.out)
+	}
+	return nil
+}
+
+// Events implements agent.Runtime.
+func (r *Runtime) Events() <-chan agent.Event { return r.events.out }
+
+// Health implements agent.Runtime: nil while the app-server is up.
+func (r *Runtime) Health(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_, err := r.current()
+	return err
+}
+
+func (r *Runtime) spawn(ctx context.Context) (*process, error) {
+	r.mu.Lock()
+	r.gen++
+	gen := r.gen
+	r.mu.Unlock()
+	return spawn(ctx, r.cfg, gen, connHandlers{
+		notify:  r.onNotification,
+		request: r.approvals.answer,
+	})
+}
+
+// supervise keeps one app-server running until Close. p is the first
+// launch's process, already up, or nil if it failed.
+func (r *Runtime) supervise(p *process) {
+	backoff := r.cfg.RestartBackoffMin
+	for {
+		if p != nil {
+			select {
+			case <-p.conn.Done():
+			case <-r.ctx.Done():
+				p.stop(r.cfg.StopGrace)
+				r.setDown(p, fmt.Errorf("%w: codex runtime closed", agent.ErrRuntimeUnavailable))
+				return
+			}
+			p.kill() // the stream ended; make sure the process did too
+			<-p.exited
+			r.crashed(p)
+			if time.Since(p.startedAt) > r.cfg.RestartBackoffMax {
+				backoff = r.cfg.RestartBackoffMin // it ran fine for a while
+			}
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-r.ctx.Done():
+			t.Stop()
+			return
+		}
+		backoff = min(backoff*2, r.cfg.RestartBackoffMax)
+		var err error
+		if p, err = r.spawn(r.ctx); err != nil {
+			if r.ctx.Err() != nil {
+				return
+			}
+			r.log.Warn("codex app-server restart failed", "err", err, "retryIn", backoff)
+			r.setDown(nil, err)
+			continue
+		}
+		r.setUp(p)
+	}
+}
+
+func (r *Runtime) setUp(p *process) {
+	r.mu.Lock()
+	r.proc, r.downErr = p, nil
+	restarted := p.gen > 1
+	r.mu.Unlock()
+	if restarted {
+		r.log.Info("codex app-server restarted", "gen", p.gen)
+		r.events.push(agent.Event{Kind: agent.EventRuntimeRestarted, Provider: agent.ProviderCodex})
+	}
+}
+
+func (r *Runtime) setDown(p *process, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p == nil || r.proc == p {
+		r.proc, r.downErr = nil, err
+	}
+}
+
+// crashed records an unexpected exit and reports the turns it killed.
+// The dead process's own notifications are all queued already (the reader
+// finished before its conn was done), so these come after them.
+func (r *Runtime) crashed(p *process) {
+	reason := fmt.Sprintf("codex app-server exited unexpectedly (%v; %v)", p.waitErr, p.conn.Err())
+	r.log.Error("codex app-server died", "gen", p.gen, "exit", p.waitErr, "stream", p.conn.Err())
+	r.setDown(p, fmt.Errorf("%w: %s; restarting", agent.ErrRuntimeUnavailable, reason))
+
+	r.mu.Lock()
+	var evs []agent.Event
+	ids := make([]string, 0, len(r.threads))
+	for id := range r.threads {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		th := r.threads[id]
+		if len(th.active) == 0 {
+			continue
+		}
+		turns := make([]string, 0, len(th.active))
+		for t := range th.active {
+			turns = append(turns, t)
+		}
+		slices.Sort(turns)
+		for _, t := range turns {
+			evs = append(evs, agent.Event{
+				Kind: agent.EventTurnCompleted, Provider: agent.ProviderCodex,
+				ProviderSessionID: id, TurnID: t,
+				Status: string(agent.TurnFailed), Error: reason,
+			})
+		}
+		th.active = nil
+		evs = append(evs, agent.Event{
+			Kind: agent.EventThreadStatus, Provider: agent.ProviderCodex,
+			ProviderSessionID: id, Status: string(agent.ThreadSystemError),
+		})
+	}
+	r.mu.Unlock()
+	for _, e := range evs {
+		r.events.push(e)
+	}
+}
+
+// current returns the running process or why there is none.
+func (r *Runtime) current() (*process, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, fmt.Errorf("%w: codex runtime closed", agent.ErrRuntimeUnavailable)
+	}
+	if r.proc == nil {
+		return nil, r.downErr
+	}
+	return r.proc, nil
+}
+
+// call sends one request with the runtime's timeout and maps the reply.
+func (r *Runtime) call(ctx context.Context, p *process, method string, params, out any) error {
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
+	defer cancel()
+	err := p.conn.call(cctx, method, params, out)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("codex app-server did not answer within %s: %w", r.cfg.RequestTimeout, err)
+	}
+	return mapError(method, err)
+}
+
+// onNotification runs on the reader goroutine, in arrival order.
+func (r *Runtime) onNotification(method string, params json.RawMessage) {
+	e := toEvent(method, params)
+	switch e.Kind {
+	case agent.EventTurnStarted:
+		r.turnActive(e.ProviderSessionID, e.TurnID)
+	case agent.EventTurnCompleted:
+		r.turnDone(e.ProviderSessionID, e.TurnID)
+	}
+	r.events.push(e)
+}
+
+func (r *Runtime) thread(id string) *threadState {
+	th, ok := r.threads[id]
+	if !ok {
+		th = &threadState{}
+		r.threads[id] = th
+	}
+	return th
+}
+
+func (r *Runtime) turnActive(threadID, turnID string) {
+	if threadID == "" || turnID == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	th := r.thread(threadID)
+	if th.lastCompleted == turnID {
+		return
+	}
+	if th.active == nil {
+		th.active = make(map[string]struct{})
+	}
+	th.active[turnID] = struct{}{}
+}
+
+func (r *Runtime) turnDone(threadID, turnID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	th := r.thread(threadID)
+	delete(th.active, turnID)
+	th.lastCompleted = turnID
+}
+
+// markLoaded records that process gen has the thread loaded with lt.
+func (r *Runtime) markLoaded(gen uint64, threadID string, lt loadedThread) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	th := r.thread(threadID)
+	th.loadedGen, th.loaded = gen, lt
+}
+
+// loadedIn returns the thread's state if process gen has it loaded.
+func (r *Runtime) loadedIn(gen uint64, threadID string) (loadedThread, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	th, ok := r.threads[threadID]
+	if !ok || th.loadedGen != gen {
+		return loadedThread{}, false
+	}
+	return th.loaded, true
+}
+
+func (r *Runtime) forget(threadID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.threads, threadID)
+}
+
+func (r *Runtime) modeOf(threadID string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if th, ok := r.threads[threadID]; ok {
+		return th.loaded.mode
+	}
+	return ""
+}

@@ -1,0 +1,46 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Turn is one request/response exchange of a session. Its turn_id is the
+// provider's, unique per session only (a fork child keeps its parent's).
+type Turn struct {
+	ent.Schema
+}
+
+func (Turn) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Table("workspace_agent_turns")}
+}
+
+func (Turn) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("turn_id").NotEmpty().Immutable(),
+		field.String("agent_session_id").NotEmpty().Immutable(),
+		field.Enum("status").Values("IN_PROGRESS", "COMPLETED", "INTERRUPTED", "FAILED").Default("IN_PROGRESS"),
+		field.Text("error").Default(""),
+		field.Time("started_at").Default(time.Now).Immutable(),
+		field.Time("completed_at").Optional().Nillable(),
+	}
+}
+
+func (Turn) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("session", AgentSession.Type).Ref("turns").
+			Field("agent_session_id").Unique().Required().Immutable(),
+	}
+}
+
+func (Turn) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("agent_session_id", "turn_id").Unique(),
+	}
+}

@@ -1,0 +1,37 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+)
+
+// Workspace groups agent sessions that work in one root folder.
+type Workspace struct {
+	ent.Schema
+}
+
+func (Workspace) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Table("workspaces")}
+}
+
+func (Workspace) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").StorageKey("workspace_id").NotEmpty().Immutable(),
+		field.String("name").NotEmpty(),
+		field.String("root_path"),
+		field.Time("created_at").Default(time.Now).Immutable(),
+		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+	}
+}
+
+func (Workspace) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("sessions", AgentSession.Type).
+			Annotations(entsql.OnDelete(entsql.Cascade)),
+	}
+}

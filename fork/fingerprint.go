@@ -1,0 +1,27 @@
+package fork
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// fingerprint identifies a request's parameters, so that a replay with the
+// same requestId can be told apart from a reuse with different ones.
+func (in Input) fingerprint() string {
+	v := struct {
+		Workspace, Source, Target, LastTurn string
+		Title                               *string
+		Visible                             *bool
+		Model, Effort, Permission           *string
+		Plan, Browser, Computer             *bool
+	}{
+		in.WorkspaceID, in.SourceAgentSessionID, in.TargetAgentSessionID, in.LastTurnID,
+		in.Title, in.Visible,
+		in.Settings.Model, in.Settings.ReasoningEffort, in.Settings.PermissionModeID,
+		in.Settings.PlanMode, in.Settings.BrowserUse, in.Settings.ComputerUse,
+	}
+	b, _ := json.Marshal(v) // plain strings and bools: cannot fail
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

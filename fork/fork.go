@@ -1,0 +1,91 @@
+// Package fork runs the session fork saga of the design (Service Flow,
+// steps 1 to 15): validate, replay a completed request, fork the provider
+// thread, then store the child, its lineage and its history in one
+// transaction. It has no GraphQL in it; GraphQL and REST translate to it.
+package fork
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"tuttid/activity"
+	"tuttid/agent"
+	"tuttid/ent"
+	"tuttid/session"
+	"tuttid/store"
+)
+
+// Input is a fork request.
+type Input struct {
+	WorkspaceID          string
+	SourceAgentSessionID string
+	RequestID            string
+	// TargetAgentSessionID is the child's id; generated when empty.
+	TargetAgentSessionID string
+	// LastTurnID forks through that turn (inclusive); empty forks it all.
+	LastTurnID string
+	// Title is used as given when set and not empty; otherwise the child is
+	// titled <parent title>(fork<num>).
+	Title    *string
+	Visible  *bool
+	Settings session.SettingsOverride
+}
+
+// Result is the child and its lineage.
+type Result struct {
+	Session *ent.AgentSession
+	Fork    *ent.SessionFork
+	// Replayed is true when the request had completed before.
+	Replayed bool
+}
+
+// Message sources recorded in the child's runtime context.
+const (
+	SourceProviderTurns = "provider-turns"
+	SourceParentCache   = "parent-cache-fallback"
+)
+
+// Service forks sessions.
+type Service struct {
+	store    *store.Store
+	sessions *session.Service
+	rt       agent.Runtime
+	pub      session.Publisher
+	log      *slog.Logger
+	now      func() time.Time
+	newID    func() string
+}
+
+// Config wires a Service.
+type Config struct {
+	Store     *store.Store
+	Sessions  *session.Service
+	Runtime   agent.Runtime
+	Publisher session.Publisher
+	Logger    *slog.Logger
+	Now       func() time.Time
+	NewID     func() string
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime, pub: cfg.Publisher,
+		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.newID == nil {
+		s.newID = session.NewID
+	}
+	return s
+}
+
+func (s *Service) publish(ctx context.Context, e activity.Event) {
+	if s.pub != nil {
+		s.pub.Publish(ctx, e)
+	}
+}

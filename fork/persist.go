@@ -1,0 +1,198 @@
+package fork
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"tuttid/agent"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/message"
+	"tuttid/ent/turn"
+	"tuttid/session"
+)
+
+var errTargetTaken = errors.New("target session id taken")
+
+type persistInput struct {
+	in          Input
+	fingerprint string
+	parent      *ent.AgentSession
+	childID     string
+	title       string
+	settings    agent.ComposerSettings
+	visible     bool
+	rf          agent.RuntimeForkResult
+}
+
+// persist runs steps 11 to 13 in one transaction: the child session, its
+// lineage row, its turns and messages. Nothing is stored unless all is.
+func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSession, *ent.SessionFork, error) {
+	now := s.now()
+	forkedAt := p.rf.Fork.ForkedAt
+	if forkedAt.IsZero() {
+		forkedAt = now
+	}
+	var child *ent.AgentSession
+	var row *ent.SessionFork
+	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
+		// The id was free at step 7; a concurrent fork may have taken it.
+		taken, err := tx.AgentSession.Query().Where(agentsession.ID(p.childID)).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if taken {
+			return errTargetTaken
+		}
+		turns, source, err := s.history(ctx, tx, p)
+		if err != nil {
+			return err
+		}
+		rc := map[string]any{
+			"forkedFromAgentSessionId":    p.parent.ID,
+			"forkedFromProviderSessionId": p.parent.ProviderSessionID,
+			"forkedFromTurnId":            p.in.LastTurnID,
+			"forkParentTitle":             p.parent.Title,
+			"forkedAtUnixMs":              forkedAt.UnixMilli(),
+			"forkMessageSource":           source,
+		}
+		child, err = tx.AgentSession.Create().
+			SetID(p.childID).SetWorkspaceID(p.parent.WorkspaceID).SetProvider(p.parent.Provider).
+			SetProviderSessionID(p.rf.Session.ProviderSessionID).SetTitle(p.title).
+			SetStatus(childStatus(p.rf.Session.Status)).SetVisible(p.visible).SetCwd(p.parent.Cwd).
+			SetSettings(p.settings).SetRuntimeContext(rc).
+			SetCreatedAt(now).SetUpdatedAt(now).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
+		row, err = tx.SessionFork.Create().
+			SetWorkspaceID(p.parent.WorkspaceID).
+			SetChildAgentSessionID(child.ID).SetParentAgentSessionID(p.parent.ID).
+			SetChildProviderSessionID(child.ProviderSessionID).SetParentProviderSessionID(p.parent.ProviderSessionID).
+			SetProvider(p.parent.Provider).SetForkTurnID(p.in.LastTurnID).
+			SetForkRequestID(p.in.RequestID).SetForkRequestFingerprint(p.fingerprint).
+			SetForkedAtUnixMs(forkedAt.UnixMilli()).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
+		if err := insertTurns(ctx, tx, child, turns, now); err != nil {
+			return err
+		}
+		var msgs []agent.RuntimeMessage
+		for _, t := range turns {
+			msgs = append(msgs, t.Messages...)
+		}
+		if _, err := session.InsertHistory(ctx, tx, child, msgs, now); err != nil {
+			return err
+		}
+		// Re-read: message versions moved the row's counter.
+		child, err = tx.AgentSession.Get(ctx, child.ID)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return child, row, nil
+}
+
+// history is the child's history: the provider's turns when it returned
+// them, else the parent's cached turns and messages through the boundary.
+func (s *Service) history(ctx context.Context, tx *ent.Tx, p persistInput) ([]agent.RuntimeTurn, string, error) {
+	if p.rf.HistoryAvailable {
+		turns := make([]agent.RuntimeTurn, len(p.rf.Turns))
+		for i, t := range p.rf.Turns {
+			msgs := make([]agent.RuntimeMessage, len(t.Messages))
+			for j, m := range t.Messages {
+				if m.TurnID == "" {
+					m.TurnID = t.ID
+				}
+				msgs[j] = m
+			}
+			t.Messages = msgs
+			turns[i] = t
+		}
+		return turns, SourceProviderTurns, nil
+	}
+	turns, err := copyParentHistory(ctx, tx, p.parent.ID, p.in.LastTurnID)
+	return turns, SourceParentCache, err
+}
+
+// copyParentHistory applies the design's fallback rules: only completed
+// persisted turns, all of them or through lastTurnID inclusive, and no
+// in-progress messages.
+func copyParentHistory(ctx context.Context, tx *ent.Tx, parentID, lastTurnID string) ([]agent.RuntimeTurn, error) {
+	pturns, err := tx.Turn.Query().Where(turn.AgentSessionID(parentID)).
+		Order(ent.Asc(turn.FieldStartedAt), ent.Asc(turn.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var keep []agent.RuntimeTurn
+	index := map[string]int{}
+	for _, t := range pturns {
+		if t.Status == turn.StatusCOMPLETED {
+			index[t.TurnID] = len(keep)
+			keep = append(keep, agent.RuntimeTurn{ID: t.TurnID, Status: agent.TurnCompleted})
+		}
+		if lastTurnID != "" && t.TurnID == lastTurnID {
+			break
+		}
+	}
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, 0, len(keep))
+	for _, t := range keep {
+		ids = append(ids, t.ID)
+	}
+	msgs, err := tx.Message.Query().
+		Where(message.AgentSessionID(parentID), message.TurnIDIn(ids...), message.StatusNEQ("in_progress")).
+		Order(ent.Asc(message.FieldVersion)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range msgs {
+		i := index[m.TurnID]
+		keep[i].Messages = append(keep[i].Messages, agent.RuntimeMessage{
+			ID: m.MessageID, TurnID: m.TurnID, Role: m.Role, Kind: m.Kind, Text: m.Text,
+			Content: m.Content, Status: m.Status,
+		})
+	}
+	return keep, nil
+}
+
+func insertTurns(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, turns []agent.RuntimeTurn, now time.Time) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	builders := make([]*ent.TurnCreate, len(turns))
+	for i, t := range turns {
+		// Distinct start times keep the copied turns in their order.
+		at := now.Add(time.Duration(i-len(turns)) * time.Microsecond)
+		builders[i] = tx.Turn.Create().SetTurnID(t.ID).SetAgentSessionID(child.ID).
+			SetStatus(turnStatus(t.Status)).SetError(t.Error).SetStartedAt(at).SetCompletedAt(at)
+	}
+	return tx.Turn.CreateBulk(builders...).Exec(ctx)
+}
+
+func turnStatus(s agent.TurnStatus) turn.Status {
+	switch s {
+	case agent.TurnInterrupted:
+		return turn.StatusINTERRUPTED
+	case agent.TurnFailed:
+		return turn.StatusFAILED
+	case agent.TurnInProgress:
+		// A child is never mid-turn: Codex closes a running boundary.
+		return turn.StatusINTERRUPTED
+	}
+	return turn.StatusCOMPLETED
+}
+
+func childStatus(s agent.ThreadStatus) agentsession.Status {
+	if s == agent.ThreadSystemError {
+		return agentsession.StatusFAILED
+	}
+	return agentsession.StatusREADY
+}

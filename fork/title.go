@@ -1,0 +1,46 @@
+package fork
+
+import (
+	"context"
+	"fmt"
+
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/sessionfork"
+)
+
+// maxTitleTries bounds the search for a free title; a workspace would need
+// that many sessions with one base title to exhaust it.
+const maxTitleTries = 100000
+
+// title runs step 8: an explicit title as given; otherwise
+// <parent title>(fork<num>), num starting after the parent's direct forks
+// and raised until no session of the workspace has the title. An untitled
+// parent contributes its display fallback.
+func (s *Service) title(ctx context.Context, parent *ent.AgentSession, explicit *string) (string, error) {
+	if explicit != nil {
+		return *explicit, nil
+	}
+	base, err := s.sessions.DisplayTitle(ctx, parent)
+	if err != nil {
+		return "", err
+	}
+	forks, err := s.store.Client.SessionFork.Query().
+		Where(sessionfork.WorkspaceID(parent.WorkspaceID), sessionfork.ParentAgentSessionID(parent.ID)).Count(ctx)
+	if err != nil {
+		return "", storageErr(err, "count the parent's forks")
+	}
+	for num := forks + 1; num <= forks+maxTitleTries; num++ {
+		t := fmt.Sprintf("%s(fork%d)", base, num)
+		taken, err := s.store.Client.AgentSession.Query().
+			Where(agentsession.WorkspaceID(parent.WorkspaceID), agentsession.Title(t)).Exist(ctx)
+		if err != nil {
+			return "", storageErr(err, "check the title")
+		}
+		if !taken {
+			return t, nil
+		}
+	}
+	return "", apperr.New(apperr.InvalidInput, "no free fork title for %q; pass a title", base)
+}

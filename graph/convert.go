@@ -1,0 +1,33 @@
+package graph
+
+import (
+	"tuttid/graph/model"
+	"tuttid/lineage"
+	"tuttid/session"
+)
+
+func settingsOverride(in *model.ComposerSettingsInput) session.SettingsOverride {
+	if in == nil {
+		return session.SettingsOverride{}
+	}
+	return session.SettingsOverride{
+		Model: in.Model, ReasoningEffort: in.ReasoningEffort, PermissionModeID: in.PermissionModeID,
+		PlanMode: in.PlanMode, BrowserUse: in.BrowserUse, ComputerUse: in.ComputerUse,
+	}
+}
+
+func pageInfo[T any](p session.Page[T]) *model.PageInfo {
+	pi := &model.PageInfo{HasNextPage: p.HasNextPage, HasPreviousPage: p.HasPreviousPage}
+	if n := len(p.Cursors); n > 0 {
+		pi.StartCursor, pi.EndCursor = &p.Cursors[0], &p.Cursors[n-1]
+	}
+	return pi
+}
+
+func treeNodes(nodes []lineage.Node) []*model.ForkTreeNode {
+	out := make([]*model.ForkTreeNode, 0, len(nodes))
+	for _, n := range nodes {
+		out = append(out, &model.ForkTreeNode{Session: n.Session, ParentID: optional(n.ParentID), Depth: n.Depth})
+	}
+	return out
+}

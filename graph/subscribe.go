@@ -1,0 +1,54 @@
+package graph
+
+import (
+	"context"
+	"errors"
+
+	"tuttid/activity"
+	"tuttid/apperr"
+	"tuttid/session"
+)
+
+// subscribe checks the workspace (and session) exist, then relays the
+// broker's events until the client leaves. The relay goroutine ends when
+// the broker closes the channel, which it does when ctx ends.
+func subscribe(ctx context.Context, b *activity.Broker, sessions *session.Service, workspaceID string, agentSessionID *string, afterSeq *int64) (<-chan *activity.Event, error) {
+	if err := sessions.CheckSubscription(ctx, workspaceID, deref(agentSessionID)); err != nil {
+		return nil, err
+	}
+	in, err := b.Subscribe(ctx, activity.Filter{WorkspaceID: workspaceID, AgentSessionID: deref(agentSessionID), AfterSeq: afterSeq})
+	if errors.Is(err, activity.ErrResyncRequired) {
+		return nil, apperr.Wrap(err, apperr.ResyncRequired, "events after %d are no longer available; reload with queries and subscribe without afterSeq", deref(afterSeq))
+	}
+	if err != nil {
+		return nil, apperr.Wrap(err, apperr.Internal, "could not subscribe")
+	}
+	out := make(chan *activity.Event)
+	go func() {
+		defer close(out)
+		for e := range in {
+			select {
+			case out <- &e:
+			case <-ctx.Done():
+				// Drain nothing: the broker closes in once ctx is done.
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,81 @@
+// Package paging validates Relay connection arguments and encodes the
+// opaque cursors tuttid hands out.
+package paging
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+
+	"tuttid/apperr"
+)
+
+// MaxPage bounds one page so that a request cannot load a whole table.
+const MaxPage = 500
+
+// DefaultPage is the page size when neither first nor last is given.
+const DefaultPage = 50
+
+// Args are the Relay arguments of one connection field.
+type Args struct {
+	First, Last   *int
+	After, Before *string
+}
+
+// Window is Args checked and decoded: keys are exclusive bounds.
+type Window struct {
+	// Limit rows, taken from the start (Backward false) or end.
+	Limit    int
+	Backward bool
+	After    *int64
+	Before   *int64
+}
+
+// Check validates args for a connection whose cursors carry int64 keys
+// under the given kind ("m" for message versions, ...).
+func (a Args) Check(kind string) (Window, error) {
+	w := Window{Limit: DefaultPage}
+	if a.First != nil && a.Last != nil {
+		return w, apperr.New(apperr.InvalidInput, "pass first or last, not both")
+	}
+	for name, v := range map[string]*int{"first": a.First, "last": a.Last} {
+		if v != nil && (*v < 0 || *v > MaxPage) {
+			return w, apperr.New(apperr.InvalidInput, "%s must be between 0 and %d", name, MaxPage)
+		}
+	}
+	switch {
+	case a.First != nil:
+		w.Limit = *a.First
+	case a.Last != nil:
+		w.Limit, w.Backward = *a.Last, true
+	}
+	var err error
+	if a.After != nil {
+		if w.After, err = decode(kind, *a.After); err != nil {
+			return w, err
+		}
+	}
+	if a.Before != nil {
+		if w.Before, err = decode(kind, *a.Before); err != nil {
+			return w, err
+		}
+	}
+	return w, nil
+}
+
+// Cursor encodes key as an opaque cursor of the given kind.
+func Cursor(kind string, key int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(key, 10)))
+}
+
+func decode(kind, cursor string) (*int64, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err == nil {
+		if k, v, ok := strings.Cut(string(raw), ":"); ok && k == kind {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return &n, nil
+			}
+		}
+	}
+	return nil, apperr.New(apperr.InvalidInput, "cursor %q is not a cursor of this list", cursor)
+}

@@ -1,0 +1,186 @@
+// Package rest is the REST form of the fork: POST
+// /v1/workspaces/{workspaceID}/agent-sessions/{agentSessionID}/fork, with
+// the design's bodies and HTTP status mapping, and its OpenAPI document.
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"tuttid/agent"
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/fork"
+	"tuttid/session"
+)
+
+// maxBody bounds a request body; a fork request is a few hundred bytes.
+const maxBody = 64 << 10
+
+// Handler serves the REST endpoints.
+type Handler struct {
+	Forks    *fork.Service
+	Sessions *session.Service
+	Logger   *slog.Logger
+}
+
+// Register adds the routes to mux.
+func (h *Handler) Register(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v1/workspaces/{workspaceID}/agent-sessions/{agentSessionID}/fork", h.fork)
+	mux.HandleFunc("GET /v1/openapi.json", serveOpenAPI)
+}
+
+// ForkRequest is the design's request body.
+type ForkRequest struct {
+	RequestID            string         `json:"requestId"`
+	TargetAgentSessionID string         `json:"targetAgentSessionId,omitempty"`
+	LastTurnID           string         `json:"lastTurnId,omitempty"`
+	Title                *string        `json:"title,omitempty"`
+	Visible              *bool          `json:"visible,omitempty"`
+	Settings             *SettingsInput `json:"settings,omitempty"`
+}
+
+// SettingsInput overrides the parent's settings where given.
+type SettingsInput struct {
+	Model            *string `json:"model,omitempty"`
+	ReasoningEffort  *string `json:"reasoningEffort,omitempty"`
+	PermissionModeID *string `json:"permissionModeId,omitempty"`
+	PlanMode         *bool   `json:"planMode,omitempty"`
+	BrowserUse       *bool   `json:"browserUse,omitempty"`
+	ComputerUse      *bool   `json:"computerUse,omitempty"`
+}
+
+// ForkResponse is the design's response body.
+type ForkResponse struct {
+	Session Session `json:"session"`
+	Fork    Lineage `json:"fork"`
+}
+
+// Session is a WorkspaceAgentSession.
+type Session struct {
+	ID                string                 `json:"id"`
+	AgentSessionID    string                 `json:"agentSessionId"`
+	WorkspaceID       string                 `json:"workspaceId"`
+	Title             string                 `json:"title"`
+	Provider          string                 `json:"provider"`
+	ProviderSessionID string                 `json:"providerSessionId"`
+	Status            string                 `json:"status"`
+	Visible           bool                   `json:"visible"`
+	Cwd               string                 `json:"cwd"`
+	Settings          agent.ComposerSettings `json:"settings"`
+	RuntimeContext    map[string]any         `json:"runtimeContext"`
+	CreatedAt         time.Time              `json:"createdAt"`
+	UpdatedAt         time.Time              `json:"updatedAt"`
+}
+
+// Lineage is the fork record of the response.
+type Lineage struct {
+	SourceAgentSessionID    string `json:"sourceAgentSessionId"`
+	TargetAgentSessionID    string `json:"targetAgentSessionId"`
+	SourceProviderSessionID string `json:"sourceProviderSessionId"`
+	TargetProviderSessionID string `json:"targetProviderSessionId"`
+	Provider                string `json:"provider"`
+	LastTurnID              string `json:"lastTurnId,omitempty"`
+	ForkedAtUnixMs          int64  `json:"forkedAtUnixMs"`
+}
+
+// ErrorBody is every error response: {"error":{"code":...,"message":...}}.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail carries a stable code and a message a person can act on.
+type ErrorDetail struct {
+	Code    apperr.Code `json:"code"`
+	Message string      `json:"message"`
+}
+
+func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
+	req, err := decode(w, r)
+	if err != nil {
+		h.fail(r.Context(), w, err)
+		return
+	}
+	in := fork.Input{
+		WorkspaceID: r.PathValue("workspaceID"), SourceAgentSessionID: r.PathValue("agentSessionID"),
+		RequestID: req.RequestID, TargetAgentSessionID: req.TargetAgentSessionID, LastTurnID: req.LastTurnID,
+		Title: req.Title, Visible: req.Visible,
+	}
+	if s := req.Settings; s != nil {
+		in.Settings = session.SettingsOverride{Model: s.Model, ReasoningEffort: s.ReasoningEffort,
+			PermissionModeID: s.PermissionModeID, PlanMode: s.PlanMode, BrowserUse: s.BrowserUse, ComputerUse: s.ComputerUse}
+	}
+	res, err := h.Forks.Fork(r.Context(), in)
+	if err != nil {
+		h.fail(r.Context(), w, err)
+		return
+	}
+	status := http.StatusCreated
+	if res.Replayed {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, ForkResponse{Session: sessionBody(res.Session), Fork: lineageBody(res.Fork)})
+}
+
+func decode(w http.ResponseWriter, r *http.Request) (ForkRequest, error) {
+	var req ForkRequest
+	body := http.MaxBytesReader(w, r.Body, maxBody)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return req, apperr.New(apperr.InvalidInput, "the request body is larger than %d bytes", maxBody)
+		}
+		if errors.Is(err, io.EOF) {
+			return req, apperr.New(apperr.InvalidInput, "the request body is empty; send a JSON object with requestId")
+		}
+		return req, apperr.New(apperr.InvalidInput, "the request body is not a valid fork request: %v", err)
+	}
+	if dec.More() {
+		return req, apperr.New(apperr.InvalidInput, "the request body holds more than one JSON value")
+	}
+	return req, nil
+}
+
+func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, err error) {
+	e := apperr.From(err)
+	if e.Code == apperr.Internal || e.Code.HTTPStatus() >= 500 {
+		h.Logger.ErrorContext(ctx, "rest request failed", "code", e.Code, "err", err)
+	}
+	writeJSON(w, e.Code.HTTPStatus(), ErrorBody{Error: ErrorDetail{Code: e.Code, Message: e.Message}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(fmt.Sprintf(`{"error":{"code":%q,"message":"internal error"}}`, apperr.Internal))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func sessionBody(a *ent.AgentSession) Session {
+	rc := a.RuntimeContext
+	if rc == nil {
+		rc = map[string]any{}
+	}
+	return Session{ID: a.ID, AgentSessionID: a.ID, WorkspaceID: a.WorkspaceID, Title: a.Title,
+		Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, Status: string(a.Status),
+		Visible: a.Visible, Cwd: a.Cwd, Settings: a.Settings, RuntimeContext: rc,
+		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+}
+
+func lineageBody(f *ent.SessionFork) Lineage {
+	return Lineage{SourceAgentSessionID: f.ParentAgentSessionID, TargetAgentSessionID: f.ChildAgentSessionID,
+		SourceProviderSessionID: f.ParentProviderSessionID, TargetProviderSessionID: f.ChildProviderSessionID,
+		Provider: f.Provider, LastTurnID: f.ForkTurnID, ForkedAtUnixMs: f.ForkedAtUnixMs}
+}

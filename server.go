@@ -1,0 +1,88 @@
+// Command tuttid serves coding-agent sessions on the Codex app-server, and
+// their forks, over GraphQL and REST.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"tuttid/server"
+	"tuttid/store"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "tuttid:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("tuttid", flag.ContinueOnError)
+	defaultDB, err := store.DefaultPath()
+	if err != nil {
+		defaultDB = "tuttid.db"
+	}
+	addr := fs.String("addr", env("TUTTID_ADDR", "127.0.0.1:8080"), "address to listen on (TUTTID_ADDR)")
+	db := fs.String("db", env("TUTTID_DB", defaultDB), "SQLite database file (TUTTID_DB)")
+	codexBin := fs.String("codex-bin", env("CODEX_BIN", "codex"), "codex executable (CODEX_BIN)")
+	origins := fs.String("allowed-origins", env("TUTTID_ALLOWED_ORIGINS", strings.Join(server.DefaultAllowedOrigins, ",")),
+		"comma-separated host patterns whose pages may open a WebSocket (TUTTID_ALLOWED_ORIGINS)")
+	logLevel := fs.String("log-level", env("TUTTID_LOG_LEVEL", "info"), "debug, info, warn or error (TUTTID_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	srv, err := server.New(ctx, server.Config{
+		DBPath: *db, CodexBin: *codexBin, AllowedOrigins: splitList(*origins), Logger: log, Version: version,
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	log.Info("tuttid listening", "addr", ln.Addr().String(), "db", *db, "graphiql", "http://"+ln.Addr().String()+"/")
+	return srv.Serve(ctx, ln)
+}
+
+func env(name, fallback string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return fallback
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

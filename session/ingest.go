@@ -1,0 +1,161 @@
+package session
+
+import (
+	"context"
+	"errors"
+
+	"tuttid/activity"
+	"tuttid/agent"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/turn"
+)
+
+// Ingest stores what the runtime reports until ctx ends or the runtime
+// closes its events. One goroutine runs it, so a session's events are
+// stored in the order the provider sent them.
+func (s *Service) Ingest(ctx context.Context) {
+	events := s.rt.Events()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-events:
+			if !ok {
+				return
+			}
+			if err := s.HandleEvent(ctx, e); err != nil {
+				s.log.ErrorContext(ctx, "ingest: event not stored", "kind", e.Kind, "method", e.Method,
+					"provider_session_id", e.ProviderSessionID, "turn_id", e.TurnID, "err", err)
+			}
+		}
+	}
+}
+
+// HandleEvent stores one runtime event and publishes what changed.
+func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
+	switch e.Kind {
+	case agent.EventRuntimeRestarted:
+		s.log.WarnContext(ctx, "agent runtime restarted; threads resume before their next turn")
+		return nil
+	case agent.EventOther:
+		s.log.DebugContext(ctx, "provider notification not projected", "method", e.Method,
+			"provider_session_id", e.ProviderSessionID)
+		return nil
+	}
+	if e.ProviderSessionID == "" {
+		s.log.DebugContext(ctx, "provider event without a thread", "kind", e.Kind, "method", e.Method)
+		return nil
+	}
+	a, err := s.store.Client.AgentSession.Query().
+		Where(agentsession.ProviderSessionID(e.ProviderSessionID)).First(ctx)
+	if ent.IsNotFound(err) {
+		// A thread tuttid does not know (yet): a fork child before its row is
+		// committed, or a thread of another client of the same Codex home.
+		s.log.DebugContext(ctx, "provider event for an unknown thread", "kind", e.Kind,
+			"provider_session_id", e.ProviderSessionID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch e.Kind {
+	case agent.EventThreadStatus:
+		return s.onThreadStatus(ctx, a, agent.ThreadStatus(e.Status))
+	case agent.EventTurnStarted:
+		return s.onTurnStarted(ctx, a, e.TurnID)
+	case agent.EventTurnCompleted:
+		return s.onTurnCompleted(ctx, a, e)
+	case agent.EventItemStarted, agent.EventItemCompleted:
+		if e.Message == nil {
+			return errors.New("item event without a message")
+		}
+		return s.onItem(ctx, a, *e.Message)
+	case agent.EventMessageDelta:
+		s.publish(ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: a.WorkspaceID,
+			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID})
+		return nil
+	}
+	s.log.DebugContext(ctx, "runtime event kind not handled", "kind", e.Kind)
+	return nil
+}
+
+func (s *Service) onThreadStatus(ctx context.Context, a *ent.AgentSession, st agent.ThreadStatus) error {
+	var want agentsession.Status
+	switch st {
+	case agent.ThreadActive:
+		want = agentsession.StatusWORKING
+	case agent.ThreadIdle:
+		want = agentsession.StatusREADY
+	case agent.ThreadSystemError:
+		want = agentsession.StatusFAILED
+	default:
+		return nil
+	}
+	return s.setStatus(ctx, a, want)
+}
+
+func (s *Service) setStatus(ctx context.Context, a *ent.AgentSession, want agentsession.Status) error {
+	if a.Status == want {
+		return nil
+	}
+	updated, err := a.Update().SetStatus(want).SetUpdatedAt(s.now()).Save(ctx)
+	if err != nil {
+		return err
+	}
+	s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: updated})
+	return nil
+}
+
+func (s *Service) onTurnStarted(ctx context.Context, a *ent.AgentSession, turnID string) error {
+	t, err := s.ensureTurn(ctx, a, turnID)
+	if err != nil {
+		return err
+	}
+	s.publish(ctx, activity.Event{Kind: activity.TurnStarted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
+	return s.setStatus(ctx, a, agentsession.StatusWORKING)
+}
+
+func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e agent.Event) error {
+	t, err := s.ensureTurn(ctx, a, e.TurnID)
+	if err != nil {
+		return err
+	}
+	status := turn.StatusCOMPLETED
+	switch agent.TurnStatus(e.Status) {
+	case agent.TurnInterrupted:
+		status = turn.StatusINTERRUPTED
+	case agent.TurnFailed:
+		status = turn.StatusFAILED
+	}
+	t, err = t.Update().SetStatus(status).SetError(e.Error).SetCompletedAt(s.now()).Save(ctx)
+	if err != nil {
+		return err
+	}
+	s.publish(ctx, activity.Event{Kind: activity.TurnCompleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
+	// A failed turn leaves the session usable; only a thread-level system
+	// error (a thread status event) marks the session FAILED.
+	return s.setStatus(ctx, a, agentsession.StatusREADY)
+}
+
+func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.RuntimeMessage) error {
+	if m.ID == "" {
+		return errors.New("item without an id")
+	}
+	var saved *ent.Message
+	var added bool
+	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		saved, added, err = upsertMessage(ctx, tx, a, m, s.now())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	kind := activity.MessageUpdated
+	if added {
+		kind = activity.MessageAdded
+	}
+	s.publish(ctx, activity.Event{Kind: kind, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Message: saved})
+	return nil
+}

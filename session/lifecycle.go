@@ -1,0 +1,209 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"tuttid/activity"
+	"tuttid/agent"
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/turn"
+)
+
+// StartInput creates a session; nil fields take the defaults.
+type StartInput struct {
+	WorkspaceID string
+	Title       *string
+	Cwd         *string
+	Settings    SettingsOverride
+	Visible     *bool
+}
+
+// Start creates a session and its provider thread.
+func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, error) {
+	w, err := s.mustWorkspace(ctx, in.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	title := ""
+	if in.Title != nil {
+		title = strings.TrimSpace(*in.Title)
+		if err := CheckText("title", title, MaxTitleLen); err != nil {
+			return nil, err
+		}
+	}
+	cwd := w.RootPath
+	if in.Cwd != nil && *in.Cwd != "" {
+		if err := CheckPath("cwd", *in.Cwd); err != nil {
+			return nil, err
+		}
+		cwd = *in.Cwd
+	}
+	settings, err := in.Settings.Apply(agent.ComposerSettings{PermissionModeID: agent.PermissionWorkspaceWrite})
+	if err != nil {
+		return nil, err
+	}
+	visible := in.Visible == nil || *in.Visible
+
+	rs, err := s.rt.Start(ctx, agent.StartInput{Provider: agent.ProviderCodex, Cwd: cwd, Settings: settings})
+	if err != nil {
+		return nil, runtimeErr(err, "start the session")
+	}
+	now := s.now()
+	a, err := s.store.Client.AgentSession.Create().
+		SetID(s.newID()).SetWorkspaceID(w.ID).SetProvider(agent.ProviderCodex).
+		SetProviderSessionID(rs.ProviderSessionID).SetTitle(title).
+		SetStatus(agentsession.StatusREADY).SetVisible(visible).SetCwd(cwd).
+		SetSettings(settings).SetRuntimeContext(map[string]any{}).
+		SetCreatedAt(now).SetUpdatedAt(now).
+		Save(ctx)
+	if err != nil {
+		s.log.ErrorContext(ctx, "session start: provider thread created but not stored",
+			"orphan_provider_session_id", rs.ProviderSessionID, "workspace_id", w.ID, "err", err)
+		return nil, storageErr(err, "store the new session")
+	}
+	s.publish(ctx, activity.Event{Kind: activity.SessionCreated, WorkspaceID: w.ID, AgentSessionID: a.ID, Session: a})
+	return a, nil
+}
+
+// Send starts a turn with the user's text and returns it at once.
+func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string) (*ent.Turn, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, apperr.New(apperr.InvalidInput, "text is required")
+	}
+	if err := CheckText("text", text, MaxMessageLen); err != nil {
+		return nil, err
+	}
+	a, err := s.mustSession(ctx, workspaceID, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	// Claim the session before calling the provider, so that two sends
+	// cannot both see it idle; the lock waits out a fork of it in progress.
+	unlock := s.Lock(a.ID)
+	claimed, err := s.store.Client.AgentSession.Update().
+		Where(agentsession.ID(a.ID), agentsession.StatusNEQ(agentsession.StatusWORKING)).
+		SetStatus(agentsession.StatusWORKING).SetUpdatedAt(s.now()).Save(ctx)
+	unlock()
+	if err != nil {
+		return nil, storageErr(err, "mark the session working")
+	}
+	if claimed == 0 {
+		return nil, apperr.New(apperr.SessionBusy, "session %q is already running a turn; wait for it or interrupt it", a.ID)
+	}
+	rt, err := s.rt.SendTurn(ctx, agent.SendTurnInput{
+		Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, Cwd: a.Cwd, Settings: a.Settings, Text: text,
+	})
+	if err != nil {
+		// Give the session back in the state it had.
+		if _, rerr := s.store.Client.AgentSession.UpdateOneID(a.ID).SetStatus(a.Status).Save(context.WithoutCancel(ctx)); rerr != nil {
+			s.log.ErrorContext(ctx, "send: could not restore session status", "agent_session_id", a.ID, "err", rerr)
+		}
+		return nil, runtimeErr(err, "start the turn")
+	}
+	t, err := s.ensureTurn(ctx, a, rt.ID)
+	if err != nil {
+		return nil, err
+	}
+	if updated, err := s.store.Client.AgentSession.Get(ctx, a.ID); err == nil {
+		s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: updated})
+	}
+	return t, nil
+}
+
+// ensureTurn stores a turn the provider started, unless ingestion already
+// did (the provider's notifications can overtake the turn/start reply).
+func (s *Service) ensureTurn(ctx context.Context, a *ent.AgentSession, turnID string) (*ent.Turn, error) {
+	err := s.store.Client.Turn.Create().
+		SetTurnID(turnID).SetAgentSessionID(a.ID).SetStatus(turn.StatusIN_PROGRESS).SetStartedAt(s.now()).
+		OnConflictColumns(turn.FieldAgentSessionID, turn.FieldTurnID).DoNothing().
+		Exec(ctx)
+	if err != nil {
+		return nil, storageErr(err, "store the turn")
+	}
+	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Only(ctx)
+	if err != nil {
+		return nil, storageErr(err, "read the turn")
+	}
+	return t, nil
+}
+
+// Interrupt stops a session's running turn and returns it.
+func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID string) (*ent.Turn, error) {
+	if err := CheckID("turnId", turnID); err != nil {
+		return nil, err
+	}
+	a, err := s.mustSession(ctx, workspaceID, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.TurnNotFound, "turn %q does not exist in session %q", turnID, a.ID)
+	}
+	if err != nil {
+		return nil, storageErr(err, "read the turn")
+	}
+	if t.Status != turn.StatusIN_PROGRESS {
+		return nil, apperr.New(apperr.SessionNotBusy, "turn %q is not running (it is %s)", turnID, t.Status)
+	}
+	err = s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: turnID})
+	if err != nil {
+		return nil, runtimeErr(err, "interrupt the turn")
+	}
+	t, err = s.store.Client.Turn.Get(ctx, t.ID)
+	if err != nil {
+		return nil, storageErr(err, "read the turn")
+	}
+	return t, nil
+}
+
+// Delete removes a session, its messages, turns and lineage rows, and
+// archives its provider thread. A running turn is interrupted first.
+func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (string, error) {
+	a, err := s.mustSession(ctx, workspaceID, sessionID)
+	if err != nil {
+		return "", err
+	}
+	running, err := s.store.Client.Turn.Query().
+		Where(turn.AgentSessionID(a.ID), turn.StatusEQ(turn.StatusIN_PROGRESS)).All(ctx)
+	if err != nil {
+		return "", storageErr(err, "read the session's turns")
+	}
+	for _, t := range running {
+		if err := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: t.TurnID}); err != nil {
+			s.log.WarnContext(ctx, "delete: could not interrupt a running turn", "agent_session_id", a.ID, "turn_id", t.TurnID, "err", err)
+		}
+	}
+	if err := s.store.Client.AgentSession.DeleteOneID(a.ID).Exec(ctx); err != nil {
+		return "", storageErr(err, "delete the session")
+	}
+	if a.ProviderSessionID != "" {
+		if err := s.rt.Archive(ctx, a.Provider, a.ProviderSessionID); err != nil {
+			// The session is gone for the user; the thread is only clutter.
+			s.log.WarnContext(ctx, "delete: provider thread not archived", "agent_session_id", a.ID,
+				"provider_session_id", a.ProviderSessionID, "err", err)
+		}
+	}
+	s.publish(ctx, activity.Event{Kind: activity.SessionDeleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a})
+	return a.ID, nil
+}
+
+// runtimeErr maps a runtime failure to a stable code.
+func runtimeErr(err error, what string) error {
+	switch {
+	case errors.Is(err, agent.ErrRuntimeUnavailable):
+		return apperr.Wrap(err, apperr.RuntimeUnavailable, "could not %s: the agent runtime is unavailable", what)
+	case errors.Is(err, agent.ErrUnsupportedProvider):
+		return apperr.Wrap(err, apperr.UnsupportedProvider, "could not %s: the provider is not supported", what)
+	case errors.Is(err, agent.ErrInvalidSettings):
+		return apperr.Wrap(err, apperr.InvalidInput, "could not %s: %v", what, err)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return apperr.Wrap(err, apperr.RuntimeUnavailable, "could not %s: the provider did not answer in time", what)
+	default:
+		return apperr.Wrap(err, apperr.ProviderFailed, "could not %s: the provider failed", what)
+	}
+}

@@ -1,0 +1,87 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"tuttid/agent"
+	"tuttid/ent"
+	"tuttid/ent/message"
+)
+
+// upsertMessage stores a provider item of a session: a new item gets the
+// session's next version; a known one is updated in place and keeps its
+// version, so cursors stay stable. It reports whether the item was new.
+func upsertMessage(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, m agent.RuntimeMessage, now time.Time) (*ent.Message, bool, error) {
+	existing, err := tx.Message.Query().
+		Where(message.AgentSessionID(a.ID), message.MessageID(m.ID)).Only(ctx)
+	switch {
+	case err == nil:
+		upd := existing.Update().SetRole(m.Role).SetKind(m.Kind).SetText(m.Text).
+			SetStatus(m.Status).SetUpdatedAt(now)
+		if m.TurnID != "" {
+			upd.SetTurnID(m.TurnID)
+		}
+		if len(m.Content) > 0 {
+			upd.SetContent(m.Content)
+		}
+		saved, err := upd.Save(ctx)
+		return saved, false, err
+	case !ent.IsNotFound(err):
+		return nil, false, err
+	}
+	ver, err := nextVersions(ctx, tx, a.ID, 1)
+	if err != nil {
+		return nil, false, err
+	}
+	saved, err := createMessage(tx, a, m, ver, now).Save(ctx)
+	return saved, true, err
+}
+
+// InsertHistory stores a new session's history (a fork child's) with
+// versions 1..n in order.
+func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []agent.RuntimeMessage, now time.Time) ([]*ent.Message, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	first, err := nextVersions(ctx, tx, a.ID, int64(len(msgs)))
+	if err != nil {
+		return nil, err
+	}
+	builders := make([]*ent.MessageCreate, len(msgs))
+	for i, m := range msgs {
+		builders[i] = createMessage(tx, a, m, first+int64(i), now)
+	}
+	return tx.Message.CreateBulk(builders...).Save(ctx)
+}
+
+// nextVersions reserves n versions for a session and returns the first.
+func nextVersions(ctx context.Context, tx *ent.Tx, sessionID string, n int64) (int64, error) {
+	a, err := tx.AgentSession.UpdateOneID(sessionID).AddLastMessageVersion(n).Save(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reserve message versions: %w", err)
+	}
+	return a.LastMessageVersion - n + 1, nil
+}
+
+func createMessage(tx *ent.Tx, a *ent.AgentSession, m agent.RuntimeMessage, version int64, now time.Time) *ent.MessageCreate {
+	content := m.Content
+	if len(content) == 0 || !json.Valid(content) {
+		content = json.RawMessage(`{}`)
+	}
+	status := m.Status
+	if status == "" {
+		status = "completed"
+	}
+	role := m.Role
+	if role == "" {
+		role = "unknown"
+	}
+	return tx.Message.Create().
+		SetMessageID(m.ID).SetAgentSessionID(a.ID).SetWorkspaceID(a.WorkspaceID).
+		SetTurnID(m.TurnID).SetRole(role).SetKind(m.Kind).SetText(m.Text).
+		SetContent(content).SetStatus(status).SetVersion(version).
+		SetCreatedAt(now).SetUpdatedAt(now)
+}

@@ -1,0 +1,230 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"entgo.io/ent/dialect/sql"
+
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/message"
+	"tuttid/ent/turn"
+	"tuttid/paging"
+)
+
+// Session returns a session of a workspace, or nil when there is none.
+func (s *Service) Session(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error) {
+	a, err := s.store.Client.AgentSession.Query().
+		Where(agentsession.ID(id), agentsession.WorkspaceID(workspaceID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storageErr(err, "read the session")
+	}
+	return a, nil
+}
+
+// mustSession returns the session or agent.session_not_found.
+func (s *Service) mustSession(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error) {
+	if err := CheckID("workspaceId", workspaceID); err != nil {
+		return nil, err
+	}
+	if err := CheckID("agentSessionId", id); err != nil {
+		return nil, err
+	}
+	a, err := s.Session(ctx, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	if a == nil {
+		return nil, apperr.New(apperr.SessionNotFound, "session %q does not exist in workspace %q", id, workspaceID)
+	}
+	return a, nil
+}
+
+// Page is one page of a connection.
+type Page[T any] struct {
+	Nodes           []T
+	Cursors         []string
+	HasNextPage     bool
+	HasPreviousPage bool
+	TotalCount      int
+}
+
+// Messages pages through a session's messages in version order.
+func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Args) (Page[*ent.Message], error) {
+	w, err := args.Check("m")
+	if err != nil {
+		return Page[*ent.Message]{}, err
+	}
+	q := s.store.Client.Message.Query().Where(message.AgentSessionID(sessionID))
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return Page[*ent.Message]{}, storageErr(err, "count messages")
+	}
+	if w.After != nil {
+		q.Where(message.VersionGT(*w.After))
+	}
+	if w.Before != nil {
+		q.Where(message.VersionLT(*w.Before))
+	}
+	order := ent.Asc(message.FieldVersion)
+	if w.Backward {
+		order = ent.Desc(message.FieldVersion)
+	}
+	rows, err := q.Order(order).Limit(w.Limit + 1).All(ctx)
+	if err != nil {
+		return Page[*ent.Message]{}, storageErr(err, "read messages")
+	}
+	more := len(rows) > w.Limit
+	if more {
+		rows = rows[:w.Limit]
+	}
+	if w.Backward {
+		reverse(rows)
+	}
+	p := Page[*ent.Message]{Nodes: rows, TotalCount: total}
+	for _, m := range rows {
+		p.Cursors = append(p.Cursors, paging.Cursor("m", m.Version))
+	}
+	// Relay: the flag away from the direction of travel says whether a
+	// cursor bound was given, which is what clients use it for.
+	if w.Backward {
+		p.HasPreviousPage, p.HasNextPage = more, w.Before != nil
+	} else {
+		p.HasNextPage, p.HasPreviousPage = more, w.After != nil
+	}
+	return p, nil
+}
+
+// Sessions pages through a workspace's sessions, oldest first.
+func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidden bool, args paging.Args) (Page[*ent.AgentSession], error) {
+	w, err := args.Check("s")
+	if err != nil {
+		return Page[*ent.AgentSession]{}, err
+	}
+	q := s.store.Client.AgentSession.Query().Where(agentsession.WorkspaceID(workspaceID))
+	if !includeHidden {
+		q.Where(agentsession.Visible(true))
+	}
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return Page[*ent.AgentSession]{}, storageErr(err, "count sessions")
+	}
+	// Sessions are keyed by their creation time in nanoseconds.
+	if w.After != nil {
+		q.Where(agentsession.CreatedAtGT(time.Unix(0, *w.After)))
+	}
+	if w.Before != nil {
+		q.Where(agentsession.CreatedAtLT(time.Unix(0, *w.Before)))
+	}
+	orderFn := sql.OrderAsc
+	if w.Backward {
+		orderFn = sql.OrderDesc
+	}
+	rows, err := q.Order(agentsession.ByCreatedAt(orderFn()), agentsession.ByID(orderFn())).Limit(w.Limit + 1).All(ctx)
+	if err != nil {
+		return Page[*ent.AgentSession]{}, storageErr(err, "read sessions")
+	}
+	more := len(rows) > w.Limit
+	if more {
+		rows = rows[:w.Limit]
+	}
+	if w.Backward {
+		reverse(rows)
+	}
+	p := Page[*ent.AgentSession]{Nodes: rows, TotalCount: total}
+	for _, a := range rows {
+		p.Cursors = append(p.Cursors, paging.Cursor("s", a.CreatedAt.UnixNano()))
+	}
+	if w.Backward {
+		p.HasPreviousPage, p.HasNextPage = more, w.Before != nil
+	} else {
+		p.HasNextPage, p.HasPreviousPage = more, w.After != nil
+	}
+	return p, nil
+}
+
+// Turns lists a session's turns, oldest first.
+func (s *Service) Turns(ctx context.Context, sessionID string) ([]*ent.Turn, error) {
+	ts, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID)).
+		Order(ent.Asc(turn.FieldStartedAt), ent.Asc(turn.FieldID)).All(ctx)
+	if err != nil {
+		return nil, storageErr(err, "read turns")
+	}
+	return ts, nil
+}
+
+// TurnMessages lists a turn's messages in version order.
+func (s *Service) TurnMessages(ctx context.Context, t *ent.Turn) ([]*ent.Message, error) {
+	ms, err := s.store.Client.Message.Query().
+		Where(message.AgentSessionID(t.AgentSessionID), message.TurnID(t.TurnID)).
+		Order(ent.Asc(message.FieldVersion)).All(ctx)
+	if err != nil {
+		return nil, storageErr(err, "read the turn's messages")
+	}
+	return ms, nil
+}
+
+// UntitledTitle is shown for a session with no title and no user message.
+const UntitledTitle = "Untitled session"
+
+// maxDisplayTitle bounds a title derived from the first user message.
+const maxDisplayTitle = 60
+
+// DisplayTitle is the session's title, or when it is empty the fallback the
+// GUI shows: the first line of its first user message, else UntitledTitle.
+func (s *Service) DisplayTitle(ctx context.Context, a *ent.AgentSession) (string, error) {
+	if a.Title != "" {
+		return a.Title, nil
+	}
+	first, err := s.store.Client.Message.Query().
+		Where(message.AgentSessionID(a.ID), message.Role("user"), message.TextNEQ("")).
+		Order(ent.Asc(message.FieldVersion)).First(ctx)
+	if ent.IsNotFound(err) {
+		return UntitledTitle, nil
+	}
+	if err != nil {
+		return "", storageErr(err, "read the session's first message")
+	}
+	return FallbackTitle(first.Text), nil
+}
+
+// FallbackTitle derives a title from a user message: its first non-empty
+// line, cut to a bounded number of characters.
+func FallbackTitle(text string) string {
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.Join(strings.Fields(line), " ")
+		if line == "" {
+			continue
+		}
+		if utf8.RuneCountInString(line) > maxDisplayTitle {
+			r := []rune(line)
+			line = strings.TrimSpace(string(r[:maxDisplayTitle-1])) + "…"
+		}
+		return line
+	}
+	return UntitledTitle
+}
+
+func reverse[T any](s []T) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+}
+
+// CheckSubscription verifies that a workspace, and the session when one
+// is named, exist before a client subscribes to their activity.
+func (s *Service) CheckSubscription(ctx context.Context, workspaceID, sessionID string) error {
+	if sessionID != "" {
+		_, err := s.mustSession(ctx, workspaceID, sessionID)
+		return err
+	}
+	_, err := s.mustWorkspace(ctx, workspaceID)
+	return err
+}

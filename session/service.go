@@ -1,0 +1,69 @@
+// Package session is the session lifecycle service: workspaces, sessions,
+// turns and messages, and the ingestion of what the provider reports. It
+// has no GraphQL in it; the transports translate to it.
+package session
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"tuttid/activity"
+	"tuttid/agent"
+	"tuttid/store"
+)
+
+// Publisher receives activity after the store commits it.
+type Publisher interface {
+	Publish(ctx context.Context, e activity.Event) activity.Event
+}
+
+// Service runs session operations against the store and the runtime.
+type Service struct {
+	store  *store.Store
+	rt     agent.Runtime
+	pub    Publisher
+	log    *slog.Logger
+	now    func() time.Time
+	newID  func() string
+	guards guards
+}
+
+// Config wires a Service.
+type Config struct {
+	Store     *store.Store
+	Runtime   agent.Runtime
+	Publisher Publisher
+	Logger    *slog.Logger
+	// Now and NewID are for tests; they default to time.Now and UUIDv7.
+	Now   func() time.Time
+	NewID func() string
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.newID == nil {
+		s.newID = NewID
+	}
+	return s
+}
+
+// Store is the service's store, for the read paths of other services.
+func (s *Service) Store() *store.Store { return s.store }
+
+func (s *Service) publish(ctx context.Context, e activity.Event) {
+	if s.pub != nil {
+		s.pub.Publish(ctx, e)
+	}
+}
+
+// Lock serializes operations on key (a session id, or a fork request key)
+// within this process until the returned func is called.
+func (s *Service) Lock(key string) (unlock func()) { return s.guards.Lock(key) }

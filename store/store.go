@@ -1,0 +1,111 @@
+// Package store opens tuttid's SQLite database and migrates its schema.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+
+	"tuttid/ent"
+)
+
+// ErrUnavailable wraps failures to open or migrate the database.
+var ErrUnavailable = errors.New("storage unavailable")
+
+// DSN is the connection string for a database file: foreign keys on, WAL,
+// a busy timeout, and immediate transactions, since a deferred transaction
+// that upgrades from read to write fails with SQLITE_BUSY under contention
+// whatever the busy timeout.
+func DSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// DefaultPath is the database file in the user's data directory
+// ($XDG_DATA_HOME/tuttid, or ~/.local/share/tuttid).
+func DefaultPath() (string, error) {
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find the data directory: %w", err)
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "tuttid", "tuttid.db"), nil
+}
+
+// Store is an open database.
+type Store struct {
+	Client *ent.Client
+	DB     *sql.DB
+}
+
+// Open opens (creating if needed) the database file at path and migrates
+// its schema.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("%w: create %s: %w", ErrUnavailable, filepath.Dir(path), err)
+	}
+	return OpenDSN(ctx, DSN(path))
+}
+
+// OpenDSN opens a database by its DSN and migrates its schema.
+func OpenDSN(ctx context.Context, dsn string) (*Store, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)
+	}
+	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, db)))
+	if err := client.Schema.Create(ctx); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("%w: migrate: %w", ErrUnavailable, err)
+	}
+	return &Store{Client: client, DB: db}, nil
+}
+
+// Ping checks the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.DB.PingContext(ctx); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.Client.Close() }
+
+// WithTx runs fn in one transaction, committing when it returns nil.
+func (s *Store) WithTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
+	tx, err := s.Client.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		if rerr := tx.Rollback(); rerr != nil {
+			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+		}
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
