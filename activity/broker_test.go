@@ -289,7 +289,7 @@ func TestStalledSubscriber(t *testing.T) {
 	if last.Kind != Resync || last.Seq != buffer+1 || !errors.As(last.Err(), &rerr) || !errors.Is(last.Err(), ErrResyncRequired) {
 		t.Fatalf("last event = %+v (err %v), want Resync at seq %d", last, last.Err(), buffer+1)
 	}
-	if rerr.Reason != ReasonDropped || rerr.AfterSeq != buffer || rerr.WorkspaceID != "w" {
+	if rerr.Reason != ReasonDropped || rerr.AfterSeq != buffer || rerr.WorkspaceID != "w" || !strings.Contains(rerr.Error(), "dropped") {
 		t.Errorf("ResyncError = %+v", rerr)
 	}
 	if !strings.Contains(log.String(), "dropped slow subscriber") {
@@ -372,6 +372,35 @@ func TestUnusedTopicIsForgotten(t *testing.T) {
 	b.Publish(t.Context(), Event{Kind: SessionCreated, WorkspaceID: "ghost", AgentSessionID: "s"})
 	if got := recv(t, ch, 1); got[0].Seq != 1 {
 		t.Fatalf("got seq %d, want 1", got[0].Seq)
+	}
+}
+
+// Reaping empty topics races with Publish and Subscribe on the same
+// workspace: no event may land in a forgotten topic.
+func TestReapRacesPublish(t *testing.T) {
+	const rounds = 200
+	b := New(Options{Logger: discardLogger()})
+	defer b.Close()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range rounds {
+				ctx, cancel := context.WithCancel(t.Context())
+				if _, err := b.Subscribe(ctx, Filter{WorkspaceID: "w", AgentSessionID: "s"}); err != nil {
+					t.Error(err)
+				}
+				cancel()
+			}
+		})
+	}
+	for range rounds / 10 {
+		b.Publish(t.Context(), Event{Kind: MessageAdded, WorkspaceID: "w", AgentSessionID: "s"})
+	}
+	wg.Wait()
+	from := int64(0)
+	ch := subscribe(t, t.Context(), b, Filter{WorkspaceID: "w", AfterSeq: &from})
+	if got := recv(t, ch, rounds/10); !slices.Equal(seqs(got), span(1, rounds/10)) {
+		t.Fatalf("replayed %v, want 1..%d", seqs(got), rounds/10)
 	}
 }
 

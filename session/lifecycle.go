@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 
@@ -121,7 +122,8 @@ func (s *Service) ensureTurn(ctx context.Context, a *ent.AgentSession, turnID st
 		SetTurnID(turnID).SetAgentSessionID(a.ID).SetStatus(turn.StatusIN_PROGRESS).SetStartedAt(s.now()).
 		OnConflictColumns(turn.FieldAgentSessionID, turn.FieldTurnID).DoNothing().
 		Exec(ctx)
-	if err != nil {
+	// DoNothing reports an existing row as sql.ErrNoRows.
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, storageErr(err, "store the turn")
 	}
 	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Only(ctx)

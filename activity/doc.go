@@ -1,0 +1,23 @@
+// Package activity is the in-process broker behind the GraphQL `activity`
+// subscription: services Publish an Event after their store transaction
+// commits, and each subscription receives the events of one workspace
+// (optionally one agent session), in sequence order. It knows nothing of
+// GraphQL.
+//
+// Semantics:
+//   - Sequence: Publish numbers events 1, 2, 3… per workspace, in the
+//     order subscribers receive them.
+//   - Drop: Publish never waits for a subscriber. One that lags more than
+//     Options.Buffer events behind receives a final Resync event (Err is a
+//     *ResyncError with ReasonDropped) and its channel is closed.
+//   - Replay: the last Options.Window events of each workspace are kept. A
+//     subscriber passing Filter.AfterSeq first receives the retained events
+//     after it, then live ones, with no gap and no duplicate; if that is
+//     impossible (too old, unknown seq) Subscribe returns a *ResyncError.
+//   - Resync: both outcomes match errors.Is(err, ErrResyncRequired); the
+//     client must reload state from queries and subscribe again.
+//   - Lifetime: cancelling the subscription context closes its channel;
+//     the broker runs no goroutine per subscriber.
+//
+// Events are shared, not copied deeply: treat them as immutable.
+package activity

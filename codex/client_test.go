@@ -1,0 +1,247 @@
+package codex
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"tuttid/agent"
+)
+
+// pipePeer is the server side of a conn over in-memory pipes.
+type pipePeer struct {
+	c    *conn
+	in   *bufio.Reader  // what the client wrote
+	out  *io.PipeWriter // what the client reads
+	note chan string    // notifications the client got
+}
+
+func newPipePeer(t *testing.T, maxLine int, request func(string, json.RawMessage) (any, *rpcError)) *pipePeer {
+	t.Helper()
+	cr, sw := io.Pipe() // server -> client
+	sr, cw := io.Pipe() // client -> server
+	p := &pipePeer{in: bufio.NewReader(sr), out: sw, note: make(chan string, 16)}
+	p.c = newConn(cr, cw, maxLine, testLogger(t), connHandlers{
+		notify:  func(m string, _ json.RawMessage) { p.note <- m },
+		request: request,
+	})
+	t.Cleanup(func() {
+		sw.Close()
+		sr.Close()
+		<-p.c.Done()
+	})
+	return p
+}
+
+// next reads the next message the client wrote.
+func (p *pipePeer) next(t *testing.T) map[string]json.RawMessage {
+	t.Helper()
+	line, err := p.in.ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("read client message: %v", err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatalf("client wrote bad JSON %q: %v", line, err)
+	}
+	if _, ok := m["jsonrpc"]; ok {
+		t.Fatalf("client wrote a jsonrpc member: %s", line)
+	}
+	return m
+}
+
+func (p *pipePeer) send(t *testing.T, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		if _, err := io.WriteString(p.out, l+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type callResult struct {
+	out map[string]any
+	err error
+}
+
+func (p *pipePeer) callAsync(ctx context.Context, method string) <-chan callResult {
+	ch := make(chan callResult, 1)
+	go func() {
+		var out map[string]any
+		err := p.c.call(ctx, method, map[string]any{"x": 1}, &out)
+		ch <- callResult{out, err}
+	}()
+	return ch
+}
+
+func recv[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatal("timed out")
+		panic("unreachable")
+	}
+}
+
+func TestConnCorrelatesRepliesOutOfOrder(t *testing.T) {
+	p := newPipePeer(t, 0, nil)
+	a := p.callAsync(context.Background(), "a")
+	idA := string(p.next(t)["id"])
+	b := p.callAsync(context.Background(), "b")
+	idB := string(p.next(t)["id"])
+	p.send(t, `{"id":`+idB+`,"result":{"who":"b"}}`, `{"id":`+idA+`,"result":{"who":"a"}}`)
+	if r := recv(t, a); r.err != nil || r.out["who"] != "a" {
+		t.Fatalf("a = %+v", r)
+	}
+	if r := recv(t, b); r.err != nil || r.out["who"] != "b" {
+		t.Fatalf("b = %+v", r)
+	}
+}
+
+func TestConnSkipsMalformedAndOverlongLines(t *testing.T) {
+	p := newPipePeer(t, 1024, nil)
+	res := p.callAsync(context.Background(), "m")
+	id := string(p.next(t)["id"])
+	p.send(t,
+		"not json",
+		`{"truncated":`,
+		"[1,2,3]",
+		`{"neither":"request nor response"}`,
+		strings.Repeat("y", 5000), // over the bound: skipped whole
+		`{"id":`+id+`,"result":{"ok":true}}`,
+	)
+	if r := recv(t, res); r.err != nil || r.out["ok"] != true {
+		t.Fatalf("reply after junk = %+v", r)
+	}
+}
+
+func TestConnLongLineWithinBound(t *testing.T) {
+	p := newPipePeer(t, 0, nil)
+	res := p.callAsync(context.Background(), "big")
+	id := string(p.next(t)["id"])
+	big := strings.Repeat("z", 3<<20) // far beyond bufio.Scanner's 64 KiB
+	go io.WriteString(p.out, `{"id":`+id+`,"result":{"big":"`+big+`"}}`+"\n")
+	if r := recv(t, res); r.err != nil || r.out["big"] != big {
+		t.Fatalf("big reply: err=%v len=%d", r.err, len(r.out["big"].(string)))
+	}
+}
+
+func TestConnCancelDiscardsLateReply(t *testing.T) {
+	p := newPipePeer(t, 0, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	res := p.callAsync(ctx, "slow")
+	id := string(p.next(t)["id"])
+	cancel()
+	if r := recv(t, res); !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("cancelled call = %v", r.err)
+	}
+	// The late reply is dropped; the next call still gets its own.
+	res2 := p.callAsync(context.Background(), "next")
+	id2 := string(p.next(t)["id"])
+	p.send(t, `{"id":`+id+`,"result":{"late":true}}`, `{"id":`+id2+`,"result":{"late":false}}`)
+	if r := recv(t, res2); r.err != nil || r.out["late"] != false {
+		t.Fatalf("next = %+v", r)
+	}
+}
+
+func TestConnErrorReplyIsRPCError(t *testing.T) {
+	p := newPipePeer(t, 0, nil)
+	res := p.callAsync(context.Background(), "x")
+	id := string(p.next(t)["id"])
+	p.send(t, `{"id":`+id+`,"error":{"code":-32600,"message":"thread not found: T"}}`)
+	r := recv(t, res)
+	var re *rpcError
+	if !errors.As(r.err, &re) || re.Code != -32600 || re.Message != "thread not found: T" {
+		t.Fatalf("err = %v", r.err)
+	}
+}
+
+func TestConnStreamEndFailsPendingAtOnce(t *testing.T) {
+	p := newPipePeer(t, 0, nil)
+	a := p.callAsync(context.Background(), "a")
+	b := p.callAsync(context.Background(), "b")
+	p.next(t)
+	p.next(t)
+	p.out.Close()
+	for _, ch := range []<-chan callResult{a, b} {
+		if r := recv(t, ch); !errors.Is(r.err, agent.ErrRuntimeUnavailable) {
+			t.Fatalf("pending call = %v", r.err)
+		}
+	}
+	recv(t, p.c.Done())
+	if err := p.c.call(context.Background(), "after", nil, nil); !errors.Is(err, agent.ErrRuntimeUnavailable) {
+		t.Fatalf("call after end = %v", err)
+	}
+}
+
+func TestConnAnswersEveryServerRequest(t *testing.T) {
+	p := newPipePeer(t, 0, func(method string, _ json.RawMessage) (any, *rpcError) {
+		if method == "known" {
+			return map[string]string{"decision": "accept"}, nil
+		}
+		return nil, &rpcError{Code: codeMethodNotFound, Message: "nope"}
+	})
+	p.send(t, `{"id":0,"method":"known","params":{}}`)
+	if m := p.next(t); string(m["id"]) != "0" || string(m["result"]) != `{"decision":"accept"}` {
+		t.Fatalf("answer = %v", m)
+	}
+	p.send(t, `{"id":"str-1","method":"unknown","params":{}}`)
+	if m := p.next(t); string(m["id"]) != `"str-1"` || !strings.Contains(string(m["error"]), "-32601") {
+		t.Fatalf("answer = %v", m)
+	}
+	p.send(t, `{"method":"some/notification","params":{}}`)
+	if got := recv(t, p.note); got != "some/notification" {
+		t.Fatalf("notification = %q", got)
+	}
+}
+
+func TestConnNoHandlerRejectsServerRequests(t *testing.T) {
+	p := newPipePeer(t, 0, nil)
+	p.send(t, `{"id":7,"method":"item/commandExecution/requestApproval","params":{}}`)
+	if m := p.next(t); string(m["id"]) != "7" || !strings.Contains(string(m["error"]), "-32601") {
+		t.Fatalf("answer = %v", m)
+	}
+}
+
+func TestReadLine(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		input string
+		max   int
+		want  []string // "!" marks errLineTooLong
+	}{
+		{"plain", "a\nbb\n", 10, []string{"a\n", "bb\n"}},
+		{"no final newline", "a\nbb", 10, []string{"a\n", "bb"}},
+		{"exactly max", "abcd\nx\n", 4, []string{"abcd\n", "x\n"}},
+		{"over max", "abcde\nx\n", 4, []string{"!", "x\n"}},
+		{"over buffer and max", strings.Repeat("q", 100) + "\nok\n", 50, []string{"!", "ok\n"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			br := bufio.NewReaderSize(strings.NewReader(c.input), 16)
+			var got []string
+			for {
+				line, err := readLine(br, c.max)
+				if errors.Is(err, errLineTooLong) {
+					got = append(got, "!")
+					continue
+				}
+				if len(line) > 0 {
+					got = append(got, string(line))
+				}
+				if err != nil {
+					break
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,110 @@
+package codex
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"tuttid/agent"
+)
+
+func TestBuildThreadParams(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		settings agent.ComposerSettings
+		cwd      string
+		want     string
+	}{
+		{"defaults", agent.ComposerSettings{}, "",
+			`{"approvalPolicy":"on-request","sandbox":"workspace-write","config":{"web_search":"disabled"}}`},
+		{"read-only", agent.ComposerSettings{PermissionModeID: agent.PermissionReadOnly, Model: "gpt-5"}, "/w",
+			`{"model":"gpt-5","cwd":"/w","approvalPolicy":"never","sandbox":"read-only","config":{"web_search":"disabled"}}`},
+		{"workspace-write", agent.ComposerSettings{PermissionModeID: agent.PermissionWorkspaceWrite}, "/w",
+			`{"cwd":"/w","approvalPolicy":"on-request","sandbox":"workspace-write","config":{"web_search":"disabled"}}`},
+		{"full access, effort, browser", agent.ComposerSettings{PermissionModeID: agent.PermissionFullAccess, ReasoningEffort: "xhigh", BrowserUse: true}, "/w",
+			`{"cwd":"/w","approvalPolicy":"never","sandbox":"danger-full-access","config":{"model_reasoning_effort":"xhigh","web_search":"live"}}`},
+		{"plan and computer use stay out", agent.ComposerSettings{PlanMode: true, ComputerUse: true}, "",
+			`{"approvalPolicy":"on-request","sandbox":"workspace-write","config":{"web_search":"disabled"}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := validateSettings(c.settings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(buildThreadParams(s, c.cwd))
+			if string(b) != c.want {
+				t.Fatalf("got  %s\nwant %s", b, c.want)
+			}
+		})
+	}
+}
+
+func TestResumeAndForkShareThreadParams(t *testing.T) {
+	s, _ := validateSettings(agent.ComposerSettings{Model: "m", ReasoningEffort: "low", BrowserUse: true})
+	tp := buildThreadParams(s, "/w")
+	resume, _ := json.Marshal(threadResumeParams{ThreadID: "T", threadParams: tp, ExcludeTurns: true})
+	fork, _ := json.Marshal(threadForkParams{ThreadID: "T", threadParams: tp})
+	forkAt, _ := json.Marshal(threadForkParams{ThreadID: "T", LastTurnID: "U", threadParams: tp})
+	const shared = `"model":"m","cwd":"/w","approvalPolicy":"on-request","sandbox":"workspace-write","config":{"model_reasoning_effort":"low","web_search":"live"}`
+	for got, want := range map[string]string{
+		string(resume): `{"threadId":"T",` + shared + `,"excludeTurns":true}`,
+		string(fork):   `{"threadId":"T",` + shared + `}`,
+		string(forkAt): `{"threadId":"T","lastTurnId":"U",` + shared + `}`,
+	} {
+		if got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+}
+
+func TestValidateSettings(t *testing.T) {
+	for _, c := range []struct {
+		in      agent.ComposerSettings
+		wantErr bool
+	}{
+		{agent.ComposerSettings{}, false},
+		{agent.ComposerSettings{PermissionModeID: "full-access", ReasoningEffort: "none"}, false},
+		{agent.ComposerSettings{PermissionModeID: "danger"}, true},
+		{agent.ComposerSettings{ReasoningEffort: "ultra"}, true},
+	} {
+		_, err := validateSettings(c.in)
+		if (err != nil) != c.wantErr || (err != nil && !errors.Is(err, agent.ErrInvalidSettings)) {
+			t.Errorf("%+v: %v", c.in, err)
+		}
+	}
+}
+
+func TestBuildTurnParams(t *testing.T) {
+	loadedWS := loadedThread{mode: agent.PermissionWorkspaceWrite, model: "thread-model", effort: "medium"}
+	for _, c := range []struct {
+		name     string
+		settings agent.ComposerSettings
+		loaded   loadedThread
+		plan     bool // Config.ExperimentalPlanMode
+		want     string
+	}{
+		{"same mode: no sandbox", agent.ComposerSettings{}, loadedWS, false,
+			`{"threadId":"T","input":[{"type":"text","text":"hi"}],"cwd":"/w","approvalPolicy":"on-request"}`},
+		{"mode changed: sandbox policy", agent.ComposerSettings{PermissionModeID: agent.PermissionReadOnly, Model: "m", ReasoningEffort: "low"}, loadedWS, false,
+			`{"threadId":"T","input":[{"type":"text","text":"hi"}],"cwd":"/w","approvalPolicy":"never","sandboxPolicy":{"networkAccess":false,"type":"readOnly"},"model":"m","effort":"low"}`},
+		{"plan mode ignored without opt-in", agent.ComposerSettings{PlanMode: true}, loadedWS, false,
+			`{"threadId":"T","input":[{"type":"text","text":"hi"}],"cwd":"/w","approvalPolicy":"on-request"}`},
+		{"plan mode", agent.ComposerSettings{PlanMode: true}, loadedWS, true,
+			`{"threadId":"T","input":[{"type":"text","text":"hi"}],"cwd":"/w","approvalPolicy":"on-request","collaborationMode":{"mode":"plan","settings":{"model":"thread-model","reasoning_effort":"medium","developer_instructions":null}}}`},
+		{"default mode resets plan", agent.ComposerSettings{Model: "m"}, loadedThread{mode: agent.PermissionWorkspaceWrite}, true,
+			`{"threadId":"T","input":[{"type":"text","text":"hi"}],"cwd":"/w","approvalPolicy":"on-request","model":"m","collaborationMode":{"mode":"default","settings":{"model":"m","reasoning_effort":null,"developer_instructions":null}}}`},
+		{"no model known: no collaboration mode", agent.ComposerSettings{PlanMode: true}, loadedThread{mode: agent.PermissionWorkspaceWrite}, true,
+			`{"threadId":"T","input":[{"type":"text","text":"hi"}],"cwd":"/w","approvalPolicy":"on-request"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := validateSettings(c.settings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(buildTurnParams("T", "hi", "/w", s, c.loaded, c.plan))
+			if string(b) != c.want {
+				t.Fatalf("got  %s\nwant %s", b, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,231 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"tuttid/agent"
+	"tuttid/codex/codextest"
+	"tuttid/server"
+	"tuttid/store"
+)
+
+// harness is a whole tuttid on a free port, speaking to a real codex
+// app-server that talks to a recording model server.
+type harness struct {
+	t      *testing.T
+	srv    *server.Server
+	url    string
+	model  *codextest.ModelServer
+	dbPath string
+	home   string
+	stop   func()
+}
+
+type harnessOpts struct {
+	runtime agent.Runtime // nil: the real codex app-server
+	dbPath  string
+	model   *codextest.ModelServer
+	home    string
+}
+
+func startServer(t *testing.T, o harnessOpts) *harness {
+	t.Helper()
+	h := &harness{t: t, dbPath: o.dbPath, model: o.model, home: o.home}
+	if h.dbPath == "" {
+		h.dbPath = filepath.Join(t.TempDir(), "tuttid.db")
+	}
+	cfg := server.Config{DSN: store.DSN(h.dbPath), Runtime: o.runtime, Logger: testLogger(t)}
+	if o.runtime == nil {
+		if h.model == nil {
+			h.model = codextest.StartModelServer(t)
+		}
+		if h.home == "" {
+			h.home = codextest.NewCodexHome(t, h.model.URL())
+		}
+		cfg.CodexBin = codextest.Binary(t)
+		cfg.CodexEnv = append(os.Environ(), "CODEX_HOME="+h.home)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		cancel()
+		t.Fatalf("server.New: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	h.srv, h.url = srv, "http://"+ln.Addr().String()
+	stopped := false
+	h.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		if err := srv.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}
+	t.Cleanup(h.stop)
+	return h
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	level := slog.LevelWarn
+	if os.Getenv("TUTTID_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
+}
+
+// gqlError is one GraphQL error as a client sees it.
+type gqlError struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+func (e gqlError) Code() string { s, _ := e.Extensions["code"].(string); return s }
+
+// do posts a GraphQL operation and decodes data into out; it returns the
+// errors the server answered.
+func (h *harness) do(query string, vars map[string]any, out any) []gqlError {
+	h.t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	resp, err := http.Post(h.url+"/query", "application/json", bytes.NewReader(body))
+	if err != nil {
+		h.t.Fatalf("POST /query: %v", err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []gqlError      `json:"errors"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		h.t.Fatalf("decode %s: %v", raw, err)
+	}
+	if out != nil && len(r.Data) > 0 && string(r.Data) != "null" {
+		if err := json.Unmarshal(r.Data, out); err != nil {
+			h.t.Fatalf("decode data %s: %v", r.Data, err)
+		}
+	}
+	return r.Errors
+}
+
+// must is do that fails the test on any error.
+func (h *harness) must(query string, vars map[string]any, out any) {
+	h.t.Helper()
+	if errs := h.do(query, vars, out); len(errs) > 0 {
+		h.t.Fatalf("graphql errors: %+v", errs)
+	}
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func (h *harness) eventually(what string, timeout time.Duration, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (h *harness) createWorkspace(name string) string {
+	h.t.Helper()
+	var out struct{ CreateWorkspace struct{ ID string } }
+	h.must(`mutation($in: CreateWorkspaceInput!) { createWorkspace(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"name": name, "rootPath": h.t.TempDir()}}, &out)
+	return out.CreateWorkspace.ID
+}
+
+type sessionView struct {
+	ID                string
+	Title             string
+	DisplayTitle      string
+	Status            string
+	ProviderSessionID string
+	RuntimeContext    map[string]any
+	Turns             []struct {
+		ID       string
+		Status   string
+		Messages []struct{ ID, Role, Text string }
+	}
+}
+
+const sessionFields = `id title displayTitle status providerSessionId runtimeContext
+  turns { id status messages { id role text } }`
+
+func (h *harness) startSession(ws, title string) sessionView {
+	h.t.Helper()
+	var out struct{ StartSession sessionView }
+	h.must(`mutation($in: StartSessionInput!) { startSession(input: $in) { `+sessionFields+` } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "title": title}}, &out)
+	return out.StartSession
+}
+
+func (h *harness) session(ws, id string) sessionView {
+	h.t.Helper()
+	var out struct{ Session *sessionView }
+	h.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { `+sessionFields+` } }`,
+		map[string]any{"ws": ws, "id": id}, &out)
+	if out.Session == nil {
+		h.t.Fatalf("session %s not found", id)
+	}
+	return *out.Session
+}
+
+// send starts a turn and waits until it completes; it returns the turn id.
+func (h *harness) send(ws, id, text string) string {
+	h.t.Helper()
+	var out struct{ SendMessage struct{ ID, Status string } }
+	h.must(`mutation($in: SendMessageInput!) { sendMessage(input: $in) { id status } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": id, "text": text}}, &out)
+	turnID := out.SendMessage.ID
+	h.waitTurn(ws, id, turnID, "COMPLETED")
+	return turnID
+}
+
+func (h *harness) waitTurn(ws, id, turnID, status string) sessionView {
+	h.t.Helper()
+	var s sessionView
+	h.eventually("turn "+turnID+" "+status, 30*time.Second, func() bool {
+		s = h.session(ws, id)
+		if s.Status == "WORKING" {
+			return false
+		}
+		for _, t := range s.Turns {
+			if t.ID == turnID && t.Status == status {
+				return true
+			}
+		}
+		return false
+	})
+	return s
+}
