@@ -286,8 +286,8 @@ func TestStalledSubscriber(t *testing.T) {
 	}
 	last := got[buffer]
 	var rerr *ResyncError
-	if last.Kind != Resync || last.Seq != buffer+1 || !errors.As(last.Err(), &rerr) || !errors.Is(last.Err(), ErrResyncRequired) {
-		t.Fatalf("last event = %+v (err %v), want Resync at seq %d", last, last.Err(), buffer+1)
+	if last.Kind != Resync || last.Seq != buffer || !errors.As(last.Err(), &rerr) || !errors.Is(last.Err(), ErrResyncRequired) {
+		t.Fatalf("last event = %+v (err %v), want Resync after seq %d", last, last.Err(), buffer)
 	}
 	if rerr.Reason != ReasonDropped || rerr.AfterSeq != buffer || rerr.WorkspaceID != "w" || !strings.Contains(rerr.Error(), "dropped") {
 		t.Errorf("ResyncError = %+v", rerr)
@@ -299,6 +299,12 @@ func TestStalledSubscriber(t *testing.T) {
 		if e.Err() != nil {
 			t.Errorf("ordinary event seq %d has Err %v", e.Seq, e.Err())
 		}
+	}
+
+	// Resuming from the Resync event's seq replays exactly what was missed.
+	resumed := subscribe(t, ctx, b, Filter{WorkspaceID: "w", AfterSeq: &last.Seq})
+	if got := recv(t, resumed, total-buffer); !slices.Equal(seqs(got), span(buffer+1, total)) {
+		t.Errorf("resumed after drop: seqs %v..., want %d..%d", head(seqs(got)), buffer+1, total)
 	}
 }
 

@@ -10,6 +10,8 @@
 //   - Drop: Publish never waits for a subscriber. One that lags more than
 //     Options.Buffer events behind receives a final Resync event (Err is a
 //     *ResyncError with ReasonDropped) and its channel is closed.
+//   - Resume: AfterSeq is the Seq of the last event received, whatever its
+//     Kind (a Resync event carries the seq it stopped after).
 //   - Replay: the last Options.Window events of each workspace are kept. A
 //     subscriber passing Filter.AfterSeq first receives the retained events
 //     after it, then live ones, with no gap and no duplicate; if that is

@@ -24,8 +24,8 @@ const (
 	// Resync is not an ActivityKind and is never published: it is the last
 	// event of a subscription the broker dropped because its reader fell
 	// behind. Event.Err describes it; the client must reload state from
-	// queries (or resubscribe with AfterSeq = Seq-1 while the window still
-	// holds it).
+	// queries, or resubscribe with AfterSeq = Seq while the window still
+	// holds what it missed.
 	Resync Kind = "RESYNC"
 )
 
@@ -37,8 +37,9 @@ const (
 // they point to) afterwards.
 type Event struct {
 	// Seq increases by one per published event of a workspace, starting at
-	// 1; assigned by Publish. For a Resync event it is the first sequence
-	// number the subscriber did not receive.
+	// 1; assigned by Publish. For a Resync event it is the seq of the last
+	// event it follows (the one before the first missed), so resuming with
+	// AfterSeq = Seq of the last event received is right for every kind.
 	Seq            int64
 	Kind           Kind
 	WorkspaceID    string

@@ -80,7 +80,7 @@ func (t *topic) deliver(subs []*subscriber, e Event, dropped []*subscriber) []*s
 		}
 		select { // cannot block: the reserved slot is still free
 		case s.ch <- Event{
-			Seq: e.Seq, Kind: Resync, WorkspaceID: t.id, AgentSessionID: s.session, At: e.At,
+			Seq: e.Seq - 1, Kind: Resync, WorkspaceID: t.id, AgentSessionID: s.session, At: e.At,
 			err: &ResyncError{Reason: ReasonDropped, WorkspaceID: t.id, AfterSeq: e.Seq - 1, Oldest: t.oldest(), Latest: t.last},
 		}:
 		default:

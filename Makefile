@@ -1,0 +1,30 @@
+# tuttid: `make run` starts the server, `make test` runs every test.
+# Both install the pinned Codex app-server into .tools/ first (npm).
+
+CODEX_VERSION := 0.169.0
+CODEX_LOCAL   := $(CURDIR)/.tools/codex/node_modules/.bin/codex
+CODEX_BIN     ?= $(CODEX_LOCAL)
+GO            ?= go
+TEST_FLAGS    ?= -count=1 -timeout 30m
+
+.PHONY: run test tools generate vet bench
+
+run: tools
+	CODEX_BIN=$(CODEX_BIN) $(GO) run . $(ARGS)
+
+test: tools
+	CODEX_BIN=$(CODEX_BIN) $(GO) test $(TEST_FLAGS) ./...
+
+bench: tools
+	CODEX_BIN=$(CODEX_BIN) $(GO) test -run '^$$' -bench . -benchmem ./...
+
+tools: $(CODEX_LOCAL)
+
+$(CODEX_LOCAL):
+	npm install --prefix .tools/codex --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_VERSION)
+
+generate:
+	$(GO) generate ./...
+
+vet:
+	$(GO) vet ./...
