@@ -23,7 +23,17 @@ type Options struct {
 	Window int
 	// Logger receives the drops of slow subscribers (nil = slog.Default()).
 	Logger *slog.Logger
+	// FirstSeq is the first sequence number of every workspace (0 = 1).
+	// Servers pass an epoch (see EpochSeq) so that a client resuming with a
+	// number from before a restart is told to resync instead of silently
+	// missing the events it never saw.
+	FirstSeq int64
 }
+
+// EpochSeq is a FirstSeq that grows with wall time: 1024 numbers per
+// millisecond, far above any real event rate, and below 2^53 (the largest
+// integer a JavaScript client reads exactly) until the year 2248.
+func EpochSeq(now time.Time) int64 { return now.UnixMilli() << 10 }
 
 // Broker fans out published events to the subscribers of their workspace.
 // Publish never blocks on subscribers and is safe from many goroutines;
@@ -36,6 +46,7 @@ type Options struct {
 // forwarded as an ActivityKind but reported to the client as its Err().
 type Broker struct {
 	buffer, window int
+	base           int64 // FirstSeq - 1
 	log            *slog.Logger
 
 	mu     sync.RWMutex
@@ -54,6 +65,9 @@ func New(opts Options) *Broker {
 	}
 	if b.log == nil {
 		b.log = slog.Default()
+	}
+	if opts.FirstSeq > 0 {
+		b.base = opts.FirstSeq - 1
 	}
 	return b
 }
@@ -148,7 +162,7 @@ func (b *Broker) lookup(ws string) *topic {
 		return nil
 	}
 	if t = b.topics[ws]; t == nil {
-		t = &topic{id: ws, window: b.window, bySession: map[string][]*subscriber{}}
+		t = &topic{id: ws, window: b.window, base: b.base, last: b.base, bySession: map[string][]*subscriber{}}
 		b.topics[ws] = t
 	}
 	return t
@@ -159,7 +173,7 @@ func (b *Broker) lookup(ws string) *topic {
 // are kept: their sequence must keep increasing. Runs under t.mu (lock
 // order: topic, then broker).
 func (b *Broker) reap(t *topic) {
-	if t.last != 0 || len(t.all) != 0 || len(t.bySession) != 0 || t.dead || t.closed {
+	if t.last != t.base || len(t.all) != 0 || len(t.bySession) != 0 || t.dead || t.closed {
 		return
 	}
 	t.dead = true

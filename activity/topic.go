@@ -11,8 +11,12 @@ type topic struct {
 	id     string
 	window int
 
+	// base is the seq before this topic's first event: the broker's epoch,
+	// so that numbers from an earlier process are never mistaken for ours.
+	base int64
+
 	mu        sync.Mutex
-	last      int64   // seq of the latest published event; 0 = none yet
+	last      int64   // seq of the latest published event; base = none yet
 	ring      []Event // replay window, see store
 	all       []*subscriber
 	bySession map[string][]*subscriber
@@ -28,14 +32,14 @@ type subscriber struct {
 }
 
 // store keeps e (whose Seq is t.last) in the window. The ring grows up to
-// the window size and then wraps, so seq s always sits at (s-1) % window.
+// the window size and then wraps, so seq s always sits at (s-base-1) % window.
 func (t *topic) store(e Event) {
 	switch {
 	case t.window <= 0:
 	case len(t.ring) < t.window:
 		t.ring = append(t.ring, e)
 	default:
-		t.ring[(e.Seq-1)%int64(t.window)] = e
+		t.ring[(e.Seq-t.base-1)%int64(t.window)] = e
 	}
 }
 
@@ -59,7 +63,7 @@ func (t *topic) replay(after int64, session string) ([]Event, error) {
 	}
 	var out []Event
 	for seq := after + 1; seq <= t.last; seq++ {
-		e := t.ring[(seq-1)%int64(t.window)]
+		e := t.ring[(seq-t.base-1)%int64(t.window)]
 		if session == "" || e.AgentSessionID == session {
 			out = append(out, e)
 		}

@@ -85,7 +85,7 @@ type conn struct {
 	closeErr error // set once the stream ended; every call fails with it
 	done     chan struct{}
 
-	reqs sync.WaitGroup // server-request goroutines
+	reqs sync.WaitGroup // server-request goroutines; Add only on the reader
 }
 
 func newConn(r io.Reader, w io.Writer, maxLine int, log *slog.Logger, h connHandlers) *conn {
@@ -218,9 +218,15 @@ func (c *conn) shutdown(err error) {
 	for _, ch := range pending {
 		ch <- rpcResult{err: err}
 	}
-	c.reqs.Wait()
+	// Server-request goroutines are not waited for here: one may be stuck
+	// writing to a wedged child, and the supervisor must see done to kill
+	// it. The owner waits for them with waitRequests once the pipes close.
 	close(c.done)
 }
+
+// waitRequests waits for the goroutines answering server requests; call it
+// after Done, once writes can no longer block (the write side is closed).
+func (c *conn) waitRequests() { c.reqs.Wait() }
 
 func (c *conn) dispatch(line []byte) {
 	line = bytes.TrimSpace(line)

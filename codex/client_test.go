@@ -34,6 +34,7 @@ func newPipePeer(t *testing.T, maxLine int, request func(string, json.RawMessage
 		sw.Close()
 		sr.Close()
 		<-p.c.Done()
+		p.c.waitRequests()
 	})
 	return p
 }

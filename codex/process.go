@@ -105,6 +105,7 @@ func (p *process) reap(stdoutR, stderrR *os.File, stderrDone <-chan struct{}) {
 	}
 	closeAll(stdoutR, stderrR, p.stdin)
 	<-p.conn.Done()
+	p.conn.waitRequests() // their writes fail now that stdin is closed
 	<-stderrDone
 	close(p.exited)
 }

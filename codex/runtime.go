@@ -222,7 +222,11 @@ func (r *Runtime) setDown(p *process, err error) {
 // The dead process's own notifications are all queued already (the reader
 // finished before its conn was done), so these come after them.
 func (r *Runtime) crashed(p *process) {
-	reason := fmt.Sprintf("codex app-server exited unexpectedly (%v; %v)", p.waitErr, p.conn.Err())
+	exit := "exit status 0"
+	if p.waitErr != nil {
+		exit = p.waitErr.Error()
+	}
+	reason := fmt.Sprintf("codex app-server exited unexpectedly (%s)", exit)
 	r.log.Error("codex app-server died", "gen", p.gen, "exit", p.waitErr, "stream", p.conn.Err())
 	r.setDown(p, fmt.Errorf("%w: %s; restarting", agent.ErrRuntimeUnavailable, reason))
 

@@ -237,16 +237,13 @@ func TestFakeCrashMidTurnFailsTurnRestartsAndResumes(t *testing.T) {
 func TestFakeTurnStartThreadNotFoundResumesAndRetries(t *testing.T) {
 	g := startFake(t, "normal")
 	sess := g.start(t, defaultSettings)
-	// Restart the app-server under a runtime that believes the thread is
-	// loaded: what a tuttid restart looks like from Codex's side is
-	// covered by the crash test; here the runtime's bookkeeping is stale.
-	g.rt.mu.Lock()
-	g.rt.threads[sess.ProviderSessionID].loadedGen = g.rt.proc.gen
-	g.rt.mu.Unlock()
+	// Restart the app-server, then make the runtime believe the new process
+	// has the thread loaded: Codex answers turn/start with "thread not
+	// found", and the runtime must resume and retry once.
 	killCurrent(t, g.rt)
 	g.ev.Wait(t, wait, "restart", func(e agent.Event) bool { return e.Kind == agent.EventRuntimeRestarted })
 	g.rt.mu.Lock()
-	g.rt.threads[sess.ProviderSessionID].loadedGen = g.rt.proc.gen // stale: gen 2 never loaded it
+	g.rt.threads[sess.ProviderSessionID].loadedGen = g.rt.proc.gen // wrong: gen 2 never loaded it
 	g.rt.mu.Unlock()
 
 	_, done := g.turn(t, sess.ProviderSessionID, "retry", defaultSettings)

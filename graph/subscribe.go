@@ -18,7 +18,7 @@ func subscribe(ctx context.Context, b *activity.Broker, sessions *session.Servic
 	}
 	in, err := b.Subscribe(ctx, activity.Filter{WorkspaceID: workspaceID, AgentSessionID: deref(agentSessionID), AfterSeq: afterSeq})
 	if errors.Is(err, activity.ErrResyncRequired) {
-		return nil, apperr.Wrap(err, apperr.ResyncRequired, "events after %d are no longer available; reload with queries and subscribe without afterSeq", deref(afterSeq))
+		return nil, apperr.Wrap(err, apperr.ResyncRequired, "cannot resume after event %d (%v); reload with queries and subscribe without afterSeq", deref(afterSeq), err)
 	}
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.Internal, "could not subscribe")

@@ -245,7 +245,9 @@ func TestRESTForkOnRealCodex(t *testing.T) {
 			if tc.status == 0 {
 				return // setup step
 			}
-			var e struct{ Error struct{ Code, Message string } }
+			var e struct {
+				Error struct{ Code, Message string }
+			}
 			_ = json.Unmarshal(raw, &e)
 			if status != tc.status || e.Error.Code != tc.code || e.Error.Message == "" {
 				t.Errorf("status %d body %s; want %d %s", status, raw, tc.status, tc.code)
