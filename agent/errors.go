@@ -20,7 +20,7 @@ type ProviderError struct {
 	Method  string
 	Code    int
 	Message string
-	Kind    error // a sentinel above, or nil
+	Kind    error // a sentinel above, a provider-specific one, or nil
 }
 
 func (e *ProviderError) Error() string {

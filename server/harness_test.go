@@ -36,6 +36,8 @@ type harnessOpts struct {
 	dbPath  string
 	model   *codextest.ModelServer
 	home    string
+	// codexBin replaces the real binary (a missing one tests unavailability).
+	codexBin string
 }
 
 func startServer(t *testing.T, o harnessOpts) *harness {
@@ -52,7 +54,10 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 		if h.home == "" {
 			h.home = codextest.NewCodexHome(t, h.model.URL())
 		}
-		cfg.CodexBin = codextest.Binary(t)
+		cfg.CodexBin = o.codexBin
+		if cfg.CodexBin == "" {
+			cfg.CodexBin = codextest.Binary(t)
+		}
 		cfg.CodexEnv = append(os.Environ(), "CODEX_HOME="+h.home)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
