@@ -27,12 +27,16 @@ func (h *harness) seedSession(ws, provider, thread string) string {
 	return a.ID
 }
 
-func forkPath(ws, id string) string { return "/v1/workspaces/" + ws + "/agent-sessions/" + id + "/fork" }
+func forkPath(ws, id string) string {
+	return "/v1/workspaces/" + ws + "/agent-sessions/" + id + "/fork"
+}
 
 func (h *harness) postError(path string, body any) (int, string) {
 	h.t.Helper()
 	status, raw := h.post(path, body)
-	var e struct{ Error struct{ Code, Message string } }
+	var e struct {
+		Error struct{ Code, Message string }
+	}
 	if err := json.Unmarshal(raw, &e); err != nil || e.Error.Message == "" {
 		h.t.Errorf("error body %s is not {error:{code,message}}", raw)
 	}
