@@ -124,3 +124,26 @@ func TestDeleteSession(t *testing.T) {
 	// The child keeps working on its own thread.
 	h.send(ws, child.ID, "still here")
 }
+
+// TestRestartClosesTurnsLeftRunning: a turn that was running when tuttid
+// stopped died with its Codex child; at the next start it is FAILED and the
+// session READY, so it can be continued and forked.
+func TestRestartClosesTurnsLeftRunning(t *testing.T) {
+	first := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	ws := first.createWorkspace("demo")
+	id := first.seedSession(ws, "codex", "thread-1")
+	ctx := t.Context()
+	if err := first.srv.Store.Client.AgentSession.UpdateOneID(id).SetStatus("WORKING").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.srv.Store.Client.Turn.Create().SetTurnID("t1").SetAgentSessionID(id).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first.stop()
+
+	second := startServer(t, harnessOpts{runtime: idleRuntime{}, dbPath: first.dbPath})
+	got := second.session(ws, id)
+	if got.Status != "READY" || len(got.Turns) != 1 || got.Turns[0].Status != "FAILED" {
+		t.Errorf("after restart: status %s turns %+v", got.Status, got.Turns)
+	}
+}

@@ -92,6 +92,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Logger: log})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Publisher: s.Broker, Logger: log})
 
+	if err := s.Sessions.Reconcile(ctx); err != nil {
+		s.closeRT()
+		st.Close()
+		return nil, err
+	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop = stop
 	s.wg.Add(1)
