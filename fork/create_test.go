@@ -104,8 +104,12 @@ func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T
 	var wantMsgs []msgView
 	for _, pt := range providerTurns {
 		for _, m := range pt.Messages {
+			content := string(m.Content)
+			if content == "" {
+				content = "{}"
+			}
 			wantMsgs = append(wantMsgs, msgView{ID: m.ID, TurnID: pt.ID, Role: m.Role, Kind: m.Kind, Text: m.Text,
-				Status: m.Status, Version: int64(len(wantMsgs) + 1)})
+				Content: content, Status: m.Status, Version: int64(len(wantMsgs) + 1)})
 		}
 	}
 	if gotMsgs := viewMessages(e.messages(child.ID)); !slices.Equal(gotMsgs, wantMsgs) {
@@ -274,3 +278,26 @@ func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
 
 // fmtTitles is for messages listing titles.
 func fmtTitles(ts []string) string { return fmt.Sprintf("%q", ts) }
+
+func TestForkResultEntitiesAreUsableAfterCommit(t *testing.T) {
+	e := newEnv(t)
+	e.seed(defaultParent())
+	res := e.mustFork(input("req-usable"))
+	n, err := res.Session.QueryMessages().Count(e.ctx)
+	if err != nil {
+		t.Fatalf("child.QueryMessages: %v", err)
+	}
+	if n != 5 {
+		t.Errorf("child messages = %d, want 5", n)
+	}
+	parent, err := res.Fork.QueryParent().Only(e.ctx)
+	if err != nil {
+		t.Fatalf("fork.QueryParent: %v", err)
+	}
+	if parent.ID != parentID {
+		t.Errorf("lineage parent = %q, want %q", parent.ID, parentID)
+	}
+	if _, err := res.Session.Update().SetTitle("Renamed").Save(e.ctx); err != nil {
+		t.Errorf("child.Update: %v", err)
+	}
+}

@@ -34,6 +34,9 @@ type fakeRuntime struct {
 	// call's context ends).
 	release chan struct{}
 
+	// beforeReturn, when set, runs as Fork returns its answer.
+	beforeReturn func()
+
 	// forkedAt is the lineage time the default answer reports.
 	forkedAt time.Time
 
@@ -81,8 +84,11 @@ func (f *fakeRuntime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agen
 		s = &f.script[0]
 		f.script = f.script[1:]
 	}
-	entered, release := f.entered, f.release
+	entered, release, beforeReturn := f.entered, f.release, f.beforeReturn
 	f.mu.Unlock()
+	if beforeReturn != nil {
+		defer beforeReturn()
+	}
 
 	if entered != nil {
 		entered <- n

@@ -7,17 +7,19 @@ import (
 )
 
 // fingerprint identifies a request's parameters, so that a replay with the
-// same requestId can be told apart from a reuse with different ones.
+// same requestId can be told apart from a reuse with different ones. It
+// hashes normalized values: visible left out means true.
 func (in Input) fingerprint() string {
+	visible := in.Visible == nil || *in.Visible
 	v := struct {
 		Workspace, Source, Target, LastTurn string
 		Title                               *string
-		Visible                             *bool
+		Visible                             bool
 		Model, Effort, Permission           *string
 		Plan, Browser, Computer             *bool
 	}{
 		in.WorkspaceID, in.SourceAgentSessionID, in.TargetAgentSessionID, in.LastTurnID,
-		in.Title, in.Visible,
+		in.Title, visible,
 		in.Settings.Model, in.Settings.ReasoningEffort, in.Settings.PermissionModeID,
 		in.Settings.PlanMode, in.Settings.BrowserUse, in.Settings.ComputerUse,
 	}

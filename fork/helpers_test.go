@@ -262,14 +262,15 @@ func (e *env) lineage(childID string) *ent.SessionFork {
 
 // msgView is a message without its row id and timestamps.
 type msgView struct {
-	ID, TurnID, Role, Kind, Text, Status string
-	Version                              int64
+	ID, TurnID, Role, Kind, Text, Content, Status string
+	Version                                       int64
 }
 
 func viewMessages(ms []*ent.Message) []msgView {
 	out := make([]msgView, len(ms))
 	for i, m := range ms {
-		out[i] = msgView{ID: m.MessageID, TurnID: m.TurnID, Role: m.Role, Kind: m.Kind, Text: m.Text, Status: m.Status, Version: m.Version}
+		out[i] = msgView{ID: m.MessageID, TurnID: m.TurnID, Role: m.Role, Kind: m.Kind, Text: m.Text,
+			Content: string(m.Content), Status: m.Status, Version: m.Version}
 	}
 	return out
 }

@@ -95,7 +95,9 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	if err != nil {
 		return nil, nil, err
 	}
-	return child, row, nil
+	// Detach the entities from the committed transaction, so that callers
+	// (and subscribers of the published events) can query and update them.
+	return child.Unwrap(), row.Unwrap(), nil
 }
 
 // history is the child's history: the provider's turns when it returned

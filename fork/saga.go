@@ -46,10 +46,11 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, err
 	}
 	// 8. The child's title.
-	title, err := s.title(ctx, parent, in.Title)
+	title, releaseTitle, err := s.title(ctx, parent, in.Title)
 	if err != nil {
 		return nil, err
 	}
+	defer releaseTitle()
 	// 9. Effective settings and cwd.
 	settings, err := in.Settings.Apply(parent.Settings)
 	if err != nil {
@@ -70,7 +71,11 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, apperr.New(apperr.ForkProviderFailed, "the provider's fork returned no thread id")
 	}
 
-	// 11-13. Child session, lineage and history in one transaction.
+	// 11-13. Child session, lineage and history in one transaction. The
+	// provider thread exists now: the caller going away (a client that
+	// disconnects) must not make it an orphan, so the rest runs to its end
+	// and a retry with the same requestId replays it.
+	ctx = context.WithoutCancel(ctx)
 	child, row, err := s.persist(ctx, persistInput{
 		in: in, fingerprint: fingerprint, parent: parent, childID: childID, title: title,
 		settings: settings, visible: visible, rf: rf,
@@ -135,6 +140,10 @@ func normalize(in Input) (Input, error) {
 		if t == "" {
 			in.Title = nil
 		}
+	}
+	if in.Settings.Model != nil {
+		m := strings.TrimSpace(*in.Settings.Model)
+		in.Settings.Model = &m
 	}
 	if _, err := in.Settings.Apply(agent.ComposerSettings{}); err != nil {
 		return in, err

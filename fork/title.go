@@ -18,29 +18,41 @@ const maxTitleTries = 100000
 // <parent title>(fork<num>), num starting after the parent's direct forks
 // and raised until no session of the workspace has the title. An untitled
 // parent contributes its display fallback.
-func (s *Service) title(ctx context.Context, parent *ent.AgentSession, explicit *string) (string, error) {
+//
+// A generated title is only known to be free until the child is stored, and
+// forks of different parents with one base title (two sessions named alike,
+// or two untitled ones) would pick the same one: the returned release holds
+// the base title of the workspace until then, and must be called once the
+// fork has ended. (Two bases never generate the same title.)
+func (s *Service) title(ctx context.Context, parent *ent.AgentSession, explicit *string) (title string, release func(), err error) {
 	if explicit != nil {
-		return *explicit, nil
+		return *explicit, func() {}, nil
 	}
 	base, err := s.sessions.DisplayTitle(ctx, parent)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	unlock := s.sessions.Lock("fork-title\x00" + parent.WorkspaceID + "\x00" + base)
+	defer func() {
+		if err != nil {
+			unlock()
+		}
+	}()
 	forks, err := s.store.Client.SessionFork.Query().
 		Where(sessionfork.WorkspaceID(parent.WorkspaceID), sessionfork.ParentAgentSessionID(parent.ID)).Count(ctx)
 	if err != nil {
-		return "", storageErr(err, "count the parent's forks")
+		return "", nil, storageErr(err, "count the parent's forks")
 	}
 	for num := forks + 1; num <= forks+maxTitleTries; num++ {
 		t := fmt.Sprintf("%s(fork%d)", base, num)
 		taken, err := s.store.Client.AgentSession.Query().
 			Where(agentsession.WorkspaceID(parent.WorkspaceID), agentsession.Title(t)).Exist(ctx)
 		if err != nil {
-			return "", storageErr(err, "check the title")
+			return "", nil, storageErr(err, "check the title")
 		}
 		if !taken {
-			return t, nil
+			return t, unlock, nil
 		}
 	}
-	return "", apperr.New(apperr.InvalidInput, "no free fork title for %q; pass a title", base)
+	return "", nil, apperr.New(apperr.InvalidInput, "no free fork title for %q; pass a title", base)
 }

@@ -152,6 +152,8 @@ func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.Runti
 	if err != nil {
 		return err
 	}
+	// Detach from the committed transaction: subscribers may query through it.
+	saved = saved.Unwrap()
 	kind := activity.MessageUpdated
 	if added {
 		kind = activity.MessageAdded

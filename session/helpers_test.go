@@ -1,0 +1,106 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"tuttid/agent"
+	"tuttid/ent"
+	"tuttid/store"
+)
+
+// testEnv is a Service over a real database file, with no runtime (the
+// read paths and the message store do not need one).
+type testEnv struct {
+	st  *store.Store
+	svc *Service
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "tuttid.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &testEnv{st: st, svc: New(Config{Store: st})}
+}
+
+func (e *testEnv) workspace(t *testing.T, id string) {
+	t.Helper()
+	if err := e.st.Client.Workspace.Create().SetID(id).SetName(id).SetRootPath("/tmp/" + id).
+		Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *testEnv) session(t *testing.T, ws, id string) *ent.AgentSession {
+	t.Helper()
+	a, err := e.st.Client.AgentSession.Create().SetID(id).SetWorkspaceID(ws).
+		SetProvider(agent.ProviderCodex).SetSettings(agent.ComposerSettings{}).
+		Save(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// history stores n messages m1..mn (user and assistant in turn) as one
+// history with InsertHistory.
+func (e *testEnv) history(t *testing.T, a *ent.AgentSession, prefix string, n int) []*ent.Message {
+	t.Helper()
+	msgs := make([]agent.RuntimeMessage, n)
+	for i := range msgs {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs[i] = agent.RuntimeMessage{
+			ID: fmt.Sprintf("%s%d", prefix, i+1), TurnID: fmt.Sprintf("turn%d", i/2+1),
+			Role: role, Kind: "item", Text: fmt.Sprintf("text %d", i+1), Status: "completed",
+		}
+	}
+	return e.insert(t, a, msgs...)
+}
+
+func (e *testEnv) insert(t *testing.T, a *ent.AgentSession, msgs ...agent.RuntimeMessage) []*ent.Message {
+	t.Helper()
+	var saved []*ent.Message
+	err := e.st.WithTx(context.Background(), func(tx *ent.Tx) error {
+		var err error
+		saved, err = InsertHistory(context.Background(), tx, a, msgs, time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatalf("InsertHistory: %v", err)
+	}
+	return saved
+}
+
+// upsert stores one provider item the way ingestion does.
+func (e *testEnv) upsert(t *testing.T, a *ent.AgentSession, m agent.RuntimeMessage) (*ent.Message, bool) {
+	t.Helper()
+	var saved *ent.Message
+	var added bool
+	err := e.st.WithTx(context.Background(), func(tx *ent.Tx) error {
+		var err error
+		saved, added, err = upsertMessage(context.Background(), tx, a, m, time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatalf("upsertMessage(%s): %v", m.ID, err)
+	}
+	return saved, added
+}
+
+func (e *testEnv) settings() agent.ComposerSettings { return agent.ComposerSettings{} }
+
+func msg(id, role, text string) agent.RuntimeMessage {
+	return agent.RuntimeMessage{ID: id, Role: role, Kind: "item", Text: text, Status: "completed"}
+}
+
+func intp(v int) *int       { return &v }
+func strp(v string) *string { return &v }
