@@ -1,12 +1,20 @@
 // Package lineage answers fork-lineage questions (parent, children,
 // ancestors, the whole tree) from the workspace_agent_session_forks table,
 // each in a constant number of SQL queries whatever the tree's size.
+//
+// The recursive walks are SQL CTEs used as subqueries of ordinary ent
+// queries, so every statement goes through the ent client's
+// dialect.Driver (and so through any driver wrapper: debug logging,
+// tracing, query counting) and no list of ids is ever bound as parameters.
 package lineage
 
 import (
+	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
+	"slices"
+
+	"entgo.io/ent/dialect/sql"
 
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
@@ -20,87 +28,145 @@ type Node struct {
 	Depth    int    // the root has depth 0
 }
 
-// maxDepth bounds the recursive queries so that a corrupt (cyclic) table
-// cannot make them run forever.
-const maxDepth = 10000
-
-// ancestorsSQL walks from a session up to its root; depth 1 is the parent.
-const ancestorsSQL = `
-WITH RECURSIVE up(id, depth) AS (
-  SELECT parent_agent_session_id, 1 FROM workspace_agent_session_forks
-   WHERE workspace_id = ? AND child_agent_session_id = ?
-  UNION ALL
-  SELECT f.parent_agent_session_id, up.depth + 1
+// upCTE names (as up(id)) a session and all its ancestors. Its arguments
+// are the session id and the workspace id. UNION (not UNION ALL) keeps each
+// id once, so the walk ends even on a corrupt, cyclic table.
+const upCTE = `up(id) AS (
+  SELECT ?
+  UNION
+  SELECT f.parent_agent_session_id
     FROM workspace_agent_session_forks f JOIN up ON f.child_agent_session_id = up.id
-   WHERE f.workspace_id = ? AND up.depth < ?
-)
-SELECT id, depth FROM up ORDER BY depth DESC`
+   WHERE f.workspace_id = ?
+)`
 
-// treeSQL walks down from a root; path orders the rows depth-first with
-// siblings oldest first.
-const treeSQL = `
-WITH RECURSIVE down(id, parent, depth, path) AS (
-  SELECT ?, '', 0, ''
-  UNION ALL
-  SELECT f.child_agent_session_id, f.parent_agent_session_id, down.depth + 1,
-         down.path || '/' || printf('%020d', f.forked_at_unix_ms) || f.child_agent_session_id
+// chainSQL selects a session and its ancestors.
+const chainSQL = `WITH RECURSIVE ` + upCTE + ` SELECT id FROM up`
+
+// treeSQL selects every session of the tree a session belongs to: its
+// ancestors, then everything below any of them (which is everything below
+// the root). Its arguments are the session id and the workspace id twice.
+const treeSQL = `WITH RECURSIVE ` + upCTE + `,
+down(id) AS (
+  SELECT id FROM up
+  UNION
+  SELECT f.child_agent_session_id
     FROM workspace_agent_session_forks f JOIN down ON f.parent_agent_session_id = down.id
-   WHERE f.workspace_id = ? AND down.depth < ?
+   WHERE f.workspace_id = ?
 )
-SELECT id, parent, depth FROM down ORDER BY path`
+SELECT id FROM down`
+
+// in is the predicate "column IN (subquery)".
+func in(column, subquery string, args ...any) func(*sql.Selector) {
+	return func(s *sql.Selector) {
+		s.Where(sql.ExprP(s.C(column)+" IN ("+subquery+")", args...))
+	}
+}
 
 // Ancestors returns a session's ancestors, root first and parent last.
 func Ancestors(ctx context.Context, c *ent.Client, workspaceID, sessionID string) ([]*ent.AgentSession, error) {
-	ids, err := ancestorIDs(ctx, c, workspaceID, sessionID)
+	forks, err := c.SessionFork.Query().
+		Where(sessionfork.WorkspaceID(workspaceID),
+			in(sessionfork.FieldChildAgentSessionID, chainSQL, sessionID, workspaceID)).
+		All(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("query ancestors: %w", err)
 	}
-	return loadInOrder(ctx, c, ids)
+	parentOf := make(map[string]string, len(forks))
+	for _, f := range forks {
+		parentOf[f.ChildAgentSessionID] = f.ParentAgentSessionID
+	}
+	// Walk up from the session; seen stops a corrupt cycle.
+	var ids []string
+	seen := map[string]bool{sessionID: true}
+	for id, ok := parentOf[sessionID]; ok && !seen[id]; id, ok = parentOf[id] {
+		seen[id] = true
+		ids = append(ids, id)
+	}
+	slices.Reverse(ids)
+	if len(ids) == 0 {
+		return []*ent.AgentSession{}, nil
+	}
+	sessions, err := c.AgentSession.Query().
+		Where(in(agentsession.FieldID, chainSQL, sessionID, workspaceID)).
+		All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load ancestors: %w", err)
+	}
+	return inOrder(sessions, ids), nil
 }
 
 // Tree returns the whole fork tree a session belongs to, from its root,
-// depth-first with siblings oldest first.
+// depth-first with siblings oldest first (the order of Children).
 func Tree(ctx context.Context, c *ent.Client, workspaceID, sessionID string) ([]Node, error) {
-	ids, err := ancestorIDs(ctx, c, workspaceID, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	root := sessionID
-	if len(ids) > 0 {
-		root = ids[0]
-	}
-	rows, err := c.QueryContext(ctx, treeSQL, root, workspaceID, maxDepth)
+	forks, err := c.SessionFork.Query().
+		Where(sessionfork.WorkspaceID(workspaceID),
+			in(sessionfork.FieldChildAgentSessionID, treeSQL, sessionID, workspaceID, workspaceID)).
+		All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("query fork tree: %w", err)
 	}
-	defer rows.Close()
-	var order []string
-	parents := map[string]string{}
-	depths := map[string]int{}
-	for rows.Next() {
-		var id, parent string
-		var depth int
-		if err := rows.Scan(&id, &parent, &depth); err != nil {
-			return nil, fmt.Errorf("scan fork tree: %w", err)
-		}
-		if _, seen := depths[id]; seen {
+	sessions, err := c.AgentSession.Query().
+		Where(in(agentsession.FieldID, treeSQL, sessionID, workspaceID, workspaceID)).
+		All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load fork tree: %w", err)
+	}
+	byID := make(map[string]*ent.AgentSession, len(sessions))
+	for _, s := range sessions {
+		byID[s.ID] = s
+	}
+
+	parentOf := make(map[string]string, len(forks))
+	children := make(map[string][]*ent.SessionFork)
+	for _, f := range forks {
+		parentOf[f.ChildAgentSessionID] = f.ParentAgentSessionID
+		children[f.ParentAgentSessionID] = append(children[f.ParentAgentSessionID], f)
+	}
+	for _, list := range children {
+		slices.SortFunc(list, olderFirst)
+	}
+	// The root is where the walk up from the session ends (on a corrupt
+	// cycle: the last session before it repeats).
+	root := sessionID
+	seen := map[string]bool{root: true}
+	for p, ok := parentOf[root]; ok && !seen[p]; p, ok = parentOf[p] {
+		seen[p] = true
+		root = p
+	}
+
+	// Depth-first, pre-order, without recursion: the stack holds the
+	// nodes still to visit, the next one on top.
+	nodes := make([]Node, 0, len(sessions))
+	visited := map[string]bool{}
+	stack := []Node{{ParentID: "", Depth: 0, Session: &ent.AgentSession{ID: root}}}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		id := n.Session.ID
+		if visited[id] {
 			continue
 		}
-		order = append(order, id)
-		parents[id], depths[id] = parent, depth
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read fork tree: %w", err)
-	}
-	sessions, err := loadInOrder(ctx, c, order)
-	if err != nil {
-		return nil, err
-	}
-	nodes := make([]Node, 0, len(sessions))
-	for _, s := range sessions {
-		nodes = append(nodes, Node{Session: s, ParentID: parents[s.ID], Depth: depths[s.ID]})
+		visited[id] = true
+		if s, ok := byID[id]; ok {
+			n.Session = s
+			nodes = append(nodes, n)
+		}
+		kids := children[id]
+		for i := len(kids) - 1; i >= 0; i-- {
+			stack = append(stack, Node{
+				Session:  &ent.AgentSession{ID: kids[i].ChildAgentSessionID},
+				ParentID: id,
+				Depth:    n.Depth + 1,
+			})
+		}
 	}
 	return nodes, nil
+}
+
+// olderFirst orders lineage rows by fork time, then by the order they were
+// recorded in.
+func olderFirst(a, b *ent.SessionFork) int {
+	return cmp.Or(cmp.Compare(a.ForkedAtUnixMs, b.ForkedAtUnixMs), cmp.Compare(a.ID, b.ID))
 }
 
 // Children returns a session's direct forks, oldest first.
@@ -115,51 +181,17 @@ func Children(ctx context.Context, c *ent.Client, workspaceID, sessionID string)
 	}
 	out := make([]*ent.AgentSession, 0, len(forks))
 	for _, f := range forks {
-		out = append(out, f.Edges.Child)
+		if f.Edges.Child != nil {
+			out = append(out, f.Edges.Child)
+		}
 	}
 	return out, nil
 }
 
-func ancestorIDs(ctx context.Context, c *ent.Client, workspaceID, sessionID string) ([]string, error) {
-	rows, err := c.QueryContext(ctx, ancestorsSQL, workspaceID, sessionID, workspaceID, maxDepth)
-	if err != nil {
-		return nil, fmt.Errorf("query ancestors: %w", err)
-	}
-	return scanIDs(rows)
-}
-
-func scanIDs(rows *sql.Rows) ([]string, error) {
-	defer rows.Close()
-	var ids []string
-	seen := map[string]bool{}
-	for rows.Next() {
-		var id string
-		var depth int
-		if err := rows.Scan(&id, &depth); err != nil {
-			return nil, fmt.Errorf("scan ancestors: %w", err)
-		}
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read ancestors: %w", err)
-	}
-	return ids, nil
-}
-
-// loadInOrder loads sessions by id in one query, keeping the ids' order.
-func loadInOrder(ctx context.Context, c *ent.Client, ids []string) ([]*ent.AgentSession, error) {
-	if len(ids) == 0 {
-		return []*ent.AgentSession{}, nil
-	}
-	list, err := c.AgentSession.Query().Where(agentsession.IDIn(ids...)).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load sessions: %w", err)
-	}
-	byID := make(map[string]*ent.AgentSession, len(list))
-	for _, s := range list {
+// inOrder returns the sessions with the given ids, in the ids' order.
+func inOrder(sessions []*ent.AgentSession, ids []string) []*ent.AgentSession {
+	byID := make(map[string]*ent.AgentSession, len(sessions))
+	for _, s := range sessions {
 		byID[s.ID] = s
 	}
 	out := make([]*ent.AgentSession, 0, len(ids))
@@ -168,7 +200,7 @@ func loadInOrder(ctx context.Context, c *ent.Client, ids []string) ([]*ent.Agent
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // ForkedFrom returns the lineage row where a session is the child, or nil

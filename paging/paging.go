@@ -29,6 +29,9 @@ type Window struct {
 	Backward bool
 	After    *int64
 	Before   *int64
+	// AfterID and BeforeID break ties between rows with equal keys, for
+	// cursors made by KeyedCursor.
+	AfterID, BeforeID string
 }
 
 // Check validates args for a connection whose cursors carry int64 keys
@@ -51,12 +54,12 @@ func (a Args) Check(kind string) (Window, error) {
 	}
 	var err error
 	if a.After != nil {
-		if w.After, err = decode(kind, *a.After); err != nil {
+		if w.After, w.AfterID, err = decode(kind, *a.After); err != nil {
 			return w, err
 		}
 	}
 	if a.Before != nil {
-		if w.Before, err = decode(kind, *a.Before); err != nil {
+		if w.Before, w.BeforeID, err = decode(kind, *a.Before); err != nil {
 			return w, err
 		}
 	}
@@ -68,14 +71,20 @@ func Cursor(kind string, key int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(key, 10)))
 }
 
-func decode(kind, cursor string) (*int64, error) {
+// KeyedCursor encodes key and a tie-breaking id as an opaque cursor.
+func KeyedCursor(kind string, key int64, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(key, 10) + ":" + id))
+}
+
+func decode(kind, cursor string) (*int64, string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err == nil {
-		if k, v, ok := strings.Cut(string(raw), ":"); ok && k == kind {
+		if k, rest, ok := strings.Cut(string(raw), ":"); ok && k == kind {
+			v, id, _ := strings.Cut(rest, ":")
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				return &n, nil
+				return &n, id, nil
 			}
 		}
 	}
-	return nil, apperr.New(apperr.InvalidInput, "cursor %q is not a cursor of this list", cursor)
+	return nil, "", apperr.New(apperr.InvalidInput, "cursor %q is not a cursor of this list", cursor)
 }

@@ -19,12 +19,18 @@ func upsertMessage(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, m agent
 		Where(message.AgentSessionID(a.ID), message.MessageID(m.ID)).Only(ctx)
 	switch {
 	case err == nil:
-		upd := existing.Update().SetRole(m.Role).SetKind(m.Kind).SetText(m.Text).
-			SetStatus(m.Status).SetUpdatedAt(now)
+		// Only what the provider filled in replaces what is stored.
+		upd := existing.Update().SetKind(m.Kind).SetText(m.Text).SetUpdatedAt(now)
+		if m.Role != "" {
+			upd.SetRole(m.Role)
+		}
+		if m.Status != "" {
+			upd.SetStatus(m.Status)
+		}
 		if m.TurnID != "" {
 			upd.SetTurnID(m.TurnID)
 		}
-		if len(m.Content) > 0 {
+		if len(m.Content) > 0 && json.Valid(m.Content) {
 			upd.SetContent(m.Content)
 		}
 		saved, err := upd.Save(ctx)

@@ -116,12 +116,16 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	if err != nil {
 		return Page[*ent.AgentSession]{}, storageErr(err, "count sessions")
 	}
-	// Sessions are keyed by their creation time in nanoseconds.
+	// Sessions are keyed by creation time in nanoseconds, then id.
 	if w.After != nil {
-		q.Where(agentsession.CreatedAtGT(time.Unix(0, *w.After)))
+		at := time.Unix(0, *w.After)
+		q.Where(agentsession.Or(agentsession.CreatedAtGT(at),
+			agentsession.And(agentsession.CreatedAtEQ(at), agentsession.IDGT(w.AfterID))))
 	}
 	if w.Before != nil {
-		q.Where(agentsession.CreatedAtLT(time.Unix(0, *w.Before)))
+		at := time.Unix(0, *w.Before)
+		q.Where(agentsession.Or(agentsession.CreatedAtLT(at),
+			agentsession.And(agentsession.CreatedAtEQ(at), agentsession.IDLT(w.BeforeID))))
 	}
 	orderFn := sql.OrderAsc
 	if w.Backward {
@@ -140,7 +144,7 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	}
 	p := Page[*ent.AgentSession]{Nodes: rows, TotalCount: total}
 	for _, a := range rows {
-		p.Cursors = append(p.Cursors, paging.Cursor("s", a.CreatedAt.UnixNano()))
+		p.Cursors = append(p.Cursors, paging.KeyedCursor("s", a.CreatedAt.UnixNano(), a.ID))
 	}
 	if w.Backward {
 		p.HasPreviousPage, p.HasNextPage = more, w.Before != nil

@@ -307,15 +307,11 @@ func collectSessions(t *testing.T, e *testEnv, ws string, includeHidden, backwar
 }
 
 // TestSessionsPagingWallClock pages through sessions created the way Start
-// creates them (time.Now, in whatever zone). It fails today: modernc writes
-// a time.Time with Time.String(), so created_at holds the monotonic reading
-// ("... +0000 UTC m=+0.0348") and the zone of the writer, while the cursor
-// bound is time.Unix(0, n) in time.Local without one. The text comparison
-// then keeps the cursor's own row (forward paging repeats the first session
-// forever) and mixes up rows written in another zone. Fix in store.DSN:
-// add _time_format=sqlite and _timezone=UTC.
+// creates them (time.Now, in whatever zone). It guards store.DSN's
+// _time_format=sqlite and _timezone=UTC: with the driver's default,
+// created_at held the monotonic reading and the writer's zone, and the text
+// comparison against a cursor bound repeated the first page forever.
 func TestSessionsPagingWallClock(t *testing.T) {
-	t.Skip("known bug: store.DSN lacks _time_format=sqlite&_timezone=UTC; see the comment")
 	e := newTestEnv(t)
 	e.workspace(t, "w")
 	ctx := context.Background()
@@ -338,13 +334,10 @@ func TestSessionsPagingWallClock(t *testing.T) {
 	}
 }
 
-// TestSessionsPagingEqualCreationTimes fails today: the session cursor
-// holds created_at only, while the order is (created_at, id), so paging
-// past the first of several sessions created in the same instant skips the
-// others. Fix in session/read.go: put the id in the cursor too and bound
-// with (created_at > t OR (created_at = t AND agent_session_id > id)).
+// TestSessionsPagingEqualCreationTimes: sessions created in the same
+// instant are all paged through; the cursor carries the id that breaks the
+// tie of the (created_at, id) order.
 func TestSessionsPagingEqualCreationTimes(t *testing.T) {
-	t.Skip("known bug: session cursors lack the id tie-breaker; see the comment")
 	e := newTestEnv(t)
 	e.workspace(t, "w")
 	base := time.Date(2026, 7, 1, 12, 0, 0, 0, time.Local)

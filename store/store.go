@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -19,6 +20,10 @@ import (
 
 // ErrUnavailable wraps failures to open or migrate the database.
 var ErrUnavailable = errors.New("storage unavailable")
+
+// uriPath escapes what a file: URI would otherwise read as its query,
+// fragment or an escape.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
 
 // DSN is the connection string for a database file: foreign keys on, WAL,
 // a busy timeout, and immediate transactions, since a deferred transaction
@@ -31,7 +36,12 @@ func DSN(path string) string {
 	q.Add("_pragma", "busy_timeout(5000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")
-	return "file:" + path + "?" + q.Encode()
+	// Times are written in one zone and one format so that SQL compares
+	// them in time order (the driver's default keeps the zone name and
+	// monotonic clock reading).
+	q.Set("_time_format", "sqlite")
+	q.Set("_timezone", "UTC")
+	return "file:" + uriPath.Replace(path) + "?" + q.Encode()
 }
 
 // DefaultPath is the database file in the user's data directory

@@ -111,7 +111,7 @@ func TestMigrationCreatesLineageTableAndParentIndex(t *testing.T) {
 	// The spec's columns: every one NOT NULL; the text ones default to ''.
 	cols := tableInfo(t, st.DB, "workspace_agent_session_forks")
 	for _, tc := range []struct {
-		name, typ string
+		name, typ    string
 		emptyDefault bool
 	}{
 		{"workspace_id", "TEXT", false},
@@ -324,3 +324,27 @@ func TestWithTx(t *testing.T) {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// TestOpenPathWithURIChars: DSN escapes the path in its file: URI; unescaped,
+// SQLite read '#' as a fragment (a#b/tuttid.db silently opened "a"), '?' as
+// the query (the pragmas were lost) and "%20" as an escaped space.
+func TestOpenPathWithURIChars(t *testing.T) {
+	ctx := context.Background()
+	for _, dir := range []string{"a#b", "a?b", "a%20b", "50%off"} {
+		t.Run(dir, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), dir, "tuttid.db")
+			st, err := store.Open(ctx, path)
+			if err != nil {
+				t.Fatalf("Open(%q): %v", path, err)
+			}
+			defer st.Close()
+			var file string
+			if err := st.DB.QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file); err != nil {
+				t.Fatal(err)
+			}
+			if file != path {
+				t.Fatalf("opened %q, want %q", file, path)
+			}
+		})
+	}
+}

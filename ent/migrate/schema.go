@@ -142,6 +142,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{WorkspaceAgentSessionForksColumns[1], WorkspaceAgentSessionForksColumns[10]},
 			},
+			{
+				Name:    "sessionfork_parent_agent_session_id",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentSessionForksColumns[10]},
+			},
 		},
 	}
 	// WorkspaceAgentTurnsColumns holds the columns for the "workspace_agent_turns" table.

@@ -49,5 +49,8 @@ func (SessionFork) Indexes() []ent.Index {
 		index.Fields("workspace_id", "fork_request_id").Unique(),
 		index.Fields("workspace_id", "parent_agent_session_id").
 			StorageKey("idx_workspace_agent_session_forks_parent"),
+		// The cascade from a deleted parent looks rows up by this column
+		// alone; without it SQLite scans the table on every session delete.
+		index.Fields("parent_agent_session_id"),
 	}
 }
