@@ -121,3 +121,9 @@ func From(err error) *Error {
 
 // CodeOf is From(err).Code.
 func CodeOf(err error) Code { return From(err).Code }
+
+// Storage reports a database failure while doing what, without leaking SQL
+// to clients; the cause stays in the chain for logs.
+func Storage(err error, what string) *Error {
+	return Wrap(fmt.Errorf("%s: %w", what, err), StorageUnavailable, "could not %s: the database failed", what)
+}

@@ -3,7 +3,6 @@ package fork
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"tuttid/activity"
@@ -248,6 +247,4 @@ func providerErr(err error, in Input) error {
 	}
 }
 
-func storageErr(err error, what string) error {
-	return apperr.Wrap(fmt.Errorf("%s: %w", what, err), apperr.StorageUnavailable, "could not %s: the database failed", what)
-}
+func storageErr(err error, what string) error { return apperr.Storage(err, what) }

@@ -81,6 +81,12 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 	if err != nil {
 		return Page[*ent.Message]{}, storageErr(err, "read messages")
 	}
+	return newPage(rows, w, total, func(m *ent.Message) string { return paging.Cursor("m", m.Version) }), nil
+}
+
+// newPage trims the one extra row fetched to learn whether there are more,
+// puts the rows in list order and sets the Relay flags.
+func newPage[T any](rows []T, w paging.Window, total int, cursor func(T) string) Page[T] {
 	more := len(rows) > w.Limit
 	if more {
 		rows = rows[:w.Limit]
@@ -88,9 +94,9 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 	if w.Backward {
 		reverse(rows)
 	}
-	p := Page[*ent.Message]{Nodes: rows, TotalCount: total}
-	for _, m := range rows {
-		p.Cursors = append(p.Cursors, paging.Cursor("m", m.Version))
+	p := Page[T]{Nodes: rows, TotalCount: total}
+	for _, r := range rows {
+		p.Cursors = append(p.Cursors, cursor(r))
 	}
 	// Relay: the flag away from the direction of travel says whether a
 	// cursor bound was given, which is what clients use it for.
@@ -99,7 +105,7 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 	} else {
 		p.HasNextPage, p.HasPreviousPage = more, w.After != nil
 	}
-	return p, nil
+	return p
 }
 
 // Sessions pages through a workspace's sessions, oldest first.
@@ -135,23 +141,9 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	if err != nil {
 		return Page[*ent.AgentSession]{}, storageErr(err, "read sessions")
 	}
-	more := len(rows) > w.Limit
-	if more {
-		rows = rows[:w.Limit]
-	}
-	if w.Backward {
-		reverse(rows)
-	}
-	p := Page[*ent.AgentSession]{Nodes: rows, TotalCount: total}
-	for _, a := range rows {
-		p.Cursors = append(p.Cursors, paging.KeyedCursor("s", a.CreatedAt.UnixNano(), a.ID))
-	}
-	if w.Backward {
-		p.HasPreviousPage, p.HasNextPage = more, w.Before != nil
-	} else {
-		p.HasNextPage, p.HasPreviousPage = more, w.After != nil
-	}
-	return p, nil
+	return newPage(rows, w, total, func(a *ent.AgentSession) string {
+		return paging.KeyedCursor("s", a.CreatedAt.UnixNano(), a.ID)
+	}), nil
 }
 
 // Turns lists a session's turns, oldest first.

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"tuttid/apperr"
@@ -67,7 +66,4 @@ func (s *Service) mustWorkspace(ctx context.Context, id string) (*ent.Workspace,
 	return w, nil
 }
 
-// storageErr reports a database failure without leaking SQL to clients.
-func storageErr(err error, what string) error {
-	return apperr.Wrap(fmt.Errorf("%s: %w", what, err), apperr.StorageUnavailable, "could not %s: the database failed", what)
-}
+func storageErr(err error, what string) error { return apperr.Storage(err, what) }
