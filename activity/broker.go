@@ -42,8 +42,8 @@ func EpochSeq(now time.Time) int64 { return now.UnixMilli() << 10 }
 // A subscription resolver calls Subscribe with the request's context and
 // returns its error as is (a *ResyncError explains itself), then ranges over
 // the channel, forwarding each event until the channel is closed, stopping
-// early on ctx.Done(); a Resync event (the last one before a drop) is not
-// forwarded as an ActivityKind but reported to the client as its Err().
+// early on ctx.Done(); a Resync event (the last one before a drop) reaches
+// the client as kind RESYNC_REQUIRED, with the seq to resume after.
 type Broker struct {
 	buffer, window int
 	base           int64 // FirstSeq - 1

@@ -17,8 +17,14 @@ func subscribe(ctx context.Context, b *activity.Broker, sessions *session.Servic
 		return nil, err
 	}
 	in, err := b.Subscribe(ctx, activity.Filter{WorkspaceID: workspaceID, AgentSessionID: deref(agentSessionID), AfterSeq: afterSeq})
-	if errors.Is(err, activity.ErrResyncRequired) {
-		return nil, apperr.Wrap(err, apperr.ResyncRequired, "cannot resume after event %d (%v); reload with queries and subscribe without afterSeq", deref(afterSeq), err)
+	var resync *activity.ResyncError
+	if errors.As(err, &resync) {
+		why := "it is older than the events kept"
+		if resync.Reason == activity.ReasonUnknownSeq {
+			why = "this server never sent it (it restarted since)"
+		}
+		return nil, apperr.Wrap(err, apperr.ResyncRequired,
+			"cannot resume after event %d: %s; reload with queries and subscribe without afterSeq", deref(afterSeq), why)
 	}
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.Internal, "could not subscribe")

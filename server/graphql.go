@@ -45,7 +45,11 @@ func (s *Server) graphQL(origins []string) http.Handler {
 	}
 	srv := handler.New(generated.NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Websocket{
+		// ka messages for graphql-ws; pings for graphql-transport-ws, where a
+		// missing pong is tolerated (browsers' clients do not all answer).
 		KeepAlivePingInterval: 10 * time.Second,
+		PingPongInterval:      10 * time.Second,
+		MissingPongOk:         true,
 		InitTimeout:           10 * time.Second,
 		Implementation: transport.CoderWebsocketImplementation{
 			AcceptOptions: coderws.AcceptOptions{OriginPatterns: origins},

@@ -86,6 +86,17 @@ func (s *Service) onThreadStatus(ctx context.Context, a *ent.AgentSession, st ag
 	case agent.ThreadActive:
 		want = agentsession.StatusWORKING
 	case agent.ThreadIdle:
+		// Codex reports the thread idle just before turn/completed; READY
+		// then waits for onTurnCompleted, so clients see TURN_COMPLETED
+		// first and a refetch on READY finds the turn finished.
+		busy, err := s.store.Client.Turn.Query().
+			Where(turn.AgentSessionID(a.ID), turn.StatusEQ(turn.StatusIN_PROGRESS)).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if busy {
+			return nil
+		}
 		want = agentsession.StatusREADY
 	case agent.ThreadSystemError:
 		want = agentsession.StatusFAILED
