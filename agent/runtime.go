@@ -138,7 +138,10 @@ type RuntimeForkResult struct {
 	// parent's cached messages.
 	Turns            []RuntimeTurn
 	HistoryAvailable bool
-	Fork             RuntimeForkLineage
+	// EmptyParent: the parent had no history to fork, and the child is a
+	// new thread with the same settings.
+	EmptyParent bool
+	Fork        RuntimeForkLineage
 }
 
 // Messages flattens the child's history in order.

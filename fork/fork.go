@@ -44,6 +44,8 @@ type Result struct {
 const (
 	SourceProviderTurns = "provider-turns"
 	SourceParentCache   = "parent-cache-fallback"
+	// SourceEmptyParent: the parent had no turns; the child is a new thread.
+	SourceEmptyParent = "empty-parent"
 )
 
 // Service forks sessions.

@@ -103,6 +103,9 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 // history is the child's history: the provider's turns when it returned
 // them, else the parent's cached turns and messages through the boundary.
 func (s *Service) history(ctx context.Context, tx *ent.Tx, p persistInput) ([]agent.RuntimeTurn, string, error) {
+	if p.rf.EmptyParent {
+		return nil, SourceEmptyParent, nil
+	}
 	if p.rf.HistoryAvailable {
 		turns := make([]agent.RuntimeTurn, len(p.rf.Turns))
 		for i, t := range p.rf.Turns {

@@ -58,7 +58,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	visible := in.Visible == nil || *in.Visible
 
 	// 10. The provider fork.
-	rf, err := s.rt.Fork(ctx, agent.RuntimeForkInput{
+	rf, err := s.providerFork(ctx, parent, agent.RuntimeForkInput{
 		WorkspaceID: in.WorkspaceID, SourceAgentSessionID: parent.ID, TargetAgentSessionID: childID,
 		Provider: parent.Provider, SourceProviderSessionID: parent.ProviderSessionID, Cwd: parent.Cwd,
 		Settings: settings, LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
@@ -248,3 +248,31 @@ func providerErr(err error, in Input) error {
 }
 
 func storageErr(err error, what string) error { return apperr.Storage(err, what) }
+
+// providerFork calls the runtime's Fork. A parent that never ran a turn has
+// no stored history at the provider (Codex writes a thread's rollout with
+// its first turn, and forking it answers "no rollout found"); its fork is
+// a new thread with the same settings, which is all the parent holds.
+func (s *Service) providerFork(ctx context.Context, parent *ent.AgentSession, in agent.RuntimeForkInput) (agent.RuntimeForkResult, error) {
+	rf, err := s.rt.Fork(ctx, in)
+	if err == nil || !errors.Is(err, agent.ErrThreadNotFound) || in.LastTurnID != "" {
+		return rf, err
+	}
+	hasTurns, qerr := s.store.Client.Turn.Query().Where(turn.AgentSessionID(parent.ID)).Exist(ctx)
+	if qerr != nil || hasTurns {
+		return rf, err
+	}
+	rs, serr := s.rt.Start(ctx, agent.StartInput{Provider: in.Provider, Cwd: in.Cwd, Settings: in.Settings})
+	if serr != nil {
+		return agent.RuntimeForkResult{}, serr
+	}
+	s.log.InfoContext(ctx, "fork of a session without turns: started a new provider thread",
+		"parent_agent_session_id", parent.ID, "child_provider_session_id", rs.ProviderSessionID)
+	return agent.RuntimeForkResult{
+		Session: rs, HistoryAvailable: true, Turns: []agent.RuntimeTurn{}, EmptyParent: true,
+		Fork: agent.RuntimeForkLineage{
+			SourceProviderSessionID: in.SourceProviderSessionID, TargetProviderSessionID: rs.ProviderSessionID,
+			Provider: in.Provider, ForkedAt: s.now(),
+		},
+	}, nil
+}

@@ -278,3 +278,24 @@ func (h *harness) post(path string, body any) (int, []byte) {
 	raw, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, raw
 }
+
+// TestForkSessionWithoutTurns: a session that never ran a turn has nothing
+// stored at Codex to fork; its fork is a new thread with the same settings,
+// recorded with its lineage, and the child works.
+func TestForkSessionWithoutTurns(t *testing.T) {
+	h := startServer(t, harnessOpts{})
+	ws := h.createWorkspace("demo")
+	parent := h.startSession(ws, "Fresh")
+	child, lin, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "fresh-1"})
+	if len(errs) > 0 {
+		t.Fatalf("fork: %+v", errs)
+	}
+	if child.Title != "Fresh(fork1)" || child.ProviderSessionID == "" || child.ProviderSessionID == parent.ProviderSessionID ||
+		lin.SourceAgentSessionID != parent.ID || child.RuntimeContext["forkMessageSource"] != "empty-parent" {
+		t.Errorf("child %+v lineage %+v", child, lin)
+	}
+	h.send(ws, child.ID, "first words")
+	if got := userTexts(h.session(ws, child.ID)); !slices.Equal(got, []string{"first words"}) {
+		t.Errorf("child history = %q", got)
+	}
+}
