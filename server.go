@@ -67,7 +67,9 @@ func run(args []string) error {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
 	log.Info("tuttid listening", "addr", ln.Addr().String(), "db", *db, "graphiql", "http://"+ln.Addr().String()+"/")
-	return srv.Serve(ctx, ln)
+	err = srv.Serve(ctx, ln)
+	log.Info("tuttid stopped", "err", err)
+	return err
 }
 
 func env(name, fallback string) string {

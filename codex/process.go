@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
+	"sync"
 	"time"
 
 	"tuttid/agent"
@@ -22,6 +24,7 @@ type process struct {
 	startedAt time.Time
 	exited    chan struct{} // closed once the process is reaped and its pipes closed
 	waitErr   error         // valid after exited
+	stderr    stderrTail    // its first lines, to explain a failed start
 }
 
 // resolveBin finds the executable, with an error that says how to fix it.
@@ -78,13 +81,16 @@ func spawn(ctx context.Context, cfg Config, gen uint64, h connHandlers) (*proces
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)
-		logStderr(stderrR, cfg.MaxLineBytes, log)
+		logStderr(stderrR, cfg.MaxLineBytes, log, &p.stderr)
 	}()
 	go p.reap(stdoutR, stderrR, stderrDone)
 
 	if err := p.handshake(ctx, cfg); err != nil {
 		p.kill()
 		<-p.exited
+		if tail := p.stderr.String(); tail != "" {
+			err = fmt.Errorf("%w; codex said: %s", err, tail)
+		}
 		return nil, err
 	}
 	log.Info("codex app-server started", "bin", path, "gen", gen)
@@ -174,12 +180,14 @@ func waitClosed(ch <-chan struct{}, d time.Duration) bool {
 
 func logStderr(r io.Reader, maxLine int, log interface {
 	Debug(string, ...any)
-}) {
+}, tail *stderrTail) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := readLine(br, maxLine)
 		if len(line) > 0 {
-			log.Debug("codex app-server stderr", "line", string(trimNewline(line)))
+			text := string(trimNewline(line))
+			log.Debug("codex app-server stderr", "line", text)
+			tail.add(text)
 		}
 		if err != nil && !errors.Is(err, errLineTooLong) {
 			return
@@ -198,4 +206,36 @@ func closeAll(fs ...*os.File) {
 	for _, f := range fs {
 		_ = f.Close()
 	}
+}
+
+// stderrTail keeps the first lines codex writes to stderr: when it fails
+// to start, they hold its error (a Rust backtrace follows and is dropped).
+type stderrTail struct {
+	mu        sync.Mutex
+	lines     []string
+	backtrace bool
+}
+
+const stderrTailLines = 5
+
+func (t *stderrTail) add(line string) {
+	line = strings.TrimSpace(line)
+	if len(line) > 500 {
+		line = line[:500] + "…"
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if strings.HasPrefix(line, "Stack backtrace") {
+		t.backtrace = true
+	}
+	if line == "" || t.backtrace || len(t.lines) >= stderrTailLines {
+		return
+	}
+	t.lines = append(t.lines, line)
+}
+
+func (t *stderrTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, " | ")
 }
