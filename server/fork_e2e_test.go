@@ -3,9 +3,11 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"tuttid/session"
@@ -60,6 +62,10 @@ func TestForkFromTurnCarriesOnlyThatHistory(t *testing.T) {
 	turn1 := h.send(ws, parent.ID, "turn one")
 	h.send(ws, parent.ID, "turn two")
 	before := h.session(ws, parent.ID)
+	rowsBefore := h.dumpRows(parent.ID)
+	if n := strings.Count(rowsBefore, "\n"); n < 5 { // the session, 2 turns, 2+ messages
+		t.Fatalf("parent dump has %d rows: %s", n, rowsBefore)
+	}
 
 	child, lin, errs := h.fork(map[string]any{
 		"workspaceId": ws, "agentSessionId": parent.ID, "requestId": session.NewID(), "lastTurnId": turn1,
@@ -83,6 +89,9 @@ func TestForkFromTurnCarriesOnlyThatHistory(t *testing.T) {
 	}
 	if src := child.RuntimeContext["forkMessageSource"]; src != "provider-turns" {
 		t.Errorf("forkMessageSource = %v", src)
+	}
+	if rowsAfter := h.dumpRows(parent.ID); rowsAfter != rowsBefore {
+		t.Errorf("the fork changed the parent's stored rows:\nbefore %s\nafter  %s", rowsBefore, rowsAfter)
 	}
 
 	h.send(ws, child.ID, "child turn")
@@ -298,4 +307,34 @@ func TestForkSessionWithoutTurns(t *testing.T) {
 	if got := userTexts(h.session(ws, child.ID)); !slices.Equal(got, []string{"first words"}) {
 		t.Errorf("child history = %q", got)
 	}
+}
+
+// dumpRows renders a session's row, turns and messages exactly as stored.
+func (h *harness) dumpRows(sessionID string) string {
+	h.t.Helper()
+	var out strings.Builder
+	for _, q := range []string{
+		`SELECT * FROM workspace_agent_sessions WHERE agent_session_id = ?`,
+		`SELECT * FROM workspace_agent_turns WHERE agent_session_id = ? ORDER BY id`,
+		`SELECT * FROM workspace_agent_messages WHERE agent_session_id = ? ORDER BY id`,
+	} {
+		rows, err := h.srv.Store.DB.QueryContext(h.t.Context(), q, sessionID)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				h.t.Fatal(err)
+			}
+			fmt.Fprintf(&out, "%v\n", vals)
+		}
+		rows.Close()
+	}
+	return out.String()
 }

@@ -42,6 +42,9 @@ type Config struct {
 	Version        string
 }
 
+// maxQueryBody bounds a GraphQL request body.
+const maxQueryBody = 8 * session.MaxMessageLen
+
 // DefaultAllowedOrigins lets pages on this machine subscribe.
 var DefaultAllowedOrigins = []string{"localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*", "[::1]", "[::1]:*"}
 
@@ -110,7 +113,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		origins = DefaultAllowedOrigins
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/query", s.graphQL(origins))
+	// A request body is bounded: the largest legitimate one is a message of
+	// session.MaxMessageLen bytes, JSON-escaped.
+	mux.Handle("/query", http.MaxBytesHandler(s.graphQL(origins), maxQueryBody))
 	(&rest.Handler{Forks: s.Forks, Sessions: s.Sessions, Logger: log}).Register(mux)
 	mux.HandleFunc("GET /healthz", s.health)
 	mux.Handle("/", graphiqlHandler())
