@@ -37,7 +37,7 @@ func run(args []string) error {
 	addr := fs.String("addr", env("TUTTID_ADDR", "127.0.0.1:8080"), "address to listen on (TUTTID_ADDR)")
 	db := fs.String("db", env("TUTTID_DB", defaultDB), "SQLite database file (TUTTID_DB)")
 	codexBin := fs.String("codex-bin", env("CODEX_BIN", "codex"), "codex executable (CODEX_BIN)")
-	origins := fs.String("allowed-origins", env("TUTTID_ALLOWED_ORIGINS", strings.Join(server.DefaultAllowedOrigins, ",")),
+	origins := fs.String("allowed-origins", env("TUTTID_ALLOWED_ORIGINS", strings.Join(server.DefaultAllowedOrigins(), ",")),
 		"comma-separated host patterns whose pages may open a WebSocket (TUTTID_ALLOWED_ORIGINS)")
 	logLevel := fs.String("log-level", env("TUTTID_LOG_LEVEL", "info"), "debug, info, warn or error (TUTTID_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {

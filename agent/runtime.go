@@ -61,11 +61,15 @@ const (
 	PermissionFullAccess = "full-access"
 )
 
-// Reasoning efforts accepted by ComposerSettings.ReasoningEffort.
-var ReasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+// ReasoningEfforts lists the accepted ComposerSettings.ReasoningEffort values.
+func ReasoningEfforts() []string {
+	return []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+}
 
 // PermissionModes lists the accepted ComposerSettings.PermissionModeID values.
-var PermissionModes = []string{PermissionReadOnly, PermissionWorkspaceWrite, PermissionFullAccess}
+func PermissionModes() []string {
+	return []string{PermissionReadOnly, PermissionWorkspaceWrite, PermissionFullAccess}
+}
 
 // ThreadStatus is a provider thread's state as the provider reports it.
 type ThreadStatus string

@@ -56,10 +56,10 @@ func validateSettings(in agent.ComposerSettings) (settings, error) {
 		mode = agent.PermissionWorkspaceWrite
 	}
 	if _, ok := permissions[mode]; !ok {
-		return settings{}, fmt.Errorf("%w: unknown permission mode %q (want one of %v)", agent.ErrInvalidSettings, in.PermissionModeID, agent.PermissionModes)
+		return settings{}, fmt.Errorf("%w: unknown permission mode %q (want one of %v)", agent.ErrInvalidSettings, in.PermissionModeID, agent.PermissionModes())
 	}
-	if in.ReasoningEffort != "" && !slices.Contains(agent.ReasoningEfforts, in.ReasoningEffort) {
-		return settings{}, fmt.Errorf("%w: unknown reasoning effort %q (want one of %v)", agent.ErrInvalidSettings, in.ReasoningEffort, agent.ReasoningEfforts)
+	if in.ReasoningEffort != "" && !slices.Contains(agent.ReasoningEfforts(), in.ReasoningEffort) {
+		return settings{}, fmt.Errorf("%w: unknown reasoning effort %q (want one of %v)", agent.ErrInvalidSettings, in.ReasoningEffort, agent.ReasoningEfforts())
 	}
 	return settings{ComposerSettings: in, mode: mode}, nil
 }

@@ -27,6 +27,17 @@ func (h *harness) seedSession(ws, provider, thread string) string {
 	return a.ID
 }
 
+// seedLostThread stores a session whose Codex thread does not exist but
+// which, by its stored turn, had history: forking it must fail at Codex.
+func (h *harness) seedLostThread(ws string) string {
+	h.t.Helper()
+	id := h.seedSession(ws, "codex", session.NewID())
+	if err := h.srv.Store.Client.Turn.Create().SetTurnID("t1").SetAgentSessionID(id).SetStatus("COMPLETED").Exec(h.t.Context()); err != nil {
+		h.t.Fatal(err)
+	}
+	return id
+}
+
 func forkPath(ws, id string) string {
 	return "/v1/workspaces/" + ws + "/agent-sessions/" + id + "/fork"
 }
@@ -63,7 +74,7 @@ func TestRESTForkErrorStatuses(t *testing.T) {
 	})
 	t.Run("provider fails 502", func(t *testing.T) {
 		// A thread id Codex never saw: thread/fork answers an error.
-		id := h.seedSession(ws, "codex", session.NewID())
+		id := h.seedLostThread(ws)
 		if status, code := h.postError(forkPath(ws, id), map[string]any{"requestId": "p1"}); status != 502 || code != "agent.fork_provider_failed" {
 			t.Errorf("got %d %s", status, code)
 		}
@@ -199,7 +210,7 @@ func TestOpenAPIMatchesHandler(t *testing.T) {
 		{forkPath(ws, parent.ID), map[string]any{"requestId": "doc-1", "title": "other"}},
 		{forkPath(ws, parent.ID), map[string]any{"requestId": "doc-3", "lastTurnId": "nope"}},
 		{forkPath(ws, h.seedSession(ws, "claude", "x")), map[string]any{"requestId": "doc-4"}},
-		{forkPath(ws, h.seedSession(ws, "codex", session.NewID())), map[string]any{"requestId": "doc-5"}},
+		{forkPath(ws, h.seedLostThread(ws)), map[string]any{"requestId": "doc-5"}},
 	}
 	for _, p := range probes {
 		status, code := h.postError(p.path, p.body)

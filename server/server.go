@@ -46,7 +46,10 @@ type Config struct {
 const maxQueryBody = 8 * session.MaxMessageLen
 
 // DefaultAllowedOrigins lets pages on this machine subscribe.
-var DefaultAllowedOrigins = []string{"localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*", "[::1]", "[::1]:*"}
+func DefaultAllowedOrigins() []string {
+	// Patterns are path.Match globs: the IPv6 brackets are escaped.
+	return []string{"localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*", `\[::1\]`, `\[::1\]:*`}
+}
 
 // Server is a running tuttid.
 type Server struct {
@@ -110,12 +113,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 	origins := cfg.AllowedOrigins
 	if origins == nil {
-		origins = DefaultAllowedOrigins
+		origins = DefaultAllowedOrigins()
 	}
 	mux := http.NewServeMux()
 	// A request body is bounded: the largest legitimate one is a message of
 	// session.MaxMessageLen bytes, JSON-escaped.
-	mux.Handle("/query", http.MaxBytesHandler(s.graphQL(origins), maxQueryBody))
+	mux.Handle("/query", checkOrigin(http.MaxBytesHandler(s.graphQL(origins), maxQueryBody), origins, log))
 	(&rest.Handler{Forks: s.Forks, Sessions: s.Sessions, Logger: log}).Register(mux)
 	mux.HandleFunc("GET /healthz", s.health)
 	mux.Handle("/", graphiqlHandler())

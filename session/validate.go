@@ -98,13 +98,13 @@ func CheckSettings(s agent.ComposerSettings) error {
 	if err := CheckText("settings.model", s.Model, MaxModelLen); err != nil {
 		return err
 	}
-	if s.ReasoningEffort != "" && !slices.Contains(agent.ReasoningEfforts, s.ReasoningEffort) {
+	if s.ReasoningEffort != "" && !slices.Contains(agent.ReasoningEfforts(), s.ReasoningEffort) {
 		return apperr.New(apperr.InvalidInput, "settings.reasoningEffort %q is not one of %s",
-			s.ReasoningEffort, strings.Join(agent.ReasoningEfforts, ", "))
+			s.ReasoningEffort, strings.Join(agent.ReasoningEfforts(), ", "))
 	}
-	if s.PermissionModeID != "" && !slices.Contains(agent.PermissionModes, s.PermissionModeID) {
+	if s.PermissionModeID != "" && !slices.Contains(agent.PermissionModes(), s.PermissionModeID) {
 		return apperr.New(apperr.InvalidInput, "settings.permissionModeId %q is not one of %s",
-			s.PermissionModeID, strings.Join(agent.PermissionModes, ", "))
+			s.PermissionModeID, strings.Join(agent.PermissionModes(), ", "))
 	}
 	return nil
 }

@@ -90,37 +90,31 @@ func (a *asset) gzipped() []byte {
 	return a.gzBody
 }
 
-var (
-	loadOnce sync.Once
-	assets   map[string]*asset
-)
-
-// loadAssets indexes the embedded files once; the map is read-only after.
+// loadAssets indexes the embedded files; each Handler has its own index,
+// read-only once built. A failure here is a broken build, hence the panic.
 func loadAssets() map[string]*asset {
-	loadOnce.Do(func() {
-		assets = make(map[string]*asset)
-		entries, err := fs.ReadDir(assetFS, "assets")
+	assets := make(map[string]*asset)
+	entries, err := fs.ReadDir(assetFS, "assets")
+	if err != nil {
+		panic("graphiql: reading embedded assets: " + err.Error())
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		body, err := assetFS.ReadFile("assets/" + e.Name())
 		if err != nil {
-			panic("graphiql: reading embedded assets: " + err.Error())
+			panic("graphiql: reading embedded asset: " + err.Error())
 		}
-		for _, e := range entries {
-			if e.IsDir() {
-				continue
-			}
-			body, err := assetFS.ReadFile("assets/" + e.Name())
-			if err != nil {
-				panic("graphiql: reading embedded asset: " + err.Error())
-			}
-			sum := sha256.Sum256(body)
-			version := hex.EncodeToString(sum[:6])
-			assets[e.Name()] = &asset{
-				body:        body,
-				contentType: contentTypeFor(e.Name()),
-				version:     version,
-				etag:        `"` + version + `"`,
-			}
+		sum := sha256.Sum256(body)
+		version := hex.EncodeToString(sum[:6])
+		assets[e.Name()] = &asset{
+			body:        body,
+			contentType: contentTypeFor(e.Name()),
+			version:     version,
+			etag:        `"` + version + `"`,
 		}
-	})
+	}
 	return assets
 }
 
