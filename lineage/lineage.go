@@ -30,13 +30,15 @@ type Node struct {
 
 // upCTE names (as up(id)) a session and all its ancestors. Its arguments
 // are the session id and the workspace id. UNION (not UNION ALL) keeps each
-// id once, so the walk ends even on a corrupt, cyclic table.
+// id once, so the walk ends even on a corrupt, cyclic table. The CROSS JOINs
+// fix the join order: each step looks its row up by index; left to itself
+// SQLite scanned the workspace's forks per step (quadratic).
 const upCTE = `up(id) AS (
   SELECT ?
   UNION
   SELECT f.parent_agent_session_id
-    FROM workspace_agent_session_forks f JOIN up ON f.child_agent_session_id = up.id
-   WHERE f.workspace_id = ?
+    FROM up CROSS JOIN workspace_agent_session_forks f
+   WHERE f.workspace_id = ? AND f.child_agent_session_id = up.id
 )`
 
 // chainSQL selects a session and its ancestors.
@@ -50,8 +52,8 @@ down(id) AS (
   SELECT id FROM up
   UNION
   SELECT f.child_agent_session_id
-    FROM workspace_agent_session_forks f JOIN down ON f.parent_agent_session_id = down.id
-   WHERE f.workspace_id = ?
+    FROM down CROSS JOIN workspace_agent_session_forks f
+   WHERE f.workspace_id = ? AND f.parent_agent_session_id = down.id
 )
 SELECT id FROM down`
 

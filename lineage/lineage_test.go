@@ -43,7 +43,7 @@ type env struct {
 	nextReq int
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "tuttid.db"))
 	if err != nil {
@@ -54,14 +54,14 @@ func newEnv(t *testing.T) *env {
 	return &env{st: st, c: ent.NewClient(ent.Driver(count)), count: count}
 }
 
-func (e *env) workspace(t *testing.T, id string) {
+func (e *env) workspace(t testing.TB, id string) {
 	t.Helper()
 	if err := e.st.Client.Workspace.Create().SetID(id).SetName(id).SetRootPath("/tmp/" + id).Exec(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (e *env) sessions(t *testing.T, ws string, ids ...string) {
+func (e *env) sessions(t testing.TB, ws string, ids ...string) {
 	t.Helper()
 	b := make([]*ent.AgentSessionCreate, len(ids))
 	for i, id := range ids {
@@ -80,7 +80,7 @@ type edge struct {
 	at            int64
 }
 
-func (e *env) forks(t *testing.T, ws string, edges ...edge) {
+func (e *env) forks(t testing.TB, ws string, edges ...edge) {
 	t.Helper()
 	b := make([]*ent.SessionForkCreate, len(edges))
 	for i, f := range edges {
@@ -403,7 +403,7 @@ func TestParentAndForkedFrom(t *testing.T) {
 // bigTree builds a tree of n sessions in workspace w: a spine of depth
 // n/4 with the other sessions hanging off it at varying depths. It returns
 // the root and the deepest leaf.
-func bigTree(t *testing.T, e *env, prefix string, n int) (root, leaf string) {
+func bigTree(t testing.TB, e *env, prefix string, n int) (root, leaf string) {
 	t.Helper()
 	names := make([]string, n)
 	for i := range names {
