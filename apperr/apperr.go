@@ -12,7 +12,11 @@ import (
 type Code string
 
 const (
-	InvalidInput        Code = "invalid_input"
+	InvalidInput Code = "invalid_input"
+	// UnsupportedMediaType: a REST body that is not application/json.
+	UnsupportedMediaType Code = "unsupported_media_type"
+	// ForbiddenOrigin: a browser page of a site not allowed to call tuttid.
+	ForbiddenOrigin     Code = "forbidden_origin"
 	Internal            Code = "internal"
 	RuntimeUnavailable  Code = "agent.runtime_unavailable"
 	StorageUnavailable  Code = "storage_unavailable"
@@ -42,6 +46,8 @@ const (
 // unavailable runtime or storage.
 var httpStatus = map[Code]int{
 	InvalidInput:               http.StatusBadRequest,
+	UnsupportedMediaType:       http.StatusUnsupportedMediaType,
+	ForbiddenOrigin:            http.StatusForbidden,
 	Internal:                   http.StatusInternalServerError,
 	RuntimeUnavailable:         http.StatusServiceUnavailable,
 	StorageUnavailable:         http.StatusServiceUnavailable,

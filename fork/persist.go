@@ -19,6 +19,7 @@ type persistInput struct {
 	in          Input
 	fingerprint string
 	parent      *ent.AgentSession
+	parentTitle string // as the parent is shown: its title or the fallback
 	childID     string
 	title       string
 	settings    agent.ComposerSettings
@@ -53,7 +54,7 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			"forkedFromAgentSessionId":    p.parent.ID,
 			"forkedFromProviderSessionId": p.parent.ProviderSessionID,
 			"forkedFromTurnId":            p.in.LastTurnID,
-			"forkParentTitle":             p.parent.Title,
+			"forkParentTitle":             p.parentTitle,
 			"forkedAtUnixMs":              forkedAt.UnixMilli(),
 			"forkMessageSource":           source,
 		}
@@ -148,18 +149,19 @@ func copyParentHistory(ctx context.Context, tx *ent.Tx, parentID, lastTurnID str
 	if len(keep) == 0 {
 		return nil, nil
 	}
-	ids := make([]string, 0, len(keep))
-	for _, t := range keep {
-		ids = append(ids, t.ID)
-	}
+	// Filtered here rather than with an IN list, which a long session would
+	// push past SQLite's bound-parameter limit.
 	msgs, err := tx.Message.Query().
-		Where(message.AgentSessionID(parentID), message.TurnIDIn(ids...), message.StatusNEQ("in_progress")).
+		Where(message.AgentSessionID(parentID), message.StatusNEQ("in_progress")).
 		Order(ent.Asc(message.FieldVersion)).All(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, m := range msgs {
-		i := index[m.TurnID]
+		i, ok := index[m.TurnID]
+		if !ok {
+			continue
+		}
 		keep[i].Messages = append(keep[i].Messages, agent.RuntimeMessage{
 			ID: m.MessageID, TurnID: m.TurnID, Role: m.Role, Kind: m.Kind, Text: m.Text,
 			Content: m.Content, Status: m.Status,
@@ -172,14 +174,21 @@ func insertTurns(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, turns
 	if len(turns) == 0 {
 		return nil
 	}
-	builders := make([]*ent.TurnCreate, len(turns))
-	for i, t := range turns {
-		// Distinct start times keep the copied turns in their order.
-		at := now.Add(time.Duration(i-len(turns)) * time.Microsecond)
-		builders[i] = tx.Turn.Create().SetTurnID(t.ID).SetAgentSessionID(child.ID).
-			SetStatus(turnStatus(t.Status)).SetError(t.Error).SetStartedAt(at).SetCompletedAt(at)
+	for start := 0; start < len(turns); start += session.BulkRows {
+		end := min(start+session.BulkRows, len(turns))
+		builders := make([]*ent.TurnCreate, 0, end-start)
+		for i := start; i < end; i++ {
+			t := turns[i]
+			// Distinct start times keep the copied turns in their order.
+			at := now.Add(time.Duration(i-len(turns)) * time.Microsecond)
+			builders = append(builders, tx.Turn.Create().SetTurnID(t.ID).SetAgentSessionID(child.ID).
+				SetStatus(turnStatus(t.Status)).SetError(t.Error).SetStartedAt(at).SetCompletedAt(at))
+		}
+		if err := tx.Turn.CreateBulk(builders...).Exec(ctx); err != nil {
+			return err
+		}
 	}
-	return tx.Turn.CreateBulk(builders...).Exec(ctx)
+	return nil
 }
 
 func turnStatus(s agent.TurnStatus) turn.Status {

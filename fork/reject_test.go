@@ -48,6 +48,12 @@ func TestForkRejectsBeforeCallingProvider(t *testing.T) {
 		{"lastTurnId of an in-progress turn", withRunningTurn(agentsession.StatusWORKING),
 			func(in *fork.Input) { in.LastTurnID = "t3" }, apperr.ForkTurnInProgress},
 		{"unknown lastTurnId", defaultSetup, func(in *fork.Input) { in.LastTurnID = "t-nope" }, apperr.ForkTurnNotFound},
+		{"lastTurnId of an interrupted turn", parentWith(func(p *seedSession) {
+			p.Turns = append(p.Turns, seedTurn{ID: "t3", Status: turn.StatusINTERRUPTED})
+		}), func(in *fork.Input) { in.LastTurnID = "t3" }, apperr.ForkTurnNotFound},
+		{"lastTurnId of a failed turn", parentWith(func(p *seedSession) {
+			p.Turns = append(p.Turns, seedTurn{ID: "t3", Status: turn.StatusFAILED})
+		}), func(in *fork.Input) { in.LastTurnID = "t3" }, apperr.ForkTurnNotFound},
 		{"lastTurnId of another session's turn", func(e *env) {
 			e.seed(defaultParent())
 			e.seed(seedSession{ID: "other", Thread: "thread-other", Turns: []seedTurn{{ID: "t-other", Status: turn.StatusCOMPLETED}}})

@@ -56,8 +56,18 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, err
 	}
 	visible := in.Visible == nil || *in.Visible
+	// The child caches the title its parent is shown with.
+	parentTitle, err := s.sessions.DisplayTitle(ctx, parent)
+	if err != nil {
+		return nil, err
+	}
 
-	// 10. The provider fork.
+	// 10. The provider fork. From here on the caller going away (a client
+	// that disconnects) must not cut the saga short: once Codex got the
+	// request it may create the thread, and only running to the end stores
+	// it (and lets a retry with the same requestId replay it) instead of
+	// leaving an orphan nobody logged. The runtime bounds each call.
+	ctx = context.WithoutCancel(ctx)
 	rf, err := s.providerFork(ctx, parent, agent.RuntimeForkInput{
 		WorkspaceID: in.WorkspaceID, SourceAgentSessionID: parent.ID, TargetAgentSessionID: childID,
 		Provider: parent.Provider, SourceProviderSessionID: parent.ProviderSessionID, Cwd: parent.Cwd,
@@ -70,13 +80,9 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, apperr.New(apperr.ForkProviderFailed, "the provider's fork returned no thread id")
 	}
 
-	// 11-13. Child session, lineage and history in one transaction. The
-	// provider thread exists now: the caller going away (a client that
-	// disconnects) must not make it an orphan, so the rest runs to its end
-	// and a retry with the same requestId replays it.
-	ctx = context.WithoutCancel(ctx)
+	// 11-13. Child session, lineage and history in one transaction.
 	child, row, err := s.persist(ctx, persistInput{
-		in: in, fingerprint: fingerprint, parent: parent, childID: childID, title: title,
+		in: in, fingerprint: fingerprint, parent: parent, parentTitle: parentTitle, childID: childID, title: title,
 		settings: settings, visible: visible, rf: rf,
 	})
 	if err != nil {
@@ -205,6 +211,11 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 		}
 		if t.Status == turn.StatusIN_PROGRESS {
 			return nil, apperr.New(apperr.ForkTurnInProgress, "turn %q is still in progress; fork from it once it completes", in.LastTurnID)
+		}
+		// "Fork from here" is for completed turns: the fallback copy keeps
+		// only those, so a boundary on any other would give two histories.
+		if t.Status != turn.StatusCOMPLETED {
+			return nil, apperr.New(apperr.ForkTurnNotFound, "turn %q ended %s; only a completed turn can be forked from", in.LastTurnID, t.Status)
 		}
 	}
 	idle := parent.Status == agentsession.StatusREADY || parent.Status == agentsession.StatusCOMPLETED

@@ -89,7 +89,7 @@ func Ancestors(ctx context.Context, c *ent.Client, workspaceID, sessionID string
 		return []*ent.AgentSession{}, nil
 	}
 	sessions, err := c.AgentSession.Query().
-		Where(in(agentsession.FieldID, chainSQL, sessionID, workspaceID)).
+		Where(agentsession.WorkspaceID(workspaceID), in(agentsession.FieldID, chainSQL, sessionID, workspaceID)).
 		All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load ancestors: %w", err)
@@ -108,7 +108,7 @@ func Tree(ctx context.Context, c *ent.Client, workspaceID, sessionID string) ([]
 		return nil, fmt.Errorf("query fork tree: %w", err)
 	}
 	sessions, err := c.AgentSession.Query().
-		Where(in(agentsession.FieldID, treeSQL, sessionID, workspaceID, workspaceID)).
+		Where(agentsession.WorkspaceID(workspaceID), in(agentsession.FieldID, treeSQL, sessionID, workspaceID, workspaceID)).
 		All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load fork tree: %w", err)

@@ -508,3 +508,21 @@ func TestCorruptCycleTerminates(t *testing.T) {
 	}
 	checkPreorder(t, got)
 }
+
+// TestOtherWorkspaceSessionIsNotReturned: asking a workspace about a
+// session of another workspace returns nothing of it.
+func TestOtherWorkspaceSessionIsNotReturned(t *testing.T) {
+	e := newEnv(t)
+	e.workspace(t, "a")
+	e.workspace(t, "b")
+	e.sessions(t, "b", "in-b")
+	ctx := context.Background()
+	nodes, err := lineage.Tree(ctx, e.c, "a", "in-b")
+	if err != nil || len(nodes) != 0 {
+		t.Errorf("Tree(a, in-b) = %d nodes, %v", len(nodes), err)
+	}
+	anc, err := lineage.Ancestors(ctx, e.c, "a", "in-b")
+	if err != nil || len(anc) != 0 {
+		t.Errorf("Ancestors(a, in-b) = %v, %v", ids(anc), err)
+	}
+}

@@ -6,22 +6,35 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"tuttid/apperr"
 )
 
-// checkOrigin refuses a WebSocket upgrade from a web page whose origin is
-// neither this server's host nor in the allow-list, before gqlgen's
-// transport sees it. coder/websocket applies the same rule (and stays as
-// the second line), but its refusal goes to the standard logger as an
-// error; here it is a clean 403 and a debug line.
+// checkOrigin refuses what a web page of another site could make a
+// browser send here: a WebSocket upgrade, or a request that changes state
+// (a "simple" cross-site POST needs no preflight). Requests without an
+// Origin header (not from a page) and from this server's own pages pass.
+// coder/websocket applies the same rule to upgrades as a second line, but
+// its refusal goes to the standard logger as an error; here it is a clean
+// 403 and a debug line.
 func checkOrigin(next http.Handler, patterns []string, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Upgrade") != "" && !originAllowed(r, patterns) {
-			log.DebugContext(r.Context(), "websocket refused: origin not allowed", "origin", r.Header.Get("Origin"))
-			http.Error(w, "origin not allowed", http.StatusForbidden)
+		if needsOriginCheck(r) && !originAllowed(r, patterns) {
+			log.DebugContext(r.Context(), "request refused: origin not allowed", "origin", r.Header.Get("Origin"), "path", r.URL.Path)
+			writeJSON(w, apperr.ForbiddenOrigin.HTTPStatus(), map[string]any{"error": map[string]string{
+				"code": string(apperr.ForbiddenOrigin), "message": "requests from pages of this origin are not allowed; see --allowed-origins"}})
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+func needsOriginCheck(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return r.Header.Get("Upgrade") != ""
+	}
+	return true
 }
 
 func originAllowed(r *http.Request, patterns []string) bool {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"tuttid/agent"
@@ -230,4 +231,47 @@ func keys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestCrossSiteRequestsRefused: a page of another site cannot make a
+// browser fork or mutate here (a "simple" text/plain POST needs no CORS
+// preflight), while this machine's pages and non-browser clients can.
+func TestCrossSiteRequestsRefused(t *testing.T) {
+	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	ws := h.createWorkspace("demo")
+	id := h.seedSession(ws, "codex", "thread-1")
+	send := func(path, contentType, origin, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, h.url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", contentType)
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e struct{ Error struct{ Code string } }
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		return resp.StatusCode, e.Error.Code
+	}
+	gql := `{"query":"mutation { createWorkspace(input: {name: \"x\", rootPath: \"/tmp\"}) { id } }"}`
+	cases := []struct {
+		name, path, contentType, origin, body string
+		status                                int
+		code                                  string
+	}{
+		{"fork from another site", forkPath(ws, id), "application/json", "https://evil.example", `{"requestId":"x1"}`, 403, "forbidden_origin"},
+		{"simple text/plain fork", forkPath(ws, id), "text/plain", "", `{"requestId":"x2"}`, 415, "unsupported_media_type"},
+		{"graphql mutation from another site", "/query", "application/json", "https://evil.example", gql, 403, "forbidden_origin"},
+		{"graphql from a local page", "/query", "application/json", "http://localhost:5173", gql, 200, ""},
+		{"graphql without an origin", "/query", "application/json", "", gql, 200, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if status, code := send(tc.path, tc.contentType, tc.origin, tc.body); status != tc.status || code != tc.code {
+				t.Errorf("got %d %q, want %d %q", status, code, tc.status, tc.code)
+			}
+		})
+	}
 }

@@ -118,11 +118,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	mux := http.NewServeMux()
 	// A request body is bounded: the largest legitimate one is a message of
 	// session.MaxMessageLen bytes, JSON-escaped.
-	mux.Handle("/query", checkOrigin(http.MaxBytesHandler(s.graphQL(origins), maxQueryBody), origins, log))
+	mux.Handle("/query", http.MaxBytesHandler(s.graphQL(origins), maxQueryBody))
 	(&rest.Handler{Forks: s.Forks, Sessions: s.Sessions, Logger: log}).Register(mux)
 	mux.HandleFunc("GET /healthz", s.health)
 	mux.Handle("/", graphiqlHandler())
-	s.handler = mux
+	s.handler = checkOrigin(mux, origins, log)
 	return s, nil
 }
 

@@ -84,10 +84,17 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	}
 	// Claim the session before calling the provider, so that two sends
 	// cannot both see it idle; the lock waits out a fork of it in progress.
+	// WORKING is published here, before any event of the turn can exist,
+	// so that subscribers never see it after the turn's own events.
 	unlock := s.Lock(a.ID)
 	claimed, err := s.store.Client.AgentSession.Update().
 		Where(agentsession.ID(a.ID), agentsession.StatusNEQ(agentsession.StatusWORKING)).
 		SetStatus(agentsession.StatusWORKING).SetUpdatedAt(s.now()).Save(ctx)
+	if err == nil && claimed == 1 {
+		if working, gerr := s.store.Client.AgentSession.Get(ctx, a.ID); gerr == nil {
+			s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: working})
+		}
+	}
 	unlock()
 	if err != nil {
 		return nil, storageErr(err, "mark the session working")
@@ -95,24 +102,39 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	if claimed == 0 {
 		return nil, apperr.New(apperr.SessionBusy, "session %q is already running a turn; wait for it or interrupt it", a.ID)
 	}
+	// Once Codex has the request it may start the turn: a client that goes
+	// away must not make tuttid forget it. The runtime bounds the call.
+	ctx = context.WithoutCancel(ctx)
 	rt, err := s.rt.SendTurn(ctx, agent.SendTurnInput{
 		Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, Cwd: a.Cwd, Settings: a.Settings, Text: text,
 	})
 	if err != nil {
-		// Give the session back in the state it had.
-		if _, rerr := s.store.Client.AgentSession.UpdateOneID(a.ID).SetStatus(a.Status).Save(context.WithoutCancel(ctx)); rerr != nil {
-			s.log.ErrorContext(ctx, "send: could not restore session status", "agent_session_id", a.ID, "err", rerr)
-		}
+		s.releaseClaim(ctx, a)
 		return nil, runtimeErr(err, "start the turn")
 	}
-	t, err := s.ensureTurn(ctx, a, rt.ID)
+	return s.ensureTurn(ctx, a, rt.ID)
+}
+
+// releaseClaim gives a session whose turn did not start back the status it
+// had, unless a turn did start after all (ingestion stored it).
+func (s *Service) releaseClaim(ctx context.Context, a *ent.AgentSession) {
+	started, err := s.store.Client.Turn.Query().
+		Where(turn.AgentSessionID(a.ID), turn.StatusEQ(turn.StatusIN_PROGRESS)).Exist(ctx)
+	if err == nil && started {
+		return
+	}
+	n, err := s.store.Client.AgentSession.Update().
+		Where(agentsession.ID(a.ID), agentsession.StatusEQ(agentsession.StatusWORKING)).
+		SetStatus(a.Status).SetUpdatedAt(s.now()).Save(ctx)
 	if err != nil {
-		return nil, err
+		s.log.ErrorContext(ctx, "send: could not restore the session's status", "agent_session_id", a.ID, "err", err)
+		return
 	}
-	if updated, err := s.store.Client.AgentSession.Get(ctx, a.ID); err == nil {
-		s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: updated})
+	if n == 1 {
+		if restored, err := s.store.Client.AgentSession.Get(ctx, a.ID); err == nil {
+			s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: restored})
+		}
 	}
-	return t, nil
 }
 
 // ensureTurn stores a turn the provider started, unless ingestion already
@@ -153,6 +175,10 @@ func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID 
 		return nil, apperr.New(apperr.SessionNotBusy, "turn %q is not running (it is %s)", turnID, t.Status)
 	}
 	err = s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: turnID})
+	if errors.Is(err, agent.ErrTurnNotFound) {
+		// Codex has no active turn: it has not begun yet, or just ended.
+		return nil, apperr.Wrap(err, apperr.SessionNotBusy, "turn %q is not running in the provider (it has not started yet or just ended); try again", turnID)
+	}
 	if err != nil {
 		return nil, runtimeErr(err, "interrupt the turn")
 	}
@@ -170,6 +196,8 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 	if err != nil {
 		return "", err
 	}
+	// A fork of this session in flight finishes first (it holds the lock).
+	defer s.Lock(a.ID)()
 	running, err := s.store.Client.Turn.Query().
 		Where(turn.AgentSessionID(a.ID), turn.StatusEQ(turn.StatusIN_PROGRESS)).All(ctx)
 	if err != nil {

@@ -56,12 +56,25 @@ func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []
 	if err != nil {
 		return nil, err
 	}
-	builders := make([]*ent.MessageCreate, len(msgs))
-	for i, m := range msgs {
-		builders[i] = createMessage(tx, a, m, first+int64(i), now)
+	saved := make([]*ent.Message, 0, len(msgs))
+	for start := 0; start < len(msgs); start += BulkRows {
+		end := min(start+BulkRows, len(msgs))
+		builders := make([]*ent.MessageCreate, 0, end-start)
+		for i := start; i < end; i++ {
+			builders = append(builders, createMessage(tx, a, msgs[i], first+int64(i), now))
+		}
+		rows, err := tx.Message.CreateBulk(builders...).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		saved = append(saved, rows...)
 	}
-	return tx.Message.CreateBulk(builders...).Save(ctx)
+	return saved, nil
 }
+
+// BulkRows bounds the rows of one INSERT: SQLite allows 32766 bound
+// parameters a statement, and a message row binds 12.
+const BulkRows = 500
 
 // nextVersions reserves n versions for a session and returns the first.
 func nextVersions(ctx context.Context, tx *ent.Tx, sessionID string, n int64) (int64, error) {
