@@ -3,11 +3,13 @@ package session
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/message"
 	"tuttid/ent/turn"
 )
 
@@ -143,6 +145,12 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 	if err != nil {
 		return err
 	}
+	if status != turn.StatusCOMPLETED {
+		// Items the provider never completed end with their turn.
+		if err := s.closeOpenItems(ctx, a.ID, t.TurnID, strings.ToLower(string(status))); err != nil {
+			return err
+		}
+	}
 	s.publish(ctx, activity.Event{Kind: activity.TurnCompleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
 	// A failed turn leaves the session usable; only a thread-level system
 	// error (a thread status event) marks the session FAILED.
@@ -171,4 +179,12 @@ func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.Runti
 	}
 	s.publish(ctx, activity.Event{Kind: kind, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Message: saved})
 	return nil
+}
+
+// closeOpenItems marks a turn's messages still in progress with the way
+// the turn ended, so that none stays "in_progress" forever.
+func (s *Service) closeOpenItems(ctx context.Context, sessionID, turnID, status string) error {
+	return s.store.Client.Message.Update().
+		Where(message.AgentSessionID(sessionID), message.TurnID(turnID), message.Status("in_progress")).
+		SetStatus(status).SetUpdatedAt(s.now()).Exec(ctx)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"tuttid/ent/agentsession"
+	"tuttid/ent/message"
 	"tuttid/ent/turn"
 )
 
@@ -19,6 +20,10 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		Save(ctx)
 	if err != nil {
 		return storageErr(err, "close the turns of the previous run")
+	}
+	if err := s.store.Client.Message.Update().Where(message.Status("in_progress")).
+		SetStatus("failed").SetUpdatedAt(now).Exec(ctx); err != nil {
+		return storageErr(err, "close the items of the previous run")
 	}
 	sessions, err := s.store.Client.AgentSession.Update().
 		Where(agentsession.StatusEQ(agentsession.StatusWORKING)).
