@@ -67,8 +67,12 @@ func (r *Runtime) SendTurn(ctx context.Context, in agent.SendTurnInput) (agent.R
 
 func (r *Runtime) turnStart(ctx context.Context, p *process, in agent.SendTurnInput, s settings, lt loadedThread) (agent.RuntimeTurn, error) {
 	params := buildTurnParams(in.ProviderSessionID, in.Text, in.Cwd, s, lt, r.cfg.ExperimentalPlanMode)
+	// Approval requests of this turn can arrive before the turn/start reply
+	// is read: they must already be answered by the new permission mode.
+	prevMode := r.setMode(in.ProviderSessionID, s.mode)
 	var resp wireTurnResponse
 	if err := r.call(ctx, p, "turn/start", params, &resp); err != nil {
+		r.setMode(in.ProviderSessionID, prevMode)
 		return agent.RuntimeTurn{}, err
 	}
 	// The overrides stick for later turns.

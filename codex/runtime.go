@@ -360,6 +360,16 @@ func (r *Runtime) forget(threadID string) {
 	delete(r.threads, threadID)
 }
 
+// setMode sets the permission mode approvals of the thread are answered
+// by, and returns the one it replaces.
+func (r *Runtime) setMode(threadID, mode string) (prev string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	th := r.thread(threadID)
+	prev, th.loaded.mode = th.loaded.mode, mode
+	return prev
+}
+
 func (r *Runtime) modeOf(threadID string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
