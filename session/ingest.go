@@ -39,7 +39,7 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 	switch e.Kind {
 	case agent.EventRuntimeRestarted:
 		s.log.WarnContext(ctx, "agent runtime restarted; threads resume before their next turn")
-		return nil
+		return s.recoverFailed(ctx)
 	case agent.EventOther:
 		s.log.DebugContext(ctx, "provider notification not projected", "method", e.Method,
 			"provider_session_id", e.ProviderSessionID)
@@ -187,4 +187,20 @@ func (s *Service) closeOpenItems(ctx context.Context, sessionID, turnID, status 
 	return s.store.Client.Message.Update().
 		Where(message.AgentSessionID(sessionID), message.TurnID(turnID), message.Status("in_progress")).
 		SetStatus(status).SetUpdatedAt(s.now()).Exec(ctx)
+}
+
+// recoverFailed makes the sessions a crashed provider left FAILED usable
+// again once it is back: their threads are reloaded before the next turn,
+// so they can be continued and forked.
+func (s *Service) recoverFailed(ctx context.Context) error {
+	failed, err := s.store.Client.AgentSession.Query().Where(agentsession.StatusEQ(agentsession.StatusFAILED)).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range failed {
+		if err := s.setStatus(ctx, a, agentsession.StatusREADY); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -85,3 +85,25 @@ func TestIngestTurnLifecycle(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeRestartRecoversFailedSessions: a crash marks the running
+// sessions FAILED; once the provider is back they are READY again.
+func TestRuntimeRestartRecoversFailedSessions(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	e.workspace(t, "w")
+	e.session(t, "w", "crashed")
+	e.session(t, "w", "fine")
+	if err := e.st.Client.AgentSession.UpdateOneID("crashed").SetStatus(agentsession.StatusFAILED).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.HandleEvent(ctx, agent.Event{Kind: agent.EventRuntimeRestarted, Provider: agent.ProviderCodex}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"crashed", "fine"} {
+		a, err := e.st.Client.AgentSession.Get(ctx, id)
+		if err != nil || a.Status != agentsession.StatusREADY {
+			t.Errorf("%s: status %v (%v), want READY", id, a.Status, err)
+		}
+	}
+}
