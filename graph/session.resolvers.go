@@ -62,7 +62,16 @@ func (r *agentSessionResolver) ForkTree(ctx context.Context, obj *ent.AgentSessi
 
 // Turns is the resolver for the turns field.
 func (r *agentSessionResolver) Turns(ctx context.Context, obj *ent.AgentSession) ([]*ent.Turn, error) {
-	return r.Lifecycle.Turns(ctx, obj.ID)
+	turns, err := r.Lifecycle.Turns(ctx, obj.ID)
+	if err != nil || len(turns) == 0 || !selects(ctx, "messages") {
+		return turns, err
+	}
+	msgs, err := r.Lifecycle.SessionMessages(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	turnMessagesFrom(ctx).fill(turns, msgs)
+	return turns, nil
 }
 
 // Messages is the resolver for the messages field.
@@ -118,6 +127,9 @@ func (r *turnResolver) Status(ctx context.Context, obj *ent.Turn) (model.TurnSta
 
 // Messages is the resolver for the messages field.
 func (r *turnResolver) Messages(ctx context.Context, obj *ent.Turn) ([]*ent.Message, error) {
+	if msgs, ok := turnMessagesFrom(ctx).get(obj); ok {
+		return msgs, nil
+	}
 	return r.Lifecycle.TurnMessages(ctx, obj)
 }
 

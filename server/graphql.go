@@ -66,6 +66,14 @@ func (s *Server) graphQL(origins []string) http.Handler {
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(extension.FixedComplexityLimit(complexityLimit))
+	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		// Queries and mutations only: a subscription lives long and would
+		// serve messages from its first event's cache.
+		if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation != ast.Subscription {
+			ctx = graph.WithTurnMessages(ctx)
+		}
+		return next(ctx)
+	})
 	srv.SetErrorPresenter(s.presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		s.log.ErrorContext(ctx, "graphql resolver panic", "panic", fmt.Sprint(v))

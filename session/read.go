@@ -224,3 +224,13 @@ func (s *Service) CheckSubscription(ctx context.Context, workspaceID, sessionID 
 	_, err := s.mustWorkspace(ctx, workspaceID)
 	return err
 }
+
+// SessionMessages lists all of a session's messages in version order.
+func (s *Service) SessionMessages(ctx context.Context, sessionID string) ([]*ent.Message, error) {
+	ms, err := s.store.Client.Message.Query().Where(message.AgentSessionID(sessionID)).
+		Order(ent.Asc(message.FieldVersion)).All(ctx)
+	if err != nil {
+		return nil, storageErr(err, "read the session's messages")
+	}
+	return ms, nil
+}
