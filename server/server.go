@@ -22,6 +22,7 @@ import (
 	"tuttid/rest"
 	"tuttid/session"
 	"tuttid/store"
+	"tuttid/web"
 )
 
 // Config configures a Server.
@@ -121,6 +122,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	mux.Handle("/query", http.MaxBytesHandler(s.graphQL(origins), maxQueryBody))
 	(&rest.Handler{Forks: s.Forks, Sessions: s.Sessions, Logger: log}).Register(mux)
 	mux.HandleFunc("GET /healthz", s.health)
+	mux.Handle("/app/", http.StripPrefix("/app", web.Handler()))
 	mux.Handle("/", graphiqlHandler())
 	s.handler = checkOrigin(mux, origins, log)
 	return s, nil
