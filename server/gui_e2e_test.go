@@ -468,6 +468,9 @@ func TestGUI(t *testing.T) {
 			RunningDisabled, CompletedDisabled, SendDisabled, InterruptShown bool
 		}
 		tb.waitJS("the session to be working", `document.querySelector('[data-testid="active-session"]').dataset.status === "WORKING"`)
+		// The send's own request may still be in flight (all actions are
+		// disabled until it answers): wait for the completed turn's action.
+		tb.waitJS("the completed turn's Fork from here", fmt.Sprintf(`!document.querySelector('%s').disabled`, forkFromHereSel(turns[0])))
 		tb.eval(fmt.Sprintf(`({
 		  runningDisabled: document.querySelector('%s').disabled,
 		  completedDisabled: document.querySelector('%s').disabled,
