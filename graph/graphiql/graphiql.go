@@ -8,18 +8,12 @@ package graphiql
 
 import (
 	"bytes"
-	"compress/gzip"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"html/template"
-	"io/fs"
 	"net/http"
-	"path"
-	"strconv"
 	"strings"
-	"sync"
-	"time"
+
+	"tuttid/webasset"
 )
 
 //go:embed assets
@@ -46,96 +40,9 @@ const contentSecurityPolicy = "default-src 'self'; " +
 	"frame-ancestors 'self'"
 
 const (
-	cacheImmutable   = "public, max-age=31536000, immutable"
-	cacheRevalidate  = "no-cache"
-	minGzipSize      = 1024
-	defaultTitle     = "GraphiQL"
-	defaultEndpoint  = "/query"
-	allowedMethods   = "GET, HEAD"
-	htmlContentType  = "text/html; charset=utf-8"
-	plainContentType = "text/plain; charset=utf-8"
+	defaultTitle    = "GraphiQL"
+	defaultEndpoint = "/query"
 )
-
-// asset is one embedded file, ready to serve.
-type asset struct {
-	body        []byte
-	contentType string
-	version     string // short content hash, used in ?v= for cache busting
-	etag        string
-
-	gzOnce sync.Once
-	gzBody []byte // nil when compressing does not pay off
-}
-
-func (a *asset) gzipped() []byte {
-	a.gzOnce.Do(func() {
-		if len(a.body) < minGzipSize || !compressible(a.contentType) {
-			return
-		}
-		var buf bytes.Buffer
-		zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		if err != nil {
-			return
-		}
-		if _, err := zw.Write(a.body); err != nil {
-			return
-		}
-		if err := zw.Close(); err != nil {
-			return
-		}
-		if buf.Len() < len(a.body) {
-			a.gzBody = buf.Bytes()
-		}
-	})
-	return a.gzBody
-}
-
-// loadAssets indexes the embedded files; each Handler has its own index,
-// read-only once built. A failure here is a broken build, hence the panic.
-func loadAssets() map[string]*asset {
-	assets := make(map[string]*asset)
-	entries, err := fs.ReadDir(assetFS, "assets")
-	if err != nil {
-		panic("graphiql: reading embedded assets: " + err.Error())
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		body, err := assetFS.ReadFile("assets/" + e.Name())
-		if err != nil {
-			panic("graphiql: reading embedded asset: " + err.Error())
-		}
-		sum := sha256.Sum256(body)
-		version := hex.EncodeToString(sum[:6])
-		assets[e.Name()] = &asset{
-			body:        body,
-			contentType: contentTypeFor(e.Name()),
-			version:     version,
-			etag:        `"` + version + `"`,
-		}
-	}
-	return assets
-}
-
-// contentTypeFor maps the embedded files' extensions to media types without
-// depending on the system's MIME tables.
-func contentTypeFor(name string) string {
-	switch path.Ext(name) {
-	case ".js":
-		return "text/javascript; charset=utf-8"
-	case ".css":
-		return "text/css; charset=utf-8"
-	case ".html":
-		return htmlContentType
-	default: // LICENSE-*, VERSIONS.txt
-		return plainContentType
-	}
-}
-
-func compressible(contentType string) bool {
-	return strings.HasPrefix(contentType, "text/")
-}
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="en">
@@ -170,18 +77,17 @@ var (
 // assetURL is the page-relative URL of an embedded file. It has no leading
 // slash so the page also works when the handler is mounted under a prefix
 // (see Handler).
-func assetURL(as map[string]*asset, name string) string {
+func assetURL(as map[string]*webasset.Asset, name string) string {
 	a, ok := as[name]
 	if !ok {
 		panic("graphiql: missing embedded asset " + name)
 	}
-	return strings.TrimPrefix(assetPrefix, "/") + name + "?v=" + a.version
+	return strings.TrimPrefix(assetPrefix, "/") + name + "?v=" + a.Version()
 }
 
 type handler struct {
-	page     []byte
-	pageETag string
-	assets   map[string]*asset
+	page   *webasset.Asset
+	assets map[string]*webasset.Asset
 }
 
 // Handler returns an http.Handler serving GraphiQL for the GraphQL endpoint
@@ -208,7 +114,10 @@ func Handler(title, endpoint string) http.Handler {
 	if endpoint == "" {
 		endpoint = defaultEndpoint
 	}
-	as := loadAssets()
+	as, err := webasset.Load(assetFS, "assets")
+	if err != nil {
+		panic("graphiql: " + err.Error()) // a broken build
+	}
 	data := struct {
 		Title, Endpoint string
 		Styles, Scripts []string
@@ -223,91 +132,27 @@ func Handler(title, endpoint string) http.Handler {
 	if err := pageTemplate.Execute(&buf, data); err != nil {
 		panic("graphiql: rendering page: " + err.Error())
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	return &handler{
-		page:     buf.Bytes(),
-		pageETag: `"` + hex.EncodeToString(sum[:6]) + `"`,
-		assets:   as,
-	}
+	return &handler{page: webasset.New(buf.Bytes(), webasset.HTMLContentType), assets: as}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
-	var a *asset
-	switch {
-	case p == "/":
-	case strings.HasPrefix(p, assetPrefix):
-		a = h.assets[strings.TrimPrefix(p, assetPrefix)]
-		if a == nil {
+	a := h.page
+	if p != "/" {
+		name, ok := strings.CutPrefix(p, assetPrefix)
+		if a = h.assets[name]; !ok || a == nil {
 			http.NotFound(w, r)
 			return
 		}
-	default:
-		http.NotFound(w, r)
+	}
+	if !webasset.AllowGetHead(w, r) {
 		return
 	}
-
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", allowedMethods)
-		http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
+	if a == h.page {
+		w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
+		w.Header().Set("Referrer-Policy", "same-origin")
+		a.Serve(w, r, webasset.CacheRevalidate)
 		return
 	}
-
-	hdr := w.Header()
-	hdr.Set("X-Content-Type-Options", "nosniff")
-	if a == nil {
-		hdr.Set("Content-Type", htmlContentType)
-		hdr.Set("Content-Security-Policy", contentSecurityPolicy)
-		hdr.Set("Referrer-Policy", "same-origin")
-		hdr.Set("Cache-Control", cacheRevalidate)
-		hdr.Set("ETag", h.pageETag)
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(h.page))
-		return
-	}
-
-	hdr.Set("Content-Type", a.contentType)
-	if r.URL.Query().Get("v") == a.version {
-		hdr.Set("Cache-Control", cacheImmutable)
-	} else {
-		hdr.Set("Cache-Control", cacheRevalidate)
-	}
-	body, etag := a.body, a.etag
-	if gz := a.gzipped(); gz != nil {
-		hdr.Add("Vary", "Accept-Encoding")
-		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-			hdr.Set("Content-Encoding", "gzip")
-			body = gz
-			etag = `"` + a.version + `-gzip"`
-		}
-	}
-	hdr.Set("ETag", etag)
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
-}
-
-// acceptsGzip reports whether an Accept-Encoding header value accepts gzip:
-// listed (or, failing that, "*") with a non-zero quality.
-func acceptsGzip(header string) bool {
-	gzipQ, starQ := -1.0, -1.0
-	for _, part := range strings.Split(header, ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		q := 1.0
-		for _, param := range strings.Split(params, ";") {
-			k, v, ok := strings.Cut(strings.TrimSpace(param), "=")
-			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
-				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-					q = f
-				}
-			}
-		}
-		switch strings.ToLower(strings.TrimSpace(coding)) {
-		case "gzip", "x-gzip":
-			gzipQ = max(gzipQ, q)
-		case "*":
-			starQ = max(starQ, q)
-		}
-	}
-	if gzipQ >= 0 {
-		return gzipQ > 0
-	}
-	return starQ > 0
+	a.Serve(w, r, "")
 }

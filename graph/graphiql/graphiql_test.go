@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"tuttid/webasset"
 )
 
 // assetRefRE finds the URLs of the page's scripts and style sheets. (The only
@@ -120,8 +122,8 @@ func TestPage(t *testing.T) {
 			if strings.Contains(csp, "http") || strings.Contains(csp, "unsafe-eval") {
 				t.Errorf("Content-Security-Policy %q allows more than this origin", csp)
 			}
-			if cc := resp.Header.Get("Cache-Control"); cc != cacheRevalidate {
-				t.Errorf("Cache-Control = %q, want %q", cc, cacheRevalidate)
+			if cc := resp.Header.Get("Cache-Control"); cc != webasset.CacheRevalidate {
+				t.Errorf("Cache-Control = %q, want %q", cc, webasset.CacheRevalidate)
 			}
 			if !tc.body {
 				if len(body) != 0 {
@@ -177,8 +179,8 @@ func TestPageAssets(t *testing.T) {
 			if ce := resp.Header.Get("Content-Encoding"); ce != "" {
 				t.Errorf("Content-Encoding = %q without Accept-Encoding", ce)
 			}
-			if cc := resp.Header.Get("Cache-Control"); cc != cacheImmutable {
-				t.Errorf("Cache-Control = %q, want %q", cc, cacheImmutable)
+			if cc := resp.Header.Get("Cache-Control"); cc != webasset.CacheImmutable {
+				t.Errorf("Cache-Control = %q, want %q", cc, webasset.CacheImmutable)
 			}
 			if resp.Header.Get("ETag") == "" {
 				t.Error("no ETag")
@@ -215,8 +217,8 @@ func TestAssetContents(t *testing.T) {
 				t.Errorf("%s does not contain %q", tc.path, tc.want)
 			}
 			// Not requested with the current ?v=, so it must revalidate.
-			if cc := resp.Header.Get("Cache-Control"); cc != cacheRevalidate {
-				t.Errorf("Cache-Control = %q, want %q", cc, cacheRevalidate)
+			if cc := resp.Header.Get("Cache-Control"); cc != webasset.CacheRevalidate {
+				t.Errorf("Cache-Control = %q, want %q", cc, webasset.CacheRevalidate)
 			}
 		})
 	}
@@ -262,7 +264,7 @@ func TestMethodNotAllowed(t *testing.T) {
 			if resp.StatusCode != http.StatusMethodNotAllowed {
 				t.Fatalf("status = %d, want 405", resp.StatusCode)
 			}
-			if allow := resp.Header.Get("Allow"); allow != allowedMethods {
+			if allow := resp.Header.Get("Allow"); allow != "GET, HEAD" {
 				t.Errorf("Allow = %q", allow)
 			}
 		})
@@ -363,28 +365,5 @@ func TestPageEscaping(t *testing.T) {
 	html := string(body)
 	if strings.Contains(html, "<script>alert") || strings.Contains(html, `"><script>`) {
 		t.Errorf("title or endpoint not escaped:\n%s", html)
-	}
-}
-
-func TestAcceptsGzip(t *testing.T) {
-	tests := []struct {
-		header string
-		want   bool
-	}{
-		{"", false},
-		{"gzip", true},
-		{"GZIP", true},
-		{"deflate, gzip;q=0.5", true},
-		{"gzip;q=0", false},
-		{"gzip; q=0.0, *", false},
-		{"*", true},
-		{"*;q=0", false},
-		{"br", false},
-		{"x-gzip", true},
-	}
-	for _, tc := range tests {
-		if got := acceptsGzip(tc.header); got != tc.want {
-			t.Errorf("acceptsGzip(%q) = %v, want %v", tc.header, got, tc.want)
-		}
 	}
 }
