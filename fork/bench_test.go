@@ -1,0 +1,79 @@
+package fork_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"tuttid/agent"
+	"tuttid/ent"
+	"tuttid/fork"
+	"tuttid/session"
+	"tuttid/store"
+)
+
+// BenchmarkForkSaga runs the whole saga (checks, title, a provider fork
+// that returns no history, the fallback copy of the parent's messages, one
+// transaction) for parents of 10 and 1000 messages. ns/message of the large
+// parent over the small one's says whether the cost grows with the history
+// copied (near 1 or below) or worse.
+func BenchmarkForkSaga(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			st, err := store.Open(ctx, filepath.Join(b.TempDir(), "tuttid.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+			sess := session.New(session.Config{Store: st, Runtime: newFakeRuntime(), Logger: quiet})
+			svc := fork.New(fork.Config{Store: st, Sessions: sess, Runtime: newFakeRuntime(), Logger: quiet})
+			seedBenchParent(b, st, n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				res, err := svc.Fork(ctx, fork.Input{WorkspaceID: "w", SourceAgentSessionID: "p", RequestID: fmt.Sprintf("r%d", i)})
+				if err != nil || res.Session.LastMessageVersion != int64(n) {
+					b.Fatalf("fork %d: %v", i, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/message")
+		})
+	}
+}
+
+// seedBenchParent stores workspace w and an idle Codex session p with n
+// messages, two to a completed turn.
+func seedBenchParent(b *testing.B, st *store.Store, n int) {
+	ctx := context.Background()
+	if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath("/tmp").Exec(ctx); err != nil {
+		b.Fatal(err)
+	}
+	p, err := st.Client.AgentSession.Create().SetID("p").SetWorkspaceID("w").SetProvider(agent.ProviderCodex).
+		SetProviderSessionID("thread-p").SetTitle("Parent").SetSettings(agent.ComposerSettings{}).Save(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs := make([]agent.RuntimeMessage, n)
+	for i := range msgs {
+		msgs[i] = agent.RuntimeMessage{ID: fmt.Sprintf("m%d", i), TurnID: fmt.Sprintf("t%d", i/2), Role: "user", Text: "some text", Status: "completed"}
+	}
+	err = st.WithTx(ctx, func(tx *ent.Tx) error {
+		start := time.Now()
+		for i := 0; i < (n+1)/2; i++ {
+			if err := tx.Turn.Create().SetTurnID(fmt.Sprintf("t%d", i)).SetAgentSessionID("p").SetStatus("COMPLETED").
+				SetStartedAt(start.Add(time.Duration(i) * time.Millisecond)).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		_, err := session.InsertHistory(ctx, tx, p, msgs, start)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
