@@ -66,7 +66,8 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	log.Info("tuttid listening", "addr", ln.Addr().String(), "db", *db, "graphiql", "http://"+ln.Addr().String()+"/")
+	log.Info("tuttid listening", "addr", ln.Addr().String(), "db", *db,
+		"gui", "http://"+ln.Addr().String()+"/app/", "graphiql", "http://"+ln.Addr().String()+"/")
 	err = srv.Serve(ctx, ln)
 	log.Info("tuttid stopped", "err", err)
 	return err
