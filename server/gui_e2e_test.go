@@ -212,9 +212,18 @@ func (tb *tab) waitJS(what, expr string) {
 	}
 }
 
+// click clicks the element sel once it is shown and enabled. Finding and
+// clicking happen in one evaluation in the page: the live list re-renders
+// on every activity event, and a node found in one step can be gone in
+// the next (chromedp.Click failed with "Could not find node" that way).
 func (tb *tab) click(what, sel string) {
 	tb.t.Helper()
-	tb.run("click "+what, chromedp.Click(chromedp.CSS(sel)))
+	tb.waitJS("to click "+what, fmt.Sprintf(`(() => {
+	  const el = document.querySelector(%q);
+	  if (!el || el.disabled || el.getClientRects().length === 0) return false;
+	  el.click();
+	  return true;
+	})()`, sel))
 }
 
 func (tb *tab) activeID() string {
