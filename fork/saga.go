@@ -44,8 +44,13 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// 8. The child's title.
-	title, releaseTitle, err := s.title(ctx, parent, in.Title)
+	// 8. The child's title, from the title its parent is shown with (which
+	// the child also caches).
+	parentTitle, err := s.sessions.DisplayTitle(ctx, parent)
+	if err != nil {
+		return nil, err
+	}
+	title, releaseTitle, err := s.title(ctx, parent, parentTitle, in.Title)
 	if err != nil {
 		return nil, err
 	}
@@ -56,11 +61,6 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, err
 	}
 	visible := in.Visible == nil || *in.Visible
-	// The child caches the title its parent is shown with.
-	parentTitle, err := s.sessions.DisplayTitle(ctx, parent)
-	if err != nil {
-		return nil, err
-	}
 
 	// 10. The provider fork. From here on the caller going away (a client
 	// that disconnects) must not cut the saga short: once Codex got the
@@ -193,10 +193,9 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 	if parent.ProviderSessionID == "" {
 		return nil, apperr.New(apperr.ForkProviderSessionMissing, "session %q has no provider thread to fork", parent.ID)
 	}
-	running, err := s.store.Client.Turn.Query().
-		Where(turn.AgentSessionID(parent.ID), turn.StatusEQ(turn.StatusIN_PROGRESS)).Exist(ctx)
+	running, err := s.sessions.HasRunningTurn(ctx, parent.ID)
 	if err != nil {
-		return nil, storageErr(err, "read the parent's turns")
+		return nil, err
 	}
 	// The named turn is checked first so that a client forking from a
 	// running turn is told exactly that.

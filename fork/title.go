@@ -17,20 +17,17 @@ const maxTitleTries = 100000
 // title runs step 8: an explicit title as given; otherwise
 // <parent title>(fork<num>), num starting after the parent's direct forks
 // and raised until no session of the workspace has the title. An untitled
-// parent contributes its display fallback.
+// parent contributes its display fallback: base is the parent's title as
+// shown (session.Service.DisplayTitle).
 //
 // A generated title is only known to be free until the child is stored, and
 // forks of different parents with one base title (two sessions named alike,
 // or two untitled ones) would pick the same one: the returned release holds
 // the base title of the workspace until then, and must be called once the
 // fork has ended. (Two bases never generate the same title.)
-func (s *Service) title(ctx context.Context, parent *ent.AgentSession, explicit *string) (title string, release func(), err error) {
+func (s *Service) title(ctx context.Context, parent *ent.AgentSession, base string, explicit *string) (title string, release func(), err error) {
 	if explicit != nil {
 		return *explicit, func() {}, nil
-	}
-	base, err := s.sessions.DisplayTitle(ctx, parent)
-	if err != nil {
-		return "", nil, err
 	}
 	unlock := s.sessions.Lock("fork-title\x00" + parent.WorkspaceID + "\x00" + base)
 	defer func() {

@@ -91,8 +91,7 @@ func (s *Service) onThreadStatus(ctx context.Context, a *ent.AgentSession, st ag
 		// Codex reports the thread idle just before turn/completed; READY
 		// then waits for onTurnCompleted, so clients see TURN_COMPLETED
 		// first and a refetch on READY finds the turn finished.
-		busy, err := s.store.Client.Turn.Query().
-			Where(turn.AgentSessionID(a.ID), turn.StatusEQ(turn.StatusIN_PROGRESS)).Exist(ctx)
+		busy, err := s.HasRunningTurn(ctx, a.ID)
 		if err != nil {
 			return err
 		}

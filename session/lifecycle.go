@@ -118,8 +118,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 // releaseClaim gives a session whose turn did not start back the status it
 // had, unless a turn did start after all (ingestion stored it).
 func (s *Service) releaseClaim(ctx context.Context, a *ent.AgentSession) {
-	started, err := s.store.Client.Turn.Query().
-		Where(turn.AgentSessionID(a.ID), turn.StatusEQ(turn.StatusIN_PROGRESS)).Exist(ctx)
+	started, err := s.HasRunningTurn(ctx, a.ID)
 	if err == nil && started {
 		return
 	}

@@ -234,3 +234,13 @@ func (s *Service) SessionMessages(ctx context.Context, sessionID string) ([]*ent
 	}
 	return ms, nil
 }
+
+// HasRunningTurn reports whether a session has a turn in progress.
+func (s *Service) HasRunningTurn(ctx context.Context, sessionID string) (bool, error) {
+	running, err := s.store.Client.Turn.Query().
+		Where(turn.AgentSessionID(sessionID), turn.StatusEQ(turn.StatusIN_PROGRESS)).Exist(ctx)
+	if err != nil {
+		return false, storageErr(err, "read the session's turns")
+	}
+	return running, nil
+}

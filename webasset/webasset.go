@@ -127,6 +127,14 @@ func (a *Asset) Serve(w http.ResponseWriter, r *http.Request, cacheControl strin
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 }
 
+// ServePage writes a as an HTML page: always revalidated, under the
+// given Content-Security-Policy, sending no referrer to other sites.
+func (a *Asset) ServePage(w http.ResponseWriter, r *http.Request, csp string) {
+	w.Header().Set("Content-Security-Policy", csp)
+	w.Header().Set("Referrer-Policy", "same-origin")
+	a.Serve(w, r, CacheRevalidate)
+}
+
 func (a *Asset) gzipped() []byte {
 	a.gzOnce.Do(func() {
 		if len(a.body) < minGzipSize || !strings.HasPrefix(a.contentType, "text/") {

@@ -149,9 +149,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a == h.page {
-		w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
-		w.Header().Set("Referrer-Policy", "same-origin")
-		a.Serve(w, r, webasset.CacheRevalidate)
+		a.ServePage(w, r, contentSecurityPolicy)
 		return
 	}
 	a.Serve(w, r, "")
