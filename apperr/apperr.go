@@ -79,15 +79,6 @@ func (c Code) HTTPStatus() int {
 	return http.StatusInternalServerError
 }
 
-// Codes lists every code, for documentation and tests.
-func Codes() []Code {
-	out := make([]Code, 0, len(httpStatus))
-	for c := range httpStatus {
-		out = append(out, c)
-	}
-	return out
-}
-
 // Error is a failure with a stable code and a message a person can act on.
 // Err keeps the cause for logs; it is never shown to clients.
 type Error struct {

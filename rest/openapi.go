@@ -11,9 +11,6 @@ import (
 //go:embed openapi.json
 var openAPI []byte
 
-// OpenAPI returns the document served at /v1/openapi.json.
-func OpenAPI() []byte { return openAPI }
-
 func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(openAPI)
