@@ -79,7 +79,7 @@ func (s *Server) graphQL(origins []string) http.Handler {
 		s.log.ErrorContext(ctx, "graphql resolver panic", "panic", fmt.Sprint(v))
 		return apperr.New(apperr.Internal, "internal error")
 	})
-	return srv
+	return graphQLOverHTTP(srv)
 }
 
 // presentError gives every failure a stable extensions.code and a message
