@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -15,12 +14,12 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	coderws "github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"tuttid/apperr"
 	"tuttid/graph"
 	"tuttid/graph/generated"
 	"tuttid/graph/graphiql"
+	"tuttid/session"
 )
 
 // complexityLimit rejects queries that would fan out without bound (a fork
@@ -28,7 +27,7 @@ import (
 const complexityLimit = 5000
 
 func (s *Server) graphQL(origins []string) http.Handler {
-	res := &graph.Resolver{Lifecycle: s.Sessions, Forks: s.Forks, Broker: s.Broker, Logger: s.log}
+	res := &graph.Resolver{Sessions: s.Sessions, Lineage: s.Sessions, Forks: s.Forks, Broker: s.Broker, Logger: s.log}
 	cfg := generated.Config{Resolvers: res}
 	connection := func(childComplexity int, first *int, _ *string, last *int, _ *string) int {
 		n := 50
@@ -70,39 +69,16 @@ func (s *Server) graphQL(origins []string) http.Handler {
 		// Queries and mutations only: a subscription lives long and would
 		// serve messages from its first event's cache.
 		if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation != ast.Subscription {
-			ctx = graph.WithTurnMessages(ctx)
+			ctx = session.WithReadAhead(ctx)
 		}
 		return next(ctx)
 	})
-	srv.SetErrorPresenter(s.presentError)
+	srv.SetErrorPresenter(graph.PresentError(s.log))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		s.log.ErrorContext(ctx, "graphql resolver panic", "panic", fmt.Sprint(v))
 		return apperr.New(apperr.Internal, "internal error")
 	})
 	return graphQLOverHTTP(srv)
-}
-
-// presentError gives every failure a stable extensions.code and a message
-// without internals; the cause goes to the log.
-func (s *Server) presentError(ctx context.Context, err error) *gqlerror.Error {
-	gerr := graphql.DefaultErrorPresenter(ctx, err)
-	var app *apperr.Error
-	if !errors.As(err, &app) {
-		var ge *gqlerror.Error
-		if errors.As(err, &ge) && ge.Extensions["code"] != nil {
-			return gerr // gqlgen's own: parse, validation, complexity
-		}
-		app = apperr.From(err)
-	}
-	if app.Code == apperr.Internal || app.Code.HTTPStatus() >= 500 {
-		s.log.ErrorContext(ctx, "graphql operation failed", "code", app.Code, "path", gerr.Path.String(), "err", err)
-	}
-	gerr.Message = app.Message
-	if gerr.Extensions == nil {
-		gerr.Extensions = map[string]any{}
-	}
-	gerr.Extensions["code"] = string(app.Code)
-	return gerr
 }
 
 func graphiqlHandler() http.Handler { return graphiql.Handler("tuttid", "/query") }

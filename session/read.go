@@ -62,6 +62,17 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 	if err != nil {
 		return Page[*ent.Message]{}, err
 	}
+	if p := readAheadFrom(ctx).page(sessionID); p != nil {
+		if key, ok := batchable(w); ok {
+			pages, err := readAheadFrom(ctx).messagePages(p, key).get(func() (map[string]Page[*ent.Message], error) {
+				return s.messagePages(ctx, p.ids, w)
+			})
+			if err != nil {
+				return Page[*ent.Message]{}, err
+			}
+			return pages[sessionID], nil
+		}
+	}
 	q := s.store.Client.Message.Query().Where(message.AgentSessionID(sessionID))
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
@@ -141,9 +152,11 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	if err != nil {
 		return Page[*ent.AgentSession]{}, storageErr(err, "read sessions")
 	}
-	return newPage(rows, w, total, func(a *ent.AgentSession) string {
+	p := newPage(rows, w, total, func(a *ent.AgentSession) string {
 		return paging.KeyedCursor("s", a.CreatedAt.UnixNano(), a.ID)
-	}), nil
+	})
+	readAheadFrom(ctx).listed(workspaceID, p.Nodes)
+	return p, nil
 }
 
 // Turns lists a session's turns, oldest first.
@@ -153,11 +166,27 @@ func (s *Service) Turns(ctx context.Context, sessionID string) ([]*ent.Turn, err
 	if err != nil {
 		return nil, storageErr(err, "read turns")
 	}
+	readAheadFrom(ctx).turnsListed(sessionID)
 	return ts, nil
 }
 
 // TurnMessages lists a turn's messages in version order.
 func (s *Service) TurnMessages(ctx context.Context, t *ent.Turn) ([]*ent.Message, error) {
+	if tl := readAheadFrom(ctx).turns(t.AgentSessionID); tl != nil {
+		// The session's turns were listed: one query for all their messages.
+		byTurn, err := tl.byTurn.get(func() (map[string][]*ent.Message, error) {
+			msgs, err := s.SessionMessages(ctx, t.AgentSessionID)
+			byTurn := map[string][]*ent.Message{}
+			for _, m := range msgs {
+				byTurn[m.TurnID] = append(byTurn[m.TurnID], m)
+			}
+			return byTurn, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return nonNil(byTurn[t.TurnID]), nil
+	}
 	ms, err := s.store.Client.Message.Query().
 		Where(message.AgentSessionID(t.AgentSessionID), message.TurnID(t.TurnID)).
 		Order(ent.Asc(message.FieldVersion)).All(ctx)
@@ -178,6 +207,16 @@ const maxDisplayTitle = 60
 func (s *Service) DisplayTitle(ctx context.Context, a *ent.AgentSession) (string, error) {
 	if a.Title != "" {
 		return a.Title, nil
+	}
+	if p := readAheadFrom(ctx).page(a.ID); p != nil {
+		texts, err := p.firstTitles.get(func() (map[string]string, error) { return s.firstUserTexts(ctx, p.ids) })
+		if err != nil {
+			return "", err
+		}
+		if text, ok := texts[a.ID]; ok {
+			return FallbackTitle(text), nil
+		}
+		return UntitledTitle, nil
 	}
 	first, err := s.store.Client.Message.Query().
 		Where(message.AgentSessionID(a.ID), message.Role("user"), message.TextNEQ("")).
