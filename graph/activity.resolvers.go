@@ -9,16 +9,7 @@ import (
 	"context"
 	"tuttid/activity"
 	"tuttid/graph/generated"
-	"tuttid/graph/model"
 )
-
-// Kind is the resolver for the kind field.
-func (r *activityEventResolver) Kind(ctx context.Context, obj *activity.Event) (model.ActivityKind, error) {
-	if obj.Kind == activity.Resync {
-		return model.ActivityKindResyncRequired, nil
-	}
-	return model.ActivityKind(obj.Kind), nil
-}
 
 // Delta is the resolver for the delta field.
 func (r *activityEventResolver) Delta(ctx context.Context, obj *activity.Event) (*string, error) {

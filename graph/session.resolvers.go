@@ -13,16 +13,12 @@ import (
 	"tuttid/graph/generated"
 	"tuttid/graph/model"
 	"tuttid/paging"
+	"tuttid/session"
 )
 
 // DisplayTitle is the resolver for the displayTitle field.
 func (r *agentSessionResolver) DisplayTitle(ctx context.Context, obj *ent.AgentSession) (string, error) {
 	return r.Sessions.DisplayTitle(ctx, obj)
-}
-
-// Status is the resolver for the status field.
-func (r *agentSessionResolver) Status(ctx context.Context, obj *ent.AgentSession) (model.AgentSessionStatus, error) {
-	return model.AgentSessionStatus(obj.Status), nil
 }
 
 // RuntimeContext is the resolver for the runtimeContext field.
@@ -92,11 +88,6 @@ func (r *composerSettingsResolver) PermissionModeID(ctx context.Context, obj *ag
 	return optional(obj.PermissionModeID), nil
 }
 
-// ID is the resolver for the id field.
-func (r *messageResolver) ID(ctx context.Context, obj *ent.Message) (string, error) {
-	return obj.MessageID, nil
-}
-
 // Content is the resolver for the content field.
 func (r *messageResolver) Content(ctx context.Context, obj *ent.Message) (any, error) {
 	if len(obj.Content) == 0 {
@@ -105,14 +96,32 @@ func (r *messageResolver) Content(ctx context.Context, obj *ent.Message) (any, e
 	return json.RawMessage(obj.Content), nil
 }
 
-// ID is the resolver for the id field.
-func (r *turnResolver) ID(ctx context.Context, obj *ent.Turn) (string, error) {
-	return obj.TurnID, nil
+// StartSession is the resolver for the startSession field.
+func (r *mutationResolver) StartSession(ctx context.Context, input model.StartSessionInput) (*ent.AgentSession, error) {
+	return r.Sessions.Start(ctx, session.StartInput{
+		WorkspaceID: input.WorkspaceID, Title: input.Title, Cwd: input.Cwd,
+		Settings: settingsOverride(input.Settings), Visible: input.Visible,
+	})
 }
 
-// Status is the resolver for the status field.
-func (r *turnResolver) Status(ctx context.Context, obj *ent.Turn) (model.TurnStatus, error) {
-	return model.TurnStatus(obj.Status), nil
+// SendMessage is the resolver for the sendMessage field.
+func (r *mutationResolver) SendMessage(ctx context.Context, input model.SendMessageInput) (*ent.Turn, error) {
+	return r.Sessions.Send(ctx, input.WorkspaceID, input.AgentSessionID, input.Text)
+}
+
+// InterruptTurn is the resolver for the interruptTurn field.
+func (r *mutationResolver) InterruptTurn(ctx context.Context, input model.InterruptTurnInput) (*ent.Turn, error) {
+	return r.Sessions.Interrupt(ctx, input.WorkspaceID, input.AgentSessionID, input.TurnID)
+}
+
+// DeleteSession is the resolver for the deleteSession field.
+func (r *mutationResolver) DeleteSession(ctx context.Context, input model.DeleteSessionInput) (string, error) {
+	return r.Sessions.Delete(ctx, input.WorkspaceID, input.AgentSessionID)
+}
+
+// Session is the resolver for the session field.
+func (r *queryResolver) Session(ctx context.Context, workspaceID string, id string) (*ent.AgentSession, error) {
+	return r.Sessions.Session(ctx, workspaceID, id)
 }
 
 // Messages is the resolver for the messages field.
