@@ -57,6 +57,7 @@ type Service struct {
 	log      *slog.Logger
 	now      func() time.Time
 	newID    func() string
+	guards   session.Guards
 }
 
 // Config wires a Service.

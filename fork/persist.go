@@ -37,6 +37,10 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	}
 	var child *ent.AgentSession
 	var row *ent.SessionFork
+	generated := p.in.Title == nil
+	if generated {
+		defer s.lockTitle(p.parent.WorkspaceID, p.parentTitle)()
+	}
 	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
 		// The id was free at step 7; a concurrent fork may have taken it.
 		taken, err := tx.AgentSession.Query().Where(agentsession.ID(p.childID)).Exist(ctx)
@@ -49,6 +53,11 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		turns, source, err := s.history(ctx, tx, p)
 		if err != nil {
 			return err
+		}
+		if generated {
+			if p.title, err = nextTitle(ctx, tx.Client(), p.parent, p.parentTitle); err != nil {
+				return err
+			}
 		}
 		rc := map[string]any{
 			"forkedFromAgentSessionId":    p.parent.ID,

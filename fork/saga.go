@@ -26,13 +26,13 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	// Two requests with one id run one after the other, so the second sees
 	// the first's result; forks of one parent (and sends to it) likewise, so
 	// that numbering and the idle check are not raced.
-	defer s.sessions.Lock("fork-request\x00" + in.WorkspaceID + "\x00" + in.RequestID)()
+	defer s.lockRequest(in.WorkspaceID, in.RequestID)()
 
 	// 2. Replay a completed request.
 	if res, err := s.replay(ctx, in, fingerprint); res != nil || err != nil {
 		return res, err
 	}
-	defer s.sessions.Lock(in.SourceAgentSessionID)()
+	defer s.sessions.LockSession(in.SourceAgentSessionID)()
 
 	// 3-6. The parent, its provider, its thread, idleness, the boundary.
 	parent, err := s.checkParent(ctx, in)
@@ -50,11 +50,14 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	title, releaseTitle, err := s.title(ctx, parent, parentTitle, in.Title)
-	if err != nil {
+	// A default title is chosen again, under its lock, when the child is
+	// stored; the provider is told the one it would be now.
+	title := ""
+	if in.Title != nil {
+		title = *in.Title
+	} else if title, err = nextTitle(ctx, s.store.Client, parent, parentTitle); err != nil {
 		return nil, err
 	}
-	defer releaseTitle()
 	// 9. Effective settings and cwd.
 	settings, err := in.Settings.Apply(parent.Settings)
 	if err != nil {

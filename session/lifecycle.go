@@ -86,7 +86,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	// cannot both see it idle; the lock waits out a fork of it in progress.
 	// WORKING is published here, before any event of the turn can exist,
 	// so that subscribers never see it after the turn's own events.
-	unlock := s.Lock(a.ID)
+	unlock := s.LockSession(a.ID)
 	claimed, err := s.store.Client.AgentSession.Update().
 		Where(agentsession.ID(a.ID), agentsession.StatusNEQ(agentsession.StatusWORKING)).
 		SetStatus(agentsession.StatusWORKING).SetUpdatedAt(s.now()).Save(ctx)
@@ -196,7 +196,7 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 		return "", err
 	}
 	// A fork of this session in flight finishes first (it holds the lock).
-	defer s.Lock(a.ID)()
+	defer s.LockSession(a.ID)()
 	running, err := s.store.Client.Turn.Query().
 		Where(turn.AgentSessionID(a.ID), turn.StatusEQ(turn.StatusIN_PROGRESS)).All(ctx)
 	if err != nil {

@@ -26,7 +26,7 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 	newID  func() string
-	guards guards
+	guards Guards
 }
 
 // Config wires a Service.
@@ -64,6 +64,7 @@ func (s *Service) publish(ctx context.Context, e activity.Event) {
 	}
 }
 
-// Lock serializes operations on key (a session id, or a fork request key)
-// within this process until the returned func is called.
-func (s *Service) Lock(key string) (unlock func()) { return s.guards.Lock(key) }
+// LockSession serializes the operations on one session that must not
+// interleave (a send, a delete, a fork of it) within this process, until
+// the returned func is called.
+func (s *Service) LockSession(sessionID string) (unlock func()) { return s.guards.Lock(sessionID) }
