@@ -67,13 +67,12 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			"forkedAtUnixMs":              forkedAt.UnixMilli(),
 			"forkMessageSource":           source,
 		}
-		child, err = tx.AgentSession.Create().
-			SetID(p.childID).SetWorkspaceID(p.parent.WorkspaceID).SetProvider(p.parent.Provider).
-			SetProviderSessionID(p.rf.Session.ProviderSessionID).SetTitle(p.title).
-			SetStatus(childStatus(p.rf.Session.Status)).SetVisible(p.visible).SetCwd(p.parent.Cwd).
-			SetSettings(p.settings).SetRuntimeContext(rc).
-			SetCreatedAt(now).SetUpdatedAt(now).
-			Save(ctx)
+		child, err = session.CreateRecord(ctx, tx.Client(), session.NewSession{
+			ID: p.childID, WorkspaceID: p.parent.WorkspaceID, Provider: p.parent.Provider,
+			ProviderSessionID: p.rf.Session.ProviderSessionID, Title: p.title, Cwd: p.parent.Cwd,
+			Status: childStatus(p.rf.Session.Status), Visible: p.visible, Settings: p.settings,
+			RuntimeContext: rc, At: now,
+		})
 		if err != nil {
 			return err
 		}

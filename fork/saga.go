@@ -105,7 +105,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	}
 
 	// 14. Publish.
-	s.publish(ctx, activity.Event{Kind: activity.SessionCreated, WorkspaceID: in.WorkspaceID, AgentSessionID: child.ID, Session: child})
+	s.sessions.Created(ctx, child)
 	s.publish(ctx, activity.Event{Kind: activity.SessionForked, WorkspaceID: in.WorkspaceID, AgentSessionID: parent.ID, Session: child, Fork: row})
 	s.log.InfoContext(ctx, "session forked", "workspace_id", in.WorkspaceID, "parent_agent_session_id", parent.ID,
 		"child_agent_session_id", child.ID, "child_provider_session_id", child.ProviderSessionID,
@@ -169,7 +169,7 @@ func (s *Service) replay(ctx context.Context, in Input, fingerprint string) (*Re
 		return nil, nil
 	}
 	if err != nil {
-		return nil, storageErr(err, "read the fork request")
+		return nil, apperr.Storage(err, "read the fork request")
 	}
 	if row.ForkRequestFingerprint != fingerprint {
 		return nil, apperr.New(apperr.ForkRequestConflict,
@@ -182,13 +182,12 @@ func (s *Service) replay(ctx context.Context, in Input, fingerprint string) (*Re
 
 // checkParent runs steps 3 to 6.
 func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession, error) {
-	parent, err := s.store.Client.AgentSession.Query().
-		Where(agentsession.ID(in.SourceAgentSessionID), agentsession.WorkspaceID(in.WorkspaceID)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.ForkParentNotFound, "session %q does not exist in workspace %q", in.SourceAgentSessionID, in.WorkspaceID)
-	}
+	parent, err := s.sessions.Session(ctx, in.WorkspaceID, in.SourceAgentSessionID)
 	if err != nil {
-		return nil, storageErr(err, "read the parent session")
+		return nil, err
+	}
+	if parent == nil {
+		return nil, apperr.New(apperr.ForkParentNotFound, "session %q does not exist in workspace %q", in.SourceAgentSessionID, in.WorkspaceID)
 	}
 	if parent.Provider != agent.ProviderCodex {
 		return nil, apperr.New(apperr.ForkUnsupportedProvider, "sessions of provider %q cannot be forked; only %q sessions can", parent.Provider, agent.ProviderCodex)
@@ -196,7 +195,7 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 	if parent.ProviderSessionID == "" {
 		return nil, apperr.New(apperr.ForkProviderSessionMissing, "session %q has no provider thread to fork", parent.ID)
 	}
-	running, err := s.sessions.HasRunningTurn(ctx, parent.ID)
+	idle, running, err := s.sessions.Idle(ctx, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +208,7 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 			return nil, apperr.New(apperr.ForkTurnNotFound, "turn %q does not exist in session %q", in.LastTurnID, parent.ID)
 		}
 		if err != nil {
-			return nil, storageErr(err, "read the fork turn")
+			return nil, apperr.Storage(err, "read the fork turn")
 		}
 		if t.Status == turn.StatusIN_PROGRESS {
 			return nil, apperr.New(apperr.ForkTurnInProgress, "turn %q is still in progress; fork from it once it completes", in.LastTurnID)
@@ -220,8 +219,7 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 			return nil, apperr.New(apperr.ForkTurnNotFound, "turn %q ended %s; only a completed turn can be forked from", in.LastTurnID, t.Status)
 		}
 	}
-	idle := parent.Status == agentsession.StatusREADY || parent.Status == agentsession.StatusCOMPLETED
-	if !idle || running {
+	if !idle {
 		return nil, apperr.New(apperr.ForkSessionNotIdle, "session %q is not idle (%s, turn in progress: %t); fork it once it is", parent.ID, parent.Status, running)
 	}
 	return parent, nil
@@ -234,7 +232,7 @@ func (s *Service) childID(ctx context.Context, in Input) (string, error) {
 	}
 	taken, err := s.store.Client.AgentSession.Query().Where(agentsession.ID(in.TargetAgentSessionID)).Exist(ctx)
 	if err != nil {
-		return "", storageErr(err, "check the target session id")
+		return "", apperr.Storage(err, "check the target session id")
 	}
 	if taken {
 		return "", apperr.New(apperr.ForkTargetConflict, "session %q already exists; choose another targetAgentSessionId or omit it", in.TargetAgentSessionID)
@@ -259,8 +257,6 @@ func providerErr(err error, in Input) error {
 		return apperr.Wrap(err, apperr.ForkProviderFailed, "the provider could not fork the session")
 	}
 }
-
-func storageErr(err error, what string) error { return apperr.Storage(err, what) }
 
 // providerFork calls the runtime's Fork. A parent that never ran a turn has
 // no stored history at the provider (Codex writes a thread's rollout with

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/sessionfork"
@@ -28,14 +29,14 @@ func nextTitle(ctx context.Context, c *ent.Client, parent *ent.AgentSession, bas
 	forks, err := c.SessionFork.Query().
 		Where(sessionfork.WorkspaceID(parent.WorkspaceID), sessionfork.ParentAgentSessionID(parent.ID)).Count(ctx)
 	if err != nil {
-		return "", storageErr(err, "count the parent's forks")
+		return "", apperr.Storage(err, "count the parent's forks")
 	}
 	prefix := base + "(fork"
 	taken, err := c.AgentSession.Query().
 		Where(agentsession.WorkspaceID(parent.WorkspaceID), agentsession.TitleHasPrefix(prefix)).
 		Select(agentsession.FieldTitle).Strings(ctx)
 	if err != nil {
-		return "", storageErr(err, "read the titles of the forks")
+		return "", apperr.Storage(err, "read the titles of the forks")
 	}
 	highest := forks
 	for _, t := range taken {

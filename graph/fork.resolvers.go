@@ -18,7 +18,7 @@ func (r *mutationResolver) ForkSession(ctx context.Context, input model.ForkSess
 	res, err := r.Forks.Fork(ctx, fork.Input{
 		WorkspaceID: input.WorkspaceID, SourceAgentSessionID: input.AgentSessionID, RequestID: input.RequestID,
 		TargetAgentSessionID: deref(input.TargetAgentSessionID), LastTurnID: deref(input.LastTurnID),
-		Title: input.Title, Visible: input.Visible, Settings: settingsOverride(input.Settings),
+		Title: input.Title, Visible: input.Visible, Settings: deref(input.Settings),
 	})
 	if err != nil {
 		return nil, err

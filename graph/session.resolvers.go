@@ -100,7 +100,7 @@ func (r *messageResolver) Content(ctx context.Context, obj *ent.Message) (any, e
 func (r *mutationResolver) StartSession(ctx context.Context, input model.StartSessionInput) (*ent.AgentSession, error) {
 	return r.Sessions.Start(ctx, session.StartInput{
 		WorkspaceID: input.WorkspaceID, Title: input.Title, Cwd: input.Cwd,
-		Settings: settingsOverride(input.Settings), Visible: input.Visible,
+		Settings: deref(input.Settings), Visible: input.Visible,
 	})
 }
 

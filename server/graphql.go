@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -82,9 +81,3 @@ func (s *Server) graphQL(origins []string) http.Handler {
 }
 
 func graphiqlHandler() http.Handler { return graphiql.Handler("tuttid", "/query") }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tuttid/apperr"
+	"tuttid/rest"
 )
 
 // checkOrigin refuses what a web page of another site could make a
@@ -21,8 +22,7 @@ func checkOrigin(next http.Handler, patterns []string, log *slog.Logger) http.Ha
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if needsOriginCheck(r) && !originAllowed(r, patterns) {
 			log.DebugContext(r.Context(), "request refused: origin not allowed", "origin", r.Header.Get("Origin"), "path", r.URL.Path)
-			writeJSON(w, apperr.ForbiddenOrigin.HTTPStatus(), map[string]any{"error": map[string]string{
-				"code": string(apperr.ForbiddenOrigin), "message": "requests from pages of this origin are not allowed; see --allowed-origins"}})
+			rest.WriteError(w, apperr.New(apperr.ForbiddenOrigin, "requests from pages of this origin are not allowed; see --allowed-origins"))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -187,5 +187,5 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if err := s.Runtime.Health(ctx); err != nil {
 		body.Codex, body.Error = "unavailable", err.Error()
 	}
-	writeJSON(w, status, body)
+	rest.WriteJSON(w, status, body)
 }

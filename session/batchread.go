@@ -5,6 +5,7 @@ import (
 
 	entsql "entgo.io/ent/dialect/sql"
 
+	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/message"
 	"tuttid/paging"
@@ -23,7 +24,7 @@ func (s *Service) firstUserTexts(ctx context.Context, sessionIDs []string) (map[
 		Where(message.AgentSessionIDIn(sessionIDs...), rowIn(first, anys(sessionIDs)...)).
 		Select(message.FieldAgentSessionID, message.FieldText).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read the sessions' first messages")
+		return nil, apperr.Storage(err, "read the sessions' first messages")
 	}
 	out := make(map[string]string, len(msgs))
 	for _, m := range msgs {
@@ -42,7 +43,7 @@ func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w pagin
 	err := s.store.Client.Message.Query().Where(message.AgentSessionIDIn(sessionIDs...)).
 		GroupBy(message.FieldAgentSessionID).Aggregate(ent.Count()).Scan(ctx, &counts)
 	if err != nil {
-		return nil, storageErr(err, "count messages")
+		return nil, apperr.Storage(err, "count messages")
 	}
 	dir := "ASC"
 	if w.Backward {
@@ -61,7 +62,7 @@ func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w pagin
 		Where(message.AgentSessionIDIn(sessionIDs...), rowIn(ranked, args...)).
 		Order(ent.Asc(message.FieldAgentSessionID), order).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read messages")
+		return nil, apperr.Storage(err, "read messages")
 	}
 	bySession := map[string][]*ent.Message{}
 	for _, m := range rows {

@@ -53,20 +53,16 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 	if err != nil {
 		return nil, runtimeErr(err, "start the session")
 	}
-	now := s.now()
-	a, err := s.store.Client.AgentSession.Create().
-		SetID(s.newID()).SetWorkspaceID(w.ID).SetProvider(agent.ProviderCodex).
-		SetProviderSessionID(rs.ProviderSessionID).SetTitle(title).
-		SetStatus(agentsession.StatusREADY).SetVisible(visible).SetCwd(cwd).
-		SetSettings(settings).SetRuntimeContext(map[string]any{}).
-		SetCreatedAt(now).SetUpdatedAt(now).
-		Save(ctx)
+	a, err := CreateRecord(ctx, s.store.Client, NewSession{
+		ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ProviderSessionID: rs.ProviderSessionID,
+		Title: title, Cwd: cwd, Status: agentsession.StatusREADY, Visible: visible, Settings: settings, At: s.now(),
+	})
 	if err != nil {
 		s.log.ErrorContext(ctx, "session start: provider thread created but not stored",
 			"orphan_provider_session_id", rs.ProviderSessionID, "workspace_id", w.ID, "err", err)
-		return nil, storageErr(err, "store the new session")
+		return nil, apperr.Storage(err, "store the new session")
 	}
-	s.publish(ctx, activity.Event{Kind: activity.SessionCreated, WorkspaceID: w.ID, AgentSessionID: a.ID, Session: a})
+	s.Created(ctx, a)
 	return a, nil
 }
 
@@ -97,7 +93,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	}
 	unlock()
 	if err != nil {
-		return nil, storageErr(err, "mark the session working")
+		return nil, apperr.Storage(err, "mark the session working")
 	}
 	if claimed == 0 {
 		return nil, apperr.New(apperr.SessionBusy, "session %q is already running a turn; wait for it or interrupt it", a.ID)
@@ -145,11 +141,11 @@ func (s *Service) ensureTurn(ctx context.Context, a *ent.AgentSession, turnID st
 		Exec(ctx)
 	// DoNothing reports an existing row as sql.ErrNoRows.
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, storageErr(err, "store the turn")
+		return nil, apperr.Storage(err, "store the turn")
 	}
 	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Only(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read the turn")
+		return nil, apperr.Storage(err, "read the turn")
 	}
 	return t, nil
 }
@@ -168,7 +164,7 @@ func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID 
 		return nil, apperr.New(apperr.TurnNotFound, "turn %q does not exist in session %q", turnID, a.ID)
 	}
 	if err != nil {
-		return nil, storageErr(err, "read the turn")
+		return nil, apperr.Storage(err, "read the turn")
 	}
 	if t.Status != turn.StatusIN_PROGRESS {
 		return nil, apperr.New(apperr.SessionNotBusy, "turn %q is not running (it is %s)", turnID, t.Status)
@@ -183,7 +179,7 @@ func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID 
 	}
 	t, err = s.store.Client.Turn.Get(ctx, t.ID)
 	if err != nil {
-		return nil, storageErr(err, "read the turn")
+		return nil, apperr.Storage(err, "read the turn")
 	}
 	return t, nil
 }
@@ -200,7 +196,7 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 	running, err := s.store.Client.Turn.Query().
 		Where(turn.AgentSessionID(a.ID), turn.StatusEQ(turn.StatusIN_PROGRESS)).All(ctx)
 	if err != nil {
-		return "", storageErr(err, "read the session's turns")
+		return "", apperr.Storage(err, "read the session's turns")
 	}
 	for _, t := range running {
 		if err := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: t.TurnID}); err != nil {
@@ -208,7 +204,7 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 		}
 	}
 	if err := s.store.Client.AgentSession.DeleteOneID(a.ID).Exec(ctx); err != nil {
-		return "", storageErr(err, "delete the session")
+		return "", apperr.Storage(err, "delete the session")
 	}
 	if a.ProviderSessionID != "" {
 		if err := s.rt.Archive(ctx, a.Provider, a.ProviderSessionID); err != nil {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 
+	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/lineage"
 )
@@ -18,13 +19,13 @@ func (s *Service) Parent(ctx context.Context, a *ent.AgentSession) (*ent.AgentSe
 			return lineage.ParentsOf(ctx, s.store.Client, p.workspaceID, p.ids)
 		})
 		if err != nil {
-			return nil, storageErr(err, "read the parent sessions")
+			return nil, apperr.Storage(err, "read the parent sessions")
 		}
 		return m[a.ID], nil
 	}
 	parent, err := lineage.Parent(ctx, s.store.Client, a.WorkspaceID, a.ID)
 	if err != nil {
-		return nil, storageErr(err, "read the parent session")
+		return nil, apperr.Storage(err, "read the parent session")
 	}
 	return parent, nil
 }
@@ -36,13 +37,13 @@ func (s *Service) Children(ctx context.Context, a *ent.AgentSession) ([]*ent.Age
 			return lineage.ChildrenOf(ctx, s.store.Client, p.workspaceID, p.ids)
 		})
 		if err != nil {
-			return nil, storageErr(err, "read the sessions' forks")
+			return nil, apperr.Storage(err, "read the sessions' forks")
 		}
 		return nonNil(m[a.ID]), nil
 	}
 	kids, err := lineage.Children(ctx, s.store.Client, a.WorkspaceID, a.ID)
 	if err != nil {
-		return nil, storageErr(err, "read the session's forks")
+		return nil, apperr.Storage(err, "read the session's forks")
 	}
 	return kids, nil
 }
@@ -55,13 +56,13 @@ func (s *Service) ForkedFrom(ctx context.Context, a *ent.AgentSession) (*ent.Ses
 			return lineage.ForkedFromOf(ctx, s.store.Client, p.workspaceID, p.ids)
 		})
 		if err != nil {
-			return nil, storageErr(err, "read the sessions' lineage")
+			return nil, apperr.Storage(err, "read the sessions' lineage")
 		}
 		return m[a.ID], nil
 	}
 	f, err := lineage.ForkedFrom(ctx, s.store.Client, a.WorkspaceID, a.ID)
 	if err != nil {
-		return nil, storageErr(err, "read the session's lineage")
+		return nil, apperr.Storage(err, "read the session's lineage")
 	}
 	return f, nil
 }
@@ -70,7 +71,7 @@ func (s *Service) ForkedFrom(ctx context.Context, a *ent.AgentSession) (*ent.Ses
 func (s *Service) Ancestors(ctx context.Context, a *ent.AgentSession) ([]*ent.AgentSession, error) {
 	out, err := lineage.Ancestors(ctx, s.store.Client, a.WorkspaceID, a.ID)
 	if err != nil {
-		return nil, storageErr(err, "read the session's ancestors")
+		return nil, apperr.Storage(err, "read the session's ancestors")
 	}
 	return out, nil
 }
@@ -79,7 +80,7 @@ func (s *Service) Ancestors(ctx context.Context, a *ent.AgentSession) ([]*ent.Ag
 func (s *Service) Tree(ctx context.Context, workspaceID, sessionID string) ([]lineage.Node, error) {
 	nodes, err := lineage.Tree(ctx, s.store.Client, workspaceID, sessionID)
 	if err != nil {
-		return nil, storageErr(err, "read the fork tree")
+		return nil, apperr.Storage(err, "read the fork tree")
 	}
 	return nodes, nil
 }

@@ -24,7 +24,7 @@ func (s *Service) Session(ctx context.Context, workspaceID, id string) (*ent.Age
 		return nil, nil
 	}
 	if err != nil {
-		return nil, storageErr(err, "read the session")
+		return nil, apperr.Storage(err, "read the session")
 	}
 	return a, nil
 }
@@ -76,7 +76,7 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 	q := s.store.Client.Message.Query().Where(message.AgentSessionID(sessionID))
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
-		return Page[*ent.Message]{}, storageErr(err, "count messages")
+		return Page[*ent.Message]{}, apperr.Storage(err, "count messages")
 	}
 	if w.After != nil {
 		q.Where(message.VersionGT(*w.After))
@@ -90,7 +90,7 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 	}
 	rows, err := q.Order(order).Limit(w.Limit + 1).All(ctx)
 	if err != nil {
-		return Page[*ent.Message]{}, storageErr(err, "read messages")
+		return Page[*ent.Message]{}, apperr.Storage(err, "read messages")
 	}
 	return newPage(rows, w, total, func(m *ent.Message) string { return paging.Cursor("m", m.Version) }), nil
 }
@@ -131,7 +131,7 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	}
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
-		return Page[*ent.AgentSession]{}, storageErr(err, "count sessions")
+		return Page[*ent.AgentSession]{}, apperr.Storage(err, "count sessions")
 	}
 	// Sessions are keyed by creation time in nanoseconds, then id.
 	if w.After != nil {
@@ -150,7 +150,7 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	}
 	rows, err := q.Order(agentsession.ByCreatedAt(orderFn()), agentsession.ByID(orderFn())).Limit(w.Limit + 1).All(ctx)
 	if err != nil {
-		return Page[*ent.AgentSession]{}, storageErr(err, "read sessions")
+		return Page[*ent.AgentSession]{}, apperr.Storage(err, "read sessions")
 	}
 	p := newPage(rows, w, total, func(a *ent.AgentSession) string {
 		return paging.KeyedCursor("s", a.CreatedAt.UnixNano(), a.ID)
@@ -164,7 +164,7 @@ func (s *Service) Turns(ctx context.Context, sessionID string) ([]*ent.Turn, err
 	ts, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID)).
 		Order(ent.Asc(turn.FieldStartedAt), ent.Asc(turn.FieldID)).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read turns")
+		return nil, apperr.Storage(err, "read turns")
 	}
 	readAheadFrom(ctx).turnsListed(sessionID)
 	return ts, nil
@@ -191,7 +191,7 @@ func (s *Service) TurnMessages(ctx context.Context, t *ent.Turn) ([]*ent.Message
 		Where(message.AgentSessionID(t.AgentSessionID), message.TurnID(t.TurnID)).
 		Order(ent.Asc(message.FieldVersion)).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read the turn's messages")
+		return nil, apperr.Storage(err, "read the turn's messages")
 	}
 	return ms, nil
 }
@@ -225,7 +225,7 @@ func (s *Service) DisplayTitle(ctx context.Context, a *ent.AgentSession) (string
 		return UntitledTitle, nil
 	}
 	if err != nil {
-		return "", storageErr(err, "read the session's first message")
+		return "", apperr.Storage(err, "read the session's first message")
 	}
 	return FallbackTitle(first.Text), nil
 }
@@ -269,7 +269,7 @@ func (s *Service) SessionMessages(ctx context.Context, sessionID string) ([]*ent
 	ms, err := s.store.Client.Message.Query().Where(message.AgentSessionID(sessionID)).
 		Order(ent.Asc(message.FieldVersion)).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read the session's messages")
+		return nil, apperr.Storage(err, "read the session's messages")
 	}
 	return ms, nil
 }
@@ -279,7 +279,7 @@ func (s *Service) HasRunningTurn(ctx context.Context, sessionID string) (bool, e
 	running, err := s.store.Client.Turn.Query().
 		Where(turn.AgentSessionID(sessionID), turn.StatusEQ(turn.StatusIN_PROGRESS)).Exist(ctx)
 	if err != nil {
-		return false, storageErr(err, "read the session's turns")
+		return false, apperr.Storage(err, "read the session's turns")
 	}
 	return running, nil
 }

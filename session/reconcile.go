@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 
+	"tuttid/apperr"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/message"
 	"tuttid/ent/turn"
@@ -19,18 +20,18 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		SetStatus(turn.StatusFAILED).SetError("tuttid stopped while the turn was running").SetCompletedAt(now).
 		Save(ctx)
 	if err != nil {
-		return storageErr(err, "close the turns of the previous run")
+		return apperr.Storage(err, "close the turns of the previous run")
 	}
 	if err := s.store.Client.Message.Update().Where(message.Status("in_progress")).
 		SetStatus("failed").SetUpdatedAt(now).Exec(ctx); err != nil {
-		return storageErr(err, "close the items of the previous run")
+		return apperr.Storage(err, "close the items of the previous run")
 	}
 	sessions, err := s.store.Client.AgentSession.Update().
 		Where(agentsession.StatusEQ(agentsession.StatusWORKING)).
 		SetStatus(agentsession.StatusREADY).SetUpdatedAt(now).
 		Save(ctx)
 	if err != nil {
-		return storageErr(err, "reset the sessions of the previous run")
+		return apperr.Storage(err, "reset the sessions of the previous run")
 	}
 	if turns > 0 || sessions > 0 {
 		s.log.WarnContext(ctx, "closed work left running by the previous run", "turns_failed", turns, "sessions_ready", sessions)

@@ -25,7 +25,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, rootPath string) (*
 		SetCreatedAt(s.now()).SetUpdatedAt(s.now()).
 		Save(ctx)
 	if err != nil {
-		return nil, storageErr(err, "create the workspace")
+		return nil, apperr.Storage(err, "create the workspace")
 	}
 	return w, nil
 }
@@ -37,7 +37,7 @@ func (s *Service) Workspace(ctx context.Context, id string) (*ent.Workspace, err
 		return nil, nil
 	}
 	if err != nil {
-		return nil, storageErr(err, "read the workspace")
+		return nil, apperr.Storage(err, "read the workspace")
 	}
 	return w, nil
 }
@@ -46,7 +46,7 @@ func (s *Service) Workspace(ctx context.Context, id string) (*ent.Workspace, err
 func (s *Service) Workspaces(ctx context.Context) ([]*ent.Workspace, error) {
 	ws, err := s.store.Client.Workspace.Query().Order(ent.Asc("created_at"), ent.Asc("workspace_id")).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "list workspaces")
+		return nil, apperr.Storage(err, "list workspaces")
 	}
 	return ws, nil
 }
@@ -65,5 +65,3 @@ func (s *Service) mustWorkspace(ctx context.Context, id string) (*ent.Workspace,
 	}
 	return w, nil
 }
-
-func storageErr(err error, what string) error { return apperr.Storage(err, what) }

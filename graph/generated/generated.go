@@ -17,6 +17,7 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
 	"tuttid/graph/model"
+	"tuttid/session"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
@@ -5869,8 +5870,8 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
-func (ec *executionContext) unmarshalInputComposerSettingsInput(ctx context.Context, obj any) (model.ComposerSettingsInput, error) {
-	var it model.ComposerSettingsInput
+func (ec *executionContext) unmarshalInputComposerSettingsInput(ctx context.Context, obj any) (session.SettingsOverride, error) {
+	var it session.SettingsOverride
 	if obj == nil {
 		return it, nil
 	}
@@ -5940,8 +5941,8 @@ func (ec *executionContext) unmarshalInputComposerSettingsInput(ctx context.Cont
 //
 // ctx must come from a gqlgen request; outside one there is no unmarshaler to use
 // and the returned error says so.
-func UnmarshalComposerSettingsInput(ctx context.Context, raw any) (model.ComposerSettingsInput, error) {
-	var out model.ComposerSettingsInput
+func UnmarshalComposerSettingsInput(ctx context.Context, raw any) (session.SettingsOverride, error) {
+	var out session.SettingsOverride
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "ComposerSettingsInput", raw, &out)
 	return out, err
 }
@@ -6113,7 +6114,7 @@ func (ec *executionContext) unmarshalInputForkSessionInput(ctx context.Context, 
 			it.Visible = data
 		case "settings":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("settings"))
-			data, err := ec.unmarshalOComposerSettingsInput2ᚖtuttidᚋgraphᚋmodelᚐComposerSettingsInput(ctx, v)
+			data, err := ec.unmarshalOComposerSettingsInput2ᚖtuttidᚋsessionᚐSettingsOverride(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -6288,7 +6289,7 @@ func (ec *executionContext) unmarshalInputStartSessionInput(ctx context.Context,
 			it.Cwd = data
 		case "settings":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("settings"))
-			data, err := ec.unmarshalOComposerSettingsInput2ᚖtuttidᚋgraphᚋmodelᚐComposerSettingsInput(ctx, v)
+			data, err := ec.unmarshalOComposerSettingsInput2ᚖtuttidᚋsessionᚐSettingsOverride(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -8360,7 +8361,7 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) unmarshalOComposerSettingsInput2ᚖtuttidᚋgraphᚋmodelᚐComposerSettingsInput(ctx context.Context, v any) (*model.ComposerSettingsInput, error) {
+func (ec *executionContext) unmarshalOComposerSettingsInput2ᚖtuttidᚋsessionᚐSettingsOverride(ctx context.Context, v any) (*session.SettingsOverride, error) {
 	if v == nil {
 		return nil, nil
 	}

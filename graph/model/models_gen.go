@@ -4,6 +4,7 @@ package model
 
 import (
 	"tuttid/ent"
+	"tuttid/session"
 )
 
 type AgentSessionConnection struct {
@@ -15,16 +16,6 @@ type AgentSessionConnection struct {
 type AgentSessionEdge struct {
 	Cursor string            `json:"cursor"`
 	Node   *ent.AgentSession `json:"node"`
-}
-
-// An override where given.
-type ComposerSettingsInput struct {
-	Model            *string `json:"model,omitempty"`
-	ReasoningEffort  *string `json:"reasoningEffort,omitempty"`
-	PermissionModeID *string `json:"permissionModeId,omitempty"`
-	PlanMode         *bool   `json:"planMode,omitempty"`
-	BrowserUse       *bool   `json:"browserUse,omitempty"`
-	ComputerUse      *bool   `json:"computerUse,omitempty"`
 }
 
 type CreateWorkspaceInput struct {
@@ -46,9 +37,9 @@ type ForkSessionInput struct {
 	// Fork through this completed turn; the whole conversation when absent.
 	LastTurnID *string `json:"lastTurnId,omitempty"`
 	// Used as given; absent means <parent title>(fork<num>).
-	Title    *string                `json:"title,omitempty"`
-	Visible  *bool                  `json:"visible,omitempty"`
-	Settings *ComposerSettingsInput `json:"settings,omitempty"`
+	Title    *string                   `json:"title,omitempty"`
+	Visible  *bool                     `json:"visible,omitempty"`
+	Settings *session.SettingsOverride `json:"settings,omitempty"`
 }
 
 type ForkSessionPayload struct {
@@ -100,11 +91,11 @@ type SendMessageInput struct {
 }
 
 type StartSessionInput struct {
-	WorkspaceID string                 `json:"workspaceId"`
-	Title       *string                `json:"title,omitempty"`
-	Cwd         *string                `json:"cwd,omitempty"`
-	Settings    *ComposerSettingsInput `json:"settings,omitempty"`
-	Visible     *bool                  `json:"visible,omitempty"`
+	WorkspaceID string                    `json:"workspaceId"`
+	Title       *string                   `json:"title,omitempty"`
+	Cwd         *string                   `json:"cwd,omitempty"`
+	Settings    *session.SettingsOverride `json:"settings,omitempty"`
+	Visible     *bool                     `json:"visible,omitempty"`
 }
 
 type Subscription struct {
