@@ -240,22 +240,23 @@ func (s *Service) childID(ctx context.Context, in Input) (string, error) {
 	return in.TargetAgentSessionID, nil
 }
 
-// providerErr maps a runtime failure of step 10 to the spec's codes.
+// providerErr maps a failure of the provider's fork: the refusals that
+// have fork codes get them; the rest (unavailable, timed out, bad
+// settings) is mapped as every runtime call is.
 func providerErr(err error, in Input) error {
 	switch {
 	case errors.Is(err, agent.ErrUnsupportedProvider):
 		return apperr.Wrap(err, apperr.ForkUnsupportedProvider, "the provider has no fork")
-	case errors.Is(err, agent.ErrRuntimeUnavailable):
-		return apperr.Wrap(err, apperr.RuntimeUnavailable, "the agent runtime is unavailable; try again shortly")
-	case errors.Is(err, agent.ErrInvalidSettings):
-		return apperr.Wrap(err, apperr.InvalidInput, "settings: %v", err)
 	case errors.Is(err, agent.ErrTurnNotFound):
 		return apperr.Wrap(err, apperr.ForkTurnNotFound, "the provider has no turn %q", in.LastTurnID)
 	case errors.Is(err, agent.ErrTurnInProgress):
 		return apperr.Wrap(err, apperr.ForkTurnInProgress, "turn %q is still in progress", in.LastTurnID)
-	default:
-		return apperr.Wrap(err, apperr.ForkProviderFailed, "the provider could not fork the session")
 	}
+	e := session.RuntimeError(err, "fork the session")
+	if e.Code == apperr.ProviderFailed {
+		e.Code = apperr.ForkProviderFailed
+	}
+	return e
 }
 
 // providerFork calls the runtime's Fork. A parent that never ran a turn has

@@ -51,7 +51,7 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 
 	rs, err := s.rt.Start(ctx, agent.StartInput{Provider: agent.ProviderCodex, Cwd: cwd, Settings: settings})
 	if err != nil {
-		return nil, runtimeErr(err, "start the session")
+		return nil, RuntimeError(err, "start the session")
 	}
 	a, err := CreateRecord(ctx, s.store.Client, NewSession{
 		ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ProviderSessionID: rs.ProviderSessionID,
@@ -106,7 +106,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	})
 	if err != nil {
 		s.releaseClaim(ctx, a)
-		return nil, runtimeErr(err, "start the turn")
+		return nil, RuntimeError(err, "start the turn")
 	}
 	return s.ensureTurn(ctx, a, rt.ID)
 }
@@ -175,7 +175,7 @@ func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID 
 		return nil, apperr.Wrap(err, apperr.SessionNotBusy, "turn %q is not running in the provider (it has not started yet or just ended); try again", turnID)
 	}
 	if err != nil {
-		return nil, runtimeErr(err, "interrupt the turn")
+		return nil, RuntimeError(err, "interrupt the turn")
 	}
 	t, err = s.store.Client.Turn.Get(ctx, t.ID)
 	if err != nil {
@@ -215,20 +215,4 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 	}
 	s.publish(ctx, activity.Event{Kind: activity.SessionDeleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a})
 	return a.ID, nil
-}
-
-// runtimeErr maps a runtime failure to a stable code.
-func runtimeErr(err error, what string) error {
-	switch {
-	case errors.Is(err, agent.ErrRuntimeUnavailable):
-		return apperr.Wrap(err, apperr.RuntimeUnavailable, "could not %s: the agent runtime is unavailable", what)
-	case errors.Is(err, agent.ErrUnsupportedProvider):
-		return apperr.Wrap(err, apperr.UnsupportedProvider, "could not %s: the provider is not supported", what)
-	case errors.Is(err, agent.ErrInvalidSettings):
-		return apperr.Wrap(err, apperr.InvalidInput, "could not %s: %v", what, err)
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return apperr.Wrap(err, apperr.RuntimeUnavailable, "could not %s: the provider did not answer in time", what)
-	default:
-		return apperr.Wrap(err, apperr.ProviderFailed, "could not %s: the provider failed", what)
-	}
 }
