@@ -21,3 +21,18 @@ func treeNodes(nodes []lineage.Node) []*model.ForkTreeNode {
 	}
 	return out
 }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

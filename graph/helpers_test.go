@@ -58,9 +58,9 @@ func newEnv(t *testing.T, rt agent.Runtime) *env {
 	st := &store.Store{Client: ent.NewClient(ent.Driver(drv)), DB: opened.DB}
 	broker := activity.New(activity.Options{})
 	t.Cleanup(broker.Close)
-	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker})
+	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker, Subscriber: broker})
 	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: rt, Publisher: broker})
-	res := &graph.Resolver{Sessions: sessions, Lineage: sessions, Forks: forks, Broker: broker}
+	res := &graph.Resolver{Sessions: sessions, Lineage: sessions, Forks: forks}
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
 	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: time.Second})
 	srv.AddTransport(transport.POST{})

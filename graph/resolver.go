@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 
-	"tuttid/activity"
 	"tuttid/ent"
 	"tuttid/fork"
 	"tuttid/lineage"
@@ -16,7 +15,6 @@ type Resolver struct {
 	Sessions *session.Service
 	Lineage  LineageReader
 	Forks    *fork.Service
-	Broker   *activity.Broker
 	Logger   *slog.Logger
 }
 

@@ -23,6 +23,7 @@ type Service struct {
 	store  *store.Store
 	rt     agent.Runtime
 	pub    Publisher
+	sub    Subscriber
 	log    *slog.Logger
 	now    func() time.Time
 	newID  func() string
@@ -34,6 +35,8 @@ type Config struct {
 	Store     *store.Store
 	Runtime   agent.Runtime
 	Publisher Publisher
+	// Subscriber serves subscriptions to the activity (nil: none).
+	Subscriber Subscriber
 	Logger    *slog.Logger
 	// Now and NewID are for tests; they default to time.Now and UUIDv7.
 	Now   func() time.Time
@@ -42,7 +45,7 @@ type Config struct {
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
+	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
