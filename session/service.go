@@ -37,7 +37,7 @@ type Config struct {
 	Publisher Publisher
 	// Subscriber serves subscriptions to the activity (nil: none).
 	Subscriber Subscriber
-	Logger    *slog.Logger
+	Logger     *slog.Logger
 	// Now and NewID are for tests; they default to time.Now and UUIDv7.
 	Now   func() time.Time
 	NewID func() string
