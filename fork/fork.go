@@ -1,7 +1,7 @@
-// Package fork runs the session fork saga of the design (Service Flow,
-// steps 1 to 15): validate, replay a completed request, fork the provider
-// thread, then store the child, its lineage and its history in one
-// transaction. It has no GraphQL in it; GraphQL and REST translate to it.
+// Package fork runs the session fork saga of the design's Service Flow:
+// validate, replay a completed request, fork the provider thread, then
+// store the child, its lineage and its history in one transaction. It has
+// no GraphQL in it; GraphQL and REST translate to it.
 package fork
 
 import (

@@ -27,8 +27,9 @@ type persistInput struct {
 	rf          agent.RuntimeForkResult
 }
 
-// persist runs steps 11 to 13 in one transaction: the child session, its
-// lineage row, its turns and messages. Nothing is stored unless all is.
+// persist stores the child session, its lineage row, its turns and messages
+// in one transaction, so that nothing is stored unless all is (a child
+// without lineage, or lineage without history, would be a fork that lies).
 func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSession, *ent.SessionFork, error) {
 	now := s.now()
 	forkedAt := p.rf.Fork.ForkedAt
@@ -42,7 +43,8 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		defer s.lockTitle(p.parent.WorkspaceID, p.parentTitle)()
 	}
 	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
-		// The id was free at step 7; a concurrent fork may have taken it.
+		// The id was free when the saga chose it; a concurrent fork with the
+		// same target may have taken it since.
 		taken, err := tx.AgentSession.Query().Where(agentsession.ID(p.childID)).Exist(ctx)
 		if err != nil {
 			return err
