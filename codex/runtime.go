@@ -191,7 +191,7 @@ func (r *Runtime) supervise(p *process) {
 			if r.ctx.Err() != nil {
 				return
 			}
-			r.log.Warn("codex app-server restart failed", "err", err, "retryIn", backoff)
+			r.log.Warn("codex app-server restart failed", "err", err, "retry_in", backoff)
 			r.setDown(nil, err)
 			continue
 		}

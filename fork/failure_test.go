@@ -113,17 +113,17 @@ func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
 			}
 			var found map[string]any
 			for _, rec := range e.logs.Records(t) {
-				if rec["orphan_provider_session_id"] != nil {
+				if rec["orphan_thread"] != nil {
 					found = rec
 				}
 			}
 			if found == nil {
-				t.Fatalf("no log record with orphan_provider_session_id; logs: %v", e.logs.Records(t))
+				t.Fatalf("no log record with orphan_thread; logs: %v", e.logs.Records(t))
 			}
 			want := map[string]any{
-				"level": "ERROR", "orphan_provider_session_id": orphan, "workspace_id": wsID,
-				"parent_agent_session_id": parentID, "parent_provider_session_id": parentThread,
-				"target_agent_session_id": "child-persist", "request_id": "req-persist",
+				"level": "ERROR", "orphan_thread": orphan, "workspace": wsID,
+				"session": parentID, "thread": parentThread,
+				"child_session": "child-persist", "request": "req-persist",
 			}
 			for k, v := range want {
 				if found[k] != v {

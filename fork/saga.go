@@ -15,37 +15,32 @@ import (
 	"tuttid/session"
 )
 
-// Fork runs the saga. Its steps are numbered as in the design.
+// Fork runs the saga: the design's Service Flow, in its order.
 func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
-	// 1. Normalize and validate.
 	in, err := normalize(in)
 	if err != nil {
 		return nil, err
 	}
 	fingerprint := in.fingerprint()
-	// Two requests with one id run one after the other, so the second sees
-	// the first's result; forks of one parent (and sends to it) likewise, so
-	// that numbering and the idle check are not raced.
+	// Two requests with one id run one after the other, so that the second
+	// replays the first's result instead of forking again.
 	defer s.lockRequest(in.WorkspaceID, in.RequestID)()
-
-	// 2. Replay a completed request.
 	if res, err := s.replay(ctx, in, fingerprint); res != nil || err != nil {
 		return res, err
 	}
+	// Sends to the parent wait for the fork (and the fork for them), so a
+	// turn cannot start between the idle check and the provider's fork.
 	defer s.sessions.LockSession(in.SourceAgentSessionID)()
-
-	// 3-6. The parent, its provider, its thread, idleness, the boundary.
 	parent, err := s.checkParent(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	// 7. The child's id.
 	childID, err := s.childID(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	// 8. The child's title, from the title its parent is shown with (which
-	// the child also caches).
+	// The title the parent is shown with is both the base of the child's
+	// default title and what the child remembers of its parent.
 	parentTitle, err := s.sessions.DisplayTitle(ctx, parent)
 	if err != nil {
 		return nil, err
@@ -58,18 +53,17 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	} else if title, err = nextTitle(ctx, s.store.Client, parent, parentTitle); err != nil {
 		return nil, err
 	}
-	// 9. Effective settings and cwd.
 	settings, err := in.Settings.Apply(parent.Settings)
 	if err != nil {
 		return nil, err
 	}
 	visible := in.Visible == nil || *in.Visible
 
-	// 10. The provider fork. From here on the caller going away (a client
-	// that disconnects) must not cut the saga short: once Codex got the
-	// request it may create the thread, and only running to the end stores
-	// it (and lets a retry with the same requestId replay it) instead of
-	// leaving an orphan nobody logged. The runtime bounds each call.
+	// From here on the caller going away (a client that disconnects) must
+	// not cut the saga short: once Codex got the request it may create the
+	// thread, and only running to the end stores it (and lets a retry with
+	// the same requestId replay it) instead of leaving an orphan nobody
+	// logged. The runtime bounds each call.
 	ctx = context.WithoutCancel(ctx)
 	rf, err := s.providerFork(ctx, parent, agent.RuntimeForkInput{
 		WorkspaceID: in.WorkspaceID, SourceAgentSessionID: parent.ID, TargetAgentSessionID: childID,
@@ -83,36 +77,35 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, apperr.New(apperr.ForkProviderFailed, "the provider's fork returned no thread id")
 	}
 
-	// 11-13. Child session, lineage and history in one transaction.
 	child, row, err := s.persist(ctx, persistInput{
 		in: in, fingerprint: fingerprint, parent: parent, parentTitle: parentTitle, childID: childID, title: title,
 		settings: settings, visible: visible, rf: rf,
 	})
 	if err != nil {
-		// The provider thread exists but tuttid does not know it: leave a
-		// trail for cleanup and report the failure.
-		s.log.ErrorContext(ctx, "fork: provider thread created but not stored (orphan)",
-			"orphan_provider_session_id", rf.Session.ProviderSessionID,
-			"workspace_id", in.WorkspaceID, "parent_agent_session_id", parent.ID,
-			"parent_provider_session_id", parent.ProviderSessionID,
-			"target_agent_session_id", childID, "request_id", in.RequestID,
-			"last_turn_id", in.LastTurnID, "err", err)
-		if errors.Is(err, errTargetTaken) {
-			return nil, apperr.Wrap(err, apperr.ForkTargetConflict, "session %q already exists", childID)
-		}
-		return nil, apperr.Wrap(err, apperr.ForkPersistenceFailed,
-			"the provider forked the session (thread %s) but tuttid could not store the child; nothing was created", rf.Session.ProviderSessionID)
+		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ProviderSessionID, err)
 	}
 
-	// 14. Publish.
+	// Published only now: subscribers may read the child back at once.
 	s.sessions.Created(ctx, child)
 	s.publish(ctx, activity.Event{Kind: activity.SessionForked, WorkspaceID: in.WorkspaceID, AgentSessionID: parent.ID, Session: child, Fork: row})
-	s.log.InfoContext(ctx, "session forked", "workspace_id", in.WorkspaceID, "parent_agent_session_id", parent.ID,
-		"child_agent_session_id", child.ID, "child_provider_session_id", child.ProviderSessionID,
-		"last_turn_id", in.LastTurnID, "message_source", child.RuntimeContext["forkMessageSource"])
-
-	// 15. Return the child and its lineage.
+	s.log.InfoContext(ctx, "session forked", "workspace", in.WorkspaceID, "session", parent.ID, "request", in.RequestID,
+		"turn", in.LastTurnID, "child_session", child.ID, "child_thread", child.ProviderSessionID,
+		"message_source", child.RuntimeContext["forkMessageSource"])
 	return &Result{Session: child, Fork: row}, nil
+}
+
+// notStored reports a child the provider created but tuttid could not
+// store: the thread is an orphan, so the log carries what cleanup needs.
+func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSession, childID, orphan string, err error) error {
+	s.log.ErrorContext(ctx, "fork: provider thread created but not stored (orphan)",
+		"orphan_thread", orphan, "workspace", in.WorkspaceID, "session", parent.ID,
+		"thread", parent.ProviderSessionID, "child_session", childID, "request", in.RequestID,
+		"turn", in.LastTurnID, "err", err)
+	if errors.Is(err, errTargetTaken) {
+		return apperr.Wrap(err, apperr.ForkTargetConflict, "session %q already exists", childID)
+	}
+	return apperr.Wrap(err, apperr.ForkPersistenceFailed,
+		"the provider forked the session (thread %s) but tuttid could not store the child; nothing was created", orphan)
 }
 
 func normalize(in Input) (Input, error) {
@@ -180,7 +173,9 @@ func (s *Service) replay(ctx context.Context, in Input, fingerprint string) (*Re
 	return &Result{Session: child, Fork: row, Replayed: true}, nil
 }
 
-// checkParent runs steps 3 to 6.
+// checkParent loads the parent and refuses what cannot be forked: another
+// provider, no thread, a turn running, a boundary turn that did not
+// complete. All before the provider is called, so a refusal costs nothing.
 func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession, error) {
 	parent, err := s.sessions.Session(ctx, in.WorkspaceID, in.SourceAgentSessionID)
 	if err != nil {
@@ -225,7 +220,7 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 	return parent, nil
 }
 
-// childID runs step 7.
+// childID is the requested id when it is free, else a new one.
 func (s *Service) childID(ctx context.Context, in Input) (string, error) {
 	if in.TargetAgentSessionID == "" {
 		return s.newID(), nil
@@ -277,7 +272,7 @@ func (s *Service) providerFork(ctx context.Context, parent *ent.AgentSession, in
 		return agent.RuntimeForkResult{}, serr
 	}
 	s.log.InfoContext(ctx, "fork of a session without turns: started a new provider thread",
-		"parent_agent_session_id", parent.ID, "child_provider_session_id", rs.ProviderSessionID)
+		"workspace", parent.WorkspaceID, "session", parent.ID, "child_thread", rs.ProviderSessionID)
 	return agent.RuntimeForkResult{
 		Session: rs, HistoryAvailable: true, Turns: []agent.RuntimeTurn{}, EmptyParent: true,
 		Fork: agent.RuntimeForkLineage{

@@ -59,7 +59,7 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 	})
 	if err != nil {
 		s.log.ErrorContext(ctx, "session start: provider thread created but not stored",
-			"orphan_provider_session_id", rs.ProviderSessionID, "workspace_id", w.ID, "err", err)
+			"orphan_thread", rs.ProviderSessionID, "workspace", w.ID, "err", err)
 		return nil, apperr.Storage(err, "store the new session")
 	}
 	s.Created(ctx, a)
@@ -122,7 +122,7 @@ func (s *Service) releaseClaim(ctx context.Context, a *ent.AgentSession) {
 		Where(agentsession.ID(a.ID), agentsession.StatusEQ(agentsession.StatusWORKING)).
 		SetStatus(a.Status).SetUpdatedAt(s.now()).Save(ctx)
 	if err != nil {
-		s.log.ErrorContext(ctx, "send: could not restore the session's status", "agent_session_id", a.ID, "err", err)
+		s.log.ErrorContext(ctx, "send: could not restore the session's status", "session", a.ID, "err", err)
 		return
 	}
 	if n == 1 {
@@ -200,7 +200,7 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 	}
 	for _, t := range running {
 		if err := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: t.TurnID}); err != nil {
-			s.log.WarnContext(ctx, "delete: could not interrupt a running turn", "agent_session_id", a.ID, "turn_id", t.TurnID, "err", err)
+			s.log.WarnContext(ctx, "delete: could not interrupt a running turn", "session", a.ID, "turn", t.TurnID, "err", err)
 		}
 	}
 	if err := s.store.Client.AgentSession.DeleteOneID(a.ID).Exec(ctx); err != nil {
@@ -209,8 +209,8 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 	if a.ProviderSessionID != "" {
 		if err := s.rt.Archive(ctx, a.Provider, a.ProviderSessionID); err != nil {
 			// The session is gone for the user; the thread is only clutter.
-			s.log.WarnContext(ctx, "delete: provider thread not archived", "agent_session_id", a.ID,
-				"provider_session_id", a.ProviderSessionID, "err", err)
+			s.log.WarnContext(ctx, "delete: provider thread not archived", "session", a.ID,
+				"thread", a.ProviderSessionID, "err", err)
 		}
 	}
 	s.publish(ctx, activity.Event{Kind: activity.SessionDeleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a})
