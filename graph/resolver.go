@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"log/slog"
 
 	"tuttid/ent"
 	"tuttid/fork"
@@ -15,7 +14,6 @@ type Resolver struct {
 	Sessions *session.Service
 	Lineage  LineageReader
 	Forks    *fork.Service
-	Logger   *slog.Logger
 }
 
 // LineageReader is the fork lineage as the resolvers read it;

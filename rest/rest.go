@@ -26,9 +26,8 @@ const maxBody = 64 << 10
 
 // Handler serves the REST endpoints.
 type Handler struct {
-	Forks    *fork.Service
-	Sessions *session.Service
-	Logger   *slog.Logger
+	Forks  *fork.Service
+	Logger *slog.Logger
 }
 
 // Register adds the routes to mux.

@@ -26,7 +26,7 @@ import (
 const complexityLimit = 5000
 
 func (s *Server) graphQL(origins []string) http.Handler {
-	res := &graph.Resolver{Sessions: s.Sessions, Lineage: s.Sessions, Forks: s.Forks, Logger: s.log}
+	res := &graph.Resolver{Sessions: s.Sessions, Lineage: s.Sessions, Forks: s.Forks}
 	cfg := generated.Config{Resolvers: res}
 	connection := func(childComplexity int, first *int, _ *string, last *int, _ *string) int {
 		n := 50

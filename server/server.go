@@ -120,7 +120,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// A request body is bounded: the largest legitimate one is a message of
 	// session.MaxMessageLen bytes, JSON-escaped.
 	mux.Handle("/query", http.MaxBytesHandler(s.graphQL(origins), maxQueryBody))
-	(&rest.Handler{Forks: s.Forks, Sessions: s.Sessions, Logger: log}).Register(mux)
+	(&rest.Handler{Forks: s.Forks, Logger: log}).Register(mux)
 	mux.HandleFunc("GET /healthz", s.health)
 	mux.Handle("/app/", http.StripPrefix("/app", web.Handler()))
 	mux.Handle("/", graphiqlHandler())
