@@ -5,11 +5,9 @@
 package fork
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
-	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/session"
@@ -53,7 +51,6 @@ type Service struct {
 	store    *store.Store
 	sessions *session.Service
 	rt       agent.Runtime
-	pub      session.Publisher
 	log      *slog.Logger
 	now      func() time.Time
 	newID    func() string
@@ -65,7 +62,6 @@ type Config struct {
 	Store     *store.Store
 	Sessions  *session.Service
 	Runtime   agent.Runtime
-	Publisher session.Publisher
 	Logger    *slog.Logger
 	Now       func() time.Time
 	NewID     func() string
@@ -73,7 +69,7 @@ type Config struct {
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime, pub: cfg.Publisher,
+	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime,
 		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -85,10 +81,4 @@ func New(cfg Config) *Service {
 		s.newID = session.NewID
 	}
 	return s
-}
-
-func (s *Service) publish(ctx context.Context, e activity.Event) {
-	if s.pub != nil {
-		s.pub.Publish(ctx, e)
-	}
 }

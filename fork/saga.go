@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 
-	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/apperr"
 	"tuttid/ent"
@@ -86,8 +85,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	}
 
 	// Published only now: subscribers may read the child back at once.
-	s.sessions.Created(ctx, child)
-	s.publish(ctx, activity.Event{Kind: activity.SessionForked, WorkspaceID: in.WorkspaceID, AgentSessionID: parent.ID, Session: child, Fork: row})
+	s.sessions.Forked(ctx, child, row)
 	s.log.InfoContext(ctx, "session forked", "workspace", in.WorkspaceID, "session", parent.ID, "request", in.RequestID,
 		"turn", in.LastTurnID, "child_session", child.ID, "child_thread", child.ProviderSessionID,
 		"message_source", child.RuntimeContext["forkMessageSource"])
@@ -197,13 +195,12 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 	// The named turn is checked first so that a client forking from a
 	// running turn is told exactly that.
 	if in.LastTurnID != "" {
-		t, err := s.store.Client.Turn.Query().
-			Where(turn.AgentSessionID(parent.ID), turn.TurnID(in.LastTurnID)).Only(ctx)
-		if ent.IsNotFound(err) {
-			return nil, apperr.New(apperr.ForkTurnNotFound, "turn %q does not exist in session %q", in.LastTurnID, parent.ID)
-		}
+		t, err := s.sessions.Turn(ctx, parent.ID, in.LastTurnID)
 		if err != nil {
-			return nil, apperr.Storage(err, "read the fork turn")
+			return nil, err
+		}
+		if t == nil {
+			return nil, apperr.New(apperr.ForkTurnNotFound, "turn %q does not exist in session %q", in.LastTurnID, parent.ID)
 		}
 		if t.Status == turn.StatusIN_PROGRESS {
 			return nil, apperr.New(apperr.ForkTurnInProgress, "turn %q is still in progress; fork from it once it completes", in.LastTurnID)

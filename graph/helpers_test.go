@@ -59,7 +59,7 @@ func newEnv(t *testing.T, rt agent.Runtime) *env {
 	broker := activity.New(activity.Options{})
 	t.Cleanup(broker.Close)
 	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker, Subscriber: broker})
-	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: rt, Publisher: broker})
+	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: rt})
 	res := &graph.Resolver{Sessions: sessions, Lineage: sessions, Forks: forks}
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
 	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: time.Second})

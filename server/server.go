@@ -97,7 +97,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log})
-	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Publisher: s.Broker, Logger: log})
+	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log})
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {
 		s.closeRT()

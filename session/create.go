@@ -6,8 +6,10 @@ import (
 
 	"tuttid/activity"
 	"tuttid/agent"
+	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/turn"
 )
 
 // NewSession is a session row to store: a started session, or a fork's child.
@@ -41,6 +43,26 @@ func CreateRecord(ctx context.Context, c *ent.Client, n NewSession) (*ent.AgentS
 // Created announces a stored (committed) session.
 func (s *Service) Created(ctx context.Context, a *ent.AgentSession) {
 	s.publish(ctx, activity.Event{Kind: activity.SessionCreated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a})
+}
+
+// Forked announces a stored (committed) fork: the child exists, and its
+// parent has a new fork.
+func (s *Service) Forked(ctx context.Context, child *ent.AgentSession, row *ent.SessionFork) {
+	s.Created(ctx, child)
+	s.publish(ctx, activity.Event{Kind: activity.SessionForked, WorkspaceID: child.WorkspaceID, AgentSessionID: row.ParentAgentSessionID, Session: child, Fork: row})
+}
+
+// Turn returns a session's turn by its provider id, or nil when there is
+// none.
+func (s *Service) Turn(ctx context.Context, sessionID, turnID string) (*ent.Turn, error) {
+	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), turn.TurnID(turnID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, apperr.Storage(err, "read the turn")
+	}
+	return t, nil
 }
 
 // Idle reports whether a session is quiet enough to be forked: its status

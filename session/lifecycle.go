@@ -143,11 +143,11 @@ func (s *Service) ensureTurn(ctx context.Context, a *ent.AgentSession, turnID st
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, apperr.Storage(err, "store the turn")
 	}
-	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Only(ctx)
-	if err != nil {
-		return nil, apperr.Storage(err, "read the turn")
+	t, err := s.Turn(ctx, a.ID, turnID)
+	if err == nil && t == nil {
+		err = apperr.New(apperr.Internal, "turn %q was stored but cannot be read", turnID)
 	}
-	return t, nil
+	return t, err
 }
 
 // Interrupt stops a session's running turn and returns it.
@@ -159,12 +159,12 @@ func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID 
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.TurnNotFound, "turn %q does not exist in session %q", turnID, a.ID)
-	}
+	t, err := s.Turn(ctx, a.ID, turnID)
 	if err != nil {
-		return nil, apperr.Storage(err, "read the turn")
+		return nil, err
+	}
+	if t == nil {
+		return nil, apperr.New(apperr.TurnNotFound, "turn %q does not exist in session %q", turnID, a.ID)
 	}
 	if t.Status != turn.StatusIN_PROGRESS {
 		return nil, apperr.New(apperr.SessionNotBusy, "turn %q is not running (it is %s)", turnID, t.Status)
