@@ -59,12 +59,12 @@ type Service struct {
 
 // Config wires a Service.
 type Config struct {
-	Store     *store.Store
-	Sessions  *session.Service
-	Runtime   agent.Runtime
-	Logger    *slog.Logger
-	Now       func() time.Time
-	NewID     func() string
+	Store    *store.Store
+	Sessions *session.Service
+	Runtime  agent.Runtime
+	Logger   *slog.Logger
+	Now      func() time.Time
+	NewID    func() string
 }
 
 // New returns a Service.
