@@ -51,7 +51,7 @@ func TestPublishRejects(t *testing.T) {
 	b := New(Options{Logger: slogTo(log)})
 	defer b.Close()
 	for _, e := range []Event{
-		{Kind: MessageAdded},             // no workspace
+		{Kind: MessageAdded},                 // no workspace
 		{Kind: Resync, WorkspaceID: "w"},     // reserved kind
 		{Kind: Subscribed, WorkspaceID: "w"}, // reserved kind
 	} {
