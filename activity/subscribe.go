@@ -20,9 +20,8 @@ type Filter struct {
 // Subscribe returns a channel of the events matching f: first a Subscribed
 // event (the subscription is registered: nothing published from then on is
 // missed), then those after f.AfterSeq if set, then live ones. The channel
-// is closed when ctx is done,
-// after a Resync event when the subscriber fell more than Options.Buffer
-// events behind, or on Close.
+// is closed when ctx is done, after a Resync event when the subscriber fell
+// more than Options.Buffer events behind, or on Close.
 //
 // Errors: ErrNoWorkspace, ErrClosed, ctx.Err(), or a *ResyncError when
 // f.AfterSeq cannot be resumed from the window.

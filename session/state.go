@@ -13,10 +13,11 @@ import (
 // A session's state events are published after their commit and in the
 // order of their commits: lockState is held from the write to the publish
 // by everything that changes a session's status, so that an older status
-// never goes out after a newer one (a client that sends on TURN_COMPLETED
-// claims the session before ingestion has published its READY). It is held
-// only around store writes and Publish, never around a provider call, so
-// ingestion never waits on Codex.
+// never goes out after a newer one (without it, a client that sends on
+// TURN_COMPLETED could have its WORKING published before that turn's
+// READY). It is held only around store writes and Publish, never around a
+// provider call, so ingestion never waits on Codex. Lock order: Lock(id),
+// then lockState(id).
 func (s *Service) lockState(sessionID string) (unlock func()) {
 	return s.guards.Lock("state\x00" + sessionID)
 }
