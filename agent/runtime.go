@@ -37,6 +37,7 @@ type Runtime interface {
 	Events() <-chan Event
 	// Health says whether the provider process is reachable now.
 	Health(ctx context.Context) error
+	Approver
 }
 
 // ComposerSettings are a session's effective settings.
@@ -54,8 +55,8 @@ const (
 	// PermissionReadOnly: the sandbox is read-only; no approval is asked and
 	// any approval request is declined.
 	PermissionReadOnly = "read-only"
-	// PermissionWorkspaceWrite (the default): writes inside the workspace,
-	// approval requests are declined since tuttid has no one to ask yet.
+	// PermissionWorkspaceWrite (the default): writes inside the workspace;
+	// what needs more is asked of the session's person (see Approver).
 	PermissionWorkspaceWrite = "workspace-write"
 	// PermissionFullAccess: no sandbox, every approval request is accepted.
 	PermissionFullAccess = "full-access"
@@ -216,6 +217,10 @@ const (
 	// turns that were running are lost (they arrive as EventTurnCompleted
 	// with TurnFailed first).
 	EventRuntimeRestarted EventKind = "runtime_restarted"
+	// EventApprovalRequested: the provider waits for a person (Approval).
+	EventApprovalRequested EventKind = "approval_requested"
+	// EventApprovalResolved: a request was answered or settled (Resolution).
+	EventApprovalResolved EventKind = "approval_resolved"
 	// EventOther carries a provider notification tuttid does not project,
 	// so that nothing is dropped silently.
 	EventOther EventKind = "other"
@@ -236,4 +241,9 @@ type Event struct {
 	Delta   string          // message_delta
 	Method  string          // the provider's notification method
 	Raw     json.RawMessage // the provider's params, for EventOther
+	// ItemKind is the provider's item type a message_delta belongs to
+	// (agentMessage, commandExecution, reasoning, ...).
+	ItemKind   string
+	Approval   *ApprovalRequest    // approval_requested
+	Resolution *ApprovalResolution // approval_resolved
 }

@@ -301,3 +301,12 @@ func sessionOf(resp wireThreadResponse) agent.RuntimeSession {
 	}
 	return s
 }
+
+// RespondToApproval implements agent.Approver: the person's decision goes
+// to the request Codex is waiting on.
+func (r *Runtime) RespondToApproval(ctx context.Context, in agent.ApprovalResponse) error {
+	if err := checkProvider(in.Provider); err != nil {
+		return err
+	}
+	return r.approvals.respond(ctx, in)
+}
