@@ -20,6 +20,10 @@ const (
 	MessageAdded   Kind = "MESSAGE_ADDED"
 	MessageUpdated Kind = "MESSAGE_UPDATED"
 	MessageDelta   Kind = "MESSAGE_DELTA"
+	// ApprovalRequested: the provider waits for the session's person.
+	ApprovalRequested Kind = "APPROVAL_REQUESTED"
+	// ApprovalResolved: a request was answered, or cancelled with its turn.
+	ApprovalResolved Kind = "APPROVAL_RESOLVED"
 
 	// Resync is not an ActivityKind and is never published: it is the last
 	// event of a subscription the broker dropped because its reader fell
@@ -50,6 +54,8 @@ type Event struct {
 	Turn    *ent.Turn
 	Message *ent.Message
 	Fork    *ent.SessionFork
+	// Approval is set for APPROVAL_REQUESTED and APPROVAL_RESOLVED.
+	Approval *ent.ApprovalRequest
 
 	// Delta is the appended text of a MESSAGE_DELTA; ItemID names the
 	// message/item it belongs to.

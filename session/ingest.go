@@ -73,6 +73,17 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 			return errors.New("item event without a message")
 		}
 		return s.onItem(ctx, a, *e.Message)
+	case agent.EventApprovalRequested:
+		if e.Approval == nil {
+			return errors.New("approval event without a request")
+		}
+		return s.onApprovalRequested(ctx, a, *e.Approval)
+	case agent.EventApprovalResolved:
+		if e.Resolution == nil {
+			return errors.New("approval event without a resolution")
+		}
+		_, err := s.resolveApproval(ctx, a, e.Resolution.ID, e.Resolution.Decision, e.Resolution.By)
+		return err
 	case agent.EventMessageDelta:
 		s.publish(ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: a.WorkspaceID,
 			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID})
@@ -142,6 +153,10 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 	}
 	t, err = t.Update().SetStatus(status).SetError(e.Error).SetCompletedAt(s.now()).Save(ctx)
 	if err != nil {
+		return err
+	}
+	// Requests still waiting end with their turn, as CANCEL.
+	if err := s.cancelPendingApprovals(ctx, a, t.TurnID, "turn_ended"); err != nil {
 		return err
 	}
 	if status != turn.StatusCOMPLETED {
