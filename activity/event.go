@@ -61,6 +61,10 @@ type Event struct {
 	// message/item it belongs to.
 	Delta  string
 	ItemID string
+	// DeltaKind says which stream a MESSAGE_DELTA feeds: the item type
+	// (agentMessage, commandExecution, fileChange, plan) or
+	// reasoning.summary / reasoning.text.
+	DeltaKind string
 
 	// At is when the broker published the event; assigned by Publish.
 	At time.Time

@@ -86,7 +86,7 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 		return err
 	case agent.EventMessageDelta:
 		s.publish(ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: a.WorkspaceID,
-			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID})
+			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID, DeltaKind: e.ItemKind})
 		return nil
 	}
 	s.log.DebugContext(ctx, "runtime event kind not handled", "kind", e.Kind)

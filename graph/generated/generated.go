@@ -54,6 +54,7 @@ type ComplexityRoot struct {
 		Approval       func(childComplexity int) int
 		At             func(childComplexity int) int
 		Delta          func(childComplexity int) int
+		DeltaKind      func(childComplexity int) int
 		Fork           func(childComplexity int) int
 		Kind           func(childComplexity int) int
 		Message        func(childComplexity int) int
@@ -227,6 +228,8 @@ type ActivityEventResolver interface {
 
 	Delta(ctx context.Context, obj *activity.Event) (*string, error)
 	MessageID(ctx context.Context, obj *activity.Event) (*string, error)
+
+	DeltaKind(ctx context.Context, obj *activity.Event) (*string, error)
 }
 type AgentSessionResolver interface {
 	DisplayTitle(ctx context.Context, obj *ent.AgentSession) (string, error)
@@ -345,6 +348,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ActivityEvent.Delta(childComplexity), true
+	case "ActivityEvent.deltaKind":
+		if e.ComplexityRoot.ActivityEvent.DeltaKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActivityEvent.DeltaKind(childComplexity), true
 	case "ActivityEvent.fork":
 		if e.ComplexityRoot.ActivityEvent.Fork == nil {
 			break
@@ -1345,6 +1354,15 @@ type ForkSessionPayload {
   fork: SessionFork!
 }
 `, BuiltIn: false},
+	{Name: "../items.graphqls", Input: `extend type ActivityEvent {
+  """
+  For MESSAGE_DELTA: the stream the text belongs to: agentMessage,
+  commandExecution (command output), fileChange, plan, reasoning.summary or
+  reasoning.text.
+  """
+  deltaKind: String
+}
+`, BuiltIn: false},
 	{Name: "../schema.graphqls", Input: `# tuttid: coding-agent sessions on the Codex app-server, and their forks.
 # The names here are the API contract (shared/api-contract.md).
 
@@ -1566,6 +1584,8 @@ func (ec *executionContext) childFields_ActivityEvent(ctx context.Context, field
 		return ec.fieldContext_ActivityEvent_at(ctx, field)
 	case "approval":
 		return ec.fieldContext_ActivityEvent_approval(ctx, field)
+	case "deltaKind":
+		return ec.fieldContext_ActivityEvent_deltaKind(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ActivityEvent", field.Name)
 }
@@ -2627,6 +2647,29 @@ func (ec *executionContext) fieldContext_ActivityEvent_approval(_ context.Contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ActivityEvent_deltaKind(ctx context.Context, field graphql.CollectedField, obj *activity.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActivityEvent_deltaKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActivityEvent().DeltaKind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ActivityEvent_deltaKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActivityEvent", field, true, true, "String")
 }
 
 func (ec *executionContext) _AgentSession_id(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
@@ -7177,6 +7220,12 @@ func (ec *executionContext) _ActivityEvent(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "deltaKind":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ActivityEvent_deltaKind(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
