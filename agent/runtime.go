@@ -62,6 +62,10 @@ const (
 	PermissionFullAccess = "full-access"
 )
 
+// ComputerUseUnsupported says why ComposerSettings.ComputerUse is refused.
+const ComputerUseUnsupported = "computerUse is not supported: Codex's computer_use feature drives desktop apps " +
+	"through the Codex desktop client and does nothing in the app-server tuttid runs"
+
 // ReasoningEfforts lists the accepted ComposerSettings.ReasoningEffort values.
 func ReasoningEfforts() []string {
 	return []string{"none", "minimal", "low", "medium", "high", "xhigh"}
@@ -97,6 +101,9 @@ type StartInput struct {
 	Provider string
 	Cwd      string
 	Settings ComposerSettings
+	// ModelProvider, when known, is the provider's model provider to use
+	// (Codex's modelProvider); empty lets the provider's config decide.
+	ModelProvider string
 }
 
 // SendTurnInput starts a turn on an existing thread.
@@ -106,6 +113,8 @@ type SendTurnInput struct {
 	Cwd               string
 	Settings          ComposerSettings
 	Text              string
+	// ModelProvider, when known, is sent if the thread must be resumed.
+	ModelProvider string
 }
 
 // InterruptInput stops an active turn.
@@ -130,7 +139,9 @@ type RuntimeForkInput struct {
 	SourceProviderSessionID string
 	Cwd                     string
 	Settings                ComposerSettings
-	LastTurnID              string
+	// ModelProvider is the parent's model provider, when known.
+	ModelProvider string
+	LastTurnID    string
 	Title                   string
 	Visible                 *bool
 }

@@ -231,6 +231,9 @@ func TestFakeCrashMidTurnFailsTurnRestartsAndResumes(t *testing.T) {
 	}
 	delete(resume, "threadId")
 	delete(resume, "excludeTurns")
+	// thread/resume has no ephemeral or threadSource in the protocol.
+	delete(start, "ephemeral")
+	delete(start, "threadSource")
 	if a, b := mustJSON(t, start), mustJSON(t, resume); a != b {
 		t.Fatalf("resume params differ from start params:\nstart  %s\nresume %s", a, b)
 	}
