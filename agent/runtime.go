@@ -142,8 +142,8 @@ type RuntimeForkInput struct {
 	// ModelProvider is the parent's model provider, when known.
 	ModelProvider string
 	LastTurnID    string
-	Title                   string
-	Visible                 *bool
+	Title         string
+	Visible       *bool
 }
 
 // RuntimeForkResult is what a provider fork produced.
