@@ -4,27 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"tuttid/codex/codextest"
 	"tuttid/session"
 )
-
-// recordingCodex is a codex executable that appends everything tuttid
-// writes to the real app-server (one JSON-RPC message a line) to a file.
-func recordingCodex(t *testing.T) (bin, record string) {
-	t.Helper()
-	dir := t.TempDir()
-	record = filepath.Join(dir, "client.jsonl")
-	bin = filepath.Join(dir, "codex")
-	script := "#!/bin/sh\ntee -a '" + record + "' | '" + codextest.Binary(t) + "' \"$@\"\n"
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return bin, record
-}
 
 // recordedParams returns the params of every request of method tuttid sent.
 func recordedParams(t *testing.T, record, method string) []map[string]any {
@@ -86,7 +71,7 @@ func sameAsTUI(t *testing.T, what string, got, tui map[string]any) {
 }
 
 func TestForkParamsMatchCodexTUIE2E(t *testing.T) {
-	bin, record := recordingCodex(t)
+	bin, record := codextest.RecordingBinary(t)
 	h := startServer(t, harnessOpts{codexBin: bin})
 	ws := h.createWorkspace("w")
 	var root struct{ Workspace struct{ RootPath string } }
