@@ -51,7 +51,7 @@ type approvalEvent struct {
 // sandbox, then answers the tool's output back ("saw: ...").
 func escalateOnce(cmd string) func(codextest.Request) codextest.Reply {
 	return func(r codextest.Request) codextest.Reply {
-		if outs := r.FunctionCallOutputs(); len(outs) >= len(r.UserTexts()) {
+		if outs := r.FunctionCallOutputs(); r.AfterToolCall() {
 			return codextest.Reply{Text: "saw: " + outs[len(outs)-1].Output}
 		}
 		return codextest.Reply{FunctionCall: codextest.EscalatedCommand(cmd, "the test needs it")}

@@ -201,6 +201,12 @@ func (r Request) FunctionCallOutputs() []FunctionCallOutput {
 	return out
 }
 
+// AfterToolCall reports whether the request follows a tool call of the same
+// turn: its last input item is a function_call_output.
+func (r Request) AfterToolCall() bool {
+	return len(r.items) > 0 && r.items[len(r.items)-1].Type == "function_call_output"
+}
+
 // HasFunctionCallOutputFor reports whether input answers the given call id.
 func (r Request) HasFunctionCallOutputFor(callID string) bool {
 	for _, o := range r.FunctionCallOutputs() {
