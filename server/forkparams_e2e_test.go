@@ -76,7 +76,9 @@ func TestForkParamsMatchCodexTUIE2E(t *testing.T) {
 	ws := h.createWorkspace("w")
 	var root struct{ Workspace struct{ RootPath string } }
 	h.must(`query($id: ID!) { workspace(id: $id) { rootPath } }`, map[string]any{"id": ws}, &root)
-	var started struct{ StartSession struct{ ID, ProviderSessionID string } }
+	var started struct {
+		StartSession struct{ ID, ProviderSessionID string }
+	}
 	h.must(`mutation($in: StartSessionInput!) { startSession(input: $in) { id providerSessionId } }`,
 		map[string]any{"in": map[string]any{"workspaceId": ws, "title": "p", "settings": map[string]any{
 			"model": "mock-model", "reasoningEffort": "high", "permissionModeId": "read-only", "browserUse": true,
