@@ -69,9 +69,16 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			"forkedAtUnixMs":              forkedAt.UnixMilli(),
 			"forkMessageSource":           source,
 		}
+		// The child is what the provider says it is: its model, model
+		// provider and cwd come from the fork's response.
+		rc = session.WithThreadMetadata(rc, p.rf.Session)
+		cwd := p.rf.Session.Cwd
+		if cwd == "" {
+			cwd = p.parent.Cwd
+		}
 		child, err = session.CreateRecord(ctx, tx.Client(), session.NewSession{
 			ID: p.childID, WorkspaceID: p.parent.WorkspaceID, Provider: p.parent.Provider,
-			ProviderSessionID: p.rf.Session.ProviderSessionID, Title: p.title, Cwd: p.parent.Cwd,
+			ProviderSessionID: p.rf.Session.ProviderSessionID, Title: p.title, Cwd: cwd,
 			Status: childStatus(p.rf.Session.Status), Visible: p.visible, Settings: p.settings,
 			RuntimeContext: rc, At: now,
 		})

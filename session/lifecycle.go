@@ -55,7 +55,8 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 	}
 	a, err := CreateRecord(ctx, s.store.Client, NewSession{
 		ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ProviderSessionID: rs.ProviderSessionID,
-		Title: title, Cwd: cwd, Status: agentsession.StatusREADY, Visible: visible, Settings: settings, At: s.now(),
+		Title: title, Cwd: cwd, Status: agentsession.StatusREADY, Visible: visible, Settings: settings,
+		RuntimeContext: WithThreadMetadata(nil, rs), At: s.now(),
 	})
 	if err != nil {
 		s.log.ErrorContext(ctx, "session start: provider thread created but not stored",
@@ -81,8 +82,10 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	// Claim the session before calling the provider, so that two sends
 	// cannot both see it idle; the lock waits out a fork of it in progress.
 	// WORKING is published here, before any event of the turn can exist,
-	// so that subscribers never see it after the turn's own events.
+	// so that subscribers never see it after the turn's own events, and
+	// under the state lock, so never before the previous turn's READY.
 	unlock := s.LockSession(a.ID)
+	unlockState := s.lockState(a.ID)
 	claimed, err := s.store.Client.AgentSession.Update().
 		Where(agentsession.ID(a.ID), agentsession.StatusNEQ(agentsession.StatusWORKING)).
 		SetStatus(agentsession.StatusWORKING).SetUpdatedAt(s.now()).Save(ctx)
@@ -91,6 +94,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 			s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: working})
 		}
 	}
+	unlockState()
 	unlock()
 	if err != nil {
 		return nil, apperr.Storage(err, "mark the session working")
@@ -103,6 +107,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	ctx = context.WithoutCancel(ctx)
 	rt, err := s.rt.SendTurn(ctx, agent.SendTurnInput{
 		Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, Cwd: a.Cwd, Settings: a.Settings, Text: text,
+		ModelProvider: ModelProviderOf(a),
 	})
 	if err != nil {
 		s.releaseClaim(ctx, a)
@@ -118,6 +123,7 @@ func (s *Service) releaseClaim(ctx context.Context, a *ent.AgentSession) {
 	if err == nil && started {
 		return
 	}
+	defer s.lockState(a.ID)()
 	n, err := s.store.Client.AgentSession.Update().
 		Where(agentsession.ID(a.ID), agentsession.StatusEQ(agentsession.StatusWORKING)).
 		SetStatus(a.Status).SetUpdatedAt(s.now()).Save(ctx)

@@ -58,8 +58,6 @@ func New(cfg Config) *Service {
 	return s
 }
 
-// Store is the service's store, for the read paths of other services.
-func (s *Service) Store() *store.Store { return s.store }
 
 func (s *Service) publish(ctx context.Context, e activity.Event) {
 	if s.pub != nil {

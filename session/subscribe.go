@@ -14,8 +14,10 @@ type Subscriber interface {
 }
 
 // Subscribe checks that the workspace (and the session, when one is named)
-// exist, then relays their activity until ctx ends: the events after
-// afterSeq first when it is given, then live ones. The channel is closed
+// exist, then relays their activity until ctx ends, starting with
+// SUBSCRIBED (the broker's first event, once the subscription is
+// registered: the client's only sign that it is live), then the events
+// after afterSeq when it is given, then live ones. The channel is closed
 // when the subscription ends (ctx done, or the subscriber dropped after a
 // Resync event).
 func (s *Service) Subscribe(ctx context.Context, workspaceID, sessionID string, afterSeq *int64) (<-chan *activity.Event, error) {

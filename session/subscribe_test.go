@@ -51,15 +51,13 @@ func TestSubscribe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if got := next(t, ch); got.Kind != activity.Subscribed {
+			t.Fatalf("first event %+v, want SUBSCRIBED", got)
+		}
 		b.Publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: "ws", AgentSessionID: "s2"})
 		b.Publish(ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: "ws", AgentSessionID: "s1", Delta: "hi", ItemID: "m1"})
-		select {
-		case got := <-ch:
-			if got.Kind != activity.MessageDelta || got.AgentSessionID != "s1" || got.Delta != "hi" || got.Seq == 0 {
-				t.Errorf("got %+v", got)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("no event")
+		if got := next(t, ch); got.Kind != activity.MessageDelta || got.AgentSessionID != "s1" || got.Delta != "hi" || got.Seq == 0 {
+			t.Errorf("got %+v", got)
 		}
 		cancel()
 		select {
@@ -81,13 +79,25 @@ func TestSubscribe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case got := <-ch:
-			if got.Kind != activity.SessionDeleted || got.Seq != first.Seq+1 {
-				t.Errorf("replayed %+v", got)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("nothing replayed")
+		if got := next(t, ch); got.Kind != activity.Subscribed || got.Seq != first.Seq {
+			t.Errorf("first event %+v, want SUBSCRIBED at %d", got, first.Seq)
+		}
+		if got := next(t, ch); got.Kind != activity.SessionDeleted || got.Seq != first.Seq+1 {
+			t.Errorf("replayed %+v", got)
 		}
 	})
+}
+
+func next(t *testing.T, ch <-chan *activity.Event) *activity.Event {
+	t.Helper()
+	select {
+	case e, ok := <-ch:
+		if !ok {
+			t.Fatal("subscription ended")
+		}
+		return e
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event")
+	}
+	return nil
 }
