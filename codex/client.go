@@ -66,6 +66,8 @@ type connHandlers struct {
 	// request decides the answer to a server-to-client request. It runs on
 	// its own goroutine; a nil error means result is sent.
 	request func(method string, params json.RawMessage) (any, *rpcError)
+	// sent, when set, is called once a request is written (Config.OnSent).
+	sent func(method string)
 }
 
 // conn is a JSON-RPC client over one line-delimited stream pair. It is
@@ -131,6 +133,9 @@ func (c *conn) call(ctx context.Context, method string, params, out any) error {
 	if err := c.write(outgoing{ID: id, Method: method, Params: params}); err != nil {
 		c.forget(id)
 		return fmt.Errorf("codex %s: %w", method, err)
+	}
+	if c.h.sent != nil {
+		c.h.sent(method)
 	}
 	select {
 	case res := <-ch:

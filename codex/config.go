@@ -38,6 +38,10 @@ type Config struct {
 	// 0.169.0 and needs the experimentalApi capability in the handshake,
 	// so it is opt-in; when false, plan mode stays a tuttid-side setting.
 	ExperimentalPlanMode bool
+	// OnSent, when set, is called with a request's method once it is
+	// written to the app-server. tuttid's crash tests use it to stop the
+	// process while Codex handles a request.
+	OnSent func(method string)
 }
 
 func (c Config) withDefaults() Config {

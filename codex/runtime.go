@@ -155,6 +155,7 @@ func (r *Runtime) spawn(ctx context.Context) (*process, error) {
 	return spawn(ctx, r.cfg, gen, connHandlers{
 		notify:  r.onNotification,
 		request: r.approvals.answer,
+		sent:    r.cfg.OnSent,
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sync"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
@@ -78,6 +79,7 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			agentsession.Table: agentsession.ValidColumn,
+			forkjournal.Table:  forkjournal.ValidColumn,
 			message.Table:      message.ValidColumn,
 			sessionfork.Table:  sessionfork.ValidColumn,
 			turn.Table:         turn.ValidColumn,

@@ -41,6 +41,9 @@ type Config struct {
 	AllowedOrigins []string
 	Logger         *slog.Logger
 	Version        string
+	// CrashAt names a crash point (fork.Crash*) where the process kills
+	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
+	CrashAt string
 }
 
 // maxQueryBody bounds a GraphQL request body.
@@ -89,7 +92,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{Store: st, log: log, closeRT: func() error { return nil }}
 	s.Runtime = cfg.Runtime
 	if s.Runtime == nil {
-		rt := codex.New(codex.Config{Bin: cfg.CodexBin, Env: cfg.CodexEnv, Logger: log, ClientVersion: cfg.Version})
+		rt := codex.New(codex.Config{Bin: cfg.CodexBin, Env: cfg.CodexEnv, Logger: log, ClientVersion: cfg.Version,
+			OnSent: crashOnSent(cfg.CrashAt)})
 		if err := rt.Launch(ctx); err != nil {
 			log.WarnContext(ctx, "codex app-server unavailable; retrying in the background", "err", err)
 		}
@@ -97,9 +101,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Logger: log})
-	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Publisher: s.Broker, Logger: log})
+	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Publisher: s.Broker, Logger: log,
+		Crash: crashAt(cfg.CrashAt)})
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {
+		s.closeRT()
+		st.Close()
+		return nil, err
+	}
+	// Forks a crash cut short: their threads are archived and listed.
+	if err := s.Forks.Reconcile(ctx); err != nil {
 		s.closeRT()
 		st.Close()
 		return nil, err
