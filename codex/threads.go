@@ -37,8 +37,10 @@ type wireThreadList struct {
 
 // FindForks implements agent.ThreadFinder with thread/list: the threads in
 // the parent's cwd, newest first, down to CreatedAfter, whose forkedFromId
-// is the source thread. Every source kind is asked for: the default leaves
-// out threads made through the app-server.
+// is the source thread. Every source kind is asked for, in case the
+// default leaves some out. The listing's forkedFromId is null in 0.169.0
+// (verified), so each thread in the window is read (thread/read) for it;
+// the window after a crash holds a handful of threads.
 func (r *Runtime) FindForks(ctx context.Context, in agent.FindForksInput) ([]agent.ThreadInfo, error) {
 	if err := checkProvider(in.Provider); err != nil {
 		return nil, err
@@ -61,7 +63,21 @@ func (r *Runtime) FindForks(ctx context.Context, in agent.FindForksInput) ([]age
 			if t.CreatedAt < after {
 				return out, nil
 			}
-			if strOr(t.ForkedFromID, "") == in.SourceProviderSessionID {
+			from := strOr(t.ForkedFromID, "")
+			if from == "" {
+				// thread/list in 0.169.0 leaves forkedFromId null; thread/read
+				// has it.
+				var read wireThreadRead
+				err := r.call(ctx, p, "thread/read", map[string]any{"threadId": t.ID, "includeTurns": false}, &read)
+				if errors.Is(err, agent.ErrThreadNotFound) || errors.Is(err, errNotMaterialized) {
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+				from = strOr(read.Thread.ForkedFromID, "")
+			}
+			if from == in.SourceProviderSessionID {
 				out = append(out, agent.ThreadInfo{ProviderSessionID: t.ID, ForkedFromID: in.SourceProviderSessionID,
 					Cwd: t.Cwd, CreatedAt: time.Unix(t.CreatedAt, 0)})
 			}
