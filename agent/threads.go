@@ -27,6 +27,8 @@ type FindForksInput struct {
 	Cwd string
 	// CreatedAfter drops older threads (the provider may round times down).
 	CreatedAfter time.Time
+	// Archived lists the archived threads instead of the live ones.
+	Archived bool
 }
 
 // ThreadInfo is a provider thread as a listing shows it.

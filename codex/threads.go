@@ -21,6 +21,7 @@ type threadListParams struct {
 	SortKey       string   `json:"sortKey"`
 	SortDirection string   `json:"sortDirection"`
 	SourceKinds   []string `json:"sourceKinds,omitempty"`
+	Archived      bool     `json:"archived"`
 }
 
 type wireListedThread struct {
@@ -52,7 +53,7 @@ func (r *Runtime) FindForks(ctx context.Context, in agent.FindForksInput) ([]age
 	// Codex keeps whole seconds: a thread made in the entry's second counts.
 	after := in.CreatedAfter.Truncate(time.Second).Unix()
 	params := threadListParams{Cwd: in.Cwd, Limit: 100, SortKey: "created_at", SortDirection: "desc",
-		SourceKinds: allSourceKinds}
+		SourceKinds: allSourceKinds, Archived: in.Archived}
 	var out []agent.ThreadInfo
 	for page := 0; page < maxListPages; page++ {
 		var resp wireThreadList

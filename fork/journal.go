@@ -198,3 +198,17 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	}
 	return nil
 }
+
+// archiveOrphan archives the thread of an attempt whose child could not be
+// stored, at once: the server's own Codex holds the thread open, and no
+// other Codex process (tuttid orphans clean) can archive it while it does
+// ("already has an active writer", verified on 0.169.0). The entry stays
+// orphaned, for clean, if the archive fails.
+func (s *Service) archiveOrphan(ctx context.Context, e *ent.ForkJournal, thread, reason string) {
+	if err := s.rt.Archive(ctx, e.Provider, thread); err != nil {
+		s.log.WarnContext(ctx, "fork journal: orphan thread not archived; `tuttid orphans clean` retries",
+			"request_id", e.RequestID, "orphan_provider_session_id", thread, "err", err)
+		return
+	}
+	s.journalSet(ctx, e, forkjournal.StateArchived, thread, reason+"; thread archived")
+}

@@ -33,6 +33,7 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 		script    *forkScript
 		listed    []agent.ThreadInfo
 		trigger   string // SQL that makes the child's transaction fail
+		archive   error  // Archive's answer
 		wantCode  apperr.Code
 		wantState forkjournal.State
 		wantChild string
@@ -42,7 +43,9 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 		{name: "provider error", script: &forkScript{Err: &agent.ProviderError{Method: "thread/fork", Message: "boom"}},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateFailed},
 		{name: "persistence failed", trigger: `CREATE TRIGGER f BEFORE INSERT ON workspace_agent_session_forks BEGIN SELECT RAISE(ABORT, 'injected'); END;`,
-			wantCode: apperr.ForkPersistenceFailed, wantState: forkjournal.StateOrphaned, wantChild: ChildThreadID(1)},
+			wantCode: apperr.ForkPersistenceFailed, wantState: forkjournal.StateArchived, wantChild: ChildThreadID(1), archived: []string{ChildThreadID(1)}},
+		{name: "persistence failed, archive failed", trigger: `CREATE TRIGGER f BEFORE INSERT ON workspace_agent_session_forks BEGIN SELECT RAISE(ABORT, 'injected'); END;`,
+			archive: errors.New("codex down"), wantCode: apperr.ForkPersistenceFailed, wantState: forkjournal.StateOrphaned, wantChild: ChildThreadID(1)},
 		{name: "lost, thread made", script: &forkScript{Err: lost},
 			listed:   []agent.ThreadInfo{{ProviderSessionID: "thread-lost", ForkedFromID: parentThread}},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateArchived, wantChild: "thread-lost", archived: []string{"thread-lost"}},
@@ -57,6 +60,7 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 				e.rt.Script(*c.script)
 			}
 			e.rt.SetListed(c.listed, nil)
+			e.rt.failArchive = c.archive
 			if c.trigger != "" {
 				if _, err := e.st.DB.ExecContext(e.ctx, c.trigger); err != nil {
 					t.Fatal(err)

@@ -106,7 +106,9 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		settings: settings, visible: visible, rf: rf, journalID: entry.ID,
 	})
 	if err != nil {
-		s.journalSet(ctx, entry, forkjournal.StateOrphaned, rf.Session.ProviderSessionID, "the child could not be stored: "+err.Error())
+		reason := "the child could not be stored: " + err.Error()
+		s.journalSet(ctx, entry, forkjournal.StateOrphaned, rf.Session.ProviderSessionID, reason)
+		s.archiveOrphan(ctx, entry, rf.Session.ProviderSessionID, reason)
 		// The provider thread exists but tuttid does not know it: leave a
 		// trail for cleanup and report the failure.
 		s.log.ErrorContext(ctx, "fork: provider thread created but not stored (orphan)",
