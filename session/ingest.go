@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"tuttid/activity"
 	"tuttid/agent"
@@ -26,7 +25,7 @@ func (s *Service) Ingest(ctx context.Context) {
 			if !ok {
 				return
 			}
-			if err := s.HandleEvent(ctx, e); err != nil {
+			if err := s.handleDurably(ctx, e); err != nil {
 				s.log.ErrorContext(ctx, "ingest: event not stored", "kind", e.Kind, "method", e.Method,
 					"provider_session_id", e.ProviderSessionID, "turn_id", e.TurnID, "err", err)
 			}
@@ -140,15 +139,18 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 	case agent.TurnFailed:
 		status = turn.StatusFAILED
 	}
-	t, err = t.Update().SetStatus(status).SetError(e.Error).SetCompletedAt(s.now()).Save(ctx)
+	reason := e.Error
+	if t.Status == turn.StatusFAILED && t.CompletedAt != nil {
+		// tuttid failed it already (an event it could not store): keep that.
+		status, reason = turn.StatusFAILED, t.Error
+	}
+	t, err = t.Update().SetStatus(status).SetError(reason).SetCompletedAt(s.now()).Save(ctx)
 	if err != nil {
 		return err
 	}
-	if status != turn.StatusCOMPLETED {
-		// Items the provider never completed end with their turn.
-		if err := s.closeOpenItems(ctx, a.ID, t.TurnID, strings.ToLower(string(status))); err != nil {
-			return err
-		}
+	// Items the provider never completed end with their turn.
+	if err := s.settleOpenItems(ctx, a, t.TurnID, status); err != nil {
+		return err
 	}
 	s.publish(ctx, activity.Event{Kind: activity.TurnCompleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
 	// A failed turn leaves the session usable; only a thread-level system
