@@ -156,19 +156,21 @@ func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal) (string, er
 
 // settleLost settles an attempt whose request Codex may have acted on
 // before it died or timed out, once the runtime answers again (it restarts
-// within a second or so); if it does not within wait, Reconcile (or a
-// replay) settles it later.
+// within a second or so; until it notices the death, calls fail too). If
+// it does not within wait, Reconcile (or a replay) settles it later.
 func (s *Service) settleLost(ctx context.Context, e *ent.ForkJournal, wait time.Duration) {
 	deadline := time.Now().Add(wait)
-	for s.rt.Health(ctx) != nil {
-		if time.Now().After(deadline) {
-			s.log.WarnContext(ctx, "fork journal: runtime still down; the lost fork is settled later", "request_id", e.RequestID)
+	for {
+		err := s.settle(ctx, e)
+		if err == nil {
 			return
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err := s.settle(ctx, e); err != nil {
-		s.log.WarnContext(ctx, "fork journal: lost fork not settled yet", "request_id", e.RequestID, "err", err)
+		if time.Now().After(deadline) {
+			s.log.WarnContext(ctx, "fork journal: lost fork not settled yet; settled at the next start or replay",
+				"request_id", e.RequestID, "err", err)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
