@@ -177,4 +177,3 @@ func TestCodexKilledDuringTurn(t *testing.T) {
 		t.Errorf("next turn's history %q", got)
 	}
 }
-
