@@ -351,3 +351,57 @@ func TestOrphansOnRealCodex(t *testing.T) {
 		t.Errorf("Codex: live forks %v archived %v, want [%s] and %v", live, archived, fk.ForkSession.Session.ProviderSessionID, wantArchived)
 	}
 }
+
+// TestCrashDuringTurn kills tuttid (kill -9 from outside) while a reply
+// streams; after a restart the turn is settled from Codex's record, no
+// message is in progress, and the session takes the next message with the
+// history Codex kept.
+func TestCrashDuringTurn(t *testing.T) {
+	r := newCrashRig(t)
+	r.model.SetReply(func(req codextest.Request) codextest.Reply {
+		if req.LastUserText() == "slow" {
+			return codextest.Reply{Text: "a reply cut short by a crash", Delay: time.Minute}
+		}
+		return codextest.DefaultReply(req)
+	})
+	p := r.tuttid()
+	ws, parent := r.parent(p)
+	p.send(ws, parent.ID, "slow")
+	p.waitSession(ws, parent.ID, "the reply streaming", func(s sessionView) bool {
+		for _, tr := range s.Turns {
+			for _, m := range tr.Messages {
+				if tr.Status == "IN_PROGRESS" && m.Role == "assistant" && m.Status == "in_progress" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	p.kill()
+
+	q := r.tuttid()
+	r.journalAndMessages()
+	s := q.session(ws, parent.ID)
+	if s.Status != "READY" || len(s.Turns) != 2 {
+		t.Fatalf("after restart: %+v", s)
+	}
+	slow := s.Turns[1]
+	t.Logf("the cut turn after the restart: %s %+v", slow.Status, slow.Messages)
+	if slow.Status == "IN_PROGRESS" || slow.Status == "COMPLETED" {
+		t.Errorf("the cut turn is %s, want FAILED or INTERRUPTED", slow.Status)
+	}
+	if len(slow.Messages) == 0 || slow.Messages[0].Role != "user" || slow.Messages[0].Text != "slow" {
+		t.Errorf("the cut turn's messages %+v, want the user's text kept", slow.Messages)
+	}
+	q.send(ws, parent.ID, "next")
+	s = q.waitSession(ws, parent.ID, "next turn done", func(s sessionView) bool {
+		return idle(s) && len(s.Turns) == 3 && s.Turns[2].Status == "COMPLETED"
+	})
+	if m := s.Turns[2].Messages; len(m) < 2 || m[len(m)-1].Text != "reply: next" {
+		t.Errorf("next turn's messages %+v", m)
+	}
+	reqs := r.model.Requests()
+	if got := reqs[len(reqs)-1].UserTexts(); len(got) < 3 || got[0] != "hello" || got[1] != "slow" || got[len(got)-1] != "next" {
+		t.Errorf("the next turn's history at the model %q, want hello, slow, ..., next", got)
+	}
+}
