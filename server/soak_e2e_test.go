@@ -99,7 +99,9 @@ func TestSoak(t *testing.T) {
 				}
 				if made < size.forksPerWorker && sends*size.forksPerWorker >= made*size.messagesPerWorker {
 					req := session.NewID()
-					var out struct{ ForkSession struct{ Session struct{ ID string } } }
+					var out struct {
+						ForkSession struct{ Session struct{ ID string } }
+					}
 					if errs := h.do(forkMutation, map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": current, "requestId": req}}, &out); len(errs) > 0 {
 						werrs <- fmt.Errorf("worker %d fork: %+v", w, errs)
 						return
@@ -134,7 +136,9 @@ func TestSoak(t *testing.T) {
 	for f := range forks {
 		n++
 		// A replay gives the same one child.
-		var out struct{ ForkSession struct{ Session struct{ ID string } } }
+		var out struct {
+			ForkSession struct{ Session struct{ ID string } }
+		}
 		row, err := st.SessionFork.Query().Where(sessionfork.ForkRequestID(f[0])).Only(ctx)
 		if err != nil || row.ChildAgentSessionID != f[1] {
 			t.Errorf("fork %s: lineage row %+v (%v), want child %s", f[0], row, err, f[1])
