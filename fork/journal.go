@@ -2,6 +2,7 @@ package fork
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -72,7 +73,9 @@ func (s *Service) priorAttempt(ctx context.Context, in Input, fingerprint string
 	if e.State != forkjournal.StatePending && e.State != forkjournal.StateForked {
 		return nil
 	}
-	if err := s.settle(ctx, e); err != nil {
+	// Not final: a thread an attempt that timed out may yet make is found
+	// by a later settle (the entry stays pending).
+	if err := s.settle(ctx, e, false); err != nil {
 		return apperr.Wrap(err, apperr.ForkPersistenceFailed,
 			"an earlier attempt of request %q did not finish and its provider thread could not be settled yet; try again shortly", in.RequestID)
 	}
@@ -81,8 +84,11 @@ func (s *Service) priorAttempt(ctx context.Context, in Input, fingerprint string
 
 // settle ends an attempt a crash (or a lost reply) left pending or forked:
 // its thread, known or found at the provider, is archived; with no thread,
-// the attempt failed. It returns an error only when it could not decide.
-func (s *Service) settle(ctx context.Context, e *ent.ForkJournal) error {
+// the attempt failed, when final (the Codex that had the request is gone,
+// or long enough has passed); otherwise it stays pending, since a Codex
+// that only answered late may still make the thread. It returns an error
+// only when it could not look.
+func (s *Service) settle(ctx context.Context, e *ent.ForkJournal, final bool) error {
 	thread := e.ChildProviderSessionID
 	if thread == "" {
 		found, err := s.findChild(ctx, e)
@@ -90,7 +96,9 @@ func (s *Service) settle(ctx context.Context, e *ent.ForkJournal) error {
 			return err
 		}
 		if found == "" {
-			s.journalSet(ctx, e, forkjournal.StateFailed, "", "no provider thread was made (checked with the provider's thread list)")
+			if final {
+				s.journalSet(ctx, e, forkjournal.StateFailed, "", "no provider thread was made (checked with the provider's thread list)")
+			}
 			return nil
 		}
 		thread = found
@@ -158,10 +166,13 @@ func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal) (string, er
 // before it died or timed out, once the runtime answers again (it restarts
 // within a second or so; until it notices the death, calls fail too). If
 // it does not within wait, Reconcile (or a replay) settles it later.
-func (s *Service) settleLost(ctx context.Context, e *ent.ForkJournal, wait time.Duration) {
+func (s *Service) settleLost(ctx context.Context, e *ent.ForkJournal, cause error, wait time.Duration) {
+	// Codex died with the request: the new process cannot still make the
+	// thread. A timeout leaves a live Codex that may.
+	final := errors.Is(cause, agent.ErrRuntimeUnavailable)
 	deadline := time.Now().Add(wait)
 	for {
-		err := s.settle(ctx, e)
+		err := s.settle(ctx, e, final)
 		if err == nil {
 			return
 		}
@@ -186,7 +197,8 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	}
 	var unsettled int
 	for _, e := range entries {
-		if err := s.settle(ctx, e); err != nil {
+		// Final: the previous run's Codex died with it.
+		if err := s.settle(ctx, e, true); err != nil {
 			if apperr.CodeOf(err) == apperr.StorageUnavailable {
 				return err
 			}

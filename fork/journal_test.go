@@ -51,6 +51,13 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateArchived, wantChild: "thread-lost", archived: []string{"thread-lost"}},
 		{name: "lost, no thread", script: &forkScript{Err: lost},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateFailed},
+		// Codex did not answer in time but lives: it may make the thread
+		// later, so the entry stays pending for a later settle.
+		{name: "timed out, no thread yet", script: &forkScript{Err: fmt.Errorf("%w: %w", agent.ErrRequestLost, context.DeadlineExceeded)},
+			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StatePending},
+		{name: "timed out, thread made", script: &forkScript{Err: fmt.Errorf("%w: %w", agent.ErrRequestLost, context.DeadlineExceeded)},
+			listed:   []agent.ThreadInfo{{ProviderSessionID: "thread-late", ForkedFromID: parentThread}},
+			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateArchived, wantChild: "thread-late", archived: []string{"thread-late"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

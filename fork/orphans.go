@@ -60,7 +60,7 @@ func (s *Service) CleanOrphans(ctx context.Context, staleAfter time.Duration) ([
 		return nil, storageErr(err, "read the fork journal")
 	}
 	for _, e := range stale {
-		if err := s.settle(ctx, e); err != nil {
+		if err := s.settle(ctx, e, true); err != nil {
 			s.log.WarnContext(ctx, "orphans clean: unfinished fork not settled", "request_id", e.RequestID, "err", err)
 		}
 	}

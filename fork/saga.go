@@ -87,7 +87,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		if errors.Is(err, agent.ErrRequestLost) {
 			// Codex may have made the thread: find it (and archive it) once
 			// the runtime is back, or leave the entry for Reconcile.
-			s.settleLost(ctx, entry, s.lostWait)
+			s.settleLost(ctx, entry, err, s.lostWait)
 		} else {
 			s.journalSet(ctx, entry, forkjournal.StateFailed, "", err.Error())
 		}
