@@ -31,6 +31,9 @@ const StatusIncomplete = "incomplete"
 // event's turn is failed so that the session can go on.
 func (s *Service) handleDurably(ctx context.Context, e agent.Event) error {
 	err := s.HandleEvent(ctx, e)
+	if err == nil || malformed(e) {
+		return err // a bad event fails the same way every time
+	}
 	for _, pause := range ingestRetries {
 		if err == nil || ctx.Err() != nil {
 			return err
@@ -50,6 +53,12 @@ func (s *Service) handleDurably(ctx context.Context, e agent.Event) error {
 		return fmt.Errorf("%w; the turn could not be failed either: %w", err, ferr)
 	}
 	return err
+}
+
+// malformed is an event HandleEvent rejects whatever the store does.
+func malformed(e agent.Event) bool {
+	item := e.Kind == agent.EventItemStarted || e.Kind == agent.EventItemCompleted
+	return item && (e.Message == nil || e.Message.ID == "")
 }
 
 // failTurnOf ends the turn an unstored event belongs to: FAILED, with the
