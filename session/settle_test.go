@@ -198,3 +198,25 @@ func TestReconcileSettlesTurnsFromRecord(t *testing.T) {
 		t.Errorf("%d sessions still WORKING", n)
 	}
 }
+
+// A malformed event is reported at once; it is not retried and does not
+// fail the turn it names.
+func TestIngestMalformedEventLeavesTurn(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	e.workspace(t, "w")
+	e.threadSession(t, "s1", "thread-1")
+	if err := e.svc.handleDurably(ctx, ev(agent.EventTurnStarted, "t1", nil)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := e.svc.handleDurably(ctx, ev(agent.EventItemCompleted, "t1", nil)); err == nil {
+		t.Fatal("an item event without an item was accepted")
+	}
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Errorf("a malformed event took %s: retried", d)
+	}
+	if tr, _ := e.st.Client.Turn.Query().Where(turn.TurnID("t1")).Only(ctx); tr.Status != turn.StatusIN_PROGRESS {
+		t.Errorf("turn %s after a malformed event, want IN_PROGRESS", tr.Status)
+	}
+}
