@@ -53,7 +53,7 @@ func (r *Runtime) FindForks(ctx context.Context, in agent.FindForksInput) ([]age
 	// Codex keeps whole seconds: a thread made in the entry's second counts.
 	after := in.CreatedAfter.Truncate(time.Second).Unix()
 	params := threadListParams{Cwd: in.Cwd, Limit: 100, SortKey: "created_at", SortDirection: "desc",
-		SourceKinds: allSourceKinds, Archived: in.Archived}
+		SourceKinds: allSourceKinds(), Archived: in.Archived}
 	var out []agent.ThreadInfo
 	for page := 0; page < maxListPages; page++ {
 		var resp wireThreadList
@@ -92,8 +92,10 @@ func (r *Runtime) FindForks(ctx context.Context, in agent.FindForksInput) ([]age
 }
 
 // allSourceKinds are ThreadSourceKind's values in 0.169.0.
-var allSourceKinds = []string{"cli", "vscode", "exec", "appServer", "subAgent", "subAgentReview",
-	"subAgentCompact", "subAgentThreadSpawn", "subAgentOther", "unknown"}
+func allSourceKinds() []string {
+	return []string{"cli", "vscode", "exec", "appServer", "subAgent", "subAgentReview",
+		"subAgentCompact", "subAgentThreadSpawn", "subAgentOther", "unknown"}
+}
 
 // lostRequest marks an error after which Codex may have acted on the
 // request: the process died or did not answer in time.

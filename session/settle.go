@@ -21,7 +21,9 @@ import (
 // ingestRetries are the pauses before each retry of a failed event write:
 // long enough to ride out a lock or a short I/O hiccup, short enough that
 // the events behind it wait little.
-var ingestRetries = [...]time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 500 * time.Millisecond}
+func ingestRetries() []time.Duration {
+	return []time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 500 * time.Millisecond}
+}
 
 // StatusIncomplete ends an item whose turn completed when neither the
 // event stream nor Codex's record of the turn completed it.
@@ -34,7 +36,7 @@ func (s *Service) handleDurably(ctx context.Context, e agent.Event) error {
 	if err == nil || malformed(e) {
 		return err // a bad event fails the same way every time
 	}
-	for _, pause := range ingestRetries {
+	for _, pause := range ingestRetries() {
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
