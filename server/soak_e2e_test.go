@@ -53,25 +53,35 @@ func TestSoak(t *testing.T) {
 		sub := c.subscribe(activityQuery, activityVars(ws, "", 0))
 		followers[i] = follower{c: c, sub: sub, after: h.awaitLive(sub, ws)}
 	}
-	// Each follower reads all the time (it keeps up), until the final
-	// marker: the only event without a session from here on.
+	// Each follower reads all the time until the final marker (the only
+	// event without a session from here on), checking as it goes that its
+	// seqs are contiguous; it keeps no events, so that the heap measured at
+	// the end is the server's. One the broker drops as slow (it could not
+	// keep up on a loaded machine) gets RESYNC_REQUIRED and is counted out.
 	var fwg sync.WaitGroup
-	results := make([][]activityEvent, len(followers))
 	ferrs := make([]error, len(followers))
+	dropped := make([]bool, len(followers))
 	for i, f := range followers {
 		fwg.Add(1)
 		go func() {
 			defer fwg.Done()
-			var got []activityEvent
+			want := f.after + 1
 			for {
 				e, err := nextEvent(f.sub, 2*time.Minute)
 				if err != nil {
 					ferrs[i] = err
 					return
 				}
-				got = append(got, e)
+				if e.Kind == "RESYNC_REQUIRED" {
+					dropped[i] = true
+					return
+				}
+				if e.Seq != want {
+					ferrs[i] = fmt.Errorf("got seq %d (%s), want %d: an event was lost or repeated", e.Seq, e.Kind, want)
+					return
+				}
+				want++
 				if e.AgentSessionID == "" && e.Kind == "SESSION_UPDATED" {
-					results[i] = got
 					return
 				}
 			}
@@ -121,13 +131,18 @@ func TestSoak(t *testing.T) {
 	}
 	h.publishMarker(ws)
 	fwg.Wait()
+	kept := 0
 	for i, err := range ferrs {
 		if err != nil {
-			t.Fatalf("subscriber %d: %v", i, err)
+			t.Errorf("subscriber %d: %v", i, err)
+		}
+		if !dropped[i] {
+			kept++
 		}
 	}
-	for i, got := range results {
-		checkContiguous(t, got, followers[i].after)
+	t.Logf("%d of %d subscribers kept up (the others were dropped as slow and told to resync)", kept, len(followers))
+	if kept == 0 {
+		t.Error("no subscriber kept up: nothing checked that events were not lost")
 	}
 
 	ctx := t.Context()
