@@ -93,7 +93,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.Runtime = cfg.Runtime
 	if s.Runtime == nil {
 		rt := codex.New(codex.Config{Bin: cfg.CodexBin, Env: cfg.CodexEnv, Logger: log, ClientVersion: cfg.Version,
-			OnSent: crashOnSent(cfg.CrashAt)})
+			// planMode reaches Codex as its (experimental) plan collaboration mode.
+			ExperimentalPlanMode: true, OnSent: crashOnSent(cfg.CrashAt)})
 		if err := rt.Launch(ctx); err != nil {
 			log.WarnContext(ctx, "codex app-server unavailable; retrying in the background", "err", err)
 		}

@@ -72,9 +72,20 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 			return errors.New("item event without a message")
 		}
 		return s.onItem(ctx, a, *e.Message)
+	case agent.EventApprovalRequested:
+		if e.Approval == nil {
+			return errors.New("approval event without a request")
+		}
+		return s.onApprovalRequested(ctx, a, *e.Approval)
+	case agent.EventApprovalResolved:
+		if e.Resolution == nil {
+			return errors.New("approval event without a resolution")
+		}
+		_, err := s.resolveApproval(ctx, a, e.Resolution.ID, e.Resolution.Decision, e.Resolution.By)
+		return err
 	case agent.EventMessageDelta:
 		s.publish(ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: a.WorkspaceID,
-			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID})
+			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID, DeltaKind: e.ItemKind})
 		return nil
 	}
 	s.log.DebugContext(ctx, "runtime event kind not handled", "kind", e.Kind)
@@ -106,11 +117,15 @@ func (s *Service) onThreadStatus(ctx context.Context, a *ent.AgentSession, st ag
 	return s.setStatus(ctx, a, want)
 }
 
+// setStatus commits a session's status, unless it has it already, and
+// publishes SESSION_UPDATED.
 func (s *Service) setStatus(ctx context.Context, a *ent.AgentSession, want agentsession.Status) error {
-	if a.Status == want {
-		return nil
+	defer s.lockState(a.ID)()
+	updated, err := s.store.Client.AgentSession.UpdateOneID(a.ID).Where(agentsession.StatusNEQ(want)).
+		SetStatus(want).SetUpdatedAt(s.now()).Save(ctx)
+	if ent.IsNotFound(err) {
+		return nil // already so (or deleted)
 	}
-	updated, err := a.Update().SetStatus(want).SetUpdatedAt(s.now()).Save(ctx)
 	if err != nil {
 		return err
 	}
@@ -123,13 +138,16 @@ func (s *Service) onTurnStarted(ctx context.Context, a *ent.AgentSession, turnID
 	if err != nil {
 		return err
 	}
+	// WORKING is committed (and published) before TURN_STARTED goes out.
+	if err := s.setStatus(ctx, a, agentsession.StatusWORKING); err != nil {
+		return err
+	}
 	s.publish(ctx, activity.Event{Kind: activity.TurnStarted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
-	return s.setStatus(ctx, a, agentsession.StatusWORKING)
+	return nil
 }
 
 func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e agent.Event) error {
-	t, err := s.ensureTurn(ctx, a, e.TurnID)
-	if err != nil {
+	if _, err := s.ensureTurn(ctx, a, e.TurnID); err != nil {
 		return err
 	}
 	status := turn.StatusCOMPLETED
@@ -140,22 +158,21 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 		status = turn.StatusFAILED
 	}
 	reason := e.Error
-	if t.Status == turn.StatusFAILED && t.CompletedAt != nil {
-		// tuttid failed it already (an event it could not store): keep that.
-		status, reason = turn.StatusFAILED, t.Error
-	}
-	t, err = t.Update().SetStatus(status).SetError(reason).SetCompletedAt(s.now()).Save(ctx)
+	// A turn tuttid failed already (an event it could not store) keeps that.
+	status, reason, err := s.keepTuttidFailure(ctx, a, e.TurnID, status, reason)
 	if err != nil {
 		return err
 	}
-	// Items the provider never completed end with their turn.
-	if err := s.settleOpenItems(ctx, a, t.TurnID, status); err != nil {
+	// A completed turn's items still in progress take Codex's record.
+	if err := s.settleOpenItems(ctx, a, e.TurnID, status); err != nil {
 		return err
 	}
-	s.publish(ctx, activity.Event{Kind: activity.TurnCompleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
-	// A failed turn leaves the session usable; only a thread-level system
-	// error (a thread status event) marks the session FAILED.
-	return s.setStatus(ctx, a, agentsession.StatusREADY)
+	// Requests still waiting end with their turn, as CANCEL, before the
+	// turn's end is published.
+	if err := s.cancelPendingApprovals(ctx, a, e.TurnID, "turn_ended"); err != nil {
+		return err
+	}
+	return s.completeTurn(ctx, a, e.TurnID, status, reason)
 }
 
 func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.RuntimeMessage) error {
@@ -184,8 +201,8 @@ func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.Runti
 
 // closeOpenItems marks a turn's messages still in progress with the way
 // the turn ended, so that none stays "in_progress" forever.
-func (s *Service) closeOpenItems(ctx context.Context, sessionID, turnID, status string) error {
-	return s.store.Client.Message.Update().
+func (s *Service) closeOpenItems(ctx context.Context, c *ent.Client, sessionID, turnID, status string) error {
+	return c.Message.Update().
 		Where(message.AgentSessionID(sessionID), message.TurnID(turnID), message.Status("in_progress")).
 		SetStatus(status).SetUpdatedAt(s.now()).Exec(ctx)
 }

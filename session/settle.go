@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
@@ -86,31 +85,45 @@ func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) er
 	if err != nil {
 		return err
 	}
-	if t.Status == turn.StatusIN_PROGRESS {
-		if s.rt != nil {
-			if ierr := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: turnID}); ierr != nil {
-				s.log.WarnContext(ctx, "ingest: could not stop the turn whose event was lost", "turn_id", turnID, "err", ierr)
-			}
-		}
-		if t, err = t.Update().SetStatus(turn.StatusFAILED).SetError(reason).SetCompletedAt(s.now()).Save(ctx); err != nil {
-			return err
-		}
+	if t.Status != turn.StatusIN_PROGRESS {
+		return s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, "failed")
 	}
-	if err := s.closeOpenItems(ctx, a.ID, turnID, "failed"); err != nil {
-		return err
+	if s.rt != nil {
+		if ierr := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: turnID}); ierr != nil {
+			s.log.WarnContext(ctx, "ingest: could not stop the turn whose event was lost", "turn_id", turnID, "err", ierr)
+		}
 	}
 	s.log.ErrorContext(ctx, "ingest: turn failed: an event could not be stored", "agent_session_id", a.ID, "turn_id", turnID, "err", cause)
-	s.publish(ctx, activity.Event{Kind: activity.TurnCompleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
-	return s.setStatus(ctx, a, agentsession.StatusREADY)
+	if err := s.cancelPendingApprovals(ctx, a, turnID, "turn_ended"); err != nil {
+		return err
+	}
+	// FAILED, its open items failed, the session READY, all published.
+	return s.completeTurn(ctx, a, turnID, turn.StatusFAILED, reason)
 }
 
-// settleOpenItems ends the messages of a turn that ended while they were
-// still in progress. A turn that failed or was interrupted ends them with
-// its own status. For a completed turn (an item's completion was lost),
-// Codex's record of the turn replaces them; what it lacks ends incomplete.
+// keepTuttidFailure: a turn tuttid already ended FAILED (an event it
+// could not store) stays so, with its reason, whatever Codex reports later.
+func (s *Service) keepTuttidFailure(ctx context.Context, a *ent.AgentSession, turnID string, status turn.Status, reason string) (turn.Status, string, error) {
+	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return status, reason, nil
+	}
+	if err != nil {
+		return status, reason, err
+	}
+	if t.Status == turn.StatusFAILED && t.CompletedAt != nil {
+		return turn.StatusFAILED, t.Error, nil
+	}
+	return status, reason, nil
+}
+
+// settleOpenItems: when a turn completes with messages still in progress
+// (an item's completion was lost), Codex's record of the turn replaces
+// them; what it lacks ends incomplete. A turn that failed or was
+// interrupted ends its open items with its own status (completeTurn).
 func (s *Service) settleOpenItems(ctx context.Context, a *ent.AgentSession, turnID string, status turn.Status) error {
 	if status != turn.StatusCOMPLETED {
-		return s.closeOpenItems(ctx, a.ID, turnID, strings.ToLower(string(status)))
+		return nil
 	}
 	open, err := s.store.Client.Message.Query().
 		Where(message.AgentSessionID(a.ID), message.TurnID(turnID), message.Status("in_progress")).Exist(ctx)
@@ -130,7 +143,7 @@ func (s *Service) settleOpenItems(ctx context.Context, a *ent.AgentSession, turn
 			}
 		}
 	}
-	return s.closeOpenItems(ctx, a.ID, turnID, StatusIncomplete)
+	return s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, StatusIncomplete)
 }
 
 // storeRecorded stores the items of a turn as Codex recorded them and
@@ -203,7 +216,7 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 		if status == turn.StatusCOMPLETED {
 			end = StatusIncomplete
 		}
-		if err := s.closeOpenItems(ctx, a.ID, t.TurnID, end); err != nil {
+		if err := s.closeOpenItems(ctx, s.store.Client, a.ID, t.TurnID, end); err != nil {
 			return 0, storageErr(err, "close the items of the previous run")
 		}
 		s.log.WarnContext(ctx, "reconcile: turn left running by the previous run settled", "agent_session_id", a.ID,
