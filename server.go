@@ -29,6 +29,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "orphans" {
+		return runOrphans(args[1:], os.Stdout)
+	}
 	fs := flag.NewFlagSet("tuttid", flag.ContinueOnError)
 	defaultDB, err := store.DefaultPath()
 	if err != nil {
@@ -57,6 +60,7 @@ func run(args []string) error {
 
 	srv, err := server.New(ctx, server.Config{
 		DBPath: *db, CodexBin: *codexBin, AllowedOrigins: splitList(*origins), Logger: log, Version: version,
+		CrashAt: os.Getenv("TUTTID_CRASH_AT"),
 	})
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@
 // settings that build them, wire.go the replies and notifications as Codex
 // sends them; events.go and items.go turn notifications and items into
 // agent events and messages; approvals.go answers what Codex asks;
+// threads.go lists and archives threads (the fork journal's search);
 // errors.go maps Codex's errors to agent's.
 //
 // The package knows nothing of storage, SQL or GraphQL.

@@ -28,7 +28,7 @@ func TestForkProviderFailureMapsCodeAndStoresNothing(t *testing.T) {
 		{"provider turn in progress", "t2", forkScript{Err: &agent.ProviderError{Method: "thread/fork", Message: "turn running", Kind: agent.ErrTurnInProgress}}, apperr.ForkTurnInProgress},
 		{"provider unsupported", "", forkScript{Err: fmt.Errorf("x: %w", agent.ErrUnsupportedProvider)}, apperr.ForkUnsupportedProvider},
 		{"untyped error", "", forkScript{Err: errors.New("something odd")}, apperr.ForkProviderFailed},
-		{"provider timed out", "", forkScript{Err: fmt.Errorf("codex app-server did not answer within 1m: %w", context.DeadlineExceeded)}, apperr.RuntimeUnavailable},
+		{"deadline not marked lost (the request never went out)", "", forkScript{Err: fmt.Errorf("codex app-server did not answer within 1m: %w", context.DeadlineExceeded)}, apperr.RuntimeUnavailable},
 		{"invalid settings", "", forkScript{Err: fmt.Errorf("thread/fork: %w", agent.ErrInvalidSettings)}, apperr.InvalidInput},
 		{"success without a thread id", "", forkScript{Result: agent.RuntimeForkResult{HistoryAvailable: true}}, apperr.ForkProviderFailed},
 	}

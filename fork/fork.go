@@ -55,6 +55,8 @@ type Service struct {
 	now      func() time.Time
 	newID    func() string
 	guards   session.Guards
+	crash    func(point string)
+	lostWait time.Duration
 }
 
 // Config wires a Service.
@@ -65,12 +67,17 @@ type Config struct {
 	Logger   *slog.Logger
 	Now      func() time.Time
 	NewID    func() string
+	// Crash, when set, is called at each named crash point (crash.go).
+	Crash func(point string)
+	// LostWait bounds how long a fork whose request Codex lost waits for
+	// the runtime to come back to settle its journal entry (default 10s).
+	LostWait time.Duration
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime,
-		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
+		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -9,6 +9,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/forkjournal"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/session"
@@ -26,6 +27,9 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	defer s.lockRequest(in.WorkspaceID, in.RequestID)()
 	if res, err := s.replay(ctx, in, fingerprint); res != nil || err != nil {
 		return res, err
+	}
+	if err := s.priorAttempt(ctx, in, fingerprint); err != nil {
+		return nil, err
 	}
 	// Sends to the parent wait for the fork (and the fork for them), so a
 	// turn cannot start between the idle check and the provider's fork.
@@ -64,6 +68,12 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	// the same requestId replay it) instead of leaving an orphan nobody
 	// logged. The runtime bounds each call.
 	ctx = context.WithoutCancel(ctx)
+	// The journal entry is durable before Codex hears of the request.
+	entry, err := s.journalStart(ctx, in, fingerprint, parent, childID)
+	if err != nil {
+		return nil, err
+	}
+	s.crashPoint(CrashBeforeProvider)
 	rf, err := s.providerFork(ctx, parent, agent.RuntimeForkInput{
 		WorkspaceID: in.WorkspaceID, SourceAgentSessionID: parent.ID, TargetAgentSessionID: childID,
 		Provider: parent.Provider, SourceProviderSessionID: parent.ProviderSessionID, Cwd: parent.Cwd,
@@ -71,19 +81,33 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
 	})
 	if err != nil {
+		if errors.Is(err, agent.ErrRequestLost) {
+			// Codex may have made the thread: find it (and archive it) once
+			// the runtime is back, or leave the entry for Reconcile.
+			s.settleLost(ctx, entry, err, s.lostWait)
+		} else {
+			s.journalSet(ctx, entry, forkjournal.StateFailed, "", err.Error())
+		}
 		return nil, providerErr(err, in)
 	}
 	if rf.Session.ProviderSessionID == "" {
+		s.journalSet(ctx, entry, forkjournal.StateFailed, "", "the provider's fork returned no thread id")
 		return nil, apperr.New(apperr.ForkProviderFailed, "the provider's fork returned no thread id")
 	}
+	s.journalSet(ctx, entry, forkjournal.StateForked, rf.Session.ProviderSessionID, "")
+	s.crashPoint(CrashProviderAnswered)
 
 	child, row, err := s.persist(ctx, persistInput{
 		in: in, fingerprint: fingerprint, parent: parent, parentTitle: parentTitle, childID: childID, title: title,
-		settings: settings, visible: visible, rf: rf,
+		settings: settings, visible: visible, rf: rf, journalID: entry.ID,
 	})
 	if err != nil {
+		reason := "the child could not be stored: " + err.Error()
+		s.journalSet(ctx, entry, forkjournal.StateOrphaned, rf.Session.ProviderSessionID, reason)
+		s.archiveOrphan(ctx, entry, rf.Session.ProviderSessionID, reason)
 		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ProviderSessionID, err)
 	}
+	s.crashPoint(CrashCommitted)
 
 	// Published only now: subscribers may read the child back at once.
 	s.sessions.Forked(ctx, child, row)
@@ -238,6 +262,10 @@ func (s *Service) childID(ctx context.Context, in Input) (string, error) {
 // settings) is mapped as every runtime call is.
 func providerErr(err error, in Input) error {
 	switch {
+	case errors.Is(err, agent.ErrRequestLost):
+		// Codex got the request and died or did not answer: a provider
+		// failure, not an unavailable runtime (which never got it).
+		return apperr.Wrap(err, apperr.ForkProviderFailed, "the provider failed while forking the session (no child was created)")
 	case errors.Is(err, agent.ErrUnsupportedProvider):
 		return apperr.Wrap(err, apperr.ForkUnsupportedProvider, "the provider has no fork")
 	case errors.Is(err, agent.ErrTurnNotFound):

@@ -41,6 +41,9 @@ type Config struct {
 	AllowedOrigins []string
 	Logger         *slog.Logger
 	Version        string
+	// CrashAt names a crash point (fork.Crash*) where the process kills
+	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
+	CrashAt string
 }
 
 // maxQueryBody bounds a GraphQL request body.
@@ -91,7 +94,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.Runtime == nil {
 		rt := codex.New(codex.Config{Bin: cfg.CodexBin, Env: cfg.CodexEnv, Logger: log, ClientVersion: cfg.Version,
 			// planMode reaches Codex as its (experimental) plan collaboration mode.
-			ExperimentalPlanMode: true})
+			ExperimentalPlanMode: true, OnSent: crashOnSent(cfg.CrashAt)})
 		if err := rt.Launch(ctx); err != nil {
 			log.WarnContext(ctx, "codex app-server unavailable; retrying in the background", "err", err)
 		}
@@ -99,9 +102,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log})
-	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log})
+	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
+		Crash: crashAt(cfg.CrashAt)})
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {
+		s.closeRT()
+		st.Close()
+		return nil, err
+	}
+	// Forks a crash cut short: their threads are archived and listed.
+	if err := s.Forks.Reconcile(ctx); err != nil {
 		s.closeRT()
 		st.Close()
 		return nil, err

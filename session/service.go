@@ -58,7 +58,6 @@ func New(cfg Config) *Service {
 	return s
 }
 
-
 func (s *Service) publish(ctx context.Context, e activity.Event) {
 	if s.pub != nil {
 		s.pub.Publish(ctx, e)
