@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +16,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"tuttid/codex/codextest"
-	"tuttid/web"
 )
 
 // The GUI tests drive the web app (package web) in a real headless Chromium
@@ -86,16 +83,11 @@ func startBrowser(t *testing.T) context.Context {
 	return bctx
 }
 
-// guiServer serves the GUI under /app/ and the harness's API at /query on
-// one origin, as tuttid does once the GUI is mounted in its mux.
+// guiServer is the base URL of the GUI (/app/) and the API (/query): the
+// harness's server itself.
 func guiServer(t *testing.T, h *harness) string {
 	t.Helper()
-	mux := http.NewServeMux()
-	mux.Handle("/app/", http.StripPrefix("/app", web.Handler()))
-	mux.Handle("/query", h.srv.Handler())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return h.url
 }
 
 // tab is one browser tab on the GUI, bound to a subtest.
@@ -149,6 +141,11 @@ func openTab(t *testing.T, browser context.Context, baseURL string) *tab {
 	})
 	if err != nil {
 		t.Fatalf("open a tab: %v", err)
+	}
+	// Sign the browser in as a person does: the startup URL with ?token=
+	// sets the cookie (TestGUI's TokenCookieFlow checks that flow).
+	if tok := tokenFor(baseURL); tok != "" {
+		tb.run("sign in with the token", chromedp.Navigate(baseURL+"/app/?token="+tok))
 	}
 	return tb
 }
