@@ -17,7 +17,16 @@ func ResolveRoot(root string) (string, error) {
 	if err := CheckPath("rootPath", root); err != nil {
 		return "", err
 	}
-	return resolveDir("rootPath", root, root)
+	real, err := resolveDir("rootPath", root, root)
+	if err != nil {
+		return "", err
+	}
+	// The agent's sandbox writes inside the root: the whole file system
+	// is no workspace.
+	if filepath.Dir(real) == real {
+		return "", apperr.New(apperr.InvalidInput, "rootPath %q is the file system's root; choose a project's directory", root)
+	}
+	return real, nil
 }
 
 // ResolveCwd checks a session's working directory against its workspace's

@@ -28,6 +28,8 @@ func TestResolveRootAndCwd(t *testing.T) {
 			{in: root, want: root},
 			{in: filepath.Join(base, "rootlink"), want: root}, // stored resolved
 			{in: root + "/sub/..", want: root},
+			{in: "/", errPart: `rootPath "/" is the file system's root`},
+			{in: "/tmp/..", errPart: "is the file system's root"},
 			{in: "relative", errPart: `must be an absolute path, got "relative"`},
 			{in: "", errPart: "must be an absolute path"},
 			{in: filepath.Join(base, "nope"), errPart: `"` + filepath.Join(base, "nope") + `" does not exist`},
