@@ -45,6 +45,8 @@ type harnessOpts struct {
 	home    string
 	// codexBin replaces the real binary (a missing one tests unavailability).
 	codexBin string
+	// noAuth runs without a token (--no-auth); h.token is then "".
+	noAuth bool
 }
 
 func startServer(t *testing.T, o harnessOpts) *harness {
@@ -53,8 +55,10 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 	if h.dbPath == "" {
 		h.dbPath = filepath.Join(t.TempDir(), "tuttid.db")
 	}
-	h.token = newTestToken(t)
-	cfg := server.Config{DSN: store.DSN(h.dbPath), Runtime: o.runtime, Logger: testLogger(t), Token: h.token}
+	if !o.noAuth {
+		h.token = newTestToken(t)
+	}
+	cfg := server.Config{DSN: store.DSN(h.dbPath), Runtime: o.runtime, Logger: testLogger(t), Token: h.token, NoAuth: o.noAuth}
 	if o.runtime == nil {
 		if h.model == nil {
 			h.model = codextest.StartModelServer(t)
@@ -82,7 +86,9 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	h.srv, h.url = srv, "http://"+ln.Addr().String()
-	registerToken(ln.Addr().String(), h.token)
+	if h.token != "" {
+		registerToken(ln.Addr().String(), h.token)
+	}
 	stopped := false
 	h.stop = func() {
 		if stopped {

@@ -431,3 +431,30 @@ func TestRequestTooLarge(t *testing.T) {
 		t.Errorf("long message: %+v", errs)
 	}
 }
+
+// TestNoAuthOnLoopback: with --no-auth on a loopback listener, requests
+// without a token pass and the pages need no cookie; the Host check stays.
+func TestNoAuthOnLoopback(t *testing.T) {
+	h := startServer(t, harnessOpts{runtime: idleRuntime{}, noAuth: true})
+	req, _ := http.NewRequest("POST", h.url+"/query", strings.NewReader(`{"query":"{ workspaces { id } }"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if status, _, body := rawDo(t, req); status != 200 || graphQLCode(body) != "" {
+		t.Errorf("query without a token: %d %s", status, body)
+	}
+	req, _ = http.NewRequest("GET", h.url+"/app/", nil)
+	if status, _, body := rawDo(t, req); status != 200 || bytes.Contains(body, []byte("token-page")) {
+		t.Errorf("GUI without a token: %d %.200s", status, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := dialWSInit(ctx, h.wsURL(), protoTransportWS, nil, map[string]any{})
+	if err != nil {
+		t.Fatalf("WebSocket without a token: %v", err)
+	}
+	c.close()
+	req, _ = http.NewRequest("GET", h.url+"/healthz", nil)
+	req.Host = "evil.example"
+	if status, _, body := rawDo(t, req); status != 403 || restCode(body) != "forbidden_host" {
+		t.Errorf("foreign Host: %d %s", status, body)
+	}
+}
