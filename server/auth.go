@@ -91,7 +91,7 @@ func (a *auth) wrap(next http.Handler) http.Handler {
 				return
 			}
 			a.log.DebugContext(r.Context(), "request refused: no valid token", "path", p)
-			const msg = "missing or wrong token: send Authorization: Bearer <token> (the token is in the file `token` beside the database)"
+			const msg = "missing or wrong token: send the header \"Authorization: Bearer TOKEN\" (TOKEN is --token, or the file named token beside the database)"
 			if p == "/query" {
 				writeGraphQLError(w, apperr.Unauthenticated, msg)
 			} else {
