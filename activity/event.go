@@ -20,6 +20,19 @@ const (
 	MessageAdded   Kind = "MESSAGE_ADDED"
 	MessageUpdated Kind = "MESSAGE_UPDATED"
 	MessageDelta   Kind = "MESSAGE_DELTA"
+	// ApprovalRequested: the provider waits for the session's person.
+	ApprovalRequested Kind = "APPROVAL_REQUESTED"
+	// ApprovalResolved: a request was answered, or cancelled with its turn.
+	ApprovalResolved Kind = "APPROVAL_RESOLVED"
+
+	// Subscribed is never published: it is the first event of every
+	// subscription, put in its channel when the subscription is registered,
+	// so that a client knows from then on it misses nothing. Its Seq is the
+	// seq the subscription continues after: the workspace's latest for a
+	// live subscription (every later event has a larger one, and everything
+	// up to it is committed and readable), Filter.AfterSeq for a resumed one
+	// (the replay follows). Either way it is a valid AfterSeq to resume from.
+	Subscribed Kind = "SUBSCRIBED"
 
 	// Resync is not an ActivityKind and is never published: it is the last
 	// event of a subscription the broker dropped because its reader fell
@@ -50,11 +63,17 @@ type Event struct {
 	Turn    *ent.Turn
 	Message *ent.Message
 	Fork    *ent.SessionFork
+	// Approval is set for APPROVAL_REQUESTED and APPROVAL_RESOLVED.
+	Approval *ent.ApprovalRequest
 
 	// Delta is the appended text of a MESSAGE_DELTA; ItemID names the
 	// message/item it belongs to.
 	Delta  string
 	ItemID string
+	// DeltaKind says which stream a MESSAGE_DELTA feeds: the item type
+	// (agentMessage, commandExecution, fileChange, plan) or
+	// reasoning.summary / reasoning.text.
+	DeltaKind string
 
 	// At is when the broker published the event; assigned by Publish.
 	At time.Time

@@ -3,6 +3,7 @@ package codex
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -72,8 +73,8 @@ func FuzzConnReader(f *testing.F) {
 		var methods []string
 		h := connHandlers{
 			notify: func(method string, params json.RawMessage) { methods = append(methods, method) },
-			request: func(method string, params json.RawMessage) (any, *rpcError) {
-				return nil, &rpcError{Code: -1, Message: "no"}
+			request: func(json.RawMessage, string, json.RawMessage) func(context.Context) (any, *rpcError) {
+				return func(context.Context) (any, *rpcError) { return nil, &rpcError{Code: -1, Message: "no"} }
 			},
 		}
 		c := newConn(bytes.NewReader(data), io.Discard, 256, slog.New(slog.DiscardHandler), h)
