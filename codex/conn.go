@@ -325,7 +325,11 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	for {
 		frag, err := br.ReadSlice('\n')
 		if !tooLong {
-			if len(buf)+len(frag) > max+1 { // +1: the newline itself
+			n := len(buf) + len(frag)
+			if err == nil {
+				n-- // the newline itself
+			}
+			if n > max {
 				tooLong = true
 				buf = nil
 			} else {

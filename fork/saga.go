@@ -155,16 +155,11 @@ func normalize(in Input) (Input, error) {
 	if in.TargetAgentSessionID != "" && in.TargetAgentSessionID == in.SourceAgentSessionID {
 		return in, apperr.New(apperr.ForkTargetConflict, "the child cannot have the parent's id %q", in.TargetAgentSessionID)
 	}
-	if in.Title != nil {
-		t := strings.TrimSpace(*in.Title)
-		if err := session.CheckText("title", t, session.MaxTitleLen); err != nil {
-			return in, err
-		}
-		in.Title = &t
-		if t == "" {
-			in.Title = nil
-		}
+	title, err := explicitTitle(in.Title)
+	if err != nil {
+		return in, err
 	}
+	in.Title = title
 	if in.Settings.Model != nil {
 		m := strings.TrimSpace(*in.Settings.Model)
 		in.Settings.Model = &m

@@ -10,6 +10,7 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/sessionfork"
+	"tuttid/session"
 )
 
 // nextTitle is the default title of a new fork: <base>(fork<num>), where
@@ -47,7 +48,7 @@ func nextTitle(ctx context.Context, c *ent.Client, parent *ent.AgentSession, bas
 			highest = n
 		}
 	}
-	return fmt.Sprintf("%s%d)", prefix, highest+1), nil
+	return forkTitle(base, highest+1), nil
 }
 
 // forkNumber reads "<num>)", the rest of a title after "<base>(fork".
@@ -79,4 +80,26 @@ func (s *Service) lockTitle(workspaceID, base string) (unlock func()) {
 // first's result.
 func (s *Service) lockRequest(workspaceID, requestID string) (unlock func()) {
 	return s.guards.Lock("request\x00" + workspaceID + "\x00" + requestID)
+}
+
+// forkTitle is a generated title: <base>(fork<num>). It is one-to-one:
+// the title ends in "(fork", num's digits (no leading zero) and ")", so
+// base and num can be read back (two bases never give one title).
+func forkTitle(base string, num int) string { return fmt.Sprintf("%s(fork%d)", base, num) }
+
+// explicitTitle is the rule for a title the request gives: trimmed of
+// spaces, valid UTF-8 of at most session.MaxTitleLen bytes; empty means
+// none (nil: the title is generated).
+func explicitTitle(title *string) (*string, error) {
+	if title == nil {
+		return nil, nil
+	}
+	t := strings.TrimSpace(*title)
+	if err := session.CheckText("title", t, session.MaxTitleLen); err != nil {
+		return nil, err
+	}
+	if t == "" {
+		return nil, nil
+	}
+	return &t, nil
 }

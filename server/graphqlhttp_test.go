@@ -14,7 +14,7 @@ import (
 // TestGraphQLOverHTTP checks the status, media type and body shape of the
 // GraphQL over HTTP spec for each kind of request error and each Accept.
 func TestGraphQLOverHTTP(t *testing.T) {
-	h := (&Server{log: slog.New(slog.DiscardHandler)}).graphQL(nil)
+	h := (&Server{log: slog.New(slog.DiscardHandler)}).graphQL(newAuth("", true, slog.New(slog.DiscardHandler)), 1<<20)
 	const (
 		jsonType = "application/json"
 		gqlType  = "application/graphql-response+json"
