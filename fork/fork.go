@@ -78,6 +78,9 @@ type Config struct {
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime,
 		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait}
+	if s.lostWait <= 0 {
+		s.lostWait = 10 * time.Second
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
