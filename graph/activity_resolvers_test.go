@@ -12,14 +12,14 @@ func TestActivitySubscription(t *testing.T) {
 	e.workspace("ws")
 	a := e.session("ws", "s", "S", 0)
 
-	sub := e.c.Websocket(`subscription { activity(workspaceId: "ws") { kind seq workspaceId agentSessionId session { id } delta messageId } }`)
+	sub := e.c.Websocket(`subscription { activity(workspaceId: "ws") { kind seq workspaceId agentSessionId session { id } delta messageId deltaKind } }`)
 	defer sub.Close()
 	type event struct {
 		Activity struct {
 			Kind, WorkspaceID, AgentSessionID string
 			Seq                               int64
 			Session                           *struct{ ID string }
-			Delta, MessageID                  *string
+			Delta, MessageID, DeltaKind       *string
 		}
 	}
 	next := func() event {
@@ -36,11 +36,12 @@ func TestActivitySubscription(t *testing.T) {
 	}
 	e.broker.Publish(e.ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: "ws", AgentSessionID: a.ID, Session: a})
 	if f := next().Activity; f.Kind != "SESSION_UPDATED" || f.WorkspaceID != "ws" || f.AgentSessionID != "s" || f.Session == nil || f.Session.ID != "s" ||
-		f.Delta != nil || f.MessageID != nil || f.Seq == 0 {
+		f.Delta != nil || f.MessageID != nil || f.DeltaKind != nil || f.Seq == 0 {
 		t.Errorf("session event %+v", f)
 	}
-	e.broker.Publish(e.ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: "ws", AgentSessionID: "s", Delta: "he", ItemID: "m1"})
-	if f := next().Activity; f.Kind != "MESSAGE_DELTA" || f.Delta == nil || *f.Delta != "he" || f.MessageID == nil || *f.MessageID != "m1" || f.Session != nil {
+	e.broker.Publish(e.ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: "ws", AgentSessionID: "s", Delta: "he", ItemID: "m1", DeltaKind: "agentMessage"})
+	if f := next().Activity; f.Kind != "MESSAGE_DELTA" || f.Delta == nil || *f.Delta != "he" || f.MessageID == nil || *f.MessageID != "m1" ||
+		f.DeltaKind == nil || *f.DeltaKind != "agentMessage" || f.Session != nil {
 		t.Errorf("delta event %+v", f)
 	}
 }

@@ -29,11 +29,6 @@ func (r *approvalRequestResolver) ItemID(ctx context.Context, obj *ent.ApprovalR
 	return optional(obj.ItemID), nil
 }
 
-// Kind is the resolver for the kind field.
-func (r *approvalRequestResolver) Kind(ctx context.Context, obj *ent.ApprovalRequest) (model.ApprovalKind, error) {
-	return model.ApprovalKind(obj.Kind), nil
-}
-
 // Command is the resolver for the command field.
 func (r *approvalRequestResolver) Command(ctx context.Context, obj *ent.ApprovalRequest) (*string, error) {
 	return optional(obj.Command), nil

@@ -15,6 +15,7 @@ import (
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/approvalrequest"
 	"tuttid/ent/turn"
 	"tuttid/graph/model"
 	"tuttid/session"
@@ -249,7 +250,7 @@ type AgentSessionResolver interface {
 }
 type ApprovalRequestResolver interface {
 	ItemID(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
-	Kind(ctx context.Context, obj *ent.ApprovalRequest) (model.ApprovalKind, error)
+
 	Command(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
 	Cwd(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
 	Reason(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
@@ -3537,18 +3538,18 @@ func (ec *executionContext) _ApprovalRequest_kind(ctx context.Context, field gra
 			return ec.fieldContext_ApprovalRequest_kind(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ApprovalRequest().Kind(ctx, obj)
+			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.ApprovalKind) graphql.Marshaler {
-			return ec.marshalNApprovalKind2tuttidᚋgraphᚋmodelᚐApprovalKind(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v approvalrequest.Kind) graphql.Marshaler {
+			return ec.marshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_ApprovalRequest_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "ApprovalKind")
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, false, false, "ApprovalKind")
 }
 
 func (ec *executionContext) _ApprovalRequest_command(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
@@ -7519,11 +7520,10 @@ func (ec *executionContext) _ApprovalRequest(ctx context.Context, sel ast.Select
 					return ec._ApprovalRequest_itemId(ctx, field, obj)
 				})
 		case "kind":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._ApprovalRequest_kind(ctx, field, obj)
-				})
+			out.Values[i] = ec._ApprovalRequest_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "command":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -8847,15 +8847,37 @@ func (ec *executionContext) marshalNApprovalDecision2ᚕtuttidᚋgraphᚋmodel�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNApprovalKind2tuttidᚋgraphᚋmodelᚐApprovalKind(ctx context.Context, v any) (model.ApprovalKind, error) {
-	var res model.ApprovalKind
-	err := res.UnmarshalGQL(v)
+func (ec *executionContext) unmarshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind(ctx context.Context, v any) (approvalrequest.Kind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNApprovalKind2tuttidᚋgraphᚋmodelᚐApprovalKind(ctx context.Context, sel ast.SelectionSet, v model.ApprovalKind) graphql.Marshaler {
-	return v
+func (ec *executionContext) marshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind(ctx context.Context, sel ast.SelectionSet, v approvalrequest.Kind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ApprovalKind!")
+	}
+	return res
 }
+
+var (
+	unmarshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind = map[string]approvalrequest.Kind{
+		"COMMAND":         approvalrequest.KindCOMMAND,
+		"FILE_CHANGE":     approvalrequest.KindFILE_CHANGE,
+		"PERMISSIONS":     approvalrequest.KindPERMISSIONS,
+		"USER_INPUT":      approvalrequest.KindUSER_INPUT,
+		"MCP_ELICITATION": approvalrequest.KindMCP_ELICITATION,
+	}
+	marshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind = map[approvalrequest.Kind]string{
+		approvalrequest.KindCOMMAND:         "COMMAND",
+		approvalrequest.KindFILE_CHANGE:     "FILE_CHANGE",
+		approvalrequest.KindPERMISSIONS:     "PERMISSIONS",
+		approvalrequest.KindUSER_INPUT:      "USER_INPUT",
+		approvalrequest.KindMCP_ELICITATION: "MCP_ELICITATION",
+	}
+)
 
 func (ec *executionContext) marshalNApprovalRequest2ᚕᚖtuttidᚋentᚐApprovalRequestᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.ApprovalRequest) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
