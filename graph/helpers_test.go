@@ -14,10 +14,8 @@ import (
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/client"
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"tuttid/activity"
 	"tuttid/agent"
@@ -64,12 +62,7 @@ func newEnv(t *testing.T, rt agent.Runtime) *env {
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
 	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: time.Second})
 	srv.AddTransport(transport.POST{})
-	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation != ast.Subscription {
-			ctx = session.WithReadAhead(ctx)
-		}
-		return next(ctx)
-	})
+	srv.AroundOperations(graph.ReadAhead)
 	srv.SetErrorPresenter(graph.PresentError(slog.New(slog.DiscardHandler)))
 	return &env{t: t, ctx: ctx, st: st, sessions: sessions, broker: broker, c: client.New(srv), queries: drv}
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -18,7 +17,6 @@ import (
 	"tuttid/graph"
 	"tuttid/graph/generated"
 	"tuttid/graph/graphiql"
-	"tuttid/session"
 )
 
 // complexityLimit rejects queries that would fan out without bound (a fork
@@ -66,14 +64,7 @@ func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(extension.FixedComplexityLimit(complexityLimit))
-	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		// Queries and mutations only: a subscription lives long and would
-		// serve messages from its first event's cache.
-		if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation != ast.Subscription {
-			ctx = session.WithReadAhead(ctx)
-		}
-		return next(ctx)
-	})
+	srv.AroundOperations(graph.ReadAhead)
 	srv.SetErrorPresenter(graph.PresentError(s.log))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		s.log.ErrorContext(ctx, "graphql resolver panic", "panic", fmt.Sprint(v))
