@@ -31,7 +31,9 @@ type Config struct {
 	// StopGrace is how long Close lets the app-server exit after its stdin
 	// closes before it is killed (default 3s).
 	StopGrace time.Duration
-	// MaxLineBytes bounds one JSON-RPC line (default 64 MiB).
+	// MaxLineBytes bounds one JSON-RPC line (default: a quarter of
+	// GOMEMLIMIT when set, else 1 GiB). A reply over it fails its call with
+	// agent.ErrProviderFailed; any other line over it ends the connection.
 	MaxLineBytes int
 	// ExperimentalPlanMode forwards ComposerSettings.PlanMode as Codex's
 	// collaborationMode on turn/start. That field is experimental in
@@ -71,7 +73,7 @@ func (c Config) withDefaults() Config {
 		c.StopGrace = 3 * time.Second
 	}
 	if c.MaxLineBytes <= 0 {
-		c.MaxLineBytes = defaultMaxLineBytes
+		c.MaxLineBytes = defaultMaxLineBytes()
 	}
 	return c
 }

@@ -9,18 +9,32 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"tuttid/agent"
 )
 
-// defaultMaxLineBytes bounds one JSON-RPC line. Thread histories come back
-// in a single line, so the bound is generous.
-const defaultMaxLineBytes = 64 << 20
-
-// errLineTooLong marks a line that exceeded the bound; it was discarded.
+// errLineTooLong marks a line that exceeded the bound; it was consumed and
+// discarded. The error readLine returns is a *lineTooLongError.
 var errLineTooLong = errors.New("line too long")
+
+// lineTooLongError says how long the discarded line was and keeps its
+// first bytes, enough to tell whose reply it was.
+type lineTooLongError struct {
+	Size int
+	Head []byte
+}
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("line of %d bytes", e.Size)
+}
+
+func (e *lineTooLongError) Is(target error) bool { return target == errLineTooLong }
+
+// lineHeadBytes is how much of an over-long line is kept to identify it.
+const lineHeadBytes = 64
 
 // rpcError is a JSON-RPC error object, as received or sent.
 type rpcError struct {
@@ -99,7 +113,7 @@ type conn struct {
 
 func newConn(r io.Reader, w io.Writer, maxLine int, log *slog.Logger, h connHandlers) *conn {
 	if maxLine <= 0 {
-		maxLine = defaultMaxLineBytes
+		maxLine = defaultMaxLineBytes()
 	}
 	c := &conn{
 		log:     log,
@@ -200,9 +214,13 @@ func (c *conn) readLoop(r io.Reader) {
 	for {
 		var line []byte
 		line, err = readLine(br, c.maxLine)
-		if errors.Is(err, errLineTooLong) {
-			c.log.Warn("codex: over-long line from app-server skipped", "limit_bytes", c.maxLine)
-			continue
+		var long *lineTooLongError
+		if errors.As(err, &long) {
+			if c.failOverLong(long) {
+				continue
+			}
+			err = fmt.Errorf("app-server sent a line of at least %d bytes, over the %d-byte limit (codex.Config.MaxLineBytes); it is not a reply tuttid can fail on its own, so the connection ends rather than drop an event", long.Size, c.maxLine)
+			break
 		}
 		if len(line) > 0 {
 			c.dispatch(line)
@@ -316,32 +334,77 @@ func (c *conn) serveRequest(m wireMessage) {
 	}()
 }
 
+// failOverLong fails the call whose reply was too long to read, with a
+// clear error, and reports whether the line was such a reply. Anything else
+// (a notification or a server request) cannot be dropped without losing an
+// event, so the caller ends the connection instead.
+func (c *conn) failOverLong(long *lineTooLongError) bool {
+	id, ok := replyID(long.Head)
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	ch, found := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	c.log.Error("codex: reply over the line limit", "id", id, "bytes", long.Size, "limit_bytes", c.maxLine)
+	if found {
+		ch <- rpcResult{err: fmt.Errorf("%w: the app-server's reply of %d bytes is over the %d-byte line limit (codex.Config.MaxLineBytes)", agent.ErrProviderFailed, long.Size, c.maxLine)}
+	}
+	return true
+}
+
+// replyID reads the id of a response from the first bytes of its line:
+// Codex writes a reply as {"id":N,"result":...} or {"id":N,"error":...}.
+func replyID(head []byte) (int64, bool) {
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(head, " \t\r"), []byte(`{"id":`))
+	if !ok {
+		return 0, false
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 18 {
+		return 0, false
+	}
+	if !bytes.HasPrefix(rest[n:], []byte(`,"result":`)) && !bytes.HasPrefix(rest[n:], []byte(`,"error":`)) {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(string(rest[:n]), 10, 64)
+	return id, err == nil
+}
+
 // readLine reads one '\n'-terminated line of at most max bytes. An
-// over-long line is consumed and reported as errLineTooLong so the reader
-// can go on with the next one.
+// over-long line is consumed and reported as a *lineTooLongError (which is
+// errLineTooLong) so the reader can decide what to do and go on with the
+// next one; at the end of the stream, the stream's error wins.
 func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	var buf []byte
-	tooLong := false
+	var long *lineTooLongError
 	for {
 		frag, err := br.ReadSlice('\n')
-		if !tooLong {
-			n := len(buf) + len(frag)
-			if err == nil {
-				n-- // the newline itself
-			}
-			if n > max {
-				tooLong = true
-				buf = nil
-			} else {
-				buf = append(buf, frag...)
-			}
+		n := len(frag)
+		if err == nil {
+			n-- // the newline itself
+		}
+		switch {
+		case long != nil:
+			long.Size += n
+		case len(buf)+n > max:
+			long = &lineTooLongError{Size: len(buf) + n}
+			head := append(buf, frag...)
+			long.Head = bytes.Clone(head[:min(len(head), lineHeadBytes)])
+			buf = nil
+		default:
+			buf = append(buf, frag...)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if tooLong {
+		if long != nil {
 			if err == nil {
-				return nil, errLineTooLong
+				return nil, long
 			}
 			return nil, err
 		}

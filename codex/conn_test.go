@@ -118,7 +118,7 @@ func TestConnSkipsMalformedAndOverlongLines(t *testing.T) {
 		`{"truncated":`,
 		"[1,2,3]",
 		`{"neither":"request nor response"}`,
-		strings.Repeat("y", 5000), // over the bound: skipped whole
+		`{"id":424242,"result":"`+strings.Repeat("y", 5000)+`"}`, // a reply over the bound, to no call: skipped whole
 		`{"id":`+id+`,"result":{"ok":true}}`,
 	)
 	if r := recv(t, res); r.err != nil || r.out["ok"] != true {
@@ -247,5 +247,62 @@ func TestReadLine(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// A reply over the line limit fails its own call at once with a clear
+// error; the connection goes on.
+func TestConnOverLongReplyFailsItsCall(t *testing.T) {
+	p := newPipePeer(t, 1024, nil)
+	res := p.callAsync(context.Background(), "big")
+	id := string(p.next(t)["id"])
+	go io.WriteString(p.out, `{"id":`+id+`,"result":{"big":"`+strings.Repeat("z", 4096)+`"}}`+"\n")
+	r := recv(t, res)
+	if !errors.Is(r.err, agent.ErrProviderFailed) || !strings.Contains(r.err.Error(), "1024-byte line limit") {
+		t.Fatalf("over-long reply: %v", r.err)
+	}
+	res2 := p.callAsync(context.Background(), "next")
+	id2 := string(p.next(t)["id"])
+	p.send(t, `{"id":`+id2+`,"result":{"ok":true}}`)
+	if r := recv(t, res2); r.err != nil || r.out["ok"] != true {
+		t.Fatalf("call after the over-long reply: %+v", r)
+	}
+}
+
+// A notification over the line limit cannot be skipped without losing an
+// event: the connection ends with a clear error and pending calls fail.
+func TestConnOverLongNotificationEndsConnection(t *testing.T) {
+	p := newPipePeer(t, 1024, nil)
+	res := p.callAsync(context.Background(), "waiting")
+	p.next(t)
+	go io.WriteString(p.out, `{"method":"item/completed","params":{"text":"`+strings.Repeat("n", 4096)+`"}}`+"\n")
+	r := recv(t, res)
+	if !errors.Is(r.err, agent.ErrRuntimeUnavailable) || !strings.Contains(r.err.Error(), "1024-byte limit") {
+		t.Fatalf("pending call after an over-long notification: %v", r.err)
+	}
+	select {
+	case <-p.c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("connection still up after an over-long notification")
+	}
+}
+
+func TestReplyID(t *testing.T) {
+	for _, c := range []struct {
+		head string
+		id   int64
+		ok   bool
+	}{
+		{`{"id":12,"result":{"thr`, 12, true},
+		{`{"id":3,"error":{"code"`, 3, true},
+		{`{"id":7,"method":"item/`, 0, false},
+		{`{"method":"turn/started"`, 0, false},
+		{`{"id":"x","result":1}`, 0, false},
+		{`{"id":`, 0, false},
+	} {
+		id, ok := replyID([]byte(c.head))
+		if id != c.id || ok != c.ok {
+			t.Errorf("replyID(%q) = %d, %v; want %d, %v", c.head, id, ok, c.id, c.ok)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"tuttid/agent"
@@ -63,12 +64,16 @@ func FuzzReadLine(f *testing.F) {
 
 // FuzzConnReader feeds arbitrary app-server output to a connection's
 // reader: it never panics, notifies exactly the notifications of the lines
-// within the limit, in order, and ends with the runtime unavailable.
+// within the limit, in order, up to the first over-long line that is not a
+// reply (an event it cannot drop: the connection ends there), and ends with
+// the runtime unavailable.
 func FuzzConnReader(f *testing.F) {
 	f.Add([]byte(`{"method":"turn/started","params":{"threadId":"t"}}` + "\n" + `{"id":7,"method":"item/commandExecution/requestApproval","params":{}}` + "\n"))
 	f.Add([]byte(`{"id":1,"result":{"thread":{"id":"t"}}}` + "\n" + `{"id":"x","error":{"code":-1,"message":"m"}}` + "\n"))
 	f.Add([]byte("not json\n{}\n[]\nnull\n{\"id\":null,\"method\":\"\"}\n"))
 	f.Add([]byte(`{"method":"a"}`)) // no final newline
+	f.Add([]byte(`{"id":3,"result":"` + strings.Repeat("r", 300) + "\"}\n" + `{"method":"kept"}` + "\n" +
+		`{"method":"big","params":"` + strings.Repeat("p", 300) + "\"}\n" + `{"method":"lost"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var methods []string
 		h := connHandlers{
@@ -85,7 +90,10 @@ func FuzzConnReader(f *testing.F) {
 		var want []string
 		for _, line := range bytes.SplitAfter(data, []byte("\n")) {
 			if len(bytes.TrimSuffix(line, []byte("\n"))) > 256 {
-				continue
+				if _, reply := replyID(line[:lineHeadBytes]); reply {
+					continue
+				}
+				break
 			}
 			var m wireMessage
 			if json.Unmarshal(bytes.TrimSpace(line), &m) != nil {
