@@ -172,8 +172,9 @@ func (r *Runtime) readHistory(ctx context.Context, p *process, threadID string) 
 }
 
 // Fork implements agent.Runtime: thread/fork with the same settings-derived
-// params as thread/start, then the child's history from the response or,
-// when the response carries none, from a read of the child.
+// params as thread/start and excludeTurns, then the child's history read in
+// pages with thread/turns/list (a Codex that ignores excludeTurns and sends
+// the turns anyway is taken at its word).
 func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.RuntimeForkResult, error) {
 	if err := checkProvider(in.Provider); err != nil {
 		return agent.RuntimeForkResult{}, err
@@ -194,6 +195,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 		LastTurnID:   in.LastTurnID,
 		threadParams: buildThreadParams(s, in.Cwd, in.ModelProvider),
 		threadOrigin: newThreadOrigin(),
+		ExcludeTurns: true,
 	}
 	var resp wireThreadResponse
 	if err := r.call(ctx, p, "thread/fork", params, &resp); err != nil {
@@ -216,8 +218,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 		res.Turns, res.HistoryAvailable = projectTurns(resp.Thread.Turns), true
 		return res, nil
 	}
-	// No turns in the response (an older or newer Codex, or an empty
-	// parent): read the child. Failure here is not a failed fork; the
+	// Read the child in pages. Failure here is not a failed fork; the
 	// service falls back to the parent's cached messages.
 	turns, err := r.history(ctx, p, child)
 	if err != nil {

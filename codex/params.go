@@ -151,6 +151,10 @@ type threadForkParams struct {
 	LastTurnID string `json:"lastTurnId,omitempty"`
 	threadParams
 	threadOrigin
+	// ExcludeTurns keeps the child's whole history out of the reply line;
+	// Fork reads it in pages with thread/turns/list instead (faster, and
+	// no line holds a whole history).
+	ExcludeTurns bool `json:"excludeTurns,omitempty"`
 }
 
 type textInput struct {

@@ -46,14 +46,14 @@ func TestStartResumeAndForkShareThreadParams(t *testing.T) {
 	tp := buildThreadParams(s, "/w", "p")
 	start, _ := json.Marshal(threadStartParams{threadParams: tp, threadOrigin: newThreadOrigin()})
 	resume, _ := json.Marshal(threadResumeParams{ThreadID: "T", threadParams: tp, ExcludeTurns: true})
-	fork, _ := json.Marshal(threadForkParams{ThreadID: "T", threadParams: tp, threadOrigin: newThreadOrigin()})
+	fork, _ := json.Marshal(threadForkParams{ThreadID: "T", threadParams: tp, threadOrigin: newThreadOrigin(), ExcludeTurns: true})
 	forkAt, _ := json.Marshal(threadForkParams{ThreadID: "T", LastTurnID: "U", threadParams: tp, threadOrigin: newThreadOrigin()})
 	const shared = `"model":"m","modelProvider":"p","cwd":"/w","approvalPolicy":"on-request","approvalsReviewer":"user","sandbox":"workspace-write","config":{"model_reasoning_effort":"low","web_search":"live"}`
 	const origin = `"ephemeral":false,"threadSource":"user"`
 	for got, want := range map[string]string{
 		string(start):  `{` + shared + `,` + origin + `}`,
 		string(resume): `{"threadId":"T",` + shared + `,"excludeTurns":true}`,
-		string(fork):   `{"threadId":"T",` + shared + `,` + origin + `}`,
+		string(fork):   `{"threadId":"T",` + shared + `,` + origin + `,"excludeTurns":true}`,
 		string(forkAt): `{"threadId":"T","lastTurnId":"U",` + shared + `,` + origin + `}`,
 	} {
 		if got != want {

@@ -453,11 +453,12 @@ func TestFakeFork(t *testing.T) {
 					_ = json.Unmarshal(e.Params, &fork)
 				}
 			}
-			if fork["threadId"] != parent || fork["lastTurnId"] != t1.ID {
+			if fork["threadId"] != parent || fork["lastTurnId"] != t1.ID || fork["excludeTurns"] != true {
 				t.Fatalf("fork params = %v", fork)
 			}
 			delete(fork, "threadId")
 			delete(fork, "lastTurnId")
+			delete(fork, "excludeTurns")
 			if a, b := mustJSON(t, start), mustJSON(t, fork); a != b {
 				t.Fatalf("fork params differ from start params:\nstart %s\nfork  %s", a, b)
 			}

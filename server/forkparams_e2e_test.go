@@ -107,6 +107,9 @@ func TestForkParamsMatchCodexTUIE2E(t *testing.T) {
 	}
 	tui := tuiThreadParams("mock-model", "mock", root.Workspace.RootPath, "never", "read-only", cfg)
 	tui["threadId"] = parent.ProviderSessionID
+	// Not a setting: tuttid reads the child's history in pages with
+	// thread/turns/list instead of in the fork's reply line.
+	tui["excludeTurns"] = true
 	sameAsTUI(t, "thread/fork", forks[0], tui)
 
 	// The child records what Codex said it is.
