@@ -1,0 +1,113 @@
+package codex
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"tuttid/codex/codextest"
+	"tuttid/ent"
+	"tuttid/ent/turn"
+	"tuttid/fork"
+	"tuttid/session"
+	"tuttid/store"
+)
+
+// BenchmarkForkVsRawCodex forks a parent of 100 completed turns on the real
+// app-server two ways in the same run, alternating: through tuttid's fork
+// service (journal, thread/fork, the child's history read and stored in one
+// transaction) and as a raw thread/fork that returns the turns (what a
+// client that only wants the child's history pays). It reports
+// tuttid/raw as "ratio" (issue 13's target: <= 1.0).
+func BenchmarkForkVsRawCodex(b *testing.B) {
+	const turns = 100
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	model := codextest.StartModelServer(b)
+	home := codextest.NewCodexHome(b, model.URL())
+	rt := New(Config{Bin: codextest.Binary(b), Env: append(os.Environ(), "CODEX_HOME="+home), Logger: quiet})
+	b.Cleanup(func() { rt.Close() })
+	if err := rt.Launch(ctx); err != nil {
+		b.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "tuttid.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	ictx, stop := context.WithCancel(ctx)
+	b.Cleanup(stop)
+	sessions := session.New(session.Config{Store: st, Runtime: rt, Logger: quiet})
+	go sessions.Ingest(ictx)
+	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: rt, Logger: quiet})
+	if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath(b.TempDir()).Exec(ctx); err != nil {
+		b.Fatal(err)
+	}
+	parent := benchParent(b, ctx, sessions, turns)
+
+	var tuttid, raw time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		res, err := forks.Fork(ctx, fork.Input{WorkspaceID: "w", SourceAgentSessionID: parent.ID, RequestID: fmt.Sprintf("bench-%d", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		tuttid += time.Since(t0)
+		if n, err := st.Client.Message.Query().Count(ctx); err != nil || n == 0 || res.Session.LastMessageVersion == 0 {
+			b.Fatalf("child history not stored: %v", err)
+		}
+
+		p, err := rt.current()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 = time.Now()
+		var resp wireThreadResponse
+		if err := rt.call(ctx, p, "thread/fork", map[string]any{"threadId": parent.ProviderSessionID}, &resp); err != nil {
+			b.Fatal(err)
+		}
+		raw += time.Since(t0)
+		if len(resp.Thread.Turns) != turns {
+			b.Fatalf("raw fork returned %d turns, want %d", len(resp.Thread.Turns), turns)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(tuttid.Milliseconds())/float64(b.N), "tuttid-ms/fork")
+	b.ReportMetric(float64(raw.Milliseconds())/float64(b.N), "raw-ms/fork")
+	b.ReportMetric(float64(tuttid)/float64(raw), "ratio")
+}
+
+// benchParent starts a session and runs n turns to completion on Codex.
+func benchParent(b *testing.B, ctx context.Context, sessions *session.Service, n int) *ent.AgentSession {
+	parent, err := sessions.Start(ctx, session.StartInput{WorkspaceID: "w"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		t, err := sessions.Send(ctx, "w", parent.ID, fmt.Sprintf("turn %d", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			cur, err := sessions.Turn(ctx, parent.ID, t.TurnID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if cur.Status == turn.StatusCOMPLETED {
+				break
+			}
+			if cur.Status != turn.StatusIN_PROGRESS || time.Now().After(deadline) {
+				b.Fatalf("turn %d ended %s", i, cur.Status)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return parent
+}
