@@ -62,7 +62,7 @@ func (r *agentSessionResolver) Turns(ctx context.Context, obj *ent.AgentSession)
 
 // Messages is the resolver for the messages field.
 func (r *agentSessionResolver) Messages(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) (*model.MessageConnection, error) {
-	p, err := r.Sessions.Messages(ctx, obj.ID, paging.Args{First: first, After: after, Last: last, Before: before})
+	p, err := r.Sessions.Messages(ctx, obj.ID, paging.Args{First: first, After: after, Last: last, Before: before, SkipTotal: !selected(ctx, "totalCount")})
 	if err != nil {
 		return nil, err
 	}

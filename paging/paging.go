@@ -20,6 +20,10 @@ const DefaultPage = 50
 type Args struct {
 	First, Last   *int
 	After, Before *string
+	// SkipTotal says the caller does not use the total count: counting a
+	// long list's rows is what would make a deep page cost more than a
+	// shallow one.
+	SkipTotal bool
 }
 
 // Window is Args checked and decoded: keys are exclusive bounds.

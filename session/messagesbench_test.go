@@ -18,7 +18,8 @@ import (
 
 // BenchmarkMessagesPage reads messages(first: 50, after: <the middle>) of a
 // session of 100,000 messages and, alternating in the same run, of one of
-// 1,000 in the same database. "ratio" is large/small (issue 13's target:
+// 1,000 in the same database, without totalCount (counting the rows grows
+// with the session; the GraphQL resolver counts only when it is asked for). "ratio" is large/small (issue 13's target:
 // <= 1.5, which index-backed cursors give and OFFSET would not).
 func BenchmarkMessagesPage(b *testing.B) {
 	ctx := context.Background()
@@ -53,7 +54,7 @@ func BenchmarkMessagesPage(b *testing.B) {
 	page := func(id string, n int64) time.Duration {
 		first, after := 50, paging.Cursor("m", n/2)
 		t0 := time.Now()
-		p, err := svc.Messages(ctx, id, paging.Args{First: &first, After: &after})
+		p, err := svc.Messages(ctx, id, paging.Args{First: &first, After: &after, SkipTotal: true})
 		d := time.Since(t0)
 		if err != nil || len(p.Nodes) != 50 || p.Nodes[0].Version != n/2+1 {
 			b.Fatalf("page of %s: %d nodes, %v", id, len(p.Nodes), err)

@@ -74,9 +74,11 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 		}
 	}
 	q := s.store.Client.Message.Query().Where(message.AgentSessionID(sessionID))
-	total, err := q.Clone().Count(ctx)
-	if err != nil {
-		return Page[*ent.Message]{}, apperr.Storage(err, "count messages")
+	total := 0
+	if !args.SkipTotal {
+		if total, err = q.Clone().Count(ctx); err != nil {
+			return Page[*ent.Message]{}, apperr.Storage(err, "count messages")
+		}
 	}
 	if w.After != nil {
 		q.Where(message.VersionGT(*w.After))
