@@ -14,8 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"tuttid/codex/codextest"
 	"tuttid/web"
@@ -150,8 +154,21 @@ func openTab(t *testing.T, browser context.Context, baseURL string) *tab {
 	if err != nil {
 		t.Fatalf("open a tab: %v", err)
 	}
+	// Every Content-Security-Policy violation the page meets is recorded
+	// (an inline style a component injects, a request to another origin).
+	_, err = chromedp.Run(ctx, chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: cspWatcher})
+		return chromedp.Void{}, err
+	}))
+	if err != nil {
+		t.Fatalf("install the CSP watcher: %v", err)
+	}
 	return tb
 }
+
+const cspWatcher = `window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation", (e) =>
+  window.__cspViolations.push(e.violatedDirective + " " + (e.blockedURI || "inline") + " " + (e.sourceFile || "")));`
 
 // run runs browser actions with a bound on their time.
 func (tb *tab) run(what string, actions ...chromedp.Action[chromedp.Void]) {
@@ -250,6 +267,41 @@ func (tb *tab) noError() {
 	if !hidden {
 		tb.fail("the error banner is shown")
 	}
+	var csp []string
+	tb.eval(`window.__cspViolations || []`, &csp)
+	if len(csp) > 0 {
+		tb.fail("the page broke its Content-Security-Policy: %q", csp)
+	}
+}
+
+// axTreeItems returns the accessible names Chromium computed for the
+// page's treeitems, in document order.
+func (tb *tab) axTreeItems() []string {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, guiWait)
+	defer cancel()
+	names, err := chromedp.Run(ctx, chromedp.Action[[]string](func(ctx context.Context, tg *chromedp.Target) ([]string, error) {
+		res, err := cdp.Call(ctx, tg, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, n := range res.Nodes {
+			if n.Ignored || n.Role == nil || string(n.Role.Value) != `"treeitem"` {
+				continue
+			}
+			var name string
+			if n.Name != nil {
+				_ = json.Unmarshal(n.Name.Value, &name)
+			}
+			out = append(out, name)
+		}
+		return out, nil
+	}))
+	if err != nil {
+		tb.fail("accessibility tree: %v", err)
+	}
+	return names
 }
 
 func (tb *tab) screenshot(name string) string {
@@ -521,7 +573,7 @@ func TestGUI(t *testing.T) {
 		}
 		tb.run("the child is listed", chromedp.WaitVisible(chromedp.CSS(sessionItemSel(childID))))
 		tb.eval(fmt.Sprintf(`(() => { const e = document.querySelector('%s');
-		  return { current: e.getAttribute("aria-current") || "", depth: e.dataset.depth, text: e.textContent }; })()`,
+		  return { current: e.getAttribute("aria-selected") || "", depth: e.dataset.depth, text: e.textContent }; })()`,
 			sessionItemSel(childID)), &item)
 		if item.Current != "true" || item.Depth != "1" || !strings.Contains(item.Text, "Build login(fork1)") {
 			t.Errorf("the child's list item = %+v", item)
@@ -607,5 +659,155 @@ func TestGUI(t *testing.T) {
 		}
 		tb.screenshot("error.png")
 		interruptAndWait(t, tb, parentID)
+	})
+
+	t.Run("TreeIsAnAccessibleKeyboardTree", func(t *testing.T) {
+		h, tb, ws, parentID, turns := setup(t, "turn one", "turn two")
+		first, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": parentID, "requestId": "tree-1", "lastTurnId": turns[0]})
+		if len(errs) > 0 {
+			t.Fatalf("fork: %+v", errs)
+		}
+		grand, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": first.ID, "requestId": "tree-2"})
+		if len(errs) > 0 {
+			t.Fatalf("fork: %+v", errs)
+		}
+		tb.run("the forks appear live", chromedp.WaitVisible(chromedp.CSS(sessionItemSel(grand.ID))))
+		var tree struct {
+			Trees int
+			Items []struct {
+				ID, Level, Selected string
+			}
+		}
+		tb.eval(`({ trees: document.querySelectorAll('[role="tree"]').length,
+		  items: [...document.querySelectorAll('[role="treeitem"]')].map((e) => ({
+		    id: e.dataset.sessionId, level: e.getAttribute("aria-level"), selected: e.getAttribute("aria-selected") })) })`, &tree)
+		want := []struct{ id, level, selected string }{{parentID, "1", "true"}, {first.ID, "2", "false"}, {grand.ID, "3", "false"}}
+		if tree.Trees != 1 || len(tree.Items) != len(want) {
+			t.Fatalf("tree = %+v", tree)
+		}
+		for i, w := range want {
+			if got := tree.Items[i]; got.ID != w.id || got.Level != w.level || got.Selected != w.selected {
+				t.Errorf("treeitem %d = %+v, want %+v", i, got, w)
+			}
+		}
+		titles := []string{"Build login", first.DisplayTitle, grand.DisplayTitle}
+		names := tb.axTreeItems()
+		if len(names) != len(titles) {
+			t.Fatalf("accessible treeitems = %q", names)
+		}
+		for i, n := range names {
+			if !strings.HasPrefix(n, titles[i]) {
+				t.Errorf("treeitem %d is named %q, want it to start with %q", i, n, titles[i])
+			}
+		}
+
+		// Keyboard: down twice from the shown session, then Enter.
+		tb.eval(fmt.Sprintf(`document.querySelector('%s').focus(), true`, sessionItemSel(parentID)), new(bool))
+		tb.run("arrow down, down, enter",
+			chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter))
+		tb.run("the grandchild is shown", chromedp.WaitVisible(chromedp.CSS(activeSel(grand.ID))))
+		var sel struct {
+			Selected []string
+			Hash     string
+		}
+		tb.eval(`({ selected: [...document.querySelectorAll('[role="treeitem"][aria-selected="true"]')].map((e) => e.dataset.sessionId), hash: location.hash })`, &sel)
+		if !slices.Equal(sel.Selected, []string{grand.ID}) || !strings.Contains(sel.Hash, "s="+grand.ID) || !strings.Contains(sel.Hash, "w="+ws) {
+			t.Errorf("after Enter: selected %q, URL hash %q", sel.Selected, sel.Hash)
+		}
+		// Left goes to the parent item; Left again collapses it, whose
+		// items stay in the page, hidden.
+		tb.run("arrow left twice", chromedp.KeyEvent(kb.ArrowLeft), chromedp.KeyEvent(kb.ArrowLeft))
+		tb.waitJS("the child's branch collapsed", fmt.Sprintf(`(() => { const e = document.querySelector('%s');
+		  return e.getAttribute("aria-expanded") === "false" && !!document.querySelector('%s') && !document.querySelector('%s').checkVisibility(); })()`,
+			sessionItemSel(first.ID), sessionItemSel(grand.ID), sessionItemSel(grand.ID)))
+
+		// The URL opens the same view after a reload.
+		tb.run("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(activeSel(grand.ID))))
+		tb.noError()
+	})
+
+	t.Run("ForkMarkersAndInheritedTurns", func(t *testing.T) {
+		_, tb, _, parentID, turns := setup(t, "turn one", "turn two")
+		tb.click("fork from turn 1", forkFromHereSel(turns[0]))
+		childID := tb.waitActiveOther(parentID)
+		tb.run("the child's inherited turn", chromedp.WaitVisible(chromedp.CSS(activeSel(childID)+` `+turnSel(turns[0])+`[data-inherited="true"]`)))
+		var divider string
+		tb.eval(`document.querySelector('[data-testid="fork-divider"]').textContent`, &divider)
+		if !strings.Contains(divider, "Forked from") || !strings.Contains(divider, "Build login") {
+			t.Errorf("divider = %q, want it to name the parent", divider)
+		}
+		tb.run("send in the child",
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), "child's own"),
+			chromedp.Click(chromedp.CSS(`[data-testid="send"]`)),
+		)
+		tb.waitJS("the child's own turn, not inherited", fmt.Sprintf(`(() => {
+		  const ts = [...document.querySelectorAll('%s [data-testid="turn"]')];
+		  return ts.length === 2 && ts[0].dataset.inherited === "true" && ts[1].dataset.inherited === undefined
+		    && ts[1].dataset.status === "COMPLETED"; })()`, activeSel(childID)))
+		tb.screenshot("child-inherited.png")
+
+		tb.click("parent indicator", `[data-testid="parent-indicator"]`)
+		tb.run("the parent", chromedp.WaitVisible(chromedp.CSS(activeSel(parentID))))
+		var links []string
+		tb.waitJS("the fork marker", fmt.Sprintf(`!!document.querySelector('%s [data-testid="fork-marker"] a')`, turnSel(turns[0])))
+		tb.eval(fmt.Sprintf(`[...document.querySelectorAll('%s a')].map((a) => a.getAttribute("href"))`, turnSel(turns[0])), &links)
+		if len(links) != 1 || !strings.Contains(links[0], childID) {
+			t.Errorf("links in the forked-from turn = %q, want one holding %s", links, childID)
+		}
+		var inSecond int
+		tb.eval(fmt.Sprintf(`document.querySelectorAll('%s [data-testid="fork-marker"]').length`, turnSel(turns[1])), &inSecond)
+		if inSecond != 0 {
+			t.Error("the turn not forked from has a fork marker")
+		}
+		tb.screenshot("conversation-fork-markers.png")
+		tb.click("the marker's link", turnSel(turns[0])+` [data-testid="fork-marker"] a`)
+		tb.run("the child again", chromedp.WaitVisible(chromedp.CSS(activeSel(childID))))
+		tb.noError()
+	})
+
+	t.Run("TreeFitsAt800And1280", func(t *testing.T) {
+		h, tb, ws, parentID, turns := setup(t, "turn one")
+		// A deep tree of long titles, each with its status badge.
+		prev := parentID
+		for i := range 4 {
+			c, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": prev, "requestId": fmt.Sprintf("fit-%d", i),
+				"lastTurnId": turns[0], "title": fmt.Sprintf("Refactor the authentication middleware, attempt number %d with a long title", i)})
+			if len(errs) > 0 {
+				t.Fatalf("fork: %+v", errs)
+			}
+			prev = c.ID
+		}
+		tb.run("the deepest fork is listed", chromedp.WaitVisible(chromedp.CSS(sessionItemSel(prev))))
+		for _, width := range []int64{800, 1280} {
+			tb.run(fmt.Sprintf("viewport %d", width), chromedp.EmulateViewport(width, 720))
+			var m struct {
+				TreeVisible bool
+				PageOverflow, SidebarOverflow int
+				Clipped   []string
+			}
+			tb.waitJS("layout", `document.documentElement.clientWidth > 0`)
+			tb.eval(`(() => {
+			  const tree = document.querySelector('[role="tree"]'), side = tree.closest("nav");
+			  const box = side.getBoundingClientRect();
+			  const clipped = [];
+			  for (const item of tree.querySelectorAll('[role="treeitem"]')) {
+			    for (const part of item.querySelectorAll(':scope > .tree-row .tree-title, :scope > .tree-row [data-testid="status"]')) {
+			      const r = part.getBoundingClientRect();
+			      const inside = r.left >= box.left - 0.5 && r.right <= box.right + 0.5 && r.width > 0;
+			      const cut = part.scrollWidth > part.clientWidth + 1;
+			      if (!inside || cut) clipped.push(item.dataset.sessionId + " " + part.className + " " + JSON.stringify(r));
+			    }
+			  }
+			  const tr = tree.getBoundingClientRect();
+			  return { treeVisible: tr.width > 0 && tr.height > 0,
+			    pageOverflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+			    sidebarOverflow: side.scrollWidth - side.clientWidth, clipped };
+			})()`, &m)
+			if !m.TreeVisible || m.PageOverflow > 0 || m.SidebarOverflow > 0 || len(m.Clipped) > 0 {
+				t.Errorf("at %d px: %+v", width, m)
+			}
+			tb.screenshot(fmt.Sprintf("tree-%d.png", width))
+		}
+		tb.noError()
 	})
 }

@@ -74,9 +74,18 @@ export function App() {
       coalesce(async () => {
         const ws = cur.current.wsId;
         if (!ws) return;
-        const d = await query(WorkspaceSessionsDocument, { ws });
-        if (ws !== cur.current.wsId) return;
-        setSessions(d.workspace?.sessions.edges.map((e) => e.node) ?? []);
+        const all: Summary[] = [];
+        let after: string | null | undefined;
+        for (;;) {
+          const d = await query(WorkspaceSessionsDocument, { ws, after });
+          if (ws !== cur.current.wsId) return;
+          const page = d.workspace?.sessions;
+          if (!page) break;
+          all.push(...page.edges.map((e) => e.node));
+          if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor) break;
+          after = page.pageInfo.endCursor;
+        }
+        setSessions(all);
       }),
     [],
   );
@@ -273,8 +282,8 @@ export function App() {
     act(async () => {
       if (!wsId || !activeId) return;
       const d = await mutate(ForkSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, requestId: newRequestId(), lastTurnId } });
-      await refreshSessions();
       activate(d.forkSession.session.id);
+      await refreshSessions();
     });
 
   const send = (e: FormEvent) => {
@@ -301,8 +310,8 @@ export function App() {
     act(async () => {
       if (!wsId) return;
       const d = await mutate(StartSessionDocument, { input: { workspaceId: wsId } });
-      await refreshSessions();
       activate(d.startSession.id);
+      await refreshSessions();
     });
 
   const createWorkspace = (e: FormEvent<HTMLFormElement>) => {
@@ -391,6 +400,7 @@ export function App() {
           )}
         </nav>
         <main className="main">
+          {!detail && <section data-testid="active-session" hidden />}
           {!detail && (
             <p className="placeholder">
               {!ready ? "Loading…" : noWorkspaces ? "Create a workspace to start." : activeId ? "Loading…" : "Pick a session, or start a new one."}
@@ -462,7 +472,7 @@ export function App() {
                   }}
                 />
                 <div className="composer-buttons">
-                  <Button type="submit" data-testid="send" disabled={busy || working || !draft.trim()}>
+                  <Button type="submit" data-testid="send" disabled={busy || working}>
                     Send
                   </Button>
                   <Button type="button" color="red" variant="soft" data-testid="interrupt" hidden={!running} disabled={busy} onClick={stop}>
