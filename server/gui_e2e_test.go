@@ -810,4 +810,102 @@ func TestGUI(t *testing.T) {
 		}
 		tb.noError()
 	})
+
+	t.Run("CompareShowsSharedPrefixAndBothContinuations", func(t *testing.T) {
+		h, tb, ws, parentID, turns := setup(t, "shared one", "parent two")
+		child, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": parentID, "requestId": "cmp-1", "lastTurnId": turns[0]})
+		if len(errs) > 0 {
+			t.Fatalf("fork: %+v", errs)
+		}
+		childTurn := h.send(ws, child.ID, "child two")
+		h.waitTurn(ws, child.ID, childTurn, "COMPLETED")
+		tb.run("the fork is listed", chromedp.WaitVisible(chromedp.CSS(sessionItemSel(child.ID))))
+		tb.click("compare", `[data-testid="compare"]`)
+		tb.waitJS("the picker", `!!document.querySelector('[data-testid="compare-with"]')`)
+		tb.eval(fmt.Sprintf(`(() => { const s = document.querySelector('[data-testid="compare-with"]');
+		  s.value = %q; s.dispatchEvent(new Event("change", { bubbles: true })); return s.value; })()`, child.ID), new(string))
+		tb.click("show side by side", `[data-testid="compare-go"]`)
+		tb.run("the comparison", chromedp.WaitVisible(chromedp.CSS(`[data-testid="comparison"]`)))
+		var cmp struct {
+			Shared      string
+			SharedTurns []string
+			A, B        []string
+			Hash        string
+		}
+		tb.eval(`(() => { const c = document.querySelector('[data-testid="comparison"]');
+		  const texts = (sel) => [...c.querySelectorAll(sel + ' [data-testid="message"][data-role="user"]')].map((m) => m.textContent);
+		  return { shared: c.querySelector('[data-testid="shared-prefix"]').dataset.count,
+		    sharedTurns: texts('[data-testid="shared-prefix"]'),
+		    a: texts('[data-testid="compare-a"]'), b: texts('[data-testid="compare-b"]'), hash: location.hash }; })()`, &cmp)
+		if cmp.Shared != "1" || len(cmp.SharedTurns) != 1 || !strings.Contains(cmp.SharedTurns[0], "shared one") {
+			t.Errorf("shared prefix = %s %q", cmp.Shared, cmp.SharedTurns)
+		}
+		if len(cmp.A) != 1 || !strings.Contains(cmp.A[0], "parent two") || len(cmp.B) != 1 || !strings.Contains(cmp.B[0], "child two") {
+			t.Errorf("continuations: a %q, b %q", cmp.A, cmp.B)
+		}
+		var collapsed bool
+		tb.eval(`!document.querySelector('[data-testid="shared-prefix"]').open`, &collapsed)
+		if !collapsed {
+			t.Error("the shared prefix is not collapsed")
+		}
+		if !strings.Contains(cmp.Hash, "c="+child.ID) {
+			t.Errorf("URL hash %q does not name the comparison", cmp.Hash)
+		}
+		tb.screenshot("compare.png")
+		tb.run("reload keeps the comparison", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`[data-testid="comparison"][data-b="`+child.ID+`"]`)))
+		tb.noError()
+	})
+
+	t.Run("RenameArchiveAndDeleteSubtree", func(t *testing.T) {
+		h, tb, ws, parentID, turns := setup(t, "turn one")
+		child, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": parentID, "requestId": "tidy-1", "lastTurnId": turns[0]})
+		if len(errs) > 0 {
+			t.Fatalf("fork: %+v", errs)
+		}
+		grand, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": child.ID, "requestId": "tidy-2"})
+		if len(errs) > 0 {
+			t.Fatalf("fork: %+v", errs)
+		}
+		tb.click("the child", sessionItemSel(child.ID))
+		tb.run("the child", chromedp.WaitVisible(chromedp.CSS(activeSel(child.ID))))
+
+		// Rename.
+		tb.click("rename", `[data-testid="rename"]`)
+		tb.run("type a title", chromedp.WaitVisible(chromedp.CSS(`[data-testid="rename-input"]`)))
+		tb.eval(`(() => { const i = document.querySelector('[data-testid="rename-input"]'); i.select(); return true; })()`, new(bool))
+		tb.run("type", chromedp.SendKeys(chromedp.CSS(`[data-testid="rename-input"]`), "Try OAuth instead"))
+		tb.click("save", `[data-testid="rename-save"]`)
+		tb.waitJS("the new title in the header and the tree", fmt.Sprintf(`document.querySelector('[data-testid="session-title"]')?.textContent === "Try OAuth instead"
+		  && document.querySelector('%s .tree-title').textContent === "Try OAuth instead"`, sessionItemSel(child.ID)))
+		if got := h.lineage(ws, child.ID).DisplayTitle; got != "Try OAuth instead" {
+			t.Errorf("stored title = %q", got)
+		}
+
+		// Archive hides the branch from the tree; restore brings it back.
+		tb.click("archive", `[data-testid="archive"]`)
+		tb.waitJS("the branch hidden", fmt.Sprintf(`!document.querySelector('%s') && !document.querySelector('%s') && !!document.querySelector('%s')`,
+			sessionItemSel(child.ID), sessionItemSel(grand.ID), sessionItemSel(parentID)))
+		tb.click("restore", `[data-testid="restore"]`)
+		tb.run("the branch is back", chromedp.WaitVisible(chromedp.CSS(sessionItemSel(grand.ID))))
+
+		// Delete the child with its fork, after one confirmation.
+		tb.click("delete", `[data-testid="delete"]`)
+		var confirm string
+		tb.waitJS("the confirmation", `!!document.querySelector('[data-testid="delete-confirm"]')`)
+		tb.eval(`document.querySelector('[data-testid="delete-confirm"]').textContent`, &confirm)
+		if !strings.Contains(confirm, "Try OAuth instead") || !strings.Contains(confirm, "1 fork") {
+			t.Errorf("confirmation = %q", confirm)
+		}
+		tb.click("confirm", `[data-testid="delete-confirmed"]`)
+		tb.run("the parent is shown", chromedp.WaitVisible(chromedp.CSS(activeSel(parentID))))
+		tb.waitJS("both gone from the tree", fmt.Sprintf(`!document.querySelector('%s') && !document.querySelector('%s')`, sessionItemSel(child.ID), sessionItemSel(grand.ID)))
+		for _, id := range []string{child.ID, grand.ID} {
+			var out struct{ Session *struct{ ID string } }
+			h.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { id } }`, map[string]any{"ws": ws, "id": id}, &out)
+			if out.Session != nil {
+				t.Errorf("session %s still exists", id)
+			}
+		}
+		tb.noError()
+	})
 }

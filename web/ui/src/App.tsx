@@ -1,12 +1,15 @@
 // The GUI: a workspace's fork tree on the left, the shown session on the
 // right. State lives here; the URL hash follows what is shown (route.ts);
 // the activity subscription keeps it current.
-import { Button, Callout, Flex, Heading, Text, TextArea } from "@radix-ui/themes";
+import { Badge, Button, Callout, Flex, Heading, Text, TextArea } from "@radix-ui/themes";
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from "react";
 import { ApiError, mutate, newRequestId, onConnState, query, toApiError, client, type ConnState } from "./client";
 import { Conversation } from "./Conversation";
 import {
   ActivityDocument,
+  CompareSessionsDocument,
+  DeleteSessionDocument,
+  UpdateSessionDocument,
   CreateWorkspaceDocument,
   EarlierMessagesDocument,
   ForkSessionDocument,
@@ -18,7 +21,9 @@ import {
   WorkspacesDocument,
   type WorkspacesQuery,
 } from "./gql/graphql";
-import { forkMarks, inheritedTurns } from "./lineage";
+import { countDescendants, forkMarks, inheritedTurns, sameTree } from "./lineage";
+import { CompareView, ComparePicker, type Comparison } from "./Compare";
+import { RenameForm, TidyActions } from "./Tidy";
 import { readRoute, writeRoute } from "./route";
 import { StatusBadge } from "./Status";
 import { coalesce } from "./store";
@@ -48,7 +53,13 @@ export function App() {
   const [ready, setReady] = useState(false);
 
   // Refs for the loaders, which outlive renders.
-  const cur = useRef({ wsId, activeId, loaded: 0 });
+  const [showArchived, setShowArchived] = useState(false);
+  const [compareWith, setCompareWith] = useState<string | undefined>();
+  const [comparison, setComparison] = useState<Comparison | null>(null);
+  const [renaming, setRenaming] = useState(false);
+  const cur = useRef({ wsId, activeId, loaded: 0, showArchived, compareWith });
+  cur.current.showArchived = showArchived;
+  cur.current.compareWith = compareWith;
   cur.current.wsId = wsId;
   cur.current.activeId = activeId;
 
@@ -77,7 +88,8 @@ export function App() {
         const all: Summary[] = [];
         let after: string | null | undefined;
         for (;;) {
-          const d = await query(WorkspaceSessionsDocument, { ws, after });
+          // archived: null lists archived sessions too, false leaves them out.
+          const d = await query(WorkspaceSessionsDocument, { ws, after, archived: cur.current.showArchived ? null : false });
           if (ws !== cur.current.wsId) return;
           const page = d.workspace?.sessions;
           if (!page) break;
@@ -112,6 +124,29 @@ export function App() {
     [],
   );
 
+  const refreshCompare = useMemo(
+    () =>
+      coalesce(async () => {
+        const { wsId: ws, activeId: a, compareWith: b } = cur.current;
+        if (!ws || !a || !b) return;
+        const d = await query(CompareSessionsDocument, { ws, a, b });
+        if (a !== cur.current.activeId || b !== cur.current.compareWith) return;
+        setComparison(d.compareSessions);
+      }),
+    [],
+  );
+
+  const compare = useCallback(
+    (b: string | undefined, push = true) => {
+      cur.current.compareWith = b;
+      setCompareWith(b);
+      setComparison(null);
+      writeRoute({ w: cur.current.wsId, s: cur.current.activeId, c: b }, push);
+      if (b) void guarded(refreshCompare);
+    },
+    [guarded, refreshCompare],
+  );
+
   const loadEarlier = useCallback(() => {
     const { wsId: ws, activeId: id } = cur.current;
     if (!ws || !id || !earlier.has || !earlier.cursor || loadingEarlier) return;
@@ -132,7 +167,11 @@ export function App() {
   // activate shows a session (or none) and puts it in the URL.
   const activate = useCallback(
     (id: string | undefined, push = true) => {
-      if (id !== cur.current.activeId) {
+      if (id !== cur.current.activeId || cur.current.compareWith) {
+        cur.current.compareWith = undefined;
+        setCompareWith(undefined);
+        setComparison(null);
+        setRenaming(false);
         cur.current.activeId = id;
         cur.current.loaded = 0;
         setActiveId(id);
@@ -143,6 +182,7 @@ export function App() {
       }
       writeRoute({ w: cur.current.wsId, s: id }, push);
       if (id) void guarded(refreshActive);
+      else setDetail(null);
     },
     [guarded, refreshActive],
   );
@@ -175,6 +215,7 @@ export function App() {
         const known = list.some((w) => w.id === r.w);
         const first = known ? r.w : list[0]?.id;
         if (first) selectWorkspace(first, known ? r.s : undefined, false);
+        if (known && r.s && r.c) compare(r.c, false);
       } catch (e) {
         fail(e);
       } finally {
@@ -186,10 +227,11 @@ export function App() {
       const r = readRoute();
       if (r.w && r.w !== cur.current.wsId) selectWorkspace(r.w, r.s, false);
       else if (r.s !== cur.current.activeId) activate(r.s, false);
+      if (r.c !== cur.current.compareWith) compare(r.c, false);
     };
     window.addEventListener("hashchange", onHash);
     return () => window.removeEventListener("hashchange", onHash);
-  }, [activate, fail, loadWorkspaces, selectWorkspace]);
+  }, [activate, compare, fail, loadWorkspaces, selectWorkspace]);
 
   useEffect(() => {
     document.body.dataset.ready = ready ? "true" : "false";
@@ -230,6 +272,7 @@ export function App() {
         case "RESYNC_REQUIRED":
           void guarded(refreshSessions);
           void guarded(refreshActive);
+          void guarded(refreshCompare);
           return;
         case "MESSAGE_DELTA":
           if (ev.agentSessionId !== active || !ev.messageId || !ev.delta) return;
@@ -244,12 +287,13 @@ export function App() {
           if (ev.agentSessionId === active) {
             if (ev.kind === "SESSION_DELETED") activate(undefined, false);
             else void guarded(refreshActive);
-          } else if (detailRef.current && (detailRef.current.parent?.id === ev.agentSessionId || detailRef.current.children.some((c) => c.id === ev.agentSessionId))) {
+          } else if (detailRef.current && (detailRef.current.parent?.id === ev.agentSessionId || detailRef.current.forkPoints.some((fp) => fp.children.some((c) => c.id === ev.agentSessionId)))) {
             void guarded(refreshActive);
           }
           return;
         default:
           if (ev.agentSessionId === active) void guarded(refreshActive);
+          if (cur.current.compareWith && (ev.agentSessionId === active || ev.agentSessionId === cur.current.compareWith)) void guarded(refreshCompare);
           if (ev.kind === "TURN_STARTED" || ev.kind === "TURN_COMPLETED") void guarded(refreshSessions);
       }
     });
@@ -257,7 +301,7 @@ export function App() {
       off();
       sub.unsubscribe();
     };
-  }, [wsId, activate, guarded, refreshActive, refreshSessions]);
+  }, [wsId, activate, guarded, refreshActive, refreshSessions, refreshCompare]);
 
   const messagesRef = useRef(messages);
   messagesRef.current = messages;
@@ -327,6 +371,36 @@ export function App() {
     });
   };
 
+  const rename = async (title: string): Promise<boolean> => {
+    let ok = false;
+    await act(async () => {
+      if (!wsId || !activeId) return;
+      await mutate(UpdateSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, title } });
+      ok = true;
+      await Promise.all([refreshSessions(), refreshActive()]);
+    });
+    return ok;
+  };
+
+  const archive = (archived: boolean) =>
+    act(async () => {
+      if (!wsId || !activeId) return;
+      await mutate(UpdateSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, archived } });
+      await Promise.all([refreshSessions(), refreshActive()]);
+    });
+
+  const remove = () =>
+    act(async () => {
+      if (!wsId || !activeId) return;
+      const parent = detail?.parent?.id;
+      await mutate(DeleteSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, subtree: true } });
+      activate(parent);
+      await refreshSessions();
+    });
+
+  const treeOf = useMemo(() => sameTree(sessions, activeId), [sessions, activeId]);
+  const descendants = useMemo(() => countDescendants(sessions, activeId), [sessions, activeId]);
+
   const inherited = useMemo(() => (detail ? inheritedTurns(detail) : new Set<string>()), [detail]);
   const marks = useMemo(() => (detail ? forkMarks(detail) : new Map()), [detail]);
 
@@ -393,6 +467,21 @@ export function App() {
             New session
           </Button>
           <ForkTree sessions={sessions} selected={activeId} onSelect={(id) => activate(id)} />
+          <Text as="label" size="1" className="muted show-archived">
+            <Flex gap="1" align="center">
+              <input
+                type="checkbox"
+                data-testid="show-archived"
+                checked={showArchived}
+                onChange={(e) => {
+                  cur.current.showArchived = e.target.checked;
+                  setShowArchived(e.target.checked);
+                  void guarded(refreshSessions);
+                }}
+              />
+              Show archived sessions
+            </Flex>
+          </Text>
           {wsId && sessions.length === 0 && (
             <Text size="2" className="muted">
               No sessions yet.
@@ -410,14 +499,23 @@ export function App() {
             <section className="session" data-testid="active-session" data-session-id={detail.id} data-status={detail.status} aria-labelledby="session-title">
               <header className="session-head">
                 <div className="session-titles">
-                  <Flex align="center" gap="2" wrap="wrap">
-                    <Heading as="h1" size="4" id="session-title" data-testid="session-title">
-                      {detail.displayTitle}
-                    </Heading>
-                    <span data-testid="session-status">
-                      <StatusBadge status={detail.status} />
-                    </span>
-                  </Flex>
+                  {renaming ? (
+                    <RenameForm title={detail.title || detail.displayTitle} busy={busy} onRename={rename} onDone={() => setRenaming(false)} />
+                  ) : (
+                    <Flex align="center" gap="2" wrap="wrap">
+                      <Heading as="h1" size="4" id="session-title" data-testid="session-title">
+                        {detail.displayTitle}
+                      </Heading>
+                      <span data-testid="session-status">
+                        <StatusBadge status={detail.status} />
+                      </span>
+                      {detail.archived && (
+                        <Badge color="gray" variant="outline" data-testid="archived-badge">
+                          archived
+                        </Badge>
+                      )}
+                    </Flex>
+                  )}
                   <button
                     type="button"
                     className="parent-link"
@@ -439,8 +537,23 @@ export function App() {
                   >
                     Fork conversation
                   </Button>
+                  <ComparePicker options={treeOf} busy={busy} onCompare={(id) => compare(id)} />
+                  <TidyActions
+                    title={detail.displayTitle}
+                    archived={detail.archived}
+                    descendants={descendants}
+                    busy={busy}
+                    onRename={rename}
+                    onStartRename={() => setRenaming(true)}
+                    onArchive={archive}
+                    onDelete={remove}
+                  />
                 </div>
               </header>
+              {compareWith && comparison && <CompareView cmp={comparison} onOpen={(id) => activate(id)} onClose={() => compare(undefined)} />}
+              {compareWith && !comparison && <p className="placeholder">Comparing…</p>}
+              {!compareWith && (
+              <>
               <Conversation
                 wsId={wsId}
                 detail={detail}
@@ -480,6 +593,8 @@ export function App() {
                   </Button>
                 </div>
               </form>
+              </>
+              )}
             </section>
           )}
         </main>

@@ -3,6 +3,7 @@
 // child, the inherited turns are set apart by a divider naming the parent.
 import { Button, Link, Text } from "@radix-ui/themes";
 import { Fragment, useEffect, useLayoutEffect, useRef, type ReactNode } from "react";
+import { ForkIcon } from "./Icons";
 import { MessageView } from "./MessageView";
 import { StatusBadge } from "./Status";
 import type { Detail, Msg, TurnInfo } from "./types";
@@ -11,6 +12,7 @@ export interface ForkMark {
   id: string;
   displayTitle: string;
   status: string;
+  archived: boolean;
 }
 
 interface Props {
@@ -139,7 +141,7 @@ export function Conversation(p: Props) {
               )}
               {marks.length > 0 && (
                 <div className="fork-marker" data-testid="fork-marker">
-                  <span aria-hidden="true">⑂ </span>
+                  <ForkIcon />
                   <Text size="1">Forked here into </Text>
                   {marks.map((c, j) => (
                     <Fragment key={c.id}>
@@ -155,6 +157,7 @@ export function Conversation(p: Props) {
                         }}
                       >
                         {c.displayTitle}
+                        {c.archived ? " (archived)" : ""}
                       </Link>
                     </Fragment>
                   ))}

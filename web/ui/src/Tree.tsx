@@ -2,6 +2,7 @@
 // pattern): one treeitem per session, forks nested under their parents,
 // roving tabindex and the arrow, Home, End, Enter and Space keys.
 import { useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { Badge } from "@radix-ui/themes";
 import { StatusBadge } from "./Status";
 import type { Summary } from "./types";
 
@@ -117,6 +118,7 @@ export function ForkTree({ sessions, selected, onSelect }: Props) {
         data-session-id={id}
         data-depth={n.level - 1}
         data-status={n.s.status}
+        data-archived={n.s.archived ? "true" : undefined}
         aria-level={n.level}
         aria-selected={id === selected}
         aria-expanded={hasKids ? open : undefined}
@@ -149,6 +151,11 @@ export function ForkTree({ sessions, selected, onSelect }: Props) {
           <span id={labelId} className="tree-label">
             <span className="tree-title">{n.s.displayTitle}</span>
             <StatusBadge status={n.s.status} />
+            {n.s.archived && (
+              <Badge color="gray" variant="outline" radius="full">
+                archived
+              </Badge>
+            )}
           </span>
         </div>
         {hasKids && (
