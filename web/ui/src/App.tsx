@@ -51,6 +51,7 @@ export function App() {
   const [draft, setDraft] = useState("");
   const [signIn, setSignIn] = useState(false);
   const [ready, setReady] = useState(false);
+  const [missing, setMissing] = useState<string | undefined>();
 
   // Refs for the loaders, which outlive renders.
   const [showArchived, setShowArchived] = useState(false);
@@ -111,10 +112,13 @@ export function App() {
         const d = await query(SessionDetailDocument, { ws, id, last });
         if (ws !== cur.current.wsId || id !== cur.current.activeId) return;
         if (!d.session) {
+          // Deleted meanwhile (here or elsewhere), or a stale link: say so
+          // where the session would be; nothing failed.
           setDetail(null);
-          setError(new ApiError("agent.session_not_found", `session ${id} was not found (deleted?)`));
+          setMissing(id);
           return;
         }
+        setMissing(undefined);
         const msgs = d.session.messages.edges.map((e) => e.node);
         cur.current.loaded = msgs.length;
         setDetail(d.session);
@@ -492,7 +496,15 @@ export function App() {
           {!detail && <section data-testid="active-session" hidden />}
           {!detail && (
             <p className="placeholder">
-              {!ready ? "Loading…" : noWorkspaces ? "Create a workspace to start." : activeId ? "Loading…" : "Pick a session, or start a new one."}
+              {!ready
+                ? "Loading…"
+                : noWorkspaces
+                  ? "Create a workspace to start."
+                  : activeId && missing === activeId
+                    ? "This session does not exist (any more): it was deleted, or the link is wrong. Pick one from the tree."
+                    : activeId
+                      ? "Loading…"
+                      : "Pick a session, or start a new one."}
             </p>
           )}
           {detail && wsId && (

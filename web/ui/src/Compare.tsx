@@ -1,6 +1,6 @@
 // Two sessions of one tree side by side: the turns they share (their common
 // prefix) collapsed, then each one's own continuation from the fork point.
-import { Button, Flex, Heading, Popover, Text } from "@radix-ui/themes";
+import { Button, Flex, Heading, Link, Popover, Text } from "@radix-ui/themes";
 import { useState } from "react";
 import { MessageView } from "./MessageView";
 import { StatusBadge } from "./Status";
@@ -80,7 +80,8 @@ export function CompareView({ cmp, onOpen, onClose }: Props) {
           ).map(([side, s, turns]) => (
             <div key={side} className="compare-column" data-testid={`compare-${side}`} data-session-id={s.id}>
               <div className="compare-title">
-                <a
+                <Link
+                  weight="bold"
                   href={`#s=${encodeURIComponent(s.id)}`}
                   onClick={(e) => {
                     e.preventDefault();
@@ -88,7 +89,7 @@ export function CompareView({ cmp, onOpen, onClose }: Props) {
                   }}
                 >
                   {s.displayTitle}
-                </a>{" "}
+                </Link>{" "}
                 <StatusBadge status={s.status} />
               </div>
               <Turns turns={[...turns]} empty="No turns after the fork point." />
