@@ -10,6 +10,8 @@ import {
   CompareSessionsDocument,
   DeleteSessionDocument,
   UpdateSessionDocument,
+  RespondToApprovalDocument,
+  type ApprovalDecision,
   CreateWorkspaceDocument,
   EarlierMessagesDocument,
   ForkSessionDocument,
@@ -280,7 +282,12 @@ export function App() {
           return;
         case "MESSAGE_DELTA":
           if (ev.agentSessionId !== active || !ev.messageId || !ev.delta) return;
-          setStreams((m) => new Map(m).set(ev.messageId!, (m.get(ev.messageId!) ?? "") + ev.delta));
+          {
+            // Streams by the item's kind: the agent's text, a command's
+            // output, a plan; reasoning stays collapsed and is read when done.
+            const key = `${ev.deltaKind || "agentMessage"}:${ev.messageId}`;
+            setStreams((m) => new Map(m).set(key, (m.get(key) ?? "") + ev.delta));
+          }
           if (!messagesRef.current.some((x) => x.id === ev.messageId)) void guarded(refreshActive);
           return;
         case "SESSION_CREATED":
@@ -404,6 +411,15 @@ export function App() {
 
   const treeOf = useMemo(() => sameTree(sessions, activeId), [sessions, activeId]);
   const descendants = useMemo(() => countDescendants(sessions, activeId), [sessions, activeId]);
+
+  const decide = (approvalId: string, decision: string) =>
+    act(async () => {
+      if (!wsId || !activeId) return;
+      await mutate(RespondToApprovalDocument, {
+        input: { workspaceId: wsId, agentSessionId: activeId, approvalId, decision: decision as ApprovalDecision },
+      });
+      await refreshActive();
+    });
 
   const inherited = useMemo(() => (detail ? inheritedTurns(detail) : new Set<string>()), [detail]);
   const marks = useMemo(() => (detail ? forkMarks(detail) : new Map()), [detail]);
@@ -580,6 +596,8 @@ export function App() {
                 busy={busy}
                 onForkFrom={(id) => fork(id)}
                 onOpen={(id) => activate(id)}
+                approvals={detail.pendingApprovals}
+                onDecide={decide}
               />
               <form className="composer" data-testid="composer" onSubmit={send}>
                 <TextArea

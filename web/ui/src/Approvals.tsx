@@ -54,6 +54,7 @@ export function ApprovalPrompt({ a, busy, onDecide }: { a: Approval; busy: boole
                 variant={d === "ACCEPT" ? "solid" : "soft"}
                 color={d === "DECLINE" || d === "CANCEL" ? "red" : undefined}
                 disabled={busy}
+                data-testid="approval-decision"
                 data-decision={d}
                 onClick={() => onDecide(a.id, d)}
               >

@@ -3,6 +3,7 @@
 // child, the inherited turns are set apart by a divider naming the parent.
 import { Button, Link, Text } from "@radix-ui/themes";
 import { Fragment, useEffect, useLayoutEffect, useRef, type ReactNode } from "react";
+import { ApprovalPrompt, type Approval } from "./Approvals";
 import { ForkIcon } from "./Icons";
 import { MessageView } from "./MessageView";
 import { StatusBadge } from "./Status";
@@ -29,6 +30,8 @@ interface Props {
   busy: boolean;
   onForkFrom: (turnId: string) => void;
   onOpen: (id: string) => void;
+  approvals: Approval[];
+  onDecide: (approvalId: string, decision: string) => void;
   extra?: ReactNode;
 }
 
@@ -132,8 +135,13 @@ export function Conversation(p: Props) {
                 </Button>
               </div>
               {msgs.map((m) => (
-                <MessageView key={m.id} m={withStream(m, p.streams)} />
+                <MessageView key={m.id} m={m} streams={p.streams} />
               ))}
+              {p.approvals
+                .filter((a) => a.turnId === t.id)
+                .map((a) => (
+                  <ApprovalPrompt key={a.id} a={a} busy={p.busy} onDecide={p.onDecide} />
+                ))}
               {t.error && (
                 <div className="turn-error" role="note">
                   {t.error}
@@ -184,12 +192,14 @@ export function Conversation(p: Props) {
           </Fragment>
         );
       })}
+      {p.approvals
+        .filter((a) => !p.turns.some((t) => t.id === a.turnId))
+        .map((a) => (
+          <li key={a.id}>
+            <ApprovalPrompt a={a} busy={p.busy} onDecide={p.onDecide} />
+          </li>
+        ))}
       {p.extra}
     </ol>
   );
-}
-
-function withStream(m: Msg, streams: Map<string, string>): Msg {
-  const s = streams.get(m.id);
-  return s && s.length > m.text.length ? { ...m, text: s } : m;
 }

@@ -25,12 +25,20 @@ function Diff({ text }: { text: string }) {
   );
 }
 
-function Body({ m }: { m: Msg }) {
+// streamed returns the text streamed so far for one of m's streams
+// (MESSAGE_DELTA by deltaKind), when it is ahead of what is stored.
+function streamed(streams: Map<string, string> | undefined, m: Msg, kind: string, stored: string): string {
+  const s = streams?.get(`${kind}:${m.id}`);
+  return s && s.length > stored.length ? s : stored;
+}
+
+function Body({ m, streams }: { m: Msg; streams?: Map<string, string> }) {
   const c = obj(m.content);
   switch (m.kind) {
     case "userMessage":
-    case "agentMessage":
       return <div className="msg-text">{m.text}</div>;
+    case "agentMessage":
+      return <div className="msg-text">{streamed(streams, m, "agentMessage", m.text)}</div>;
     case "reasoning": {
       const summary = arr(c.summary).map(str).join("\n\n") || m.text;
       const content = arr(c.content).map(str).join("\n\n");
@@ -47,11 +55,11 @@ function Body({ m }: { m: Msg }) {
           <Text weight="bold" size="2">
             Plan
           </Text>
-          <div className="msg-text">{m.text || str(c.text)}</div>
+          <div className="msg-text">{streamed(streams, m, "plan", m.text || str(c.text))}</div>
         </div>
       );
     case "commandExecution": {
-      const output = str(c.aggregatedOutput);
+      const output = streamed(streams, m, "commandExecution", str(c.aggregatedOutput));
       const exit = c.exitCode;
       return (
         <div className="command">
@@ -122,13 +130,13 @@ const labels: Record<string, string> = {
   file_change: "File change",
 };
 
-export function MessageView({ m }: { m: Msg }) {
+export function MessageView({ m, streams }: { m: Msg; streams?: Map<string, string> }) {
   return (
     <div className="message" data-testid="message" data-role={m.role} data-kind={m.kind} data-message-id={m.id} data-status={m.status}>
       <div className="msg-role" aria-hidden="true">
         {labels[m.role] ?? m.role}
       </div>
-      <Body m={m} />
+      <Body m={m} streams={streams} />
     </div>
   );
 }
