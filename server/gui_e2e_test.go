@@ -908,4 +908,56 @@ func TestGUI(t *testing.T) {
 		}
 		tb.noError()
 	})
+
+	t.Run("FailedSendKeepsTypedTextAndShowsCode", func(t *testing.T) {
+		_, tb, _, parentID, _ := setup(t, "turn one")
+		// Over the server's limit on a message's length: invalid_input.
+		tb.eval(`(() => { const el = document.querySelector('[data-testid="composer-input"]');
+		  const set = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set;
+		  set.call(el, "x".repeat(300 * 1024)); el.dispatchEvent(new Event("input", { bubbles: true })); return true; })()`, new(bool))
+		tb.click("send", `[data-testid="send"]`)
+		tb.run("the error banner", chromedp.WaitVisible(chromedp.CSS(`[data-testid="error-banner"][data-code="invalid_input"]`)))
+		var kept int
+		tb.eval(`document.querySelector('[data-testid="composer-input"]').value.length`, &kept)
+		if kept != 300*1024 {
+			t.Errorf("the composer holds %d characters after the failed send, want the %d typed", kept, 300*1024)
+		}
+		var turns int
+		tb.eval(fmt.Sprintf(`document.querySelectorAll('%s [data-testid="turn"]').length`, activeSel(parentID)), &turns)
+		if turns != 1 {
+			t.Errorf("%d turns shown after a refused send", turns)
+		}
+	})
+
+	t.Run("MessagesArePagedAsTheUserScrollsBack", func(t *testing.T) {
+		h := shared.forGUI(t)
+		ws := h.createWorkspace(t.Name())
+		s := h.startSession(ws, "Long one")
+		// 30 turns of two messages each: more than the page the GUI loads.
+		const n = 30
+		var last string
+		for i := range n {
+			last = h.send(ws, s.ID, fmt.Sprintf("message %02d", i))
+			h.waitTurn(ws, s.ID, last, "COMPLETED")
+		}
+		tb := openTab(t, browser, base)
+		tb.open(ws, s.ID)
+		tb.run("the last turn", chromedp.WaitVisible(chromedp.CSS(turnSel(last))))
+		var first int
+		tb.eval(`document.querySelectorAll('[data-testid="turn"]').length`, &first)
+		if first >= n || first == 0 {
+			t.Fatalf("the first page shows %d of %d turns, want a part", first, n)
+		}
+		var atBottom bool
+		tb.eval(`(() => { const c = document.querySelector('[data-testid="conversation"]'); return c.scrollHeight - c.scrollTop - c.clientHeight < 60; })()`, &atBottom)
+		if !atBottom {
+			t.Error("the conversation does not open at its latest message")
+		}
+		// Scrolling back to the top loads the earlier messages.
+		tb.waitJS("all turns after scrolling back", `(() => {
+		  const c = document.querySelector('[data-testid="conversation"]'); c.scrollTop = 0;
+		  return document.querySelectorAll('[data-testid="turn"]').length === 30
+		    && [...document.querySelectorAll('[data-testid="message"][data-role="user"]')][0].textContent.includes("message 00"); })()`)
+		tb.noError()
+	})
 }
