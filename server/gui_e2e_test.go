@@ -960,4 +960,72 @@ func TestGUI(t *testing.T) {
 		    && [...document.querySelectorAll('[data-testid="message"][data-role="user"]')][0].textContent.includes("message 00"); })()`)
 		tb.noError()
 	})
+
+	// The issue's "done when", all in the page: chat, fork twice from
+	// different turns, both forks marked on the parent, compare the two
+	// branches side by side, archive one. Its screenshots are the README's.
+	t.Run("NewcomerForksTwiceComparesAndArchives", func(t *testing.T) {
+		h := shared.forGUI(t)
+		ws := h.createWorkspace(t.Name())
+		root := h.startSession(ws, "Build the login page")
+		tb := openTab(t, browser, base)
+		tb.open(ws, root.ID)
+		say := func(sid, text string) {
+			tb.run("type "+text,
+				chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), text),
+				chromedp.Click(chromedp.CSS(`[data-testid="send"]`)))
+			tb.waitJS("the reply to "+text, fmt.Sprintf(`(() => { const s = document.querySelector('%s');
+			  return !!s && s.dataset.status === "READY" && [...s.querySelectorAll('[data-testid="turn"][data-status="COMPLETED"] [data-testid="message"][data-role="assistant"]')]
+			    .some((m) => m.textContent.includes(%q)) && !document.querySelector('[data-testid="send"]').disabled; })()`, activeSel(sid), "reply: "+text))
+		}
+		say(root.ID, "Sketch a login form")
+		say(root.ID, "Store sessions in cookies")
+		say(root.ID, "Add a logout button")
+		rootTurns := h.lineage(ws, root.ID).Turns
+
+		tb.click("fork from turn 1", forkFromHereSel(rootTurns[0].ID))
+		oauth := tb.waitActiveOther(root.ID)
+		say(oauth, "Use OAuth instead")
+		tb.click("back to the parent", `[data-testid="parent-indicator"]`)
+		tb.run("the parent", chromedp.WaitVisible(chromedp.CSS(activeSel(root.ID))))
+		tb.click("fork from turn 2", forkFromHereSel(rootTurns[1].ID))
+		jwt := tb.waitActiveOther(root.ID)
+		say(jwt, "Use JWTs instead of cookies")
+
+		tb.click("back to the parent", `[data-testid="parent-indicator"]`)
+		tb.run("the parent", chromedp.WaitVisible(chromedp.CSS(activeSel(root.ID))))
+		for i, child := range []string{oauth, jwt} {
+			tb.waitJS(fmt.Sprintf("the marker on turn %d", i+1), fmt.Sprintf(`[...document.querySelectorAll('%s [data-testid="fork-marker"] a')].some((a) => a.getAttribute("href").includes(%q))`,
+				turnSel(rootTurns[i].ID), child))
+		}
+		tb.screenshot("gui-fork-markers.png")
+
+		tb.click("the JWT branch", sessionItemSel(jwt))
+		tb.run("the JWT branch", chromedp.WaitVisible(chromedp.CSS(activeSel(jwt))))
+		tb.click("compare", `[data-testid="compare"]`)
+		tb.waitJS("the picker", `!!document.querySelector('[data-testid="compare-with"]')`)
+		tb.eval(fmt.Sprintf(`(() => { const s = document.querySelector('[data-testid="compare-with"]');
+		  s.value = %q; s.dispatchEvent(new Event("change", { bubbles: true })); return s.value; })()`, oauth), new(string))
+		tb.click("show side by side", `[data-testid="compare-go"]`)
+		tb.run("the comparison", chromedp.WaitVisible(chromedp.CSS(`[data-testid="comparison"]`)))
+		var cmp struct {
+			Shared string
+			A, B   []string
+		}
+		tb.eval(`(() => { const c = document.querySelector('[data-testid="comparison"]');
+		  const texts = (sel) => [...c.querySelectorAll(sel + ' [data-testid="message"][data-role="user"]')].map((m) => m.textContent);
+		  return { shared: c.querySelector('[data-testid="shared-prefix"]').dataset.count,
+		    a: texts('[data-testid="compare-a"]'), b: texts('[data-testid="compare-b"]') }; })()`, &cmp)
+		if cmp.Shared != "1" || len(cmp.A) != 2 || !strings.Contains(cmp.A[1], "Use JWTs") || len(cmp.B) != 1 || !strings.Contains(cmp.B[0], "Use OAuth") {
+			t.Errorf("comparison = %+v", cmp)
+		}
+		tb.screenshot("gui-compare.png")
+
+		tb.click("the OAuth branch", sessionItemSel(oauth))
+		tb.run("the OAuth branch", chromedp.WaitVisible(chromedp.CSS(activeSel(oauth))))
+		tb.screenshot("gui-tree.png")
+		tb.click("archive", `[data-testid="archive"]`)
+		tb.waitJS("the OAuth branch left the tree", fmt.Sprintf(`!document.querySelector('%s') && !!document.querySelector('%s')`, sessionItemSel(oauth), sessionItemSel(jwt)))
+		tb.noError()
+	})
 }
