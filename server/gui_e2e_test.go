@@ -798,6 +798,12 @@ func TestGUI(t *testing.T) {
 			      if (!inside || cut) clipped.push(item.dataset.sessionId + " " + part.className + " " + JSON.stringify(r));
 			    }
 			  }
+			  // The session's buttons too: inside the main area, none cut.
+			  const main = document.querySelector("main").getBoundingClientRect();
+			  for (const b of document.querySelectorAll('[role="toolbar"] button, [data-testid="send"]')) {
+			    const r = b.getBoundingClientRect();
+			    if (r.left < main.left - 0.5 || r.right > main.right + 0.5 || b.scrollWidth > b.clientWidth + 1) clipped.push(b.textContent + " " + JSON.stringify(r));
+			  }
 			  const tr = tree.getBoundingClientRect();
 			  return { treeVisible: tr.width > 0 && tr.height > 0,
 			    pageOverflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
