@@ -33,7 +33,7 @@ $(CODEX_LOCAL):
 # is committed and embedded: `make run` and `go build` need no Node. The
 # typed operations (web/ui/src/gql) are regenerated from graph/*.graphqls.
 gui:
-	cd $(UI_DIR) && npm ci --no-audit --no-fund --loglevel=error && npm run codegen && npm run build
+	cd $(UI_DIR) && npm ci --no-audit --no-fund --loglevel=error && npm run codegen && npm test && npm run build
 
 generate:
 	$(GO) generate ./...
