@@ -251,12 +251,9 @@ export function App() {
     }
     const off = onConnState((s, code) => {
       if (s === "closed" && code === 4403) setSignIn(true);
-      // Once connected (again), read what happened meanwhile.
-      if (s === "live") {
-        void guarded(refreshSessions);
-        void guarded(refreshActive);
-      }
-      setConn(s === "closed" ? "reconnecting" : s);
+      // "live" comes with the SUBSCRIBED event, once the subscription is
+      // registered on the server; a bare connection is not yet that.
+      if (s !== "live") setConn(s === "closed" ? "reconnecting" : s);
     });
     setConn("connecting");
     const sub = client.subscription(ActivityDocument, { ws: wsId }).subscribe((res) => {
@@ -269,8 +266,10 @@ export function App() {
       const ev = res.data?.activity;
       if (!ev) return;
       const active = cur.current.activeId;
-      switch (ev.kind as string) {
+      switch (ev.kind) {
         case "SUBSCRIBED":
+          // Registered: every later change arrives as an event; what
+          // happened before (or while reconnecting) is read now.
           setConn("live");
           void guarded(refreshSessions);
           void guarded(refreshActive);

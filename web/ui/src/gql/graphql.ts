@@ -16,6 +16,13 @@ export type ActivityKind =
   | 'SESSION_DELETED'
   | 'SESSION_FORKED'
   | 'SESSION_UPDATED'
+  /**
+   * The first event of every subscription, sent once it is registered: nothing
+   * published from then on is missed. Its seq is the workspace's latest (every
+   * later event has a larger one, and what the events up to it did is
+   * readable with queries), or afterSeq when resuming (the replay follows).
+   */
+  | 'SUBSCRIBED'
   | 'TURN_COMPLETED'
   | 'TURN_STARTED';
 
