@@ -11,6 +11,7 @@ import {
   DeleteSessionDocument,
   UpdateSessionDocument,
   RespondToApprovalDocument,
+  PendingApprovalsDocument,
   type ApprovalDecision,
   CreateWorkspaceDocument,
   EarlierMessagesDocument,
@@ -26,6 +27,7 @@ import {
 import { countDescendants, forkMarks, inheritedTurns, sameTree } from "./lineage";
 import { CompareView, ComparePicker, type Comparison } from "./Compare";
 import { RenameForm, TidyActions } from "./Tidy";
+import type { Approval } from "./Approvals";
 import { readRoute, writeRoute } from "./route";
 import { StatusBadge } from "./Status";
 import { coalesce } from "./store";
@@ -54,6 +56,7 @@ export function App() {
   const [signIn, setSignIn] = useState(false);
   const [ready, setReady] = useState(false);
   const [missing, setMissing] = useState<string | undefined>();
+  const [approvals, setApprovals] = useState<Approval[]>([]);
 
   // Refs for the loaders, which outlive renders.
   const [showArchived, setShowArchived] = useState(false);
@@ -111,7 +114,7 @@ export function App() {
         const { wsId: ws, activeId: id } = cur.current;
         if (!ws || !id) return;
         const last = Math.max(PAGE, cur.current.loaded);
-        const d = await query(SessionDetailDocument, { ws, id, last });
+        const [d, pa] = await Promise.all([query(SessionDetailDocument, { ws, id, last }), query(PendingApprovalsDocument, { ws, id })]);
         if (ws !== cur.current.wsId || id !== cur.current.activeId) return;
         if (!d.session) {
           // Deleted meanwhile (here or elsewhere), or a stale link: say so
@@ -121,6 +124,7 @@ export function App() {
           return;
         }
         setMissing(undefined);
+        setApprovals(pa.session?.pendingApprovals ?? []);
         const msgs = d.session.messages.edges.map((e) => e.node);
         cur.current.loaded = msgs.length;
         setDetail(d.session);
@@ -184,6 +188,7 @@ export function App() {
         setDetail(null);
         setMessages([]);
         setStreams(new Map());
+        setApprovals([]);
         setEarlier({ has: false });
       }
       writeRoute({ w: cur.current.wsId, s: id }, push);
@@ -281,12 +286,10 @@ export function App() {
           return;
         case "MESSAGE_DELTA":
           if (ev.agentSessionId !== active || !ev.messageId || !ev.delta) return;
-          {
-            // Streams by the item's kind: the agent's text, a command's
-            // output, a plan; reasoning stays collapsed and is read when done.
-            const key = `${ev.deltaKind || "agentMessage"}:${ev.messageId}`;
-            setStreams((m) => new Map(m).set(key, (m.get(key) ?? "") + ev.delta));
-          }
+          // By item: its view shows the stream where it belongs (an agent
+          // message's text, a command's output, a plan); reasoning stays
+          // collapsed and is read when done.
+          setStreams((m) => new Map(m).set(ev.messageId!, (m.get(ev.messageId!) ?? "") + ev.delta));
           if (!messagesRef.current.some((x) => x.id === ev.messageId)) void guarded(refreshActive);
           return;
         case "SESSION_CREATED":
@@ -595,7 +598,7 @@ export function App() {
                 busy={busy}
                 onForkFrom={(id) => fork(id)}
                 onOpen={(id) => activate(id)}
-                approvals={detail.pendingApprovals}
+                approvals={approvals}
                 onDecide={decide}
               />
               <form className="composer" data-testid="composer" onSubmit={send}>

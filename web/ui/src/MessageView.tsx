@@ -25,10 +25,10 @@ function Diff({ text }: { text: string }) {
   );
 }
 
-// streamed returns the text streamed so far for one of m's streams
-// (MESSAGE_DELTA by deltaKind), when it is ahead of what is stored.
-function streamed(streams: Map<string, string> | undefined, m: Msg, kind: string, stored: string): string {
-  const s = streams?.get(`${kind}:${m.id}`);
+// streamed returns the text streamed so far for m (its MESSAGE_DELTAs),
+// when it is ahead of what is stored.
+function streamed(streams: Map<string, string> | undefined, m: Msg, stored: string): string {
+  const s = streams?.get(m.id);
   return s && s.length > stored.length ? s : stored;
 }
 
@@ -38,7 +38,7 @@ function Body({ m, streams }: { m: Msg; streams?: Map<string, string> }) {
     case "userMessage":
       return <div className="msg-text">{m.text}</div>;
     case "agentMessage":
-      return <div className="msg-text">{streamed(streams, m, "agentMessage", m.text)}</div>;
+      return <div className="msg-text">{streamed(streams, m, m.text)}</div>;
     case "reasoning": {
       const summary = arr(c.summary).map(str).join("\n\n") || m.text;
       const content = arr(c.content).map(str).join("\n\n");
@@ -55,11 +55,11 @@ function Body({ m, streams }: { m: Msg; streams?: Map<string, string> }) {
           <Text weight="bold" size="2">
             Plan
           </Text>
-          <div className="msg-text">{streamed(streams, m, "plan", m.text || str(c.text))}</div>
+          <div className="msg-text">{streamed(streams, m, m.text || str(c.text))}</div>
         </div>
       );
     case "commandExecution": {
-      const output = streamed(streams, m, "commandExecution", str(c.aggregatedOutput));
+      const output = streamed(streams, m, str(c.aggregatedOutput));
       const exit = c.exitCode;
       return (
         <div className="command">
