@@ -4,13 +4,19 @@
 CODEX_VERSION := 0.169.0
 CODEX_LOCAL   := $(CURDIR)/.tools/codex/node_modules/.bin/codex
 CODEX_BIN     ?= $(CODEX_LOCAL)
+# The newest published Codex: CI runs the packages that talk to Codex on it
+# too (make test-newest), so a protocol change shows before tuttid moves.
+CODEX_NEWEST_VERSION := 0.171.0
+CODEX_NEWEST_LOCAL   := $(CURDIR)/.tools/codex-$(CODEX_NEWEST_VERSION)/node_modules/.bin/codex
+CODEX_PACKAGES       := ./codex/... ./server/
 GO            ?= go
 TEST_FLAGS    ?= -count=1 -timeout 30m
 
+FUZZ_TIME     ?= 10s
 UI_DIR        := web/ui
 CHROMIUM_BIN  ?= /usr/bin/chromium
 
-.PHONY: run test tools generate vet bench gui
+.PHONY: run test test-newest tools tools-newest generate vet bench fuzz gui
 
 run: tools
 	CODEX_BIN=$(CODEX_BIN) $(GO) run . $(ARGS)
@@ -21,13 +27,30 @@ test: tools
 	  echo "!!! THE BROWSER TESTS DID NOT RUN: no Chromium at $(CHROMIUM_BIN)."; \
 	  echo "!!! Install it (Debian: apt-get install -y chromium) or set CHROMIUM_BIN, then run make test again."; }
 
+# The Codex integration tests on the newest Codex (the pinned one stays the
+# default everywhere else).
+test-newest: tools-newest
+	CODEX_BIN=$(CODEX_NEWEST_LOCAL) $(GO) test $(TEST_FLAGS) $(CODEX_PACKAGES)
+
 bench: tools
 	CODEX_BIN=$(CODEX_BIN) $(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Each fuzz target for FUZZ_TIME (go test -fuzz takes one target at a time).
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME) ./rest/
+	$(GO) test -run '^$$' -fuzz '^FuzzTitle$$' -fuzztime $(FUZZ_TIME) ./fork/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadLine$$' -fuzztime $(FUZZ_TIME) ./codex/
+	$(GO) test -run '^$$' -fuzz '^FuzzConnReader$$' -fuzztime $(FUZZ_TIME) ./codex/
 
 tools: $(CODEX_LOCAL)
 
 $(CODEX_LOCAL):
 	npm install --prefix .tools/codex --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_VERSION)
+
+tools-newest: $(CODEX_NEWEST_LOCAL)
+
+$(CODEX_NEWEST_LOCAL):
+	npm install --prefix .tools/codex-$(CODEX_NEWEST_VERSION) --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_NEWEST_VERSION)
 
 # gui rebuilds the web GUI (web/ui, Vite + TypeScript) into web/dist, which
 # is committed and embedded: `make run` and `go build` need no Node. The

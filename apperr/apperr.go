@@ -16,7 +16,13 @@ const (
 	// UnsupportedMediaType: a REST body that is not application/json.
 	UnsupportedMediaType Code = "unsupported_media_type"
 	// ForbiddenOrigin: a browser page of a site not allowed to call tuttid.
-	ForbiddenOrigin     Code = "forbidden_origin"
+	ForbiddenOrigin Code = "forbidden_origin"
+	// ForbiddenHost: a request whose Host is not an allowed host (DNS rebinding).
+	ForbiddenHost Code = "forbidden_host"
+	// Unauthenticated: an API request without the token, or with a wrong one.
+	Unauthenticated Code = "unauthenticated"
+	// RequestTooLarge: a request body over the limit (--max-body).
+	RequestTooLarge     Code = "request_too_large"
 	Internal            Code = "internal"
 	RuntimeUnavailable  Code = "agent.runtime_unavailable"
 	StorageUnavailable  Code = "storage_unavailable"
@@ -39,6 +45,9 @@ const (
 	ForkRequestConflict        Code = "agent.fork_request_conflict"
 	ForkProviderFailed         Code = "agent.fork_provider_failed"
 	ForkPersistenceFailed      Code = "agent.fork_persistence_failed"
+
+	ApprovalNotFound        Code = "agent.approval_not_found"
+	ApprovalAlreadyResolved Code = "agent.approval_already_resolved"
 )
 
 // httpStatus follows the spec's mapping: 400 bad input, 404 missing, 409
@@ -48,6 +57,9 @@ var httpStatus = map[Code]int{
 	InvalidInput:               http.StatusBadRequest,
 	UnsupportedMediaType:       http.StatusUnsupportedMediaType,
 	ForbiddenOrigin:            http.StatusForbidden,
+	ForbiddenHost:              http.StatusForbidden,
+	Unauthenticated:            http.StatusUnauthorized,
+	RequestTooLarge:            http.StatusRequestEntityTooLarge,
 	Internal:                   http.StatusInternalServerError,
 	RuntimeUnavailable:         http.StatusServiceUnavailable,
 	StorageUnavailable:         http.StatusServiceUnavailable,
@@ -69,6 +81,8 @@ var httpStatus = map[Code]int{
 	ForkRequestConflict:        http.StatusConflict,
 	ForkProviderFailed:         http.StatusBadGateway,
 	ForkPersistenceFailed:      http.StatusServiceUnavailable,
+	ApprovalNotFound:           http.StatusNotFound,
+	ApprovalAlreadyResolved:    http.StatusConflict,
 }
 
 // HTTPStatus is the status a REST response carries for code.

@@ -35,9 +35,14 @@ type Config struct {
 	MaxLineBytes int
 	// ExperimentalPlanMode forwards ComposerSettings.PlanMode as Codex's
 	// collaborationMode on turn/start. That field is experimental in
-	// 0.169.0 and needs the experimentalApi capability in the handshake,
-	// so it is opt-in; when false, plan mode stays a tuttid-side setting.
+	// 0.169.0 and needs the experimentalApi capability in the handshake;
+	// tuttid's server turns it on. When false, planMode is refused with
+	// agent.ErrInvalidSettings.
 	ExperimentalPlanMode bool
+	// OnSent, when set, is called with a request's method once it is
+	// written to the app-server. tuttid's crash tests use it to stop the
+	// process while Codex handles a request.
+	OnSent func(method string)
 }
 
 func (c Config) withDefaults() Config {

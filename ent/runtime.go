@@ -5,6 +5,8 @@ package ent
 import (
 	"time"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/approvalrequest"
+	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
 	"tuttid/ent/schema"
 	"tuttid/ent/sessionfork"
@@ -60,6 +62,102 @@ func init() {
 	agentsessionDescID := agentsessionFields[0].Descriptor()
 	// agentsession.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	agentsession.IDValidator = agentsessionDescID.Validators[0].(func(string) error)
+	approvalrequestFields := schema.ApprovalRequest{}.Fields()
+	_ = approvalrequestFields
+	// approvalrequestDescAgentSessionID is the schema descriptor for agent_session_id field.
+	approvalrequestDescAgentSessionID := approvalrequestFields[1].Descriptor()
+	// approvalrequest.AgentSessionIDValidator is a validator for the "agent_session_id" field. It is called by the builders before save.
+	approvalrequest.AgentSessionIDValidator = approvalrequestDescAgentSessionID.Validators[0].(func(string) error)
+	// approvalrequestDescWorkspaceID is the schema descriptor for workspace_id field.
+	approvalrequestDescWorkspaceID := approvalrequestFields[2].Descriptor()
+	// approvalrequest.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	approvalrequest.WorkspaceIDValidator = approvalrequestDescWorkspaceID.Validators[0].(func(string) error)
+	// approvalrequestDescTurnID is the schema descriptor for turn_id field.
+	approvalrequestDescTurnID := approvalrequestFields[3].Descriptor()
+	// approvalrequest.DefaultTurnID holds the default value on creation for the turn_id field.
+	approvalrequest.DefaultTurnID = approvalrequestDescTurnID.Default.(string)
+	// approvalrequestDescItemID is the schema descriptor for item_id field.
+	approvalrequestDescItemID := approvalrequestFields[4].Descriptor()
+	// approvalrequest.DefaultItemID holds the default value on creation for the item_id field.
+	approvalrequest.DefaultItemID = approvalrequestDescItemID.Default.(string)
+	// approvalrequestDescMethod is the schema descriptor for method field.
+	approvalrequestDescMethod := approvalrequestFields[6].Descriptor()
+	// approvalrequest.DefaultMethod holds the default value on creation for the method field.
+	approvalrequest.DefaultMethod = approvalrequestDescMethod.Default.(string)
+	// approvalrequestDescCommand is the schema descriptor for command field.
+	approvalrequestDescCommand := approvalrequestFields[7].Descriptor()
+	// approvalrequest.DefaultCommand holds the default value on creation for the command field.
+	approvalrequest.DefaultCommand = approvalrequestDescCommand.Default.(string)
+	// approvalrequestDescCwd is the schema descriptor for cwd field.
+	approvalrequestDescCwd := approvalrequestFields[8].Descriptor()
+	// approvalrequest.DefaultCwd holds the default value on creation for the cwd field.
+	approvalrequest.DefaultCwd = approvalrequestDescCwd.Default.(string)
+	// approvalrequestDescReason is the schema descriptor for reason field.
+	approvalrequestDescReason := approvalrequestFields[9].Descriptor()
+	// approvalrequest.DefaultReason holds the default value on creation for the reason field.
+	approvalrequest.DefaultReason = approvalrequestDescReason.Default.(string)
+	// approvalrequestDescCreatedAt is the schema descriptor for created_at field.
+	approvalrequestDescCreatedAt := approvalrequestFields[12].Descriptor()
+	// approvalrequest.DefaultCreatedAt holds the default value on creation for the created_at field.
+	approvalrequest.DefaultCreatedAt = approvalrequestDescCreatedAt.Default.(func() time.Time)
+	// approvalrequestDescResolvedBy is the schema descriptor for resolved_by field.
+	approvalrequestDescResolvedBy := approvalrequestFields[15].Descriptor()
+	// approvalrequest.DefaultResolvedBy holds the default value on creation for the resolved_by field.
+	approvalrequest.DefaultResolvedBy = approvalrequestDescResolvedBy.Default.(string)
+	// approvalrequestDescID is the schema descriptor for id field.
+	approvalrequestDescID := approvalrequestFields[0].Descriptor()
+	// approvalrequest.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	approvalrequest.IDValidator = approvalrequestDescID.Validators[0].(func(string) error)
+	forkjournalFields := schema.ForkJournal{}.Fields()
+	_ = forkjournalFields
+	// forkjournalDescWorkspaceID is the schema descriptor for workspace_id field.
+	forkjournalDescWorkspaceID := forkjournalFields[0].Descriptor()
+	// forkjournal.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	forkjournal.WorkspaceIDValidator = forkjournalDescWorkspaceID.Validators[0].(func(string) error)
+	// forkjournalDescRequestID is the schema descriptor for request_id field.
+	forkjournalDescRequestID := forkjournalFields[1].Descriptor()
+	// forkjournal.RequestIDValidator is a validator for the "request_id" field. It is called by the builders before save.
+	forkjournal.RequestIDValidator = forkjournalDescRequestID.Validators[0].(func(string) error)
+	// forkjournalDescParentAgentSessionID is the schema descriptor for parent_agent_session_id field.
+	forkjournalDescParentAgentSessionID := forkjournalFields[3].Descriptor()
+	// forkjournal.ParentAgentSessionIDValidator is a validator for the "parent_agent_session_id" field. It is called by the builders before save.
+	forkjournal.ParentAgentSessionIDValidator = forkjournalDescParentAgentSessionID.Validators[0].(func(string) error)
+	// forkjournalDescParentProviderSessionID is the schema descriptor for parent_provider_session_id field.
+	forkjournalDescParentProviderSessionID := forkjournalFields[4].Descriptor()
+	// forkjournal.DefaultParentProviderSessionID holds the default value on creation for the parent_provider_session_id field.
+	forkjournal.DefaultParentProviderSessionID = forkjournalDescParentProviderSessionID.Default.(string)
+	// forkjournalDescChildAgentSessionID is the schema descriptor for child_agent_session_id field.
+	forkjournalDescChildAgentSessionID := forkjournalFields[5].Descriptor()
+	// forkjournal.DefaultChildAgentSessionID holds the default value on creation for the child_agent_session_id field.
+	forkjournal.DefaultChildAgentSessionID = forkjournalDescChildAgentSessionID.Default.(string)
+	// forkjournalDescProvider is the schema descriptor for provider field.
+	forkjournalDescProvider := forkjournalFields[6].Descriptor()
+	// forkjournal.DefaultProvider holds the default value on creation for the provider field.
+	forkjournal.DefaultProvider = forkjournalDescProvider.Default.(string)
+	// forkjournalDescCwd is the schema descriptor for cwd field.
+	forkjournalDescCwd := forkjournalFields[7].Descriptor()
+	// forkjournal.DefaultCwd holds the default value on creation for the cwd field.
+	forkjournal.DefaultCwd = forkjournalDescCwd.Default.(string)
+	// forkjournalDescLastTurnID is the schema descriptor for last_turn_id field.
+	forkjournalDescLastTurnID := forkjournalFields[8].Descriptor()
+	// forkjournal.DefaultLastTurnID holds the default value on creation for the last_turn_id field.
+	forkjournal.DefaultLastTurnID = forkjournalDescLastTurnID.Default.(string)
+	// forkjournalDescChildProviderSessionID is the schema descriptor for child_provider_session_id field.
+	forkjournalDescChildProviderSessionID := forkjournalFields[10].Descriptor()
+	// forkjournal.DefaultChildProviderSessionID holds the default value on creation for the child_provider_session_id field.
+	forkjournal.DefaultChildProviderSessionID = forkjournalDescChildProviderSessionID.Default.(string)
+	// forkjournalDescError is the schema descriptor for error field.
+	forkjournalDescError := forkjournalFields[11].Descriptor()
+	// forkjournal.DefaultError holds the default value on creation for the error field.
+	forkjournal.DefaultError = forkjournalDescError.Default.(string)
+	// forkjournalDescCreatedAt is the schema descriptor for created_at field.
+	forkjournalDescCreatedAt := forkjournalFields[12].Descriptor()
+	// forkjournal.DefaultCreatedAt holds the default value on creation for the created_at field.
+	forkjournal.DefaultCreatedAt = forkjournalDescCreatedAt.Default.(func() time.Time)
+	// forkjournalDescUpdatedAt is the schema descriptor for updated_at field.
+	forkjournalDescUpdatedAt := forkjournalFields[13].Descriptor()
+	// forkjournal.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	forkjournal.DefaultUpdatedAt = forkjournalDescUpdatedAt.Default.(func() time.Time)
 	messageFields := schema.Message{}.Fields()
 	_ = messageFields
 	// messageDescMessageID is the schema descriptor for message_id field.

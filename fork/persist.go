@@ -8,6 +8,7 @@ import (
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
 	"tuttid/ent/turn"
 	"tuttid/session"
@@ -25,6 +26,7 @@ type persistInput struct {
 	settings    agent.ComposerSettings
 	visible     bool
 	rf          agent.RuntimeForkResult
+	journalID   int // the attempt's journal entry, marked done with the child
 }
 
 // persist runs steps 11 to 13 in one transaction: the child session, its
@@ -58,10 +60,17 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			"forkedAtUnixMs":              forkedAt.UnixMilli(),
 			"forkMessageSource":           source,
 		}
+		// The child is what the provider says it is: its model, model
+		// provider and cwd come from the fork's response.
+		rc = session.WithThreadMetadata(rc, p.rf.Session)
+		cwd := p.rf.Session.Cwd
+		if cwd == "" {
+			cwd = p.parent.Cwd
+		}
 		child, err = tx.AgentSession.Create().
 			SetID(p.childID).SetWorkspaceID(p.parent.WorkspaceID).SetProvider(p.parent.Provider).
 			SetProviderSessionID(p.rf.Session.ProviderSessionID).SetTitle(p.title).
-			SetStatus(childStatus(p.rf.Session.Status)).SetVisible(p.visible).SetCwd(p.parent.Cwd).
+			SetStatus(childStatus(p.rf.Session.Status)).SetVisible(p.visible).SetCwd(cwd).
 			SetSettings(p.settings).SetRuntimeContext(rc).
 			SetCreatedAt(now).SetUpdatedAt(now).
 			Save(ctx)
@@ -77,6 +86,10 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			SetForkedAtUnixMs(forkedAt.UnixMilli()).
 			Save(ctx)
 		if err != nil {
+			return err
+		}
+		if err := tx.ForkJournal.UpdateOneID(p.journalID).SetState(forkjournal.StateDone).
+			SetChildProviderSessionID(child.ProviderSessionID).SetUpdatedAt(now).Exec(ctx); err != nil {
 			return err
 		}
 		if err := insertTurns(ctx, tx, child, turns, now); err != nil {

@@ -25,7 +25,7 @@ func (s *Service) Ingest(ctx context.Context) {
 			if !ok {
 				return
 			}
-			if err := s.HandleEvent(ctx, e); err != nil {
+			if err := s.handleDurably(ctx, e); err != nil {
 				s.log.ErrorContext(ctx, "ingest: event not stored", "kind", e.Kind, "method", e.Method,
 					"provider_session_id", e.ProviderSessionID, "turn_id", e.TurnID, "err", err)
 			}
@@ -72,9 +72,20 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 			return errors.New("item event without a message")
 		}
 		return s.onItem(ctx, a, *e.Message)
+	case agent.EventApprovalRequested:
+		if e.Approval == nil {
+			return errors.New("approval event without a request")
+		}
+		return s.onApprovalRequested(ctx, a, *e.Approval)
+	case agent.EventApprovalResolved:
+		if e.Resolution == nil {
+			return errors.New("approval event without a resolution")
+		}
+		_, err := s.resolveApproval(ctx, a, e.Resolution.ID, e.Resolution.Decision, e.Resolution.By)
+		return err
 	case agent.EventMessageDelta:
 		s.publish(ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: a.WorkspaceID,
-			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID})
+			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID, DeltaKind: e.ItemKind})
 		return nil
 	}
 	s.log.DebugContext(ctx, "runtime event kind not handled", "kind", e.Kind)
@@ -146,7 +157,22 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 	case agent.TurnFailed:
 		status = turn.StatusFAILED
 	}
-	return s.completeTurn(ctx, a, e.TurnID, status, e.Error)
+	reason := e.Error
+	// A turn tuttid failed already (an event it could not store) keeps that.
+	status, reason, err := s.keepTuttidFailure(ctx, a, e.TurnID, status, reason)
+	if err != nil {
+		return err
+	}
+	// A completed turn's items still in progress take Codex's record.
+	if err := s.settleOpenItems(ctx, a, e.TurnID, status); err != nil {
+		return err
+	}
+	// Requests still waiting end with their turn, as CANCEL, before the
+	// turn's end is published.
+	if err := s.cancelPendingApprovals(ctx, a, e.TurnID, "turn_ended"); err != nil {
+		return err
+	}
+	return s.completeTurn(ctx, a, e.TurnID, status, reason)
 }
 
 func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.RuntimeMessage) error {

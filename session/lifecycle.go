@@ -36,12 +36,13 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 			return nil, err
 		}
 	}
-	cwd := w.RootPath
-	if in.Cwd != nil && *in.Cwd != "" {
-		if err := CheckPath("cwd", *in.Cwd); err != nil {
-			return nil, err
-		}
-		cwd = *in.Cwd
+	var given string
+	if in.Cwd != nil {
+		given = *in.Cwd
+	}
+	cwd, err := ResolveCwd(w.RootPath, given)
+	if err != nil {
+		return nil, err
 	}
 	settings, err := in.Settings.Apply(agent.ComposerSettings{PermissionModeID: agent.PermissionWorkspaceWrite})
 	if err != nil {
@@ -58,7 +59,7 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 		SetID(s.newID()).SetWorkspaceID(w.ID).SetProvider(agent.ProviderCodex).
 		SetProviderSessionID(rs.ProviderSessionID).SetTitle(title).
 		SetStatus(agentsession.StatusREADY).SetVisible(visible).SetCwd(cwd).
-		SetSettings(settings).SetRuntimeContext(map[string]any{}).
+		SetSettings(settings).SetRuntimeContext(WithThreadMetadata(nil, rs)).
 		SetCreatedAt(now).SetUpdatedAt(now).
 		Save(ctx)
 	if err != nil {
@@ -110,6 +111,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	ctx = context.WithoutCancel(ctx)
 	rt, err := s.rt.SendTurn(ctx, agent.SendTurnInput{
 		Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, Cwd: a.Cwd, Settings: a.Settings, Text: text,
+		ModelProvider: ModelProviderOf(a),
 	})
 	if err != nil {
 		s.releaseClaim(ctx, a)

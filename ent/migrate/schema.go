@@ -51,6 +51,87 @@ var (
 			},
 		},
 	}
+	// WorkspaceAgentApprovalsColumns holds the columns for the "workspace_agent_approvals" table.
+	WorkspaceAgentApprovalsColumns = []*schema.Column{
+		{Name: "approval_id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "turn_id", Type: field.TypeString, Default: ""},
+		{Name: "item_id", Type: field.TypeString, Default: ""},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"COMMAND", "FILE_CHANGE", "PERMISSIONS", "USER_INPUT", "MCP_ELICITATION"}},
+		{Name: "method", Type: field.TypeString, Default: ""},
+		{Name: "command", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "cwd", Type: field.TypeString, Default: ""},
+		{Name: "reason", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "details_json", Type: field.TypeJSON, Nullable: true},
+		{Name: "available_decisions", Type: field.TypeJSON},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "resolved_at", Type: field.TypeTime, Nullable: true},
+		{Name: "decision", Type: field.TypeEnum, Nullable: true, Enums: []string{"ACCEPT", "ACCEPT_FOR_SESSION", "ACCEPT_ALWAYS", "DECLINE", "CANCEL"}},
+		{Name: "resolved_by", Type: field.TypeString, Default: ""},
+		{Name: "agent_session_id", Type: field.TypeString},
+	}
+	// WorkspaceAgentApprovalsTable holds the schema information for the "workspace_agent_approvals" table.
+	WorkspaceAgentApprovalsTable = &schema.Table{
+		Name:       "workspace_agent_approvals",
+		Columns:    WorkspaceAgentApprovalsColumns,
+		PrimaryKey: []*schema.Column{WorkspaceAgentApprovalsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "workspace_agent_approvals_workspace_agent_sessions_approvals",
+				Columns:    []*schema.Column{WorkspaceAgentApprovalsColumns[15]},
+				RefColumns: []*schema.Column{WorkspaceAgentSessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "approvalrequest_agent_session_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentApprovalsColumns[15], WorkspaceAgentApprovalsColumns[11]},
+			},
+			{
+				Name:    "approvalrequest_resolved_at",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentApprovalsColumns[12]},
+			},
+		},
+	}
+	// WorkspaceAgentForkJournalColumns holds the columns for the "workspace_agent_fork_journal" table.
+	WorkspaceAgentForkJournalColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "request_id", Type: field.TypeString},
+		{Name: "fingerprint", Type: field.TypeString},
+		{Name: "parent_agent_session_id", Type: field.TypeString},
+		{Name: "parent_provider_session_id", Type: field.TypeString, Default: ""},
+		{Name: "child_agent_session_id", Type: field.TypeString, Default: ""},
+		{Name: "provider", Type: field.TypeString, Default: ""},
+		{Name: "cwd", Type: field.TypeString, Default: ""},
+		{Name: "last_turn_id", Type: field.TypeString, Default: ""},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"pending", "forked", "done", "failed", "orphaned", "archived"}, Default: "pending"},
+		{Name: "child_provider_session_id", Type: field.TypeString, Default: ""},
+		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// WorkspaceAgentForkJournalTable holds the schema information for the "workspace_agent_fork_journal" table.
+	WorkspaceAgentForkJournalTable = &schema.Table{
+		Name:       "workspace_agent_fork_journal",
+		Columns:    WorkspaceAgentForkJournalColumns,
+		PrimaryKey: []*schema.Column{WorkspaceAgentForkJournalColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "forkjournal_workspace_id_request_id",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentForkJournalColumns[1], WorkspaceAgentForkJournalColumns[2]},
+			},
+			{
+				Name:    "forkjournal_state",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentForkJournalColumns[10]},
+			},
+		},
+	}
 	// WorkspaceAgentMessagesColumns holds the columns for the "workspace_agent_messages" table.
 	WorkspaceAgentMessagesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -197,6 +278,8 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		WorkspaceAgentSessionsTable,
+		WorkspaceAgentApprovalsTable,
+		WorkspaceAgentForkJournalTable,
 		WorkspaceAgentMessagesTable,
 		WorkspaceAgentSessionForksTable,
 		WorkspaceAgentTurnsTable,
@@ -208,6 +291,13 @@ func init() {
 	WorkspaceAgentSessionsTable.ForeignKeys[0].RefTable = WorkspacesTable
 	WorkspaceAgentSessionsTable.Annotation = &entsql.Annotation{
 		Table: "workspace_agent_sessions",
+	}
+	WorkspaceAgentApprovalsTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
+	WorkspaceAgentApprovalsTable.Annotation = &entsql.Annotation{
+		Table: "workspace_agent_approvals",
+	}
+	WorkspaceAgentForkJournalTable.Annotation = &entsql.Annotation{
+		Table: "workspace_agent_fork_journal",
 	}
 	WorkspaceAgentMessagesTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
 	WorkspaceAgentMessagesTable.Annotation = &entsql.Annotation{
