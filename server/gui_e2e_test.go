@@ -43,6 +43,9 @@ const approvalPrompt = "run it outside"
 
 const slowFirstChunk = "Streaming the first words"
 
+// itemsPrompt makes the model run a command and add a file.
+const itemsPrompt = "show me your items"
+
 func chromiumPath(t *testing.T) string {
 	t.Helper()
 	p := os.Getenv(chromiumEnv)
@@ -393,6 +396,17 @@ func TestGUI(t *testing.T) {
 		if r.LastUserText() == approvalPrompt {
 			return escalateOnce("echo gui-approved-31")(r)
 		}
+		if r.LastUserText() == itemsPrompt {
+			// A command, then a file added by apply_patch, then the answer.
+			switch len(r.FunctionCallOutputs()) {
+			case 0:
+				return codextest.Reply{FunctionCall: &codextest.FunctionCall{Cmd: "echo gui-items-7"}}
+			case 1:
+				return codextest.Reply{FunctionCall: codextest.PatchCommand("notes.txt", "hello from the patch")}
+			default:
+				return codextest.Reply{Text: "done with the items"}
+			}
+		}
 		return codextest.DefaultReply(r)
 	})
 	browser := startBrowser(t)
@@ -516,6 +530,7 @@ func TestGUI(t *testing.T) {
 		)
 		tb.run("the request is shown", chromedp.WaitVisible(chromedp.CSS(
 			activeSel(parentID)+` [data-testid="approval"][data-kind="COMMAND"]`)))
+		tb.screenshot("approval.png")
 		tb.click("allow", activeSel(parentID)+` [data-testid="approval-decision"][data-decision="ACCEPT"]`)
 		tb.waitJS("the reply with the output", fmt.Sprintf(`(() => {
 		  const s = document.querySelector(%q);
@@ -1128,6 +1143,61 @@ func TestGUI(t *testing.T) {
 		tb.screenshot("gui-tree.png")
 		tb.click("archive", `[data-testid="archive"]`)
 		tb.waitJS("the OAuth branch left the tree", fmt.Sprintf(`!document.querySelector('%s') && !!document.querySelector('%s')`, sessionItemSel(oauth), sessionItemSel(jwt)))
+		tb.noError()
+	})
+
+	// Every kind of item readable: a command with its output, a file change
+	// as a diff.
+	t.Run("CommandAndFileChangeReadable", func(t *testing.T) {
+		_, tb, _, parentID, _ := setup(t, "hello")
+		tb.run("type and send",
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), itemsPrompt),
+			chromedp.Click(chromedp.CSS(`[data-testid="send"]`)),
+		)
+		tb.waitJS("the command with its output and the diff", fmt.Sprintf(`(() => {
+		  const s = document.querySelector(%q);
+		  if (!s || s.dataset.status !== "READY") return false;
+		  const cmd = [...s.querySelectorAll('[data-testid="message"][data-kind="commandExecution"]')]
+		    .find((m) => m.textContent.includes("echo gui-items-7"));
+		  const out = cmd && cmd.querySelector('[data-testid="command-output"]');
+		  const diff = s.querySelector('[data-testid="message"][data-kind="fileChange"] pre.diff');
+		  return !!out && out.textContent.includes("gui-items-7") && !!diff && diff.textContent.includes("hello from the patch")
+		    && s.querySelector('[data-testid="message"][data-kind="fileChange"]').textContent.includes("notes.txt");
+		})()`, activeSel(parentID)))
+		tb.screenshot("items.png")
+		tb.noError()
+	})
+
+	// A page open when its cookie goes away (tuttid restarted with another
+	// token, the cookie cleared) says how to sign in, and signing in there
+	// comes back to the same view.
+	t.Run("SignInAgainFromThePage", func(t *testing.T) {
+		h, tb, _, parentID, _ := setup(t, "turn one")
+		if h.token == "" {
+			t.Skip("the harness runs without a token")
+		}
+		ctx, cancel := context.WithTimeout(tb.ctx, guiWait)
+		_, err := chromedp.Call(ctx, network.ClearBrowserCookies, cdp.Empty{})
+		cancel()
+		if err != nil {
+			t.Fatalf("clear cookies: %v", err)
+		}
+		tb.click("fork conversation", `[data-testid="fork-conversation"]`)
+		tb.run("the sign-in page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-in"]`)))
+		var text string
+		tb.eval(`document.body.innerText`, &text)
+		if strings.Contains(text, "Build login") || !strings.Contains(text, "token") {
+			tb.fail("the sign-in page shows %q", text)
+		}
+		tb.run("type the token",
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="sign-in"] input`), h.token),
+			chromedp.Submit(chromedp.CSS(`[data-testid="sign-in"] form`)))
+		tb.run("back to the same session", chromedp.WaitVisible(chromedp.CSS(activeSel(parentID))))
+		var href string
+		tb.eval(`location.href`, &href)
+		if strings.Contains(href, "token=") {
+			t.Errorf("the token stays in the address: %s", href)
+		}
 		tb.noError()
 	})
 }
