@@ -1191,7 +1191,7 @@ func TestGUI(t *testing.T) {
 		}
 		tb.run("type the token",
 			chromedp.SendKeys(chromedp.CSS(`[data-testid="sign-in"] input`), h.token),
-			chromedp.Submit(chromedp.CSS(`[data-testid="sign-in"] form`)))
+			chromedp.Click(chromedp.CSS(`[data-testid="sign-in"] button[type="submit"]`)))
 		tb.run("back to the same session", chromedp.WaitVisible(chromedp.CSS(activeSel(parentID))))
 		var href string
 		tb.eval(`location.href`, &href)
