@@ -10,11 +10,13 @@ const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v
 const str = (v: unknown): string => (typeof v === "string" ? v : v == null ? "" : JSON.stringify(v, null, 2));
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
-function Diff({ text }: { text: string }) {
+// Diff shows a change: a unified diff with its lines marked, or an added
+// (deleted) file's whole text as added (deleted) lines.
+function Diff({ text, kind }: { text: string; kind: string }) {
   return (
     <pre className="diff">
       {text.split("\n").map((line, i) => {
-        const cls = line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : line.startsWith("@@") ? "hunk" : "";
+        const cls = kind === "add" ? "add" : kind === "delete" ? "del" : line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : line.startsWith("@@") ? "hunk" : "";
         return (
           <span key={i} className={cls}>
             {line + "\n"}
@@ -89,7 +91,7 @@ function Body({ m, streams }: { m: Msg; streams?: Map<string, string> }) {
                 <div className="file-path">
                   <Code variant="ghost">{str(ch.path)}</Code> <span className="muted small">{str(kind)}</span>
                 </div>
-                {ch.diff ? <Diff text={str(ch.diff)} /> : null}
+                {ch.diff ? <Diff text={str(ch.diff)} kind={str(kind)} /> : null}
               </div>
             );
           })}
