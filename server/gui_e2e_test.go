@@ -892,9 +892,9 @@ func TestGUI(t *testing.T) {
 		for _, width := range []int64{800, 1280} {
 			tb.run(fmt.Sprintf("viewport %d", width), chromedp.EmulateViewport(width, 720))
 			var m struct {
-				TreeVisible bool
+				TreeVisible                   bool
 				PageOverflow, SidebarOverflow int
-				Clipped   []string
+				Clipped                       []string
 			}
 			tb.waitJS("layout", `document.documentElement.clientWidth > 0`)
 			tb.eval(`(() => {
