@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"entgo.io/ent/dialect/sql"
+
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/predicate"
@@ -55,4 +57,11 @@ func Subtree(ctx context.Context, c *ent.Client, workspaceID, sessionID string) 
 		return nil, fmt.Errorf("load the subtree: %w", err)
 	}
 	return walk([]string{sessionID}, sessions, forks), nil
+}
+
+// ColumnInSubtree is the predicate "column holds the id of sessionID or of
+// a session forked from it, transitively", for tables that refer to
+// sessions (turns, messages).
+func ColumnInSubtree(column, workspaceID, sessionID string) func(*sql.Selector) {
+	return in(column, subtreeSQL, sessionID, workspaceID)
 }
