@@ -11,6 +11,7 @@ import (
 // Resolver holds the services the resolvers translate GraphQL to.
 type Resolver struct {
 	Lifecycle *session.Service
+	Tooling   LineageTooling
 	Forks     *fork.Service
 	Broker    *activity.Broker
 	Logger    *slog.Logger

@@ -54,6 +54,9 @@ func (r *mutationResolver) ForkSession(ctx context.Context, input model.ForkSess
 
 // DeleteSession is the resolver for the deleteSession field.
 func (r *mutationResolver) DeleteSession(ctx context.Context, input model.DeleteSessionInput) (string, error) {
+	if deref(input.Subtree) {
+		return r.Tooling.DeleteSubtree(ctx, input.WorkspaceID, input.AgentSessionID)
+	}
 	return r.Lifecycle.Delete(ctx, input.WorkspaceID, input.AgentSessionID)
 }
 
@@ -79,8 +82,8 @@ func (r *queryResolver) ForkTree(ctx context.Context, workspaceID string, agentS
 }
 
 // Sessions is the resolver for the sessions field.
-func (r *workspaceResolver) Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool) (*model.AgentSessionConnection, error) {
-	p, err := r.Lifecycle.Sessions(ctx, obj.ID, deref(includeHidden), paging.Args{First: first, After: after, Last: last, Before: before})
+func (r *workspaceResolver) Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) (*model.AgentSessionConnection, error) {
+	p, err := r.Lifecycle.Sessions(ctx, obj.ID, deref(includeHidden), archived, paging.Args{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}

@@ -17,11 +17,15 @@ type Comparison struct {
 	// CommonAncestor is the nearest session that both are or descend
 	// from; nil when they are in different trees.
 	CommonAncestor *ent.AgentSession
-	// Shared is A's turns of the common prefix of the two sessions' turns
-	// (Codex keeps a forked turn's id, so a shared turn has the same id in
-	// both); AOnly and BOnly are each side's turns after it, oldest first.
-	Shared, AOnly, BOnly []*ent.Turn
+	// SharedTurns is A's turns of the common prefix of the two sessions'
+	// turns (Codex keeps a forked turn's id, so a shared turn has the same
+	// id in both); AOnly and BOnly are each side's turns after it, oldest
+	// first.
+	SharedTurns, AOnly, BOnly []*ent.Turn
 }
+
+// SharedTurnCount is the length of the common prefix.
+func (c *Comparison) SharedTurnCount() int { return len(c.SharedTurns) }
 
 // bothChainsSQL selects two sessions and all their ancestors. Its
 // arguments are the two session ids and the workspace id.
@@ -91,7 +95,7 @@ func Compare(ctx context.Context, c *ent.Client, a, b *ent.AgentSession) (*Compa
 	for n < len(at) && n < len(bt) && at[n].TurnID == bt[n].TurnID {
 		n++
 	}
-	out.Shared, out.AOnly, out.BOnly = nonNil(at[:n]), nonNil(at[n:]), nonNil(bt[n:])
+	out.SharedTurns, out.AOnly, out.BOnly = nonNil(at[:n]), nonNil(at[n:]), nonNil(bt[n:])
 	return out, nil
 }
 

@@ -124,12 +124,12 @@ func TestCompare(t *testing.T) {
 			for _, c := range []struct {
 				what      string
 				got, want []string
-			}{{"Shared", turnIDs(got.Shared), tc.shared}, {"AOnly", turnIDs(got.AOnly), tc.aOnly}, {"BOnly", turnIDs(got.BOnly), tc.bOnly}} {
+			}{{"Shared", turnIDs(got.SharedTurns), tc.shared}, {"AOnly", turnIDs(got.AOnly), tc.aOnly}, {"BOnly", turnIDs(got.BOnly), tc.bOnly}} {
 				if !slices.Equal(c.got, c.want) {
 					t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
 				}
 			}
-			for _, tt := range got.Shared {
+			for _, tt := range got.SharedTurns {
 				if tt.AgentSessionID != tc.a {
 					t.Errorf("shared turn %s is %s's row, want %s's", tt.TurnID, tt.AgentSessionID, tc.a)
 				}
@@ -313,8 +313,8 @@ func TestToolingConstantQueries(t *testing.T) {
 		if cmp.CommonAncestor == nil || cmp.CommonAncestor.ID == leaf || cmp.CommonAncestor.ID == other || cmp.CommonAncestor.ID == root {
 			t.Fatalf("%d sessions: common ancestor of %s and %s = %v, want a third session", n, leaf, other, cmp.CommonAncestor)
 		}
-		if len(cmp.Shared) != 1 || len(cmp.AOnly) != 1 || len(cmp.BOnly) != 1 {
-			t.Fatalf("%d sessions: shared %v, aOnly %v, bOnly %v", n, turnIDs(cmp.Shared), turnIDs(cmp.AOnly), turnIDs(cmp.BOnly))
+		if len(cmp.SharedTurns) != 1 || len(cmp.AOnly) != 1 || len(cmp.BOnly) != 1 {
+			t.Fatalf("%d sessions: shared %v, aOnly %v, bOnly %v", n, turnIDs(cmp.SharedTurns), turnIDs(cmp.AOnly), turnIDs(cmp.BOnly))
 		}
 		points, err := lineage.ForkPoints(ctx, e.c, "w", root)
 		if err != nil || len(points) == 0 {

@@ -28,7 +28,7 @@ import (
 const complexityLimit = 5000
 
 func (s *Server) graphQL(origins []string) http.Handler {
-	res := &graph.Resolver{Lifecycle: s.Sessions, Forks: s.Forks, Broker: s.Broker, Logger: s.log}
+	res := &graph.Resolver{Lifecycle: s.Sessions, Tooling: s.Sessions, Forks: s.Forks, Broker: s.Broker, Logger: s.log}
 	cfg := generated.Config{Resolvers: res}
 	connection := func(childComplexity int, first *int, _ *string, last *int, _ *string) int {
 		n := 50
@@ -40,7 +40,7 @@ func (s *Server) graphQL(origins []string) http.Handler {
 		return 1 + n*childComplexity
 	}
 	cfg.Complexity.AgentSession.Messages = connection
-	cfg.Complexity.Workspace.Sessions = func(childComplexity int, first *int, after *string, last *int, before *string, _ *bool) int {
+	cfg.Complexity.Workspace.Sessions = func(childComplexity int, first *int, after *string, last *int, before *string, _ *bool, _ *bool) int {
 		return connection(childComplexity, first, after, last, before)
 	}
 	srv := handler.New(generated.NewExecutableSchema(cfg))
