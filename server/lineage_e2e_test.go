@@ -427,6 +427,12 @@ func TestLineageTooling(t *testing.T) {
 		if text, _, _ := runTree(t, bin, h.dbPath, "--workspace", ws, "--archived"); !strings.Contains(text, tr.g) {
 			t.Errorf("tree --archived leaves out g:\n%s", text)
 		}
+		for _, args := range [][]string{{"--session", tr.g}, {"--session", tr.d}} {
+			text, _, _ := runTree(t, bin, h.dbPath, append([]string{"--workspace", ws}, args...)...)
+			if wantG := args[1] == tr.g; strings.Contains(text, tr.g) != wantG || !strings.Contains(text, tr.root) {
+				t.Errorf("tree %v (g archived) =\n%s", args, text)
+			}
+		}
 		if s := h.session(ws, tr.g); s.ID != tr.g {
 			t.Errorf("an archived session is no longer readable")
 		}

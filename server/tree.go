@@ -26,7 +26,8 @@ type TreeConfig struct {
 	SessionID   string // "": every tree of the workspace
 	Format      string // text (the default), json or dot
 	// Archived includes archived sessions; by default an archived session
-	// is left out with everything forked from it.
+	// is left out with everything forked from it, unless SessionID is one
+	// of them.
 	Archived bool
 }
 
@@ -55,7 +56,11 @@ func PrintTree(ctx context.Context, cfg TreeConfig, out io.Writer) error {
 		return err
 	}
 	if !cfg.Archived {
-		nodes = withoutArchived(nodes)
+		// A session asked for by name is shown, archived or not: then
+		// its tree is printed whole.
+		if kept := withoutArchived(nodes); cfg.SessionID == "" || hasSession(kept, cfg.SessionID) {
+			nodes = kept
+		}
 	}
 	switch format {
 	case "json":
@@ -108,6 +113,10 @@ func withoutArchived(nodes []lineage.Node) []lineage.Node {
 		out = append(out, n)
 	}
 	return out
+}
+
+func hasSession(nodes []lineage.Node, id string) bool {
+	return slices.ContainsFunc(nodes, func(n lineage.Node) bool { return n.Session.ID == id })
 }
 
 func textTitle(a *ent.AgentSession) string {
