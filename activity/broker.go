@@ -41,7 +41,7 @@ func EpochSeq(now time.Time) int64 { return now.UnixMilli() << 10 }
 //
 // A subscription resolver calls Subscribe with the request's context and
 // returns its error as is (a *ResyncError explains itself), then ranges over
-// the channel, forwarding each event until the channel is closed, stopping
+// the channel (whose first event is a Subscribed one), forwarding each event until the channel is closed, stopping
 // early on ctx.Done(); a Resync event (the last one before a drop) reaches
 // the client as kind RESYNC_REQUIRED, with the seq to resume after.
 type Broker struct {
@@ -79,8 +79,9 @@ func New(opts Options) *Broker {
 // carries log attributes: Publish does not block.
 //
 // An empty WorkspaceID (or AgentSessionID) is taken from e.Session. An event
-// still without workspace, of Kind Resync, or published after Close is
-// logged and dropped, and returned with Seq 0.
+// still without workspace, of a reserved Kind (Resync, Subscribed), or
+// published after Close is logged and dropped (the first two logged), and
+// returned with Seq 0.
 func (b *Broker) Publish(ctx context.Context, e Event) Event {
 	if e.Session != nil {
 		if e.WorkspaceID == "" {
@@ -91,7 +92,7 @@ func (b *Broker) Publish(ctx context.Context, e Event) Event {
 		}
 	}
 	e.Seq, e.err = 0, nil
-	if e.WorkspaceID == "" || e.Kind == Resync {
+	if e.WorkspaceID == "" || e.Kind == Resync || e.Kind == Subscribed {
 		b.log.ErrorContext(ctx, "activity: event not published: no workspace ID or reserved kind", "kind", e.Kind, "session", e.AgentSessionID)
 		return e
 	}

@@ -51,8 +51,9 @@ func TestPublishRejects(t *testing.T) {
 	b := New(Options{Logger: slogTo(log)})
 	defer b.Close()
 	for _, e := range []Event{
-		{Kind: MessageAdded},             // no workspace
-		{Kind: Resync, WorkspaceID: "w"}, // reserved kind
+		{Kind: MessageAdded},                 // no workspace
+		{Kind: Resync, WorkspaceID: "w"},     // reserved kind
+		{Kind: Subscribed, WorkspaceID: "w"}, // reserved kind
 	} {
 		if got := b.Publish(t.Context(), e); got.Seq != 0 {
 			t.Errorf("Publish(%+v) got seq %d, want 0 (rejected)", e, got.Seq)
@@ -235,7 +236,11 @@ func TestStalledSubscriber(t *testing.T) {
 	b := New(Options{Buffer: buffer, Logger: slogTo(log)})
 	defer b.Close()
 
-	stalled := subscribe(t, ctx, b, Filter{WorkspaceID: "w"})
+	// It does not even read its Subscribed event.
+	stalled, err := b.Subscribe(ctx, Filter{WorkspaceID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	progress := make([]atomic.Int64, active)
 	var wg sync.WaitGroup
 	for i := range progress {
@@ -278,6 +283,10 @@ func TestStalledSubscriber(t *testing.T) {
 	}
 
 	got := drain(t, stalled) // closed by the broker, not by us
+	if len(got) == 0 || got[0].Kind != Subscribed || got[0].Seq != 0 {
+		t.Fatalf("stalled subscriber's first event %+v, want Subscribed at 0", got)
+	}
+	got = got[1:]
 	if len(got) != buffer+1 {
 		t.Fatalf("stalled subscriber got %d events, want %d then Resync", len(got), buffer)
 	}

@@ -5,6 +5,11 @@
 // GraphQL.
 //
 // Semantics:
+//   - Subscribed: the first event of every subscription, in its channel
+//     once it is registered; its Seq is the latest seq of the workspace (or
+//     Filter.AfterSeq when resuming, before the replay). A client that waits
+//     for it, then reads state with queries and applies later events by
+//     Seq, misses nothing: events are published after their commit.
 //   - Sequence: Publish numbers events 1, 2, 3… per workspace, in the
 //     order subscribers receive them.
 //   - Drop: Publish never waits for a subscriber. One that lags more than

@@ -28,6 +28,9 @@ func TestFirstSeqEpoch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if e := <-ch; e.Kind != Subscribed || e.Seq != after {
+		t.Fatalf("first event %+v, want Subscribed after %d", e, after)
+	}
 	for _, want := range seqs[4:] {
 		if e := <-ch; e.Seq != want {
 			t.Fatalf("replayed seq %d, want %d", e.Seq, want)

@@ -21,6 +21,15 @@ const (
 	MessageUpdated Kind = "MESSAGE_UPDATED"
 	MessageDelta   Kind = "MESSAGE_DELTA"
 
+	// Subscribed is never published: it is the first event of every
+	// subscription, put in its channel when the subscription is registered,
+	// so that a client knows from then on it misses nothing. Its Seq is the
+	// seq the subscription continues after: the workspace's latest for a
+	// live subscription (every later event has a larger one, and everything
+	// up to it is committed and readable), Filter.AfterSeq for a resumed one
+	// (the replay follows). Either way it is a valid AfterSeq to resume from.
+	Subscribed Kind = "SUBSCRIBED"
+
 	// Resync is not an ActivityKind and is never published: it is the last
 	// event of a subscription the broker dropped because its reader fell
 	// behind. Event.Err describes it; the client must reload state from

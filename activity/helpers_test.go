@@ -3,6 +3,7 @@ package activity
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -31,13 +32,34 @@ func (s *syncBuffer) String() string {
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// subscribe subscribes and consumes the Subscribed event every
+// subscription starts with (checked by checkSubscribed); the channel
+// returned holds what follows it.
 func subscribe(t testing.TB, ctx context.Context, b *Broker, f Filter) <-chan Event {
 	t.Helper()
 	ch, err := b.Subscribe(ctx, f)
 	if err != nil {
 		t.Fatalf("Subscribe(%+v): %v", f, err)
 	}
+	first := recv(t, ch, 1)[0]
+	if err := checkSubscribed(first, f); err != nil {
+		t.Fatal(err)
+	}
 	return ch
+}
+
+// checkSubscribed reports whether e is the Subscribed event a subscription
+// with f starts with; with f.AfterSeq its seq is AfterSeq (the latest seq
+// is for the caller to check). It does not fail the test, so that
+// goroutines may call it.
+func checkSubscribed(e Event, f Filter) error {
+	if e.Kind != Subscribed || e.WorkspaceID != f.WorkspaceID || e.AgentSessionID != f.AgentSessionID || e.Err() != nil || e.At.IsZero() {
+		return fmt.Errorf("first event %+v, want Subscribed for %+v", e, f)
+	}
+	if f.AfterSeq != nil && e.Seq != *f.AfterSeq {
+		return fmt.Errorf("Subscribed seq %d, want AfterSeq %d", e.Seq, *f.AfterSeq)
+	}
+	return nil
 }
 
 // recv reads n events or fails.

@@ -58,6 +58,9 @@ func TestResume(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Subscribe: %v", err)
 			}
+			if err := checkSubscribed(recv(t, ch, 1)[0], tc.f); err != nil {
+				t.Fatal(err)
+			}
 			// Live events follow the replay directly.
 			live := b.Publish(ctx, Event{Kind: MessageAdded, WorkspaceID: "w", AgentSessionID: parity(tc.published + 1)})
 			want := tc.want
@@ -107,6 +110,10 @@ func TestResumeUnderConcurrentPublish(t *testing.T) {
 			results[i].f = f
 			ch, err := b.Subscribe(ctx, f)
 			if err != nil {
+				results[i].err = err
+				return
+			}
+			if err := checkSubscribed(<-ch, f); err != nil {
 				results[i].err = err
 				return
 			}

@@ -1,6 +1,9 @@
 package activity
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Filter selects the events of a subscription.
 type Filter struct {
@@ -14,10 +17,11 @@ type Filter struct {
 	AfterSeq *int64
 }
 
-// Subscribe returns a channel of the events matching f: first those after
-// f.AfterSeq if set, then live ones. The channel is closed when ctx is done,
-// after a Resync event when the subscriber fell more than Options.Buffer
-// events behind, or on Close.
+// Subscribe returns a channel of the events matching f: first a Subscribed
+// event (the subscription is registered: nothing published from then on is
+// missed), then those after f.AfterSeq if set, then live ones. The channel
+// is closed when ctx is done, after a Resync event when the subscriber fell
+// more than Options.Buffer events behind, or on Close.
 //
 // Errors: ErrNoWorkspace, ErrClosed, ctx.Err(), or a *ResyncError when
 // f.AfterSeq cannot be resumed from the window.
@@ -59,8 +63,16 @@ func (b *Broker) subscribe(ctx context.Context, t *topic, f Filter) (<-chan Even
 			return nil, err
 		}
 	}
-	// The replay gets room of its own so a long catch-up is not a drop.
-	s := &subscriber{session: f.AgentSessionID, ch: make(chan Event, len(replay)+b.buffer+1)}
+	// Subscribed continues after the latest seq, or after the client's own
+	// (then the replay), so that seqs never go back within a subscription.
+	after := t.last
+	if f.AfterSeq != nil {
+		after = *f.AfterSeq
+	}
+	// Subscribed and the replay get room of their own so a long catch-up is
+	// not a drop.
+	s := &subscriber{session: f.AgentSessionID, ch: make(chan Event, 1+len(replay)+b.buffer+1)}
+	s.ch <- Event{Seq: after, Kind: Subscribed, WorkspaceID: t.id, AgentSessionID: f.AgentSessionID, At: time.Now()}
 	for _, e := range replay {
 		s.ch <- e
 	}

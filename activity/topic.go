@@ -26,7 +26,7 @@ type topic struct {
 
 type subscriber struct {
 	session string
-	ch      chan Event // cap = replayed + buffer + 1 reserved for the Resync event
+	ch      chan Event // cap = 1 Subscribed + replayed + buffer + 1 reserved for the Resync event
 	idx     int        // position in topic.all or topic.bySession[session]; -1 once removed
 	stop    func() bool
 }

@@ -10,8 +10,10 @@ import (
 )
 
 // subscribe checks the workspace (and session) exist, then relays the
-// broker's events until the client leaves. The relay goroutine ends when
-// the broker closes the channel, which it does when ctx ends.
+// broker's events until the client leaves, starting with SUBSCRIBED (the
+// broker's first event, once the subscription is registered: the client's
+// only sign that it is live). The relay goroutine ends when the broker
+// closes the channel, which it does when ctx ends.
 func subscribe(ctx context.Context, b *activity.Broker, sessions *session.Service, workspaceID string, agentSessionID *string, afterSeq *int64) (<-chan *activity.Event, error) {
 	if err := sessions.CheckSubscription(ctx, workspaceID, deref(agentSessionID)); err != nil {
 		return nil, err

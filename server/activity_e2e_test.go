@@ -150,11 +150,10 @@ func turnDone(sessionID, turnID string) func(activityEvent) bool {
 }
 
 // publishMarker publishes a synthetic event straight into the server's
-// broker and returns its seq. It is how a test synchronises with a
-// subscription the server registers asynchronously: subscribing with
-// afterSeq = marker receives everything published after it, however late
-// the registration. Its agentSessionId is empty, so no session-filtered
-// subscription sees it.
+// broker and returns its seq: subscribing with afterSeq = marker receives
+// everything published after it, and markers are events no session
+// causes. Its agentSessionId is empty, so no session-filtered subscription
+// sees it.
 func (h *harness) publishMarker(ws string) int64 {
 	h.t.Helper()
 	e := h.srv.Broker.Publish(context.Background(), activity.Event{Kind: activity.SessionUpdated, WorkspaceID: ws})
@@ -164,29 +163,40 @@ func (h *harness) publishMarker(ws string) int64 {
 	return e.Seq
 }
 
-// awaitLive makes sure a subscription without afterSeq is registered: it
-// publishes markers until one arrives, and consumes the stream up to the
-// last marker. It returns that marker's seq.
+// subscribed reads the SUBSCRIBED event a subscription of ws (and
+// sessionID, "" = all) starts with and returns its seq; with afterSeq
+// (non-zero) that seq must be afterSeq. It does not fail the test, so that
+// goroutines may call it.
+func subscribed(sub *wsSub, ws, sessionID string, afterSeq int64) (int64, error) {
+	e, err := nextEvent(sub, 10*time.Second)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("waiting for SUBSCRIBED: %w", err)
+	case e.Kind != "SUBSCRIBED" || e.WorkspaceID != ws || e.AgentSessionID != sessionID ||
+		e.Session != nil || e.Turn != nil || e.Message != nil || e.Fork != nil || e.Delta != nil || e.At.IsZero():
+		return 0, fmt.Errorf("first event %v (%+v), want SUBSCRIBED of workspace %s session %q", e, e, ws, sessionID)
+	case afterSeq != 0 && e.Seq != afterSeq:
+		return 0, fmt.Errorf("SUBSCRIBED seq %d, want afterSeq %d", e.Seq, afterSeq)
+	}
+	return e.Seq, nil
+}
+
+// mustSubscribed is subscribed that fails the test.
+func (h *harness) mustSubscribed(sub *wsSub, ws, sessionID string, afterSeq int64) int64 {
+	h.t.Helper()
+	seq, err := subscribed(sub, ws, sessionID, afterSeq)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return seq
+}
+
+// awaitLive waits until a subscription of ws without afterSeq is
+// registered (its SUBSCRIBED event) and returns the seq it continues
+// after: every later event of the workspace has a larger one.
 func (h *harness) awaitLive(sub *wsSub, ws string) int64 {
 	h.t.Helper()
-	for range 100 {
-		last := h.publishMarker(ws)
-		e, err := nextEvent(sub, 100*time.Millisecond)
-		if err != nil {
-			if strings.HasPrefix(err.Error(), "no event within") {
-				continue // not registered yet
-			}
-			h.t.Fatal(err)
-		}
-		if e.Seq != last {
-			if _, err := readUntil(sub, 5*time.Second, func(e activityEvent) bool { return e.Seq == last }); err != nil {
-				h.t.Fatal(err)
-			}
-		}
-		return last
-	}
-	h.t.Fatal("subscription never received a marker")
-	return 0
+	return h.mustSubscribed(sub, ws, "", 0)
 }
 
 // checkContiguous: a workspace-wide subscription receives every event of
@@ -400,6 +410,8 @@ func TestActivityFilterBySession(t *testing.T) {
 	after := h.publishMarker(ws)
 	onlyA := c.subscribe(activityQuery, activityVars(ws, a.ID, after))
 	all := c.subscribe(activityQuery, activityVars(ws, "", after))
+	h.mustSubscribed(onlyA, ws, a.ID, after)
+	h.mustSubscribed(all, ws, "", after)
 
 	turnB := h.send(ws, b.ID, "for B")
 	turnA := h.send(ws, a.ID, "for A")
@@ -476,9 +488,11 @@ func TestActivityResumeAfterReconnect(t *testing.T) {
 
 	after := h.publishMarker(ws)
 	witness := h.ws(protoGraphQLWS).subscribe(activityQuery, activityVars(ws, "", after))
+	h.mustSubscribed(witness, ws, "", after)
 
 	first := h.ws(protoTransportWS)
 	sub := first.subscribe(activityQuery, activityVars(ws, "", after))
+	h.mustSubscribed(sub, ws, "", after)
 	turn1 := h.send(ws, s.ID, "before the disconnect")
 	seen := mustReadUntil(t, sub, func(e activityEvent) bool { return e.Kind == "MESSAGE_DELTA" })
 	checkContiguous(t, seen, after)
@@ -500,6 +514,7 @@ func TestActivityResumeAfterReconnect(t *testing.T) {
 
 	again := h.ws(protoTransportWS)
 	resumed := again.subscribe(activityQuery, activityVars(ws, "", last))
+	h.mustSubscribed(resumed, ws, "", last) // first, before the replay
 	got := mustReadUntil(t, resumed, turnDone(s.ID, turn2))
 	checkContiguous(t, got, last)
 	if len(got) != len(missed) {
@@ -686,6 +701,10 @@ func TestActivityManySubscribersAndAStalledOne(t *testing.T) {
 	var read sync.WaitGroup
 	for i := range n {
 		read.Go(func() {
+			if _, err := subscribed(subs[i], ws, "", after); err != nil {
+				t.Errorf("client %d (%s): %v", i, clients[i].proto, err)
+				return
+			}
 			got, err := readUntil(subs[i], 20*time.Second, turnDone(child.ID, ""))
 			if err != nil {
 				t.Errorf("client %d (%s): %v", i, clients[i].proto, err)
@@ -803,6 +822,7 @@ func TestActivitySlowSubscriberGetsResyncRequired(t *testing.T) {
 	t.Logf("dropped after %d of %d events", len(got), total)
 
 	again := c.subscribe(activityQuery, activityVars(ws, "", resync.Seq))
+	h.mustSubscribed(again, ws, "", resync.Seq)
 	rest := mustReadUntil(t, again, func(e activityEvent) bool { return e.Seq == last })
 	checkContiguous(t, rest, resync.Seq)
 }

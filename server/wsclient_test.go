@@ -259,7 +259,8 @@ type wsSub struct {
 }
 
 // subscribe sends the operation (subscribe or start by subprotocol). The
-// server registers it asynchronously: no message confirms it.
+// server registers it asynchronously: the protocols have no message that
+// confirms it; the activity subscription's first event, SUBSCRIBED, does.
 func (c *wsClient) subscribe(query string, vars map[string]any) *wsSub {
 	payload, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err != nil {

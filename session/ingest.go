@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"tuttid/activity"
 	"tuttid/agent"
@@ -107,11 +106,15 @@ func (s *Service) onThreadStatus(ctx context.Context, a *ent.AgentSession, st ag
 	return s.setStatus(ctx, a, want)
 }
 
+// setStatus commits a session's status, unless it has it already, and
+// publishes SESSION_UPDATED.
 func (s *Service) setStatus(ctx context.Context, a *ent.AgentSession, want agentsession.Status) error {
-	if a.Status == want {
-		return nil
+	defer s.lockState(a.ID)()
+	updated, err := s.store.Client.AgentSession.UpdateOneID(a.ID).Where(agentsession.StatusNEQ(want)).
+		SetStatus(want).SetUpdatedAt(s.now()).Save(ctx)
+	if ent.IsNotFound(err) {
+		return nil // already so (or deleted)
 	}
-	updated, err := a.Update().SetStatus(want).SetUpdatedAt(s.now()).Save(ctx)
 	if err != nil {
 		return err
 	}
@@ -124,13 +127,16 @@ func (s *Service) onTurnStarted(ctx context.Context, a *ent.AgentSession, turnID
 	if err != nil {
 		return err
 	}
+	// WORKING is committed (and published) before TURN_STARTED goes out.
+	if err := s.setStatus(ctx, a, agentsession.StatusWORKING); err != nil {
+		return err
+	}
 	s.publish(ctx, activity.Event{Kind: activity.TurnStarted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
-	return s.setStatus(ctx, a, agentsession.StatusWORKING)
+	return nil
 }
 
 func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e agent.Event) error {
-	t, err := s.ensureTurn(ctx, a, e.TurnID)
-	if err != nil {
+	if _, err := s.ensureTurn(ctx, a, e.TurnID); err != nil {
 		return err
 	}
 	status := turn.StatusCOMPLETED
@@ -140,20 +146,7 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 	case agent.TurnFailed:
 		status = turn.StatusFAILED
 	}
-	t, err = t.Update().SetStatus(status).SetError(e.Error).SetCompletedAt(s.now()).Save(ctx)
-	if err != nil {
-		return err
-	}
-	if status != turn.StatusCOMPLETED {
-		// Items the provider never completed end with their turn.
-		if err := s.closeOpenItems(ctx, a.ID, t.TurnID, strings.ToLower(string(status))); err != nil {
-			return err
-		}
-	}
-	s.publish(ctx, activity.Event{Kind: activity.TurnCompleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
-	// A failed turn leaves the session usable; only a thread-level system
-	// error (a thread status event) marks the session FAILED.
-	return s.setStatus(ctx, a, agentsession.StatusREADY)
+	return s.completeTurn(ctx, a, e.TurnID, status, e.Error)
 }
 
 func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.RuntimeMessage) error {
@@ -182,8 +175,8 @@ func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.Runti
 
 // closeOpenItems marks a turn's messages still in progress with the way
 // the turn ended, so that none stays "in_progress" forever.
-func (s *Service) closeOpenItems(ctx context.Context, sessionID, turnID, status string) error {
-	return s.store.Client.Message.Update().
+func (s *Service) closeOpenItems(ctx context.Context, c *ent.Client, sessionID, turnID, status string) error {
+	return c.Message.Update().
 		Where(message.AgentSessionID(sessionID), message.TurnID(turnID), message.Status("in_progress")).
 		SetStatus(status).SetUpdatedAt(s.now()).Exec(ctx)
 }

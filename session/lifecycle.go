@@ -85,8 +85,10 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	// Claim the session before calling the provider, so that two sends
 	// cannot both see it idle; the lock waits out a fork of it in progress.
 	// WORKING is published here, before any event of the turn can exist,
-	// so that subscribers never see it after the turn's own events.
+	// so that subscribers never see it after the turn's own events, and
+	// under the state lock, so never before the previous turn's READY.
 	unlock := s.Lock(a.ID)
+	unlockState := s.lockState(a.ID)
 	claimed, err := s.store.Client.AgentSession.Update().
 		Where(agentsession.ID(a.ID), agentsession.StatusNEQ(agentsession.StatusWORKING)).
 		SetStatus(agentsession.StatusWORKING).SetUpdatedAt(s.now()).Save(ctx)
@@ -95,6 +97,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 			s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: working})
 		}
 	}
+	unlockState()
 	unlock()
 	if err != nil {
 		return nil, storageErr(err, "mark the session working")
@@ -122,6 +125,7 @@ func (s *Service) releaseClaim(ctx context.Context, a *ent.AgentSession) {
 	if err == nil && started {
 		return
 	}
+	defer s.lockState(a.ID)()
 	n, err := s.store.Client.AgentSession.Update().
 		Where(agentsession.ID(a.ID), agentsession.StatusEQ(agentsession.StatusWORKING)).
 		SetStatus(a.Status).SetUpdatedAt(s.now()).Save(ctx)

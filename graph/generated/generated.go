@@ -1186,6 +1186,13 @@ var sources = []*ast.Source{
   MESSAGE_DELTA
   "The subscriber missed events it cannot be sent; reload with queries."
   RESYNC_REQUIRED
+  """
+  The first event of every subscription, sent once it is registered: nothing
+  published from then on is missed. Its seq is the workspace's latest (every
+  later event has a larger one, and what the events up to it did is
+  readable with queries), or afterSeq when resuming (the replay follows).
+  """
+  SUBSCRIBED
 }
 
 type ActivityEvent {
@@ -1205,7 +1212,11 @@ type ActivityEvent {
 }
 
 type Subscription {
-  "Everything that happens in a workspace, or in one session of it."
+  """
+  Everything that happens in a workspace, or in one session of it, starting
+  with SUBSCRIBED. Events are sent after what they report is committed: a
+  session is READY (or its final status) when its TURN_COMPLETED arrives.
+  """
   activity(workspaceId: ID!, agentSessionId: ID, afterSeq: Int64): ActivityEvent!
 }
 `, BuiltIn: false},

@@ -138,6 +138,11 @@ const (
 	ActivityKindMessageDelta   ActivityKind = "MESSAGE_DELTA"
 	// The subscriber missed events it cannot be sent; reload with queries.
 	ActivityKindResyncRequired ActivityKind = "RESYNC_REQUIRED"
+	// The first event of every subscription, sent once it is registered: nothing
+	// published from then on is missed. Its seq is the workspace's latest (every
+	// later event has a larger one, and what the events up to it did is
+	// readable with queries), or afterSeq when resuming (the replay follows).
+	ActivityKindSubscribed ActivityKind = "SUBSCRIBED"
 )
 
 var AllActivityKind = []ActivityKind{
@@ -151,11 +156,12 @@ var AllActivityKind = []ActivityKind{
 	ActivityKindMessageUpdated,
 	ActivityKindMessageDelta,
 	ActivityKindResyncRequired,
+	ActivityKindSubscribed,
 }
 
 func (e ActivityKind) IsValid() bool {
 	switch e {
-	case ActivityKindSessionCreated, ActivityKindSessionUpdated, ActivityKindSessionForked, ActivityKindSessionDeleted, ActivityKindTurnStarted, ActivityKindTurnCompleted, ActivityKindMessageAdded, ActivityKindMessageUpdated, ActivityKindMessageDelta, ActivityKindResyncRequired:
+	case ActivityKindSessionCreated, ActivityKindSessionUpdated, ActivityKindSessionForked, ActivityKindSessionDeleted, ActivityKindTurnStarted, ActivityKindTurnCompleted, ActivityKindMessageAdded, ActivityKindMessageUpdated, ActivityKindMessageDelta, ActivityKindResyncRequired, ActivityKindSubscribed:
 		return true
 	}
 	return false

@@ -495,13 +495,6 @@ function resubscribe() {
   }
   setConn("connecting", "connecting…");
   state.sub = subscribe(Q.activity, { ws: wsId }, {
-    onStart() {
-      if (gen !== state.subGen) return;
-      state.retry = 0;
-      setConn("live", "live");
-      // Whatever happened before the subscription began: read it now.
-      reload();
-    },
     onNext(data) {
       if (gen === state.subGen) onActivity(data.activity);
     },
@@ -528,6 +521,13 @@ function reload() {
 
 function onActivity(ev) {
   switch (ev.kind) {
+    case "SUBSCRIBED":
+      // Registered: every later change arrives as an event. Whatever
+      // happened before it is read now.
+      state.retry = 0;
+      setConn("live", "live");
+      reload();
+      return;
     case "RESYNC_REQUIRED":
       resubscribe(); // reloads once the new subscription starts
       return;
