@@ -4,16 +4,26 @@
 CODEX_VERSION := 0.169.0
 CODEX_LOCAL   := $(CURDIR)/.tools/codex/node_modules/.bin/codex
 CODEX_BIN     ?= $(CODEX_LOCAL)
+# The newest published Codex: CI runs the packages that talk to Codex on it
+# too (make test-newest), so a protocol change shows before tuttid moves.
+CODEX_NEWEST_VERSION := 0.171.0
+CODEX_NEWEST_LOCAL   := $(CURDIR)/.tools/codex-$(CODEX_NEWEST_VERSION)/node_modules/.bin/codex
+CODEX_PACKAGES       := ./codex/... ./server/
 GO            ?= go
 TEST_FLAGS    ?= -count=1 -timeout 30m
 
-.PHONY: run test tools generate vet bench
+.PHONY: run test test-newest tools tools-newest generate vet bench
 
 run: tools
 	CODEX_BIN=$(CODEX_BIN) $(GO) run . $(ARGS)
 
 test: tools
 	CODEX_BIN=$(CODEX_BIN) $(GO) test $(TEST_FLAGS) ./...
+
+# The Codex integration tests on the newest Codex (the pinned one stays the
+# default everywhere else).
+test-newest: tools-newest
+	CODEX_BIN=$(CODEX_NEWEST_LOCAL) $(GO) test $(TEST_FLAGS) $(CODEX_PACKAGES)
 
 bench: tools
 	CODEX_BIN=$(CODEX_BIN) $(GO) test -run '^$$' -bench . -benchmem ./...
@@ -22,6 +32,11 @@ tools: $(CODEX_LOCAL)
 
 $(CODEX_LOCAL):
 	npm install --prefix .tools/codex --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_VERSION)
+
+tools-newest: $(CODEX_NEWEST_LOCAL)
+
+$(CODEX_NEWEST_LOCAL):
+	npm install --prefix .tools/codex-$(CODEX_NEWEST_VERSION) --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_NEWEST_VERSION)
 
 generate:
 	$(GO) generate ./...

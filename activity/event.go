@@ -20,6 +20,10 @@ const (
 	MessageAdded   Kind = "MESSAGE_ADDED"
 	MessageUpdated Kind = "MESSAGE_UPDATED"
 	MessageDelta   Kind = "MESSAGE_DELTA"
+	// ApprovalRequested: the provider waits for the session's person.
+	ApprovalRequested Kind = "APPROVAL_REQUESTED"
+	// ApprovalResolved: a request was answered, or cancelled with its turn.
+	ApprovalResolved Kind = "APPROVAL_RESOLVED"
 
 	// Subscribed is never published: it is the first event of every
 	// subscription, put in its channel when the subscription is registered,
@@ -59,11 +63,17 @@ type Event struct {
 	Turn    *ent.Turn
 	Message *ent.Message
 	Fork    *ent.SessionFork
+	// Approval is set for APPROVAL_REQUESTED and APPROVAL_RESOLVED.
+	Approval *ent.ApprovalRequest
 
 	// Delta is the appended text of a MESSAGE_DELTA; ItemID names the
 	// message/item it belongs to.
 	Delta  string
 	ItemID string
+	// DeltaKind says which stream a MESSAGE_DELTA feeds: the item type
+	// (agentMessage, commandExecution, fileChange, plan) or
+	// reasoning.summary / reasoning.text.
+	DeltaKind string
 
 	// At is when the broker published the event; assigned by Publish.
 	At time.Time

@@ -37,6 +37,7 @@ type Runtime interface {
 	Events() <-chan Event
 	// Health says whether the provider process is reachable now.
 	Health(ctx context.Context) error
+	Approver
 }
 
 // ComposerSettings are a session's effective settings.
@@ -54,12 +55,16 @@ const (
 	// PermissionReadOnly: the sandbox is read-only; no approval is asked and
 	// any approval request is declined.
 	PermissionReadOnly = "read-only"
-	// PermissionWorkspaceWrite (the default): writes inside the workspace,
-	// approval requests are declined since tuttid has no one to ask yet.
+	// PermissionWorkspaceWrite (the default): writes inside the workspace;
+	// what needs more is asked of the session's person (see Approver).
 	PermissionWorkspaceWrite = "workspace-write"
 	// PermissionFullAccess: no sandbox, every approval request is accepted.
 	PermissionFullAccess = "full-access"
 )
+
+// ComputerUseUnsupported says why ComposerSettings.ComputerUse is refused.
+const ComputerUseUnsupported = "computerUse is not supported: Codex's computer_use feature drives desktop apps " +
+	"through the Codex desktop client and does nothing in the app-server tuttid runs"
 
 // ReasoningEfforts lists the accepted ComposerSettings.ReasoningEffort values.
 func ReasoningEfforts() []string {
@@ -96,6 +101,9 @@ type StartInput struct {
 	Provider string
 	Cwd      string
 	Settings ComposerSettings
+	// ModelProvider, when known, is the provider's model provider to use
+	// (Codex's modelProvider); empty lets the provider's config decide.
+	ModelProvider string
 }
 
 // SendTurnInput starts a turn on an existing thread.
@@ -105,6 +113,8 @@ type SendTurnInput struct {
 	Cwd               string
 	Settings          ComposerSettings
 	Text              string
+	// ModelProvider, when known, is sent if the thread must be resumed.
+	ModelProvider string
 }
 
 // InterruptInput stops an active turn.
@@ -129,9 +139,11 @@ type RuntimeForkInput struct {
 	SourceProviderSessionID string
 	Cwd                     string
 	Settings                ComposerSettings
-	LastTurnID              string
-	Title                   string
-	Visible                 *bool
+	// ModelProvider is the parent's model provider, when known.
+	ModelProvider string
+	LastTurnID    string
+	Title         string
+	Visible       *bool
 }
 
 // RuntimeForkResult is what a provider fork produced.
@@ -216,6 +228,10 @@ const (
 	// turns that were running are lost (they arrive as EventTurnCompleted
 	// with TurnFailed first).
 	EventRuntimeRestarted EventKind = "runtime_restarted"
+	// EventApprovalRequested: the provider waits for a person (Approval).
+	EventApprovalRequested EventKind = "approval_requested"
+	// EventApprovalResolved: a request was answered or settled (Resolution).
+	EventApprovalResolved EventKind = "approval_resolved"
 	// EventOther carries a provider notification tuttid does not project,
 	// so that nothing is dropped silently.
 	EventOther EventKind = "other"
@@ -236,4 +252,9 @@ type Event struct {
 	Delta   string          // message_delta
 	Method  string          // the provider's notification method
 	Raw     json.RawMessage // the provider's params, for EventOther
+	// ItemKind is the provider's item type a message_delta belongs to
+	// (agentMessage, commandExecution, reasoning, ...).
+	ItemKind   string
+	Approval   *ApprovalRequest    // approval_requested
+	Resolution *ApprovalResolution // approval_resolved
 }

@@ -39,6 +39,9 @@ const (
 	ForkRequestConflict        Code = "agent.fork_request_conflict"
 	ForkProviderFailed         Code = "agent.fork_provider_failed"
 	ForkPersistenceFailed      Code = "agent.fork_persistence_failed"
+
+	ApprovalNotFound        Code = "agent.approval_not_found"
+	ApprovalAlreadyResolved Code = "agent.approval_already_resolved"
 )
 
 // httpStatus follows the spec's mapping: 400 bad input, 404 missing, 409
@@ -69,6 +72,8 @@ var httpStatus = map[Code]int{
 	ForkRequestConflict:        http.StatusConflict,
 	ForkProviderFailed:         http.StatusBadGateway,
 	ForkPersistenceFailed:      http.StatusServiceUnavailable,
+	ApprovalNotFound:           http.StatusNotFound,
+	ApprovalAlreadyResolved:    http.StatusConflict,
 }
 
 // HTTPStatus is the status a REST response carries for code.

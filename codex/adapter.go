@@ -17,7 +17,7 @@ func (r *Runtime) Start(ctx context.Context, in agent.StartInput) (agent.Runtime
 	if err := checkProvider(in.Provider); err != nil {
 		return agent.RuntimeSession{}, err
 	}
-	s, err := validateSettings(in.Settings)
+	s, err := r.validate(in.Settings)
 	if err != nil {
 		return agent.RuntimeSession{}, err
 	}
@@ -26,7 +26,8 @@ func (r *Runtime) Start(ctx context.Context, in agent.StartInput) (agent.Runtime
 		return agent.RuntimeSession{}, err
 	}
 	var resp wireThreadResponse
-	if err := r.call(ctx, p, "thread/start", buildThreadParams(s, in.Cwd), &resp); err != nil {
+	params := threadStartParams{threadParams: buildThreadParams(s, in.Cwd, in.ModelProvider), threadOrigin: newThreadOrigin()}
+	if err := r.call(ctx, p, "thread/start", params, &resp); err != nil {
 		return agent.RuntimeSession{}, err
 	}
 	r.markLoaded(p.gen, resp.Thread.ID, loadedFrom(s, resp))
@@ -40,7 +41,7 @@ func (r *Runtime) SendTurn(ctx context.Context, in agent.SendTurnInput) (agent.R
 	if err := checkProvider(in.Provider); err != nil {
 		return agent.RuntimeTurn{}, err
 	}
-	s, err := validateSettings(in.Settings)
+	s, err := r.validate(in.Settings)
 	if err != nil {
 		return agent.RuntimeTurn{}, err
 	}
@@ -50,14 +51,14 @@ func (r *Runtime) SendTurn(ctx context.Context, in agent.SendTurnInput) (agent.R
 	}
 	lt, ok := r.loadedIn(p.gen, in.ProviderSessionID)
 	if !ok {
-		if lt, err = r.resume(ctx, p, in.ProviderSessionID, in.Cwd, s); err != nil {
+		if lt, err = r.resume(ctx, p, in.ProviderSessionID, in.Cwd, in.ModelProvider, s); err != nil {
 			return agent.RuntimeTurn{}, err
 		}
 	}
 	turn, err := r.turnStart(ctx, p, in, s, lt)
 	if errors.Is(err, agent.ErrThreadNotFound) {
 		// Codex unloaded the thread behind our back: load it, try once more.
-		if lt, err = r.resume(ctx, p, in.ProviderSessionID, in.Cwd, s); err != nil {
+		if lt, err = r.resume(ctx, p, in.ProviderSessionID, in.Cwd, in.ModelProvider, s); err != nil {
 			return agent.RuntimeTurn{}, err
 		}
 		turn, err = r.turnStart(ctx, p, in, s, lt)
@@ -90,8 +91,8 @@ func (r *Runtime) turnStart(ctx context.Context, p *process, in agent.SendTurnIn
 
 // resume loads a thread into the running app-server with the session's
 // settings, the same params thread/start and thread/fork get.
-func (r *Runtime) resume(ctx context.Context, p *process, threadID, cwd string, s settings) (loadedThread, error) {
-	params := threadResumeParams{ThreadID: threadID, threadParams: buildThreadParams(s, cwd), ExcludeTurns: true}
+func (r *Runtime) resume(ctx context.Context, p *process, threadID, cwd, modelProvider string, s settings) (loadedThread, error) {
+	params := threadResumeParams{ThreadID: threadID, threadParams: buildThreadParams(s, cwd, modelProvider), ExcludeTurns: true}
 	var resp wireThreadResponse
 	if err := r.call(ctx, p, "thread/resume", params, &resp); err != nil {
 		return loadedThread{}, err
@@ -177,7 +178,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	if err := checkProvider(in.Provider); err != nil {
 		return agent.RuntimeForkResult{}, err
 	}
-	s, err := validateSettings(in.Settings)
+	s, err := r.validate(in.Settings)
 	if err != nil {
 		return agent.RuntimeForkResult{}, err
 	}
@@ -191,7 +192,8 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	params := threadForkParams{
 		ThreadID:     in.SourceProviderSessionID,
 		LastTurnID:   in.LastTurnID,
-		threadParams: buildThreadParams(s, in.Cwd),
+		threadParams: buildThreadParams(s, in.Cwd, in.ModelProvider),
+		threadOrigin: newThreadOrigin(),
 	}
 	var resp wireThreadResponse
 	if err := r.call(ctx, p, "thread/fork", params, &resp); err != nil {
@@ -300,4 +302,27 @@ func sessionOf(resp wireThreadResponse) agent.RuntimeSession {
 		s.ModelProvider = t.ModelProvider
 	}
 	return s
+}
+
+// RespondToApproval implements agent.Approver: the person's decision goes
+// to the request Codex is waiting on.
+func (r *Runtime) RespondToApproval(ctx context.Context, in agent.ApprovalResponse) error {
+	if err := checkProvider(in.Provider); err != nil {
+		return err
+	}
+	return r.approvals.respond(ctx, in)
+}
+
+// validate is validateSettings plus what depends on this runtime's
+// configuration: plan mode reaches Codex only as the experimental
+// collaborationMode, so without it planMode is refused, not ignored.
+func (r *Runtime) validate(in agent.ComposerSettings) (settings, error) {
+	s, err := validateSettings(in)
+	if err != nil {
+		return s, err
+	}
+	if s.PlanMode && !r.cfg.ExperimentalPlanMode {
+		return settings{}, fmt.Errorf("%w: planMode needs Codex's experimental collaboration mode, which this runtime does not enable", agent.ErrInvalidSettings)
+	}
+	return s, nil
 }

@@ -63,9 +63,12 @@ type connHandlers struct {
 	// notify is called on the reader goroutine, in arrival order; it must
 	// not block (it only enqueues).
 	notify func(method string, params json.RawMessage)
-	// request decides the answer to a server-to-client request. It runs on
-	// its own goroutine; a nil error means result is sent.
-	request func(method string, params json.RawMessage) (any, *rpcError)
+	// request is called on the reader goroutine, in arrival order with the
+	// notifications, for each server-to-client request; it must not block.
+	// The func it returns decides the answer on its own goroutine and may
+	// wait (for a person) until ctx ends, which happens when the stream
+	// does; a nil error means result is sent.
+	request func(id json.RawMessage, method string, params json.RawMessage) func(ctx context.Context) (any, *rpcError)
 }
 
 // conn is a JSON-RPC client over one line-delimited stream pair. It is
@@ -85,6 +88,10 @@ type conn struct {
 	closeErr error // set once the stream ended; every call fails with it
 	done     chan struct{}
 
+	// ctx ends with the stream; answers waiting for a person give up then.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	reqs sync.WaitGroup // server-request goroutines; Add only on the reader
 }
 
@@ -100,6 +107,7 @@ func newConn(r io.Reader, w io.Writer, maxLine int, log *slog.Logger, h connHand
 		pending: make(map[int64]chan rpcResult),
 		done:    make(chan struct{}),
 	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.readLoop(r)
 	return c
 }
@@ -215,6 +223,7 @@ func (c *conn) shutdown(err error) {
 	pending := c.pending
 	c.pending = nil
 	c.mu.Unlock()
+	c.cancel()
 	for _, ch := range pending {
 		ch <- rpcResult{err: err}
 	}
@@ -277,13 +286,17 @@ func (c *conn) deliver(m wireMessage) {
 // serveRequest answers a server-to-client request, always: an unanswered
 // approval stalls its turn forever.
 func (c *conn) serveRequest(m wireMessage) {
+	var answer func(context.Context) (any, *rpcError)
+	if c.h.request != nil {
+		answer = c.h.request(m.ID, m.Method, m.Params)
+	}
 	c.reqs.Add(1)
 	go func() {
 		defer c.reqs.Done()
 		var result any
 		rerr := &rpcError{Code: codeMethodNotFound, Message: "method not supported by tuttid: " + m.Method}
-		if c.h.request != nil {
-			result, rerr = c.h.request(m.Method, m.Params)
+		if answer != nil {
+			result, rerr = answer(c.ctx)
 		}
 		reply := outgoing{ID: m.ID, Error: rerr}
 		if rerr == nil {

@@ -26,10 +26,13 @@ func newPipePeer(t *testing.T, maxLine int, request func(string, json.RawMessage
 	cr, sw := io.Pipe() // server -> client
 	sr, cw := io.Pipe() // client -> server
 	p := &pipePeer{in: bufio.NewReader(sr), out: sw, note: make(chan string, 16)}
-	p.c = newConn(cr, cw, maxLine, testLogger(t), connHandlers{
-		notify:  func(m string, _ json.RawMessage) { p.note <- m },
-		request: request,
-	})
+	h := connHandlers{notify: func(m string, _ json.RawMessage) { p.note <- m }}
+	if request != nil {
+		h.request = func(_ json.RawMessage, method string, params json.RawMessage) func(context.Context) (any, *rpcError) {
+			return func(context.Context) (any, *rpcError) { return request(method, params) }
+		}
+	}
+	p.c = newConn(cr, cw, maxLine, testLogger(t), h)
 	t.Cleanup(func() {
 		sw.Close()
 		sr.Close()

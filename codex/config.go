@@ -35,8 +35,9 @@ type Config struct {
 	MaxLineBytes int
 	// ExperimentalPlanMode forwards ComposerSettings.PlanMode as Codex's
 	// collaborationMode on turn/start. That field is experimental in
-	// 0.169.0 and needs the experimentalApi capability in the handshake,
-	// so it is opt-in; when false, plan mode stays a tuttid-side setting.
+	// 0.169.0 and needs the experimentalApi capability in the handshake;
+	// tuttid's server turns it on. When false, planMode is refused with
+	// agent.ErrInvalidSettings.
 	ExperimentalPlanMode bool
 }
 

@@ -102,14 +102,28 @@ func toEvent(method string, params json.RawMessage) agent.Event {
 			}
 			return e
 		}
-	case "item/agentMessage/delta":
-		var p wireAgentMessageDelta
-		if json.Unmarshal(params, &p) == nil {
-			e.Kind, e.ItemID, e.Delta = agent.EventMessageDelta, p.ItemID, p.Delta
-			return e
+	default:
+		if kind, ok := deltaMethods[method]; ok {
+			var p wireAgentMessageDelta
+			if json.Unmarshal(params, &p) == nil {
+				e.Kind, e.ItemID, e.Delta, e.ItemKind = agent.EventMessageDelta, p.ItemID, p.Delta, kind
+				return e
+			}
 		}
 	}
 	// Unprojected, or a projected method whose params did not parse.
 	e.Kind, e.Raw = agent.EventOther, append(json.RawMessage(nil), params...)
 	return e
+}
+
+// deltaMethods are the streamed pieces of an item's text, by method, with
+// the stream they feed: the item type, and for reasoning which part.
+// All share the {threadId, turnId, itemId, delta} shape.
+var deltaMethods = map[string]string{
+	"item/agentMessage/delta":           "agentMessage",
+	"item/commandExecution/outputDelta": "commandExecution",
+	"item/fileChange/outputDelta":       "fileChange",
+	"item/plan/delta":                   "plan",
+	"item/reasoning/summaryTextDelta":   "reasoning.summary",
+	"item/reasoning/textDelta":          "reasoning.text",
 }

@@ -27,6 +27,18 @@ var itemProjections = map[string]itemProjection{
 	"dynamicToolCall":  {role: "tool", text: toolName("namespace", "tool")},
 	"webSearch":        {role: "tool", text: field("query")},
 	"fileChange":       {role: "file_change", text: changedPaths},
+	// The other ThreadItem types of 0.169.0: each keeps its type as kind
+	// and its whole JSON as content; the role names it.
+	"hookPrompt":          {role: "hook_prompt", text: fragments},
+	"functionCallOutput":  {role: "tool_output", text: toolName("namespace", "name")},
+	"collabAgentToolCall": {role: "agent_tool_call", text: field("prompt")},
+	"subAgentActivity":    {role: "sub_agent", text: field("agentPath")},
+	"imageView":           {role: "image_view", text: field("path")},
+	"sleep":               {role: "sleep", text: func(map[string]json.RawMessage) string { return "" }},
+	"imageGeneration":     {role: "image_generation", text: field("revisedPrompt")},
+	"enteredReviewMode":   {role: "review_started", text: field("review")},
+	"exitedReviewMode":    {role: "review_ended", text: field("review")},
+	"contextCompaction":   {role: "context_compaction", text: func(map[string]json.RawMessage) string { return "" }},
 }
 
 // projectItem maps one ThreadItem. started says the item came from
@@ -162,4 +174,18 @@ func snake(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+func fragments(f map[string]json.RawMessage) string {
+	var frags []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(f["fragments"], &frags)
+	var parts []string
+	for _, fr := range frags {
+		if fr.Text != "" {
+			parts = append(parts, fr.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }

@@ -26,8 +26,11 @@ func TestProjectItem(t *testing.T) {
 		{`{"type":"webSearch","id":"i","query":"go generics","action":null}`, false, "tool", "go generics", "completed"},
 		{`{"type":"fileChange","id":"i","changes":[{"path":"a.go","kind":{"type":"add"},"diff":""},{"path":"b.go"}],"status":"completed"}`, false, "file_change", "a.go\nb.go", "completed"},
 		{`{"type":"plan","id":"i","text":"1. do"}`, false, "plan", "1. do", "completed"},
-		{`{"type":"contextCompaction","id":"i"}`, false, "contextCompaction", "", "completed"},
-		{`{"type":"imageView","id":"i","path":"/x.png"}`, true, "imageView", "", "in_progress"},
+		{`{"type":"contextCompaction","id":"i"}`, false, "context_compaction", "", "completed"},
+		{`{"type":"imageView","id":"i","path":"/x.png"}`, true, "image_view", "/x.png", "in_progress"},
+		{`{"type":"hookPrompt","id":"i","fragments":[{"text":"h1","hookRunId":"r"},{"text":"h2","hookRunId":"r"}]}`, false, "hook_prompt", "h1\nh2", "completed"},
+		{`{"type":"functionCallOutput","id":"i","namespace":null,"name":"f","output":"x"}`, false, "tool_output", "f", "completed"},
+		{`{"type":"enteredReviewMode","id":"i","review":"diff"}`, false, "review_started", "diff", "completed"},
 		{`{"type":"somethingNew","id":"i","status":"weirdState"}`, false, "somethingNew", "", "weird_state"},
 		{`{"id":"i"}`, false, "unknown", "", "completed"},
 	} {

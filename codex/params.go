@@ -61,33 +61,59 @@ func validateSettings(in agent.ComposerSettings) (settings, error) {
 	if in.ReasoningEffort != "" && !slices.Contains(agent.ReasoningEfforts(), in.ReasoningEffort) {
 		return settings{}, fmt.Errorf("%w: unknown reasoning effort %q (want one of %v)", agent.ErrInvalidSettings, in.ReasoningEffort, agent.ReasoningEfforts())
 	}
+	if in.ComputerUse {
+		return settings{}, fmt.Errorf("%w: %s", agent.ErrInvalidSettings, agent.ComputerUseUnsupported)
+	}
 	return settings{ComposerSettings: in, mode: mode}, nil
 }
 
 // threadParams are the settings-derived fields shared by thread/start,
 // thread/resume and thread/fork. Codex's TUI builds all three from the same
-// helpers and tests that they agree; tuttid does the same with
-// buildThreadParams.
+// helpers (codex-rs/tui/src/app_server_session.rs) and tests that they
+// agree; tuttid does the same with buildThreadParams. Fields the TUI fills
+// from config tuttid has no setting for (serviceTier, baseInstructions,
+// developerInstructions, personality, model_reasoning_summary,
+// model_verbosity) are left out, so Codex's config decides, as it does for
+// the TUI when they are unset. runtimeWorkspaceRoots and permissions are
+// not in 0.169.0's stable protocol; tuttid sends the sandbox mode.
 type threadParams struct {
-	Model          string         `json:"model,omitempty"`
-	Cwd            string         `json:"cwd,omitempty"`
-	ApprovalPolicy string         `json:"approvalPolicy"`
-	Sandbox        string         `json:"sandbox"`
-	Config         map[string]any `json:"config"`
+	Model         string `json:"model,omitempty"`
+	ModelProvider string `json:"modelProvider,omitempty"`
+	Cwd           string `json:"cwd,omitempty"`
+	// ApprovalPolicy and ApprovalsReviewer: the permission mode's policy,
+	// reviewed by the session's person ("user"), never a model reviewer.
+	ApprovalPolicy    string         `json:"approvalPolicy"`
+	ApprovalsReviewer string         `json:"approvalsReviewer"`
+	Sandbox           string         `json:"sandbox"`
+	Config            map[string]any `json:"config"`
 }
 
-// buildThreadParams maps a session's effective settings and cwd to Codex.
+// threadOrigin is what thread/start and thread/fork add (thread/resume
+// has neither field).
+type threadOrigin struct {
+	// Ephemeral: tuttid's threads are kept on disk (history, resume, fork).
+	Ephemeral bool `json:"ephemeral"`
+	// ThreadSource: threads are made on a person's request, as the TUI's.
+	ThreadSource string `json:"threadSource"`
+}
+
+func newThreadOrigin() threadOrigin { return threadOrigin{Ephemeral: false, ThreadSource: "user"} }
+
+// buildThreadParams maps a session's effective settings, cwd and model
+// provider to Codex. It is the one source of thread/start, thread/resume
+// and thread/fork params.
 //
 //   - PermissionModeID selects sandbox + approvalPolicy (see permissions).
 //   - ReasoningEffort becomes the model_reasoning_effort config override.
-//   - BrowserUse becomes web_search: "live" or "disabled". It is always
+//   - BrowserUse becomes web_search: "live" or "disabled" (Codex's web
+//     search tool, its only browsing feature in 0.169.0). It is always
 //     sent, as the TUI does, so a session's choice beats config.toml.
 //   - PlanMode has no thread-level field; it is a per-turn
-//     collaborationMode (see turnOverrides), experimental in 0.169.0.
-//   - ComputerUse is not forwarded: Codex's computer_use feature drives
-//     desktop apps through the Codex desktop client and has no effect on a
-//     headless app-server, so there is nothing to map it to.
-func buildThreadParams(s settings, cwd string) threadParams {
+//     collaborationMode (see buildTurnParams), experimental in 0.169.0.
+//   - ComputerUse is refused by validateSettings: Codex's computer_use
+//     drives desktop apps through the Codex desktop client and has no
+//     effect on a headless app-server.
+func buildThreadParams(s settings, cwd, modelProvider string) threadParams {
 	p := s.perm()
 	cfg := map[string]any{"web_search": "disabled"}
 	if s.BrowserUse {
@@ -97,12 +123,19 @@ func buildThreadParams(s settings, cwd string) threadParams {
 		cfg["model_reasoning_effort"] = s.ReasoningEffort
 	}
 	return threadParams{
-		Model:          s.Model,
-		Cwd:            cwd,
-		ApprovalPolicy: p.approval,
-		Sandbox:        p.sandbox,
-		Config:         cfg,
+		Model:             s.Model,
+		ModelProvider:     modelProvider,
+		Cwd:               cwd,
+		ApprovalPolicy:    p.approval,
+		ApprovalsReviewer: "user",
+		Sandbox:           p.sandbox,
+		Config:            cfg,
 	}
+}
+
+type threadStartParams struct {
+	threadParams
+	threadOrigin
 }
 
 type threadResumeParams struct {
@@ -117,6 +150,7 @@ type threadForkParams struct {
 	ThreadID   string `json:"threadId"`
 	LastTurnID string `json:"lastTurnId,omitempty"`
 	threadParams
+	threadOrigin
 }
 
 type textInput struct {

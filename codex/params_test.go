@@ -13,25 +13,26 @@ func TestBuildThreadParams(t *testing.T) {
 		name     string
 		settings agent.ComposerSettings
 		cwd      string
+		provider string
 		want     string
 	}{
-		{"defaults", agent.ComposerSettings{}, "",
-			`{"approvalPolicy":"on-request","sandbox":"workspace-write","config":{"web_search":"disabled"}}`},
-		{"read-only", agent.ComposerSettings{PermissionModeID: agent.PermissionReadOnly, Model: "gpt-5"}, "/w",
-			`{"model":"gpt-5","cwd":"/w","approvalPolicy":"never","sandbox":"read-only","config":{"web_search":"disabled"}}`},
-		{"workspace-write", agent.ComposerSettings{PermissionModeID: agent.PermissionWorkspaceWrite}, "/w",
-			`{"cwd":"/w","approvalPolicy":"on-request","sandbox":"workspace-write","config":{"web_search":"disabled"}}`},
-		{"full access, effort, browser", agent.ComposerSettings{PermissionModeID: agent.PermissionFullAccess, ReasoningEffort: "xhigh", BrowserUse: true}, "/w",
-			`{"cwd":"/w","approvalPolicy":"never","sandbox":"danger-full-access","config":{"model_reasoning_effort":"xhigh","web_search":"live"}}`},
-		{"plan and computer use stay out", agent.ComposerSettings{PlanMode: true, ComputerUse: true}, "",
-			`{"approvalPolicy":"on-request","sandbox":"workspace-write","config":{"web_search":"disabled"}}`},
+		{"defaults", agent.ComposerSettings{}, "", "",
+			`{"approvalPolicy":"on-request","approvalsReviewer":"user","sandbox":"workspace-write","config":{"web_search":"disabled"}}`},
+		{"read-only", agent.ComposerSettings{PermissionModeID: agent.PermissionReadOnly, Model: "gpt-5"}, "/w", "openai",
+			`{"model":"gpt-5","modelProvider":"openai","cwd":"/w","approvalPolicy":"never","approvalsReviewer":"user","sandbox":"read-only","config":{"web_search":"disabled"}}`},
+		{"workspace-write", agent.ComposerSettings{PermissionModeID: agent.PermissionWorkspaceWrite}, "/w", "",
+			`{"cwd":"/w","approvalPolicy":"on-request","approvalsReviewer":"user","sandbox":"workspace-write","config":{"web_search":"disabled"}}`},
+		{"full access, effort, browser", agent.ComposerSettings{PermissionModeID: agent.PermissionFullAccess, ReasoningEffort: "xhigh", BrowserUse: true}, "/w", "",
+			`{"cwd":"/w","approvalPolicy":"never","approvalsReviewer":"user","sandbox":"danger-full-access","config":{"model_reasoning_effort":"xhigh","web_search":"live"}}`},
+		{"plan mode is per turn", agent.ComposerSettings{PlanMode: true}, "", "",
+			`{"approvalPolicy":"on-request","approvalsReviewer":"user","sandbox":"workspace-write","config":{"web_search":"disabled"}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := validateSettings(c.settings)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, _ := json.Marshal(buildThreadParams(s, c.cwd))
+			b, _ := json.Marshal(buildThreadParams(s, c.cwd, c.provider))
 			if string(b) != c.want {
 				t.Fatalf("got  %s\nwant %s", b, c.want)
 			}
@@ -39,17 +40,21 @@ func TestBuildThreadParams(t *testing.T) {
 	}
 }
 
-func TestResumeAndForkShareThreadParams(t *testing.T) {
+// One function of the settings feeds all three, as in Codex's TUI.
+func TestStartResumeAndForkShareThreadParams(t *testing.T) {
 	s, _ := validateSettings(agent.ComposerSettings{Model: "m", ReasoningEffort: "low", BrowserUse: true})
-	tp := buildThreadParams(s, "/w")
+	tp := buildThreadParams(s, "/w", "p")
+	start, _ := json.Marshal(threadStartParams{threadParams: tp, threadOrigin: newThreadOrigin()})
 	resume, _ := json.Marshal(threadResumeParams{ThreadID: "T", threadParams: tp, ExcludeTurns: true})
-	fork, _ := json.Marshal(threadForkParams{ThreadID: "T", threadParams: tp})
-	forkAt, _ := json.Marshal(threadForkParams{ThreadID: "T", LastTurnID: "U", threadParams: tp})
-	const shared = `"model":"m","cwd":"/w","approvalPolicy":"on-request","sandbox":"workspace-write","config":{"model_reasoning_effort":"low","web_search":"live"}`
+	fork, _ := json.Marshal(threadForkParams{ThreadID: "T", threadParams: tp, threadOrigin: newThreadOrigin()})
+	forkAt, _ := json.Marshal(threadForkParams{ThreadID: "T", LastTurnID: "U", threadParams: tp, threadOrigin: newThreadOrigin()})
+	const shared = `"model":"m","modelProvider":"p","cwd":"/w","approvalPolicy":"on-request","approvalsReviewer":"user","sandbox":"workspace-write","config":{"model_reasoning_effort":"low","web_search":"live"}`
+	const origin = `"ephemeral":false,"threadSource":"user"`
 	for got, want := range map[string]string{
+		string(start):  `{` + shared + `,` + origin + `}`,
 		string(resume): `{"threadId":"T",` + shared + `,"excludeTurns":true}`,
-		string(fork):   `{"threadId":"T",` + shared + `}`,
-		string(forkAt): `{"threadId":"T","lastTurnId":"U",` + shared + `}`,
+		string(fork):   `{"threadId":"T",` + shared + `,` + origin + `}`,
+		string(forkAt): `{"threadId":"T","lastTurnId":"U",` + shared + `,` + origin + `}`,
 	} {
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
@@ -66,11 +71,21 @@ func TestValidateSettings(t *testing.T) {
 		{agent.ComposerSettings{PermissionModeID: "full-access", ReasoningEffort: "none"}, false},
 		{agent.ComposerSettings{PermissionModeID: "danger"}, true},
 		{agent.ComposerSettings{ReasoningEffort: "ultra"}, true},
+		{agent.ComposerSettings{ComputerUse: true}, true},
 	} {
 		_, err := validateSettings(c.in)
 		if (err != nil) != c.wantErr || (err != nil && !errors.Is(err, agent.ErrInvalidSettings)) {
 			t.Errorf("%+v: %v", c.in, err)
 		}
+	}
+	// planMode without the experimental collaboration mode is refused.
+	r := New(Config{})
+	if _, err := r.validate(agent.ComposerSettings{PlanMode: true}); !errors.Is(err, agent.ErrInvalidSettings) {
+		t.Errorf("planMode without ExperimentalPlanMode: %v", err)
+	}
+	r = New(Config{ExperimentalPlanMode: true})
+	if _, err := r.validate(agent.ComposerSettings{PlanMode: true}); err != nil {
+		t.Errorf("planMode with ExperimentalPlanMode: %v", err)
 	}
 }
 

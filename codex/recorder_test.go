@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -112,4 +113,47 @@ func KillAppServer(rt *Runtime) error {
 	}
 	p.kill()
 	return nil
+}
+
+// AnswerApprovals answers each approval request as it arrives, with decide,
+// on its own goroutine until the test ends. decide returning an empty
+// Decision leaves the request pending.
+func (rec *EventRecorder) AnswerApprovals(t testing.TB, rt agent.Approver, decide func(agent.ApprovalRequest) agent.ApprovalResponse) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	t.Cleanup(func() { close(stop); <-done })
+	go func() {
+		defer close(done)
+		next := 0
+		for {
+			rec.mu.Lock()
+			evs := rec.events[next:]
+			next = len(rec.events)
+			changed, closed := rec.changed, rec.closed
+			rec.mu.Unlock()
+			for _, e := range evs {
+				if e.Kind != agent.EventApprovalRequested || e.Approval == nil {
+					continue
+				}
+				resp := decide(*e.Approval)
+				if resp.Decision == "" {
+					continue
+				}
+				resp.ID, resp.Provider = e.Approval.ID, agent.ProviderCodex
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				if err := rt.RespondToApproval(ctx, resp); err != nil {
+					t.Errorf("RespondToApproval(%s %s): %v", e.Approval.Method, resp.Decision, err)
+				}
+				cancel()
+			}
+			if closed {
+				return
+			}
+			select {
+			case <-changed:
+			case <-stop:
+				return
+			}
+		}
+	}()
 }

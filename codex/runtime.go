@@ -24,7 +24,7 @@ type Runtime struct {
 	cfg       Config
 	log       *slog.Logger
 	events    *eventQueue
-	approvals approvalPolicy
+	approvals *approvals
 	pageSize  int // thread/turns/list page size; tests lower it
 
 	ctx    context.Context // ends at Close
@@ -70,7 +70,10 @@ func New(cfg Config) *Runtime {
 		downErr:  fmt.Errorf("%w: codex runtime not launched", agent.ErrRuntimeUnavailable),
 		threads:  make(map[string]*threadState),
 	}
-	r.approvals = approvalPolicy{log: cfg.Logger, modeOf: r.modeOf}
+	r.approvals = newApprovals(cfg.Logger, r.modeOf, r.events.push)
+	r.approvals.interrupt = func(ctx context.Context, threadID, turnID string) error {
+		return r.Interrupt(ctx, agent.InterruptInput{Provider: agent.ProviderCodex, ProviderSessionID: threadID, TurnID: turnID})
+	}
 	return r
 }
 
@@ -153,8 +156,10 @@ func (r *Runtime) spawn(ctx context.Context) (*process, error) {
 	gen := r.gen
 	r.mu.Unlock()
 	return spawn(ctx, r.cfg, gen, connHandlers{
-		notify:  r.onNotification,
-		request: r.approvals.answer,
+		notify: func(method string, params json.RawMessage) { r.onNotification(gen, method, params) },
+		request: func(id json.RawMessage, method string, params json.RawMessage) func(context.Context) (any, *rpcError) {
+			return r.approvals.receive(gen, id, method, params)
+		},
 	})
 }
 
@@ -229,6 +234,9 @@ func (r *Runtime) crashed(p *process) {
 	reason := fmt.Sprintf("codex app-server exited unexpectedly (%s)", exit)
 	r.log.Error("codex app-server died", "gen", p.gen, "exit", p.waitErr, "stream", p.conn.Err())
 	r.setDown(p, fmt.Errorf("%w: %s; restarting", agent.ErrRuntimeUnavailable, reason))
+	// Requests the dead process asked resolve as CANCEL before its turns
+	// are reported failed.
+	r.approvals.processEnded(p.gen)
 
 	r.mu.Lock()
 	var evs []agent.Event
@@ -291,13 +299,19 @@ func (r *Runtime) call(ctx context.Context, p *process, method string, params, o
 }
 
 // onNotification runs on the reader goroutine, in arrival order.
-func (r *Runtime) onNotification(method string, params json.RawMessage) {
+func (r *Runtime) onNotification(gen uint64, method string, params json.RawMessage) {
 	e := toEvent(method, params)
 	switch e.Kind {
 	case agent.EventTurnStarted:
 		r.turnActive(e.ProviderSessionID, e.TurnID)
 	case agent.EventTurnCompleted:
 		r.turnDone(e.ProviderSessionID, e.TurnID)
+		// A turn that ended (interrupted, failed) leaves no request
+		// waiting; Codex sends no serverRequest/resolved for them.
+		r.approvals.turnEnded(e.ProviderSessionID, e.TurnID)
+	}
+	if method == "serverRequest/resolved" {
+		r.approvals.resolvedByServer(gen, params)
 	}
 	r.events.push(e)
 }

@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,6 +231,9 @@ func TestFakeCrashMidTurnFailsTurnRestartsAndResumes(t *testing.T) {
 	}
 	delete(resume, "threadId")
 	delete(resume, "excludeTurns")
+	// thread/resume has no ephemeral or threadSource in the protocol.
+	delete(start, "ephemeral")
+	delete(start, "threadSource")
 	if a, b := mustJSON(t, start), mustJSON(t, resume); a != b {
 		t.Fatalf("resume params differ from start params:\nstart  %s\nresume %s", a, b)
 	}
@@ -522,39 +527,67 @@ func TestFakeApprovalsFollowPermissionMode(t *testing.T) {
 		patch = "applyPatchApproval"
 		tool  = "item/tool/call"
 	)
+	toolFailed := `{"contentItems":[{"text":"tuttid provides no dynamic tools","type":"inputText"}],"success":false}`
 	declined := map[string]string{
 		cmd:   `{"decision":"decline"}`,
 		file:  `{"decision":"decline"}`,
 		perms: `{"permissions":{},"scope":"turn"}`,
 		input: `{"answers":{}}`,
 		elic:  `{"_meta":null,"action":"decline","content":null}`,
-		exec:  `{"decision":{"denied":{"rejection":"declined by the session's permission mode"}}}`,
-		patch: `{"decision":{"denied":{"rejection":"declined by the session's permission mode"}}}`,
-		tool:  `{"error":{"code":-32601,"message":"method not supported by tuttid: item/tool/call"}}`,
+		exec:  `{"decision":{"denied":{"rejection":"declined"}}}`,
+		patch: `{"decision":{"denied":{"rejection":"declined"}}}`,
+		tool:  toolFailed,
 	}
 	accepted := map[string]string{
 		cmd:   `{"decision":"accept"}`,
 		file:  `{"decision":"accept"}`,
 		perms: `{"permissions":{"network":{"enabled":true}},"scope":"turn"}`,
-		input: declined[input],
-		elic:  declined[elic],
+		input: `{"answers":{}}`,
+		elic:  `{"_meta":null,"action":"accept","content":null}`,
 		exec:  `{"decision":"approved"}`,
 		patch: `{"decision":"approved"}`,
-		tool:  declined[tool],
+		tool:  toolFailed,
+	}
+	// In workspace-write a person answers; these are their decisions.
+	person := map[string]agent.ApprovalResponse{
+		cmd:   {Decision: agent.DecisionAccept},
+		file:  {Decision: agent.DecisionAcceptForSession},
+		perms: {Decision: agent.DecisionAcceptForSession},
+		input: {Decision: agent.DecisionAccept, Answers: json.RawMessage(`{"q1":{"answers":["yes"]}}`)},
+		elic:  {Decision: agent.DecisionAccept, Answers: json.RawMessage(`{"name":"x"}`)},
+		exec:  {Decision: agent.DecisionDecline},
+		patch: {Decision: agent.DecisionCancel},
+	}
+	answered := map[string]string{
+		cmd:   `{"decision":"accept"}`,
+		file:  `{"decision":"acceptForSession"}`,
+		perms: `{"permissions":{"network":{"enabled":true}},"scope":"session"}`,
+		input: `{"answers":{"q1":{"answers":["yes"]}}}`,
+		elic:  `{"_meta":null,"action":"accept","content":{"name":"x"}}`,
+		exec:  declined[exec],
+		patch: `{"decision":"abort"}`,
+		tool:  toolFailed,
 	}
 	for _, c := range []struct {
 		mode string
 		want map[string]string
 	}{
 		{agent.PermissionReadOnly, declined},
-		{agent.PermissionWorkspaceWrite, declined},
-		{"", declined},
 		{agent.PermissionFullAccess, accepted},
+		{agent.PermissionWorkspaceWrite, answered},
 	} {
 		t.Run("mode="+c.mode, func(t *testing.T) {
 			g := startFake(t, "approvals")
 			s := defaultSettings
 			s.PermissionModeID = c.mode
+			var asked []agent.ApprovalRequest
+			var mu sync.Mutex
+			g.ev.AnswerApprovals(t, g.rt, func(r agent.ApprovalRequest) agent.ApprovalResponse {
+				mu.Lock()
+				asked = append(asked, r)
+				mu.Unlock()
+				return person[r.Method]
+			})
 			thread := g.start(t, s).ProviderSessionID
 			if _, done := g.turn(t, thread, "do it", s); done.Status != string(agent.TurnCompleted) {
 				t.Fatalf("completion = %+v", done)
@@ -568,6 +601,28 @@ func TestFakeApprovalsFollowPermissionMode(t *testing.T) {
 			for m, want := range c.want {
 				if got[m] != mustJSON(t, json.RawMessage(want)) {
 					t.Errorf("%s answered %s, want %s", m, got[m], want)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if c.mode != agent.PermissionWorkspaceWrite {
+				if len(asked) != 0 {
+					t.Fatalf("%s asked a person: %+v", c.mode, asked)
+				}
+				return
+			}
+			if len(asked) != len(person) {
+				t.Fatalf("asked %d requests, want %d: %+v", len(asked), len(person), asked)
+			}
+			for _, r := range asked {
+				if !slices.Contains(r.AvailableDecisions, agent.DecisionDecline) || !slices.Contains(r.AvailableDecisions, agent.DecisionCancel) ||
+					r.ProviderSessionID != thread || r.ID == "" || len(r.Details) == 0 {
+					t.Errorf("request %+v", r)
+				}
+			}
+			for _, e := range g.ev.Events() {
+				if e.Kind == agent.EventApprovalResolved && e.Resolution.By != "user" {
+					t.Errorf("resolved without the person: %+v", e.Resolution)
 				}
 			}
 		})
@@ -683,8 +738,16 @@ func TestNoGoroutineLeak(t *testing.T) {
 	func() {
 		g := startFake(t, "approvals")
 		thread := g.start(t, defaultSettings).ProviderSessionID
-		g.turn(t, thread, "x", defaultSettings)
+		// The turn waits for a person when the process dies: the
+		// goroutine holding the request must end too.
+		if _, err := g.rt.SendTurn(ctxT(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, Cwd: "/work", Settings: defaultSettings, Text: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		g.ev.Wait(t, wait, "approval request", func(e agent.Event) bool { return e.Kind == agent.EventApprovalRequested })
 		killCurrent(t, g.rt)
+		g.ev.Wait(t, wait, "approval cancelled", func(e agent.Event) bool {
+			return e.Kind == agent.EventApprovalResolved && e.Resolution.Decision == agent.DecisionCancel && e.Resolution.By == "runtime_exit"
+		})
 		g.ev.Wait(t, wait, "restart", func(e agent.Event) bool { return e.Kind == agent.EventRuntimeRestarted })
 		if err := g.rt.Close(); err != nil {
 			t.Fatal(err)

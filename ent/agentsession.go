@@ -61,13 +61,15 @@ type AgentSessionEdges struct {
 	Messages []*Message `json:"messages,omitempty"`
 	// Turns holds the value of the turns edge.
 	Turns []*Turn `json:"turns,omitempty"`
+	// Approvals holds the value of the approvals edge.
+	Approvals []*ApprovalRequest `json:"approvals,omitempty"`
 	// ForkOrigin holds the value of the fork_origin edge.
 	ForkOrigin *SessionFork `json:"fork_origin,omitempty"`
 	// ForkChildren holds the value of the fork_children edge.
 	ForkChildren []*SessionFork `json:"fork_children,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [5]bool
+	loadedTypes [6]bool
 }
 
 // WorkspaceOrErr returns the Workspace value or an error if the edge
@@ -99,12 +101,21 @@ func (e AgentSessionEdges) TurnsOrErr() ([]*Turn, error) {
 	return nil, &NotLoadedError{edge: "turns"}
 }
 
+// ApprovalsOrErr returns the Approvals value or an error if the edge
+// was not loaded in eager-loading.
+func (e AgentSessionEdges) ApprovalsOrErr() ([]*ApprovalRequest, error) {
+	if e.loadedTypes[3] {
+		return e.Approvals, nil
+	}
+	return nil, &NotLoadedError{edge: "approvals"}
+}
+
 // ForkOriginOrErr returns the ForkOrigin value or an error if the edge
 // was not loaded in eager-loading, or loaded but was not found.
 func (e AgentSessionEdges) ForkOriginOrErr() (*SessionFork, error) {
 	if e.ForkOrigin != nil {
 		return e.ForkOrigin, nil
-	} else if e.loadedTypes[3] {
+	} else if e.loadedTypes[4] {
 		return nil, &NotFoundError{label: sessionfork.Label}
 	}
 	return nil, &NotLoadedError{edge: "fork_origin"}
@@ -113,7 +124,7 @@ func (e AgentSessionEdges) ForkOriginOrErr() (*SessionFork, error) {
 // ForkChildrenOrErr returns the ForkChildren value or an error if the edge
 // was not loaded in eager-loading.
 func (e AgentSessionEdges) ForkChildrenOrErr() ([]*SessionFork, error) {
-	if e.loadedTypes[4] {
+	if e.loadedTypes[5] {
 		return e.ForkChildren, nil
 	}
 	return nil, &NotLoadedError{edge: "fork_children"}
@@ -263,6 +274,11 @@ func (_m *AgentSession) QueryMessages() *MessageQuery {
 // QueryTurns queries the "turns" edge of the AgentSession entity.
 func (_m *AgentSession) QueryTurns() *TurnQuery {
 	return NewAgentSessionClient(_m.config).QueryTurns(_m)
+}
+
+// QueryApprovals queries the "approvals" edge of the AgentSession entity.
+func (_m *AgentSession) QueryApprovals() *ApprovalRequestQuery {
+	return NewAgentSessionClient(_m.config).QueryApprovals(_m)
 }
 
 // QueryForkOrigin queries the "fork_origin" edge of the AgentSession entity.

@@ -9,6 +9,7 @@ import (
 	"time"
 	"tuttid/agent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/approvalrequest"
 	"tuttid/ent/message"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
@@ -217,6 +218,21 @@ func (_c *AgentSessionCreate) AddTurns(v ...*Turn) *AgentSessionCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddTurnIDs(ids...)
+}
+
+// AddApprovalIDs adds the "approvals" edge to the ApprovalRequest entity by IDs.
+func (_c *AgentSessionCreate) AddApprovalIDs(ids ...string) *AgentSessionCreate {
+	_c.mutation.AddApprovalIDs(ids...)
+	return _c
+}
+
+// AddApprovals adds the "approvals" edges to the ApprovalRequest entity.
+func (_c *AgentSessionCreate) AddApprovals(v ...*ApprovalRequest) *AgentSessionCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddApprovalIDs(ids...)
 }
 
 // SetForkOriginID sets the "fork_origin" edge to the SessionFork entity by ID.
@@ -513,6 +529,22 @@ func (_c *AgentSessionCreate) createSpec() (*AgentSession, *sqlgraph.CreateSpec)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(turn.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ApprovalsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ApprovalsTable,
+			Columns: []string{agentsession.ApprovalsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(approvalrequest.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/approvalrequest"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
 	"tuttid/ent/sessionfork"
@@ -31,6 +32,7 @@ type AgentSessionQuery struct {
 	withWorkspace    *WorkspaceQuery
 	withMessages     *MessageQuery
 	withTurns        *TurnQuery
+	withApprovals    *ApprovalRequestQuery
 	withForkOrigin   *SessionForkQuery
 	withForkChildren *SessionForkQuery
 	modifiers        []func(*sql.Selector)
@@ -129,6 +131,28 @@ func (_q *AgentSessionQuery) QueryTurns() *TurnQuery {
 			sqlgraph.From(agentsession.Table, agentsession.FieldID, selector),
 			sqlgraph.To(turn.Table, turn.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, agentsession.TurnsTable, agentsession.TurnsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryApprovals chains the current query on the "approvals" edge.
+func (_q *AgentSessionQuery) QueryApprovals() *ApprovalRequestQuery {
+	query := (&ApprovalRequestClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(agentsession.Table, agentsession.FieldID, selector),
+			sqlgraph.To(approvalrequest.Table, approvalrequest.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, agentsession.ApprovalsTable, agentsession.ApprovalsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -375,6 +399,7 @@ func (_q *AgentSessionQuery) Clone() *AgentSessionQuery {
 		withWorkspace:    _q.withWorkspace.Clone(),
 		withMessages:     _q.withMessages.Clone(),
 		withTurns:        _q.withTurns.Clone(),
+		withApprovals:    _q.withApprovals.Clone(),
 		withForkOrigin:   _q.withForkOrigin.Clone(),
 		withForkChildren: _q.withForkChildren.Clone(),
 		// clone intermediate query.
@@ -413,6 +438,17 @@ func (_q *AgentSessionQuery) WithTurns(opts ...func(*TurnQuery)) *AgentSessionQu
 		opt(query)
 	}
 	_q.withTurns = query
+	return _q
+}
+
+// WithApprovals tells the query-builder to eager-load the nodes that are connected to
+// the "approvals" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AgentSessionQuery) WithApprovals(opts ...func(*ApprovalRequestQuery)) *AgentSessionQuery {
+	query := (&ApprovalRequestClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withApprovals = query
 	return _q
 }
 
@@ -516,10 +552,11 @@ func (_q *AgentSessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	var (
 		nodes       = []*AgentSession{}
 		_spec       = _q.querySpec()
-		loadedTypes = [5]bool{
+		loadedTypes = [6]bool{
 			_q.withWorkspace != nil,
 			_q.withMessages != nil,
 			_q.withTurns != nil,
+			_q.withApprovals != nil,
 			_q.withForkOrigin != nil,
 			_q.withForkChildren != nil,
 		}
@@ -562,6 +599,13 @@ func (_q *AgentSessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 		if err := _q.loadTurns(ctx, query, nodes,
 			func(n *AgentSession) { n.Edges.Turns = []*Turn{} },
 			func(n *AgentSession, e *Turn) { n.Edges.Turns = append(n.Edges.Turns, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withApprovals; query != nil {
+		if err := _q.loadApprovals(ctx, query, nodes,
+			func(n *AgentSession) { n.Edges.Approvals = []*ApprovalRequest{} },
+			func(n *AgentSession, e *ApprovalRequest) { n.Edges.Approvals = append(n.Edges.Approvals, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -655,6 +699,36 @@ func (_q *AgentSessionQuery) loadTurns(ctx context.Context, query *TurnQuery, no
 	}
 	query.Where(predicate.Turn(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(agentsession.TurnsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.AgentSessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "agent_session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *AgentSessionQuery) loadApprovals(ctx context.Context, query *ApprovalRequestQuery, nodes []*AgentSession, init func(*AgentSession), assign func(*AgentSession, *ApprovalRequest)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*AgentSession)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(approvalrequest.FieldAgentSessionID)
+	}
+	query.Where(predicate.ApprovalRequest(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(agentsession.ApprovalsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

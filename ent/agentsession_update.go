@@ -9,6 +9,7 @@ import (
 	"time"
 	"tuttid/agent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/approvalrequest"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
 	"tuttid/ent/sessionfork"
@@ -199,6 +200,21 @@ func (_u *AgentSessionUpdate) AddTurns(v ...*Turn) *AgentSessionUpdate {
 	return _u.AddTurnIDs(ids...)
 }
 
+// AddApprovalIDs adds the "approvals" edge to the ApprovalRequest entity by IDs.
+func (_u *AgentSessionUpdate) AddApprovalIDs(ids ...string) *AgentSessionUpdate {
+	_u.mutation.AddApprovalIDs(ids...)
+	return _u
+}
+
+// AddApprovals adds the "approvals" edges to the ApprovalRequest entity.
+func (_u *AgentSessionUpdate) AddApprovals(v ...*ApprovalRequest) *AgentSessionUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddApprovalIDs(ids...)
+}
+
 // SetForkOriginID sets the "fork_origin" edge to the SessionFork entity by ID.
 func (_u *AgentSessionUpdate) SetForkOriginID(id int) *AgentSessionUpdate {
 	_u.mutation.SetForkOriginID(id)
@@ -278,6 +294,27 @@ func (_u *AgentSessionUpdate) RemoveTurns(v ...*Turn) *AgentSessionUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveTurnIDs(ids...)
+}
+
+// ClearApprovals clears all "approvals" edges to the ApprovalRequest entity.
+func (_u *AgentSessionUpdate) ClearApprovals() *AgentSessionUpdate {
+	_u.mutation.ClearApprovals()
+	return _u
+}
+
+// RemoveApprovalIDs removes the "approvals" edge to ApprovalRequest entities by IDs.
+func (_u *AgentSessionUpdate) RemoveApprovalIDs(ids ...string) *AgentSessionUpdate {
+	_u.mutation.RemoveApprovalIDs(ids...)
+	return _u
+}
+
+// RemoveApprovals removes "approvals" edges to ApprovalRequest entities.
+func (_u *AgentSessionUpdate) RemoveApprovals(v ...*ApprovalRequest) *AgentSessionUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveApprovalIDs(ids...)
 }
 
 // ClearForkOrigin clears the "fork_origin" edge to the SessionFork entity.
@@ -487,6 +524,51 @@ func (_u *AgentSessionUpdate) sqlSave(ctx context.Context) (_node int, err error
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(turn.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ApprovalsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ApprovalsTable,
+			Columns: []string{agentsession.ApprovalsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(approvalrequest.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedApprovalsIDs(); len(nodes) > 0 && !_u.mutation.ApprovalsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ApprovalsTable,
+			Columns: []string{agentsession.ApprovalsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(approvalrequest.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ApprovalsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ApprovalsTable,
+			Columns: []string{agentsession.ApprovalsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(approvalrequest.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {
@@ -755,6 +837,21 @@ func (_u *AgentSessionUpdateOne) AddTurns(v ...*Turn) *AgentSessionUpdateOne {
 	return _u.AddTurnIDs(ids...)
 }
 
+// AddApprovalIDs adds the "approvals" edge to the ApprovalRequest entity by IDs.
+func (_u *AgentSessionUpdateOne) AddApprovalIDs(ids ...string) *AgentSessionUpdateOne {
+	_u.mutation.AddApprovalIDs(ids...)
+	return _u
+}
+
+// AddApprovals adds the "approvals" edges to the ApprovalRequest entity.
+func (_u *AgentSessionUpdateOne) AddApprovals(v ...*ApprovalRequest) *AgentSessionUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddApprovalIDs(ids...)
+}
+
 // SetForkOriginID sets the "fork_origin" edge to the SessionFork entity by ID.
 func (_u *AgentSessionUpdateOne) SetForkOriginID(id int) *AgentSessionUpdateOne {
 	_u.mutation.SetForkOriginID(id)
@@ -834,6 +931,27 @@ func (_u *AgentSessionUpdateOne) RemoveTurns(v ...*Turn) *AgentSessionUpdateOne 
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveTurnIDs(ids...)
+}
+
+// ClearApprovals clears all "approvals" edges to the ApprovalRequest entity.
+func (_u *AgentSessionUpdateOne) ClearApprovals() *AgentSessionUpdateOne {
+	_u.mutation.ClearApprovals()
+	return _u
+}
+
+// RemoveApprovalIDs removes the "approvals" edge to ApprovalRequest entities by IDs.
+func (_u *AgentSessionUpdateOne) RemoveApprovalIDs(ids ...string) *AgentSessionUpdateOne {
+	_u.mutation.RemoveApprovalIDs(ids...)
+	return _u
+}
+
+// RemoveApprovals removes "approvals" edges to ApprovalRequest entities.
+func (_u *AgentSessionUpdateOne) RemoveApprovals(v ...*ApprovalRequest) *AgentSessionUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveApprovalIDs(ids...)
 }
 
 // ClearForkOrigin clears the "fork_origin" edge to the SessionFork entity.
@@ -1073,6 +1191,51 @@ func (_u *AgentSessionUpdateOne) sqlSave(ctx context.Context) (_node *AgentSessi
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(turn.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ApprovalsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ApprovalsTable,
+			Columns: []string{agentsession.ApprovalsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(approvalrequest.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedApprovalsIDs(); len(nodes) > 0 && !_u.mutation.ApprovalsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ApprovalsTable,
+			Columns: []string{agentsession.ApprovalsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(approvalrequest.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ApprovalsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ApprovalsTable,
+			Columns: []string{agentsession.ApprovalsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(approvalrequest.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

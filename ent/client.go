@@ -12,6 +12,7 @@ import (
 	"tuttid/ent/migrate"
 
 	"tuttid/ent/agentsession"
+	"tuttid/ent/approvalrequest"
 	"tuttid/ent/message"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
@@ -32,6 +33,8 @@ type Client struct {
 	Schema *migrate.Schema
 	// AgentSession is the client for interacting with the AgentSession builders.
 	AgentSession *AgentSessionClient
+	// ApprovalRequest is the client for interacting with the ApprovalRequest builders.
+	ApprovalRequest *ApprovalRequestClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
 	// SessionFork is the client for interacting with the SessionFork builders.
@@ -52,6 +55,7 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.AgentSession = NewAgentSessionClient(c.config)
+	c.ApprovalRequest = NewApprovalRequestClient(c.config)
 	c.Message = NewMessageClient(c.config)
 	c.SessionFork = NewSessionForkClient(c.config)
 	c.Turn = NewTurnClient(c.config)
@@ -146,13 +150,14 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:          ctx,
-		config:       cfg,
-		AgentSession: NewAgentSessionClient(cfg),
-		Message:      NewMessageClient(cfg),
-		SessionFork:  NewSessionForkClient(cfg),
-		Turn:         NewTurnClient(cfg),
-		Workspace:    NewWorkspaceClient(cfg),
+		ctx:             ctx,
+		config:          cfg,
+		AgentSession:    NewAgentSessionClient(cfg),
+		ApprovalRequest: NewApprovalRequestClient(cfg),
+		Message:         NewMessageClient(cfg),
+		SessionFork:     NewSessionForkClient(cfg),
+		Turn:            NewTurnClient(cfg),
+		Workspace:       NewWorkspaceClient(cfg),
 	}, nil
 }
 
@@ -170,13 +175,14 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:          ctx,
-		config:       cfg,
-		AgentSession: NewAgentSessionClient(cfg),
-		Message:      NewMessageClient(cfg),
-		SessionFork:  NewSessionForkClient(cfg),
-		Turn:         NewTurnClient(cfg),
-		Workspace:    NewWorkspaceClient(cfg),
+		ctx:             ctx,
+		config:          cfg,
+		AgentSession:    NewAgentSessionClient(cfg),
+		ApprovalRequest: NewApprovalRequestClient(cfg),
+		Message:         NewMessageClient(cfg),
+		SessionFork:     NewSessionForkClient(cfg),
+		Turn:            NewTurnClient(cfg),
+		Workspace:       NewWorkspaceClient(cfg),
 	}, nil
 }
 
@@ -205,21 +211,23 @@ func (c *Client) Close() error {
 // Use adds the mutation hooks to all the entity clients.
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
-	c.AgentSession.Use(hooks...)
-	c.Message.Use(hooks...)
-	c.SessionFork.Use(hooks...)
-	c.Turn.Use(hooks...)
-	c.Workspace.Use(hooks...)
+	for _, n := range []interface{ Use(...Hook) }{
+		c.AgentSession, c.ApprovalRequest, c.Message, c.SessionFork, c.Turn,
+		c.Workspace,
+	} {
+		n.Use(hooks...)
+	}
 }
 
 // Intercept adds the query interceptors to all the entity clients.
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
-	c.AgentSession.Intercept(interceptors...)
-	c.Message.Intercept(interceptors...)
-	c.SessionFork.Intercept(interceptors...)
-	c.Turn.Intercept(interceptors...)
-	c.Workspace.Intercept(interceptors...)
+	for _, n := range []interface{ Intercept(...Interceptor) }{
+		c.AgentSession, c.ApprovalRequest, c.Message, c.SessionFork, c.Turn,
+		c.Workspace,
+	} {
+		n.Intercept(interceptors...)
+	}
 }
 
 // Mutate implements the ent.Mutator interface.
@@ -227,6 +235,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *AgentSessionMutation:
 		return c.AgentSession.mutate(ctx, m)
+	case *ApprovalRequestMutation:
+		return c.ApprovalRequest.mutate(ctx, m)
 	case *MessageMutation:
 		return c.Message.mutate(ctx, m)
 	case *SessionForkMutation:
@@ -396,6 +406,22 @@ func (c *AgentSessionClient) QueryTurns(_m *AgentSession) *TurnQuery {
 	return query
 }
 
+// QueryApprovals queries the approvals edge of a AgentSession.
+func (c *AgentSessionClient) QueryApprovals(_m *AgentSession) *ApprovalRequestQuery {
+	query := (&ApprovalRequestClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(agentsession.Table, agentsession.FieldID, id),
+			sqlgraph.To(approvalrequest.Table, approvalrequest.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, agentsession.ApprovalsTable, agentsession.ApprovalsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // QueryForkOrigin queries the fork_origin edge of a AgentSession.
 func (c *AgentSessionClient) QueryForkOrigin(_m *AgentSession) *SessionForkQuery {
 	query := (&SessionForkClient{config: c.config}).Query()
@@ -450,6 +476,155 @@ func (c *AgentSessionClient) mutate(ctx context.Context, m *AgentSessionMutation
 		return (&AgentSessionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AgentSession mutation op: %q", m.Op())
+	}
+}
+
+// ApprovalRequestClient is a client for the ApprovalRequest schema.
+type ApprovalRequestClient struct {
+	config
+}
+
+// NewApprovalRequestClient returns a client for the ApprovalRequest from the given config.
+func NewApprovalRequestClient(c config) *ApprovalRequestClient {
+	return &ApprovalRequestClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `approvalrequest.Hooks(f(g(h())))`.
+func (c *ApprovalRequestClient) Use(hooks ...Hook) {
+	c.hooks.ApprovalRequest = append(c.hooks.ApprovalRequest, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `approvalrequest.Intercept(f(g(h())))`.
+func (c *ApprovalRequestClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ApprovalRequest = append(c.inters.ApprovalRequest, interceptors...)
+}
+
+// Create returns a builder for creating a ApprovalRequest entity.
+func (c *ApprovalRequestClient) Create() *ApprovalRequestCreate {
+	mutation := newApprovalRequestMutation(c.config, OpCreate)
+	return &ApprovalRequestCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ApprovalRequest entities.
+func (c *ApprovalRequestClient) CreateBulk(builders ...*ApprovalRequestCreate) *ApprovalRequestCreateBulk {
+	return &ApprovalRequestCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ApprovalRequestClient) MapCreateBulk(slice any, setFunc func(*ApprovalRequestCreate, int)) *ApprovalRequestCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ApprovalRequestCreateBulk{err: fmt.Errorf("calling to ApprovalRequestClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ApprovalRequestCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ApprovalRequestCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ApprovalRequest.
+func (c *ApprovalRequestClient) Update() *ApprovalRequestUpdate {
+	mutation := newApprovalRequestMutation(c.config, OpUpdate)
+	return &ApprovalRequestUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ApprovalRequestClient) UpdateOne(_m *ApprovalRequest) *ApprovalRequestUpdateOne {
+	mutation := newApprovalRequestMutation(c.config, OpUpdateOne, withApprovalRequest(_m))
+	return &ApprovalRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ApprovalRequestClient) UpdateOneID(id string) *ApprovalRequestUpdateOne {
+	mutation := newApprovalRequestMutation(c.config, OpUpdateOne, withApprovalRequestID(id))
+	return &ApprovalRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ApprovalRequest.
+func (c *ApprovalRequestClient) Delete() *ApprovalRequestDelete {
+	mutation := newApprovalRequestMutation(c.config, OpDelete)
+	return &ApprovalRequestDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ApprovalRequestClient) DeleteOne(_m *ApprovalRequest) *ApprovalRequestDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ApprovalRequestClient) DeleteOneID(id string) *ApprovalRequestDeleteOne {
+	builder := c.Delete().Where(approvalrequest.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ApprovalRequestDeleteOne{builder}
+}
+
+// Query returns a query builder for ApprovalRequest.
+func (c *ApprovalRequestClient) Query() *ApprovalRequestQuery {
+	return &ApprovalRequestQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeApprovalRequest},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ApprovalRequest entity by its id.
+func (c *ApprovalRequestClient) Get(ctx context.Context, id string) (*ApprovalRequest, error) {
+	return c.Query().Where(approvalrequest.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ApprovalRequestClient) GetX(ctx context.Context, id string) *ApprovalRequest {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a ApprovalRequest.
+func (c *ApprovalRequestClient) QuerySession(_m *ApprovalRequest) *AgentSessionQuery {
+	query := (&AgentSessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(approvalrequest.Table, approvalrequest.FieldID, id),
+			sqlgraph.To(agentsession.Table, agentsession.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, approvalrequest.SessionTable, approvalrequest.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ApprovalRequestClient) Hooks() []Hook {
+	return c.hooks.ApprovalRequest
+}
+
+// Interceptors returns the client interceptors.
+func (c *ApprovalRequestClient) Interceptors() []Interceptor {
+	return c.inters.ApprovalRequest
+}
+
+func (c *ApprovalRequestClient) mutate(ctx context.Context, m *ApprovalRequestMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ApprovalRequestCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ApprovalRequestUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ApprovalRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ApprovalRequestDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ApprovalRequest mutation op: %q", m.Op())
 	}
 }
 
@@ -1068,10 +1243,11 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentSession, Message, SessionFork, Turn, Workspace []ent.Hook
+		AgentSession, ApprovalRequest, Message, SessionFork, Turn, Workspace []ent.Hook
 	}
 	inters struct {
-		AgentSession, Message, SessionFork, Turn, Workspace []ent.Interceptor
+		AgentSession, ApprovalRequest, Message, SessionFork, Turn,
+		Workspace []ent.Interceptor
 	}
 )
 

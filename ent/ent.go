@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sync"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/approvalrequest"
 	"tuttid/ent/message"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
@@ -77,11 +78,12 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			agentsession.Table: agentsession.ValidColumn,
-			message.Table:      message.ValidColumn,
-			sessionfork.Table:  sessionfork.ValidColumn,
-			turn.Table:         turn.ValidColumn,
-			workspace.Table:    workspace.ValidColumn,
+			agentsession.Table:    agentsession.ValidColumn,
+			approvalrequest.Table: approvalrequest.ValidColumn,
+			message.Table:         message.ValidColumn,
+			sessionfork.Table:     sessionfork.ValidColumn,
+			turn.Table:            turn.ValidColumn,
+			workspace.Table:       workspace.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

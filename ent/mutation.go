@@ -11,6 +11,7 @@ import (
 	"time"
 	"tuttid/agent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/approvalrequest"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
 	"tuttid/ent/sessionfork"
@@ -30,11 +31,12 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAgentSession = "AgentSession"
-	TypeMessage      = "Message"
-	TypeSessionFork  = "SessionFork"
-	TypeTurn         = "Turn"
-	TypeWorkspace    = "Workspace"
+	TypeAgentSession    = "AgentSession"
+	TypeApprovalRequest = "ApprovalRequest"
+	TypeMessage         = "Message"
+	TypeSessionFork     = "SessionFork"
+	TypeTurn            = "Turn"
+	TypeWorkspace       = "Workspace"
 )
 
 // AgentSessionMutation represents an operation that mutates the AgentSession nodes in the graph.
@@ -65,6 +67,9 @@ type AgentSessionMutation struct {
 	turns                   map[int]struct{}
 	removedturns            map[int]struct{}
 	clearedturns            bool
+	approvals               map[string]struct{}
+	removedapprovals        map[string]struct{}
+	clearedapprovals        bool
 	fork_origin             *int
 	clearedfork_origin      bool
 	fork_children           map[int]struct{}
@@ -815,6 +820,60 @@ func (m *AgentSessionMutation) ResetTurns() {
 	m.removedturns = nil
 }
 
+// AddApprovalIDs adds the "approvals" edge to the ApprovalRequest entity by ids.
+func (m *AgentSessionMutation) AddApprovalIDs(ids ...string) {
+	if m.approvals == nil {
+		m.approvals = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.approvals[ids[i]] = struct{}{}
+	}
+}
+
+// ClearApprovals clears the "approvals" edge to the ApprovalRequest entity.
+func (m *AgentSessionMutation) ClearApprovals() {
+	m.clearedapprovals = true
+}
+
+// ApprovalsCleared reports if the "approvals" edge to the ApprovalRequest entity was cleared.
+func (m *AgentSessionMutation) ApprovalsCleared() bool {
+	return m.clearedapprovals
+}
+
+// RemoveApprovalIDs removes the "approvals" edge to the ApprovalRequest entity by IDs.
+func (m *AgentSessionMutation) RemoveApprovalIDs(ids ...string) {
+	if m.removedapprovals == nil {
+		m.removedapprovals = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.approvals, ids[i])
+		m.removedapprovals[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedApprovals returns the removed IDs of the "approvals" edge to the ApprovalRequest entity.
+func (m *AgentSessionMutation) RemovedApprovalsIDs() (ids []string) {
+	for id := range m.removedapprovals {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ApprovalsIDs returns the "approvals" edge IDs in the mutation.
+func (m *AgentSessionMutation) ApprovalsIDs() (ids []string) {
+	for id := range m.approvals {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetApprovals resets all changes to the "approvals" edge.
+func (m *AgentSessionMutation) ResetApprovals() {
+	m.approvals = nil
+	m.clearedapprovals = false
+	m.removedapprovals = nil
+}
+
 // SetForkOriginID sets the "fork_origin" edge to the SessionFork entity by id.
 func (m *AgentSessionMutation) SetForkOriginID(id int) {
 	m.fork_origin = &id
@@ -1269,7 +1328,7 @@ func (m *AgentSessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *AgentSessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.workspace != nil {
 		edges = append(edges, agentsession.EdgeWorkspace)
 	}
@@ -1278,6 +1337,9 @@ func (m *AgentSessionMutation) AddedEdges() []string {
 	}
 	if m.turns != nil {
 		edges = append(edges, agentsession.EdgeTurns)
+	}
+	if m.approvals != nil {
+		edges = append(edges, agentsession.EdgeApprovals)
 	}
 	if m.fork_origin != nil {
 		edges = append(edges, agentsession.EdgeForkOrigin)
@@ -1308,6 +1370,12 @@ func (m *AgentSessionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case agentsession.EdgeApprovals:
+		ids := make([]ent.Value, 0, len(m.approvals))
+		for id := range m.approvals {
+			ids = append(ids, id)
+		}
+		return ids
 	case agentsession.EdgeForkOrigin:
 		if id := m.fork_origin; id != nil {
 			return []ent.Value{*id}
@@ -1324,12 +1392,15 @@ func (m *AgentSessionMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *AgentSessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.removedmessages != nil {
 		edges = append(edges, agentsession.EdgeMessages)
 	}
 	if m.removedturns != nil {
 		edges = append(edges, agentsession.EdgeTurns)
+	}
+	if m.removedapprovals != nil {
+		edges = append(edges, agentsession.EdgeApprovals)
 	}
 	if m.removedfork_children != nil {
 		edges = append(edges, agentsession.EdgeForkChildren)
@@ -1353,6 +1424,12 @@ func (m *AgentSessionMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case agentsession.EdgeApprovals:
+		ids := make([]ent.Value, 0, len(m.removedapprovals))
+		for id := range m.removedapprovals {
+			ids = append(ids, id)
+		}
+		return ids
 	case agentsession.EdgeForkChildren:
 		ids := make([]ent.Value, 0, len(m.removedfork_children))
 		for id := range m.removedfork_children {
@@ -1365,7 +1442,7 @@ func (m *AgentSessionMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *AgentSessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.clearedworkspace {
 		edges = append(edges, agentsession.EdgeWorkspace)
 	}
@@ -1374,6 +1451,9 @@ func (m *AgentSessionMutation) ClearedEdges() []string {
 	}
 	if m.clearedturns {
 		edges = append(edges, agentsession.EdgeTurns)
+	}
+	if m.clearedapprovals {
+		edges = append(edges, agentsession.EdgeApprovals)
 	}
 	if m.clearedfork_origin {
 		edges = append(edges, agentsession.EdgeForkOrigin)
@@ -1394,6 +1474,8 @@ func (m *AgentSessionMutation) EdgeCleared(name string) bool {
 		return m.clearedmessages
 	case agentsession.EdgeTurns:
 		return m.clearedturns
+	case agentsession.EdgeApprovals:
+		return m.clearedapprovals
 	case agentsession.EdgeForkOrigin:
 		return m.clearedfork_origin
 	case agentsession.EdgeForkChildren:
@@ -1429,6 +1511,9 @@ func (m *AgentSessionMutation) ResetEdge(name string) error {
 	case agentsession.EdgeTurns:
 		m.ResetTurns()
 		return nil
+	case agentsession.EdgeApprovals:
+		m.ResetApprovals()
+		return nil
 	case agentsession.EdgeForkOrigin:
 		m.ResetForkOrigin()
 		return nil
@@ -1437,6 +1522,1254 @@ func (m *AgentSessionMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown AgentSession edge %s", name)
+}
+
+// ApprovalRequestMutation represents an operation that mutates the ApprovalRequest nodes in the graph.
+type ApprovalRequestMutation struct {
+	config
+	op                        Op
+	typ                       string
+	id                        *string
+	workspace_id              *string
+	turn_id                   *string
+	item_id                   *string
+	kind                      *approvalrequest.Kind
+	method                    *string
+	command                   *string
+	cwd                       *string
+	reason                    *string
+	details                   *json.RawMessage
+	appenddetails             json.RawMessage
+	available_decisions       *[]string
+	appendavailable_decisions []string
+	created_at                *time.Time
+	resolved_at               *time.Time
+	decision                  *approvalrequest.Decision
+	resolved_by               *string
+	clearedFields             map[string]struct{}
+	session                   *string
+	clearedsession            bool
+	done                      bool
+	oldValue                  func(context.Context) (*ApprovalRequest, error)
+	predicates                []predicate.ApprovalRequest
+}
+
+var _ ent.Mutation = (*ApprovalRequestMutation)(nil)
+
+// approvalrequestOption allows management of the mutation configuration using functional options.
+type approvalrequestOption func(*ApprovalRequestMutation)
+
+// newApprovalRequestMutation creates new mutation for the ApprovalRequest entity.
+func newApprovalRequestMutation(c config, op Op, opts ...approvalrequestOption) *ApprovalRequestMutation {
+	m := &ApprovalRequestMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeApprovalRequest,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withApprovalRequestID sets the ID field of the mutation.
+func withApprovalRequestID(id string) approvalrequestOption {
+	return func(m *ApprovalRequestMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ApprovalRequest
+		)
+		m.oldValue = func(ctx context.Context) (*ApprovalRequest, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ApprovalRequest.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withApprovalRequest sets the old ApprovalRequest of the mutation.
+func withApprovalRequest(node *ApprovalRequest) approvalrequestOption {
+	return func(m *ApprovalRequestMutation) {
+		m.oldValue = func(context.Context) (*ApprovalRequest, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ApprovalRequestMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ApprovalRequestMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ApprovalRequest entities.
+func (m *ApprovalRequestMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ApprovalRequestMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ApprovalRequestMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ApprovalRequest.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgentSessionID sets the "agent_session_id" field.
+func (m *ApprovalRequestMutation) SetAgentSessionID(s string) {
+	m.session = &s
+}
+
+// AgentSessionID returns the value of the "agent_session_id" field in the mutation.
+func (m *ApprovalRequestMutation) AgentSessionID() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentSessionID returns the old "agent_session_id" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldAgentSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentSessionID: %w", err)
+	}
+	return oldValue.AgentSessionID, nil
+}
+
+// ResetAgentSessionID resets all changes to the "agent_session_id" field.
+func (m *ApprovalRequestMutation) ResetAgentSessionID() {
+	m.session = nil
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *ApprovalRequestMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *ApprovalRequestMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *ApprovalRequestMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetTurnID sets the "turn_id" field.
+func (m *ApprovalRequestMutation) SetTurnID(s string) {
+	m.turn_id = &s
+}
+
+// TurnID returns the value of the "turn_id" field in the mutation.
+func (m *ApprovalRequestMutation) TurnID() (r string, exists bool) {
+	v := m.turn_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTurnID returns the old "turn_id" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldTurnID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTurnID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTurnID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTurnID: %w", err)
+	}
+	return oldValue.TurnID, nil
+}
+
+// ResetTurnID resets all changes to the "turn_id" field.
+func (m *ApprovalRequestMutation) ResetTurnID() {
+	m.turn_id = nil
+}
+
+// SetItemID sets the "item_id" field.
+func (m *ApprovalRequestMutation) SetItemID(s string) {
+	m.item_id = &s
+}
+
+// ItemID returns the value of the "item_id" field in the mutation.
+func (m *ApprovalRequestMutation) ItemID() (r string, exists bool) {
+	v := m.item_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldItemID returns the old "item_id" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldItemID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldItemID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldItemID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldItemID: %w", err)
+	}
+	return oldValue.ItemID, nil
+}
+
+// ResetItemID resets all changes to the "item_id" field.
+func (m *ApprovalRequestMutation) ResetItemID() {
+	m.item_id = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *ApprovalRequestMutation) SetKind(a approvalrequest.Kind) {
+	m.kind = &a
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *ApprovalRequestMutation) Kind() (r approvalrequest.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldKind(ctx context.Context) (v approvalrequest.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *ApprovalRequestMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetMethod sets the "method" field.
+func (m *ApprovalRequestMutation) SetMethod(s string) {
+	m.method = &s
+}
+
+// Method returns the value of the "method" field in the mutation.
+func (m *ApprovalRequestMutation) Method() (r string, exists bool) {
+	v := m.method
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMethod returns the old "method" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldMethod(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMethod is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMethod requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMethod: %w", err)
+	}
+	return oldValue.Method, nil
+}
+
+// ResetMethod resets all changes to the "method" field.
+func (m *ApprovalRequestMutation) ResetMethod() {
+	m.method = nil
+}
+
+// SetCommand sets the "command" field.
+func (m *ApprovalRequestMutation) SetCommand(s string) {
+	m.command = &s
+}
+
+// Command returns the value of the "command" field in the mutation.
+func (m *ApprovalRequestMutation) Command() (r string, exists bool) {
+	v := m.command
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCommand returns the old "command" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldCommand(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCommand is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCommand requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCommand: %w", err)
+	}
+	return oldValue.Command, nil
+}
+
+// ResetCommand resets all changes to the "command" field.
+func (m *ApprovalRequestMutation) ResetCommand() {
+	m.command = nil
+}
+
+// SetCwd sets the "cwd" field.
+func (m *ApprovalRequestMutation) SetCwd(s string) {
+	m.cwd = &s
+}
+
+// Cwd returns the value of the "cwd" field in the mutation.
+func (m *ApprovalRequestMutation) Cwd() (r string, exists bool) {
+	v := m.cwd
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCwd returns the old "cwd" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldCwd(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCwd is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCwd requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCwd: %w", err)
+	}
+	return oldValue.Cwd, nil
+}
+
+// ResetCwd resets all changes to the "cwd" field.
+func (m *ApprovalRequestMutation) ResetCwd() {
+	m.cwd = nil
+}
+
+// SetReason sets the "reason" field.
+func (m *ApprovalRequestMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *ApprovalRequestMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *ApprovalRequestMutation) ResetReason() {
+	m.reason = nil
+}
+
+// SetDetails sets the "details" field.
+func (m *ApprovalRequestMutation) SetDetails(jm json.RawMessage) {
+	m.details = &jm
+	m.appenddetails = nil
+}
+
+// Details returns the value of the "details" field in the mutation.
+func (m *ApprovalRequestMutation) Details() (r json.RawMessage, exists bool) {
+	v := m.details
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDetails returns the old "details" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldDetails(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDetails is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDetails requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDetails: %w", err)
+	}
+	return oldValue.Details, nil
+}
+
+// AppendDetails adds jm to the "details" field.
+func (m *ApprovalRequestMutation) AppendDetails(jm json.RawMessage) {
+	m.appenddetails = append(m.appenddetails, jm...)
+}
+
+// AppendedDetails returns the list of values that were appended to the "details" field in this mutation.
+func (m *ApprovalRequestMutation) AppendedDetails() (json.RawMessage, bool) {
+	if len(m.appenddetails) == 0 {
+		return nil, false
+	}
+	return m.appenddetails, true
+}
+
+// ClearDetails clears the value of the "details" field.
+func (m *ApprovalRequestMutation) ClearDetails() {
+	m.details = nil
+	m.appenddetails = nil
+	m.clearedFields[approvalrequest.FieldDetails] = struct{}{}
+}
+
+// DetailsCleared returns if the "details" field was cleared in this mutation.
+func (m *ApprovalRequestMutation) DetailsCleared() bool {
+	_, ok := m.clearedFields[approvalrequest.FieldDetails]
+	return ok
+}
+
+// ResetDetails resets all changes to the "details" field.
+func (m *ApprovalRequestMutation) ResetDetails() {
+	m.details = nil
+	m.appenddetails = nil
+	delete(m.clearedFields, approvalrequest.FieldDetails)
+}
+
+// SetAvailableDecisions sets the "available_decisions" field.
+func (m *ApprovalRequestMutation) SetAvailableDecisions(s []string) {
+	m.available_decisions = &s
+	m.appendavailable_decisions = nil
+}
+
+// AvailableDecisions returns the value of the "available_decisions" field in the mutation.
+func (m *ApprovalRequestMutation) AvailableDecisions() (r []string, exists bool) {
+	v := m.available_decisions
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAvailableDecisions returns the old "available_decisions" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldAvailableDecisions(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAvailableDecisions is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAvailableDecisions requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAvailableDecisions: %w", err)
+	}
+	return oldValue.AvailableDecisions, nil
+}
+
+// AppendAvailableDecisions adds s to the "available_decisions" field.
+func (m *ApprovalRequestMutation) AppendAvailableDecisions(s []string) {
+	m.appendavailable_decisions = append(m.appendavailable_decisions, s...)
+}
+
+// AppendedAvailableDecisions returns the list of values that were appended to the "available_decisions" field in this mutation.
+func (m *ApprovalRequestMutation) AppendedAvailableDecisions() ([]string, bool) {
+	if len(m.appendavailable_decisions) == 0 {
+		return nil, false
+	}
+	return m.appendavailable_decisions, true
+}
+
+// ResetAvailableDecisions resets all changes to the "available_decisions" field.
+func (m *ApprovalRequestMutation) ResetAvailableDecisions() {
+	m.available_decisions = nil
+	m.appendavailable_decisions = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ApprovalRequestMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ApprovalRequestMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ApprovalRequestMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetResolvedAt sets the "resolved_at" field.
+func (m *ApprovalRequestMutation) SetResolvedAt(t time.Time) {
+	m.resolved_at = &t
+}
+
+// ResolvedAt returns the value of the "resolved_at" field in the mutation.
+func (m *ApprovalRequestMutation) ResolvedAt() (r time.Time, exists bool) {
+	v := m.resolved_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResolvedAt returns the old "resolved_at" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldResolvedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResolvedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResolvedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResolvedAt: %w", err)
+	}
+	return oldValue.ResolvedAt, nil
+}
+
+// ClearResolvedAt clears the value of the "resolved_at" field.
+func (m *ApprovalRequestMutation) ClearResolvedAt() {
+	m.resolved_at = nil
+	m.clearedFields[approvalrequest.FieldResolvedAt] = struct{}{}
+}
+
+// ResolvedAtCleared returns if the "resolved_at" field was cleared in this mutation.
+func (m *ApprovalRequestMutation) ResolvedAtCleared() bool {
+	_, ok := m.clearedFields[approvalrequest.FieldResolvedAt]
+	return ok
+}
+
+// ResetResolvedAt resets all changes to the "resolved_at" field.
+func (m *ApprovalRequestMutation) ResetResolvedAt() {
+	m.resolved_at = nil
+	delete(m.clearedFields, approvalrequest.FieldResolvedAt)
+}
+
+// SetDecision sets the "decision" field.
+func (m *ApprovalRequestMutation) SetDecision(a approvalrequest.Decision) {
+	m.decision = &a
+}
+
+// Decision returns the value of the "decision" field in the mutation.
+func (m *ApprovalRequestMutation) Decision() (r approvalrequest.Decision, exists bool) {
+	v := m.decision
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDecision returns the old "decision" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldDecision(ctx context.Context) (v *approvalrequest.Decision, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDecision is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDecision requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDecision: %w", err)
+	}
+	return oldValue.Decision, nil
+}
+
+// ClearDecision clears the value of the "decision" field.
+func (m *ApprovalRequestMutation) ClearDecision() {
+	m.decision = nil
+	m.clearedFields[approvalrequest.FieldDecision] = struct{}{}
+}
+
+// DecisionCleared returns if the "decision" field was cleared in this mutation.
+func (m *ApprovalRequestMutation) DecisionCleared() bool {
+	_, ok := m.clearedFields[approvalrequest.FieldDecision]
+	return ok
+}
+
+// ResetDecision resets all changes to the "decision" field.
+func (m *ApprovalRequestMutation) ResetDecision() {
+	m.decision = nil
+	delete(m.clearedFields, approvalrequest.FieldDecision)
+}
+
+// SetResolvedBy sets the "resolved_by" field.
+func (m *ApprovalRequestMutation) SetResolvedBy(s string) {
+	m.resolved_by = &s
+}
+
+// ResolvedBy returns the value of the "resolved_by" field in the mutation.
+func (m *ApprovalRequestMutation) ResolvedBy() (r string, exists bool) {
+	v := m.resolved_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResolvedBy returns the old "resolved_by" field's value of the ApprovalRequest entity.
+// If the ApprovalRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalRequestMutation) OldResolvedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResolvedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResolvedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResolvedBy: %w", err)
+	}
+	return oldValue.ResolvedBy, nil
+}
+
+// ResetResolvedBy resets all changes to the "resolved_by" field.
+func (m *ApprovalRequestMutation) ResetResolvedBy() {
+	m.resolved_by = nil
+}
+
+// SetSessionID sets the "session" edge to the AgentSession entity by id.
+func (m *ApprovalRequestMutation) SetSessionID(id string) {
+	m.session = &id
+}
+
+// ClearSession clears the "session" edge to the AgentSession entity.
+func (m *ApprovalRequestMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[approvalrequest.FieldAgentSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the AgentSession entity was cleared.
+func (m *ApprovalRequestMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionID returns the "session" edge ID in the mutation.
+func (m *ApprovalRequestMutation) SessionID() (id string, exists bool) {
+	if m.session != nil {
+		return *m.session, true
+	}
+	return
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *ApprovalRequestMutation) SessionIDs() (ids []string) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *ApprovalRequestMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the ApprovalRequestMutation builder.
+func (m *ApprovalRequestMutation) Where(ps ...predicate.ApprovalRequest) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ApprovalRequestMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ApprovalRequestMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ApprovalRequest, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ApprovalRequestMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ApprovalRequestMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ApprovalRequest).
+func (m *ApprovalRequestMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ApprovalRequestMutation) Fields() []string {
+	fields := make([]string, 0, 15)
+	if m.session != nil {
+		fields = append(fields, approvalrequest.FieldAgentSessionID)
+	}
+	if m.workspace_id != nil {
+		fields = append(fields, approvalrequest.FieldWorkspaceID)
+	}
+	if m.turn_id != nil {
+		fields = append(fields, approvalrequest.FieldTurnID)
+	}
+	if m.item_id != nil {
+		fields = append(fields, approvalrequest.FieldItemID)
+	}
+	if m.kind != nil {
+		fields = append(fields, approvalrequest.FieldKind)
+	}
+	if m.method != nil {
+		fields = append(fields, approvalrequest.FieldMethod)
+	}
+	if m.command != nil {
+		fields = append(fields, approvalrequest.FieldCommand)
+	}
+	if m.cwd != nil {
+		fields = append(fields, approvalrequest.FieldCwd)
+	}
+	if m.reason != nil {
+		fields = append(fields, approvalrequest.FieldReason)
+	}
+	if m.details != nil {
+		fields = append(fields, approvalrequest.FieldDetails)
+	}
+	if m.available_decisions != nil {
+		fields = append(fields, approvalrequest.FieldAvailableDecisions)
+	}
+	if m.created_at != nil {
+		fields = append(fields, approvalrequest.FieldCreatedAt)
+	}
+	if m.resolved_at != nil {
+		fields = append(fields, approvalrequest.FieldResolvedAt)
+	}
+	if m.decision != nil {
+		fields = append(fields, approvalrequest.FieldDecision)
+	}
+	if m.resolved_by != nil {
+		fields = append(fields, approvalrequest.FieldResolvedBy)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ApprovalRequestMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case approvalrequest.FieldAgentSessionID:
+		return m.AgentSessionID()
+	case approvalrequest.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case approvalrequest.FieldTurnID:
+		return m.TurnID()
+	case approvalrequest.FieldItemID:
+		return m.ItemID()
+	case approvalrequest.FieldKind:
+		return m.Kind()
+	case approvalrequest.FieldMethod:
+		return m.Method()
+	case approvalrequest.FieldCommand:
+		return m.Command()
+	case approvalrequest.FieldCwd:
+		return m.Cwd()
+	case approvalrequest.FieldReason:
+		return m.Reason()
+	case approvalrequest.FieldDetails:
+		return m.Details()
+	case approvalrequest.FieldAvailableDecisions:
+		return m.AvailableDecisions()
+	case approvalrequest.FieldCreatedAt:
+		return m.CreatedAt()
+	case approvalrequest.FieldResolvedAt:
+		return m.ResolvedAt()
+	case approvalrequest.FieldDecision:
+		return m.Decision()
+	case approvalrequest.FieldResolvedBy:
+		return m.ResolvedBy()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ApprovalRequestMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case approvalrequest.FieldAgentSessionID:
+		return m.OldAgentSessionID(ctx)
+	case approvalrequest.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case approvalrequest.FieldTurnID:
+		return m.OldTurnID(ctx)
+	case approvalrequest.FieldItemID:
+		return m.OldItemID(ctx)
+	case approvalrequest.FieldKind:
+		return m.OldKind(ctx)
+	case approvalrequest.FieldMethod:
+		return m.OldMethod(ctx)
+	case approvalrequest.FieldCommand:
+		return m.OldCommand(ctx)
+	case approvalrequest.FieldCwd:
+		return m.OldCwd(ctx)
+	case approvalrequest.FieldReason:
+		return m.OldReason(ctx)
+	case approvalrequest.FieldDetails:
+		return m.OldDetails(ctx)
+	case approvalrequest.FieldAvailableDecisions:
+		return m.OldAvailableDecisions(ctx)
+	case approvalrequest.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case approvalrequest.FieldResolvedAt:
+		return m.OldResolvedAt(ctx)
+	case approvalrequest.FieldDecision:
+		return m.OldDecision(ctx)
+	case approvalrequest.FieldResolvedBy:
+		return m.OldResolvedBy(ctx)
+	}
+	return nil, fmt.Errorf("unknown ApprovalRequest field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ApprovalRequestMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case approvalrequest.FieldAgentSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentSessionID(v)
+		return nil
+	case approvalrequest.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case approvalrequest.FieldTurnID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTurnID(v)
+		return nil
+	case approvalrequest.FieldItemID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetItemID(v)
+		return nil
+	case approvalrequest.FieldKind:
+		v, ok := value.(approvalrequest.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case approvalrequest.FieldMethod:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMethod(v)
+		return nil
+	case approvalrequest.FieldCommand:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCommand(v)
+		return nil
+	case approvalrequest.FieldCwd:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCwd(v)
+		return nil
+	case approvalrequest.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
+		return nil
+	case approvalrequest.FieldDetails:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDetails(v)
+		return nil
+	case approvalrequest.FieldAvailableDecisions:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAvailableDecisions(v)
+		return nil
+	case approvalrequest.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case approvalrequest.FieldResolvedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResolvedAt(v)
+		return nil
+	case approvalrequest.FieldDecision:
+		v, ok := value.(approvalrequest.Decision)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDecision(v)
+		return nil
+	case approvalrequest.FieldResolvedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResolvedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ApprovalRequest field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ApprovalRequestMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ApprovalRequestMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ApprovalRequestMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown ApprovalRequest numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ApprovalRequestMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(approvalrequest.FieldDetails) {
+		fields = append(fields, approvalrequest.FieldDetails)
+	}
+	if m.FieldCleared(approvalrequest.FieldResolvedAt) {
+		fields = append(fields, approvalrequest.FieldResolvedAt)
+	}
+	if m.FieldCleared(approvalrequest.FieldDecision) {
+		fields = append(fields, approvalrequest.FieldDecision)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ApprovalRequestMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ApprovalRequestMutation) ClearField(name string) error {
+	switch name {
+	case approvalrequest.FieldDetails:
+		m.ClearDetails()
+		return nil
+	case approvalrequest.FieldResolvedAt:
+		m.ClearResolvedAt()
+		return nil
+	case approvalrequest.FieldDecision:
+		m.ClearDecision()
+		return nil
+	}
+	return fmt.Errorf("unknown ApprovalRequest nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ApprovalRequestMutation) ResetField(name string) error {
+	switch name {
+	case approvalrequest.FieldAgentSessionID:
+		m.ResetAgentSessionID()
+		return nil
+	case approvalrequest.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case approvalrequest.FieldTurnID:
+		m.ResetTurnID()
+		return nil
+	case approvalrequest.FieldItemID:
+		m.ResetItemID()
+		return nil
+	case approvalrequest.FieldKind:
+		m.ResetKind()
+		return nil
+	case approvalrequest.FieldMethod:
+		m.ResetMethod()
+		return nil
+	case approvalrequest.FieldCommand:
+		m.ResetCommand()
+		return nil
+	case approvalrequest.FieldCwd:
+		m.ResetCwd()
+		return nil
+	case approvalrequest.FieldReason:
+		m.ResetReason()
+		return nil
+	case approvalrequest.FieldDetails:
+		m.ResetDetails()
+		return nil
+	case approvalrequest.FieldAvailableDecisions:
+		m.ResetAvailableDecisions()
+		return nil
+	case approvalrequest.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case approvalrequest.FieldResolvedAt:
+		m.ResetResolvedAt()
+		return nil
+	case approvalrequest.FieldDecision:
+		m.ResetDecision()
+		return nil
+	case approvalrequest.FieldResolvedBy:
+		m.ResetResolvedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown ApprovalRequest field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ApprovalRequestMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, approvalrequest.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ApprovalRequestMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case approvalrequest.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ApprovalRequestMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ApprovalRequestMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ApprovalRequestMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, approvalrequest.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ApprovalRequestMutation) EdgeCleared(name string) bool {
+	switch name {
+	case approvalrequest.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ApprovalRequestMutation) ClearEdge(name string) error {
+	switch name {
+	case approvalrequest.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown ApprovalRequest unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ApprovalRequestMutation) ResetEdge(name string) error {
+	switch name {
+	case approvalrequest.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown ApprovalRequest edge %s", name)
 }
 
 // MessageMutation represents an operation that mutates the Message nodes in the graph.

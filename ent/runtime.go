@@ -5,6 +5,7 @@ package ent
 import (
 	"time"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/approvalrequest"
 	"tuttid/ent/message"
 	"tuttid/ent/schema"
 	"tuttid/ent/sessionfork"
@@ -64,6 +65,52 @@ func init() {
 	agentsessionDescID := agentsessionFields[0].Descriptor()
 	// agentsession.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	agentsession.IDValidator = agentsessionDescID.Validators[0].(func(string) error)
+	approvalrequestFields := schema.ApprovalRequest{}.Fields()
+	_ = approvalrequestFields
+	// approvalrequestDescAgentSessionID is the schema descriptor for agent_session_id field.
+	approvalrequestDescAgentSessionID := approvalrequestFields[1].Descriptor()
+	// approvalrequest.AgentSessionIDValidator is a validator for the "agent_session_id" field. It is called by the builders before save.
+	approvalrequest.AgentSessionIDValidator = approvalrequestDescAgentSessionID.Validators[0].(func(string) error)
+	// approvalrequestDescWorkspaceID is the schema descriptor for workspace_id field.
+	approvalrequestDescWorkspaceID := approvalrequestFields[2].Descriptor()
+	// approvalrequest.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	approvalrequest.WorkspaceIDValidator = approvalrequestDescWorkspaceID.Validators[0].(func(string) error)
+	// approvalrequestDescTurnID is the schema descriptor for turn_id field.
+	approvalrequestDescTurnID := approvalrequestFields[3].Descriptor()
+	// approvalrequest.DefaultTurnID holds the default value on creation for the turn_id field.
+	approvalrequest.DefaultTurnID = approvalrequestDescTurnID.Default.(string)
+	// approvalrequestDescItemID is the schema descriptor for item_id field.
+	approvalrequestDescItemID := approvalrequestFields[4].Descriptor()
+	// approvalrequest.DefaultItemID holds the default value on creation for the item_id field.
+	approvalrequest.DefaultItemID = approvalrequestDescItemID.Default.(string)
+	// approvalrequestDescMethod is the schema descriptor for method field.
+	approvalrequestDescMethod := approvalrequestFields[6].Descriptor()
+	// approvalrequest.DefaultMethod holds the default value on creation for the method field.
+	approvalrequest.DefaultMethod = approvalrequestDescMethod.Default.(string)
+	// approvalrequestDescCommand is the schema descriptor for command field.
+	approvalrequestDescCommand := approvalrequestFields[7].Descriptor()
+	// approvalrequest.DefaultCommand holds the default value on creation for the command field.
+	approvalrequest.DefaultCommand = approvalrequestDescCommand.Default.(string)
+	// approvalrequestDescCwd is the schema descriptor for cwd field.
+	approvalrequestDescCwd := approvalrequestFields[8].Descriptor()
+	// approvalrequest.DefaultCwd holds the default value on creation for the cwd field.
+	approvalrequest.DefaultCwd = approvalrequestDescCwd.Default.(string)
+	// approvalrequestDescReason is the schema descriptor for reason field.
+	approvalrequestDescReason := approvalrequestFields[9].Descriptor()
+	// approvalrequest.DefaultReason holds the default value on creation for the reason field.
+	approvalrequest.DefaultReason = approvalrequestDescReason.Default.(string)
+	// approvalrequestDescCreatedAt is the schema descriptor for created_at field.
+	approvalrequestDescCreatedAt := approvalrequestFields[12].Descriptor()
+	// approvalrequest.DefaultCreatedAt holds the default value on creation for the created_at field.
+	approvalrequest.DefaultCreatedAt = approvalrequestDescCreatedAt.Default.(func() time.Time)
+	// approvalrequestDescResolvedBy is the schema descriptor for resolved_by field.
+	approvalrequestDescResolvedBy := approvalrequestFields[15].Descriptor()
+	// approvalrequest.DefaultResolvedBy holds the default value on creation for the resolved_by field.
+	approvalrequest.DefaultResolvedBy = approvalrequestDescResolvedBy.Default.(string)
+	// approvalrequestDescID is the schema descriptor for id field.
+	approvalrequestDescID := approvalrequestFields[0].Descriptor()
+	// approvalrequest.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	approvalrequest.IDValidator = approvalrequestDescID.Validators[0].(func(string) error)
 	messageFields := schema.Message{}.Fields()
 	_ = messageFields
 	// messageDescMessageID is the schema descriptor for message_id field.

@@ -16,6 +16,8 @@ type Tx struct {
 	config
 	// AgentSession is the client for interacting with the AgentSession builders.
 	AgentSession *AgentSessionClient
+	// ApprovalRequest is the client for interacting with the ApprovalRequest builders.
+	ApprovalRequest *ApprovalRequestClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
 	// SessionFork is the client for interacting with the SessionFork builders.
@@ -156,6 +158,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.AgentSession = NewAgentSessionClient(tx.config)
+	tx.ApprovalRequest = NewApprovalRequestClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)
 	tx.SessionFork = NewSessionForkClient(tx.config)
 	tx.Turn = NewTurnClient(tx.config)

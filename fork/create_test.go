@@ -217,12 +217,12 @@ func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
 			name: "from a turn, every setting overridden, hidden", lastTurnID: "t1",
 			override: session.SettingsOverride{
 				Model: ptr("gpt-5-codex"), ReasoningEffort: ptr("high"), PermissionModeID: ptr(agent.PermissionReadOnly),
-				PlanMode: ptr(true), BrowserUse: ptr(false), ComputerUse: ptr(true),
+				PlanMode: ptr(true), BrowserUse: ptr(true), ComputerUse: ptr(false),
 			},
 			visible: ptr(false),
 			wantSettings: func(agent.ComposerSettings) agent.ComposerSettings {
 				return agent.ComposerSettings{Model: "gpt-5-codex", ReasoningEffort: "high",
-					PermissionModeID: agent.PermissionReadOnly, PlanMode: true, BrowserUse: false, ComputerUse: true}
+					PermissionModeID: agent.PermissionReadOnly, PlanMode: true, BrowserUse: true, ComputerUse: false}
 			},
 			wantVisible: false,
 		},

@@ -143,4 +143,8 @@ func (f *fakeRuntime) Events() <-chan agent.Event { return f.events }
 
 func (f *fakeRuntime) Health(ctx context.Context) error { return nil }
 
+func (f *fakeRuntime) RespondToApproval(ctx context.Context, in agent.ApprovalResponse) error {
+	return agent.ErrApprovalNotPending
+}
+
 var _ agent.Runtime = (*fakeRuntime)(nil)

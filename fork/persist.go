@@ -58,10 +58,17 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			"forkedAtUnixMs":              forkedAt.UnixMilli(),
 			"forkMessageSource":           source,
 		}
+		// The child is what the provider says it is: its model, model
+		// provider and cwd come from the fork's response.
+		rc = session.WithThreadMetadata(rc, p.rf.Session)
+		cwd := p.rf.Session.Cwd
+		if cwd == "" {
+			cwd = p.parent.Cwd
+		}
 		child, err = tx.AgentSession.Create().
 			SetID(p.childID).SetWorkspaceID(p.parent.WorkspaceID).SetProvider(p.parent.Provider).
 			SetProviderSessionID(p.rf.Session.ProviderSessionID).SetTitle(p.title).
-			SetStatus(childStatus(p.rf.Session.Status)).SetVisible(p.visible).SetCwd(p.parent.Cwd).
+			SetStatus(childStatus(p.rf.Session.Status)).SetVisible(p.visible).SetCwd(cwd).
 			SetSettings(p.settings).SetRuntimeContext(rc).
 			SetCreatedAt(now).SetUpdatedAt(now).
 			Save(ctx)

@@ -73,6 +73,7 @@ func TestForkRejectsBeforeCallingProvider(t *testing.T) {
 		}, func(in *fork.Input) { in.TargetAgentSessionID = "taken" }, apperr.ForkTargetConflict},
 		{"targetAgentSessionId equal to the parent's", defaultSetup, func(in *fork.Input) { in.TargetAgentSessionID = parentID }, apperr.ForkTargetConflict},
 		{"empty requestId", defaultSetup, func(in *fork.Input) { in.RequestID = "" }, apperr.InvalidInput},
+		{"computerUse (Codex's app-server has none)", defaultSetup, func(in *fork.Input) { in.Settings.ComputerUse = ptr(true) }, apperr.InvalidInput},
 		{"blank requestId", defaultSetup, func(in *fork.Input) { in.RequestID = "   " }, apperr.InvalidInput},
 		{"requestId with a space", defaultSetup, func(in *fork.Input) { in.RequestID = "req 1" }, apperr.InvalidInput},
 		{"over-long requestId", defaultSetup, func(in *fork.Input) { in.RequestID = long }, apperr.InvalidInput},

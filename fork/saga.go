@@ -71,7 +71,8 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	rf, err := s.providerFork(ctx, parent, agent.RuntimeForkInput{
 		WorkspaceID: in.WorkspaceID, SourceAgentSessionID: parent.ID, TargetAgentSessionID: childID,
 		Provider: parent.Provider, SourceProviderSessionID: parent.ProviderSessionID, Cwd: parent.Cwd,
-		Settings: settings, LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
+		Settings: settings, ModelProvider: session.ModelProviderOf(parent),
+		LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
 	})
 	if err != nil {
 		return nil, providerErr(err, in)
@@ -272,7 +273,7 @@ func (s *Service) providerFork(ctx context.Context, parent *ent.AgentSession, in
 	if qerr != nil || hasTurns {
 		return rf, err
 	}
-	rs, serr := s.rt.Start(ctx, agent.StartInput{Provider: in.Provider, Cwd: in.Cwd, Settings: in.Settings})
+	rs, serr := s.rt.Start(ctx, agent.StartInput{Provider: in.Provider, Cwd: in.Cwd, Settings: in.Settings, ModelProvider: in.ModelProvider})
 	if serr != nil {
 		return agent.RuntimeForkResult{}, serr
 	}

@@ -36,6 +36,9 @@ const guiWait = 20 * time.Second
 // open (until interrupted) so that it stays IN_PROGRESS.
 const slowPrompt = "please take your time"
 
+// approvalPrompt makes the model ask to run a command outside the sandbox.
+const approvalPrompt = "run it outside"
+
 const slowFirstChunk = "Streaming the first words"
 
 func chromiumPath(t *testing.T) string {
@@ -337,6 +340,9 @@ func TestGUI(t *testing.T) {
 		if r.LastUserText() == slowPrompt {
 			return codextest.Reply{Chunks: []string{slowFirstChunk, " and the rest"}, Delay: time.Minute}
 		}
+		if r.LastUserText() == approvalPrompt {
+			return escalateOnce("echo gui-approved-31")(r)
+		}
 		return codextest.DefaultReply(r)
 	})
 	browser := startBrowser(t)
@@ -376,6 +382,25 @@ func TestGUI(t *testing.T) {
 		tb.run("wait for the interrupted turn", chromedp.WaitVisible(chromedp.CSS(
 			activeSel(parentID)+`[data-status="READY"] [data-testid="turn"][data-status="INTERRUPTED"]`)))
 	}
+
+	// The agent asks to leave the sandbox; the person allows it in the
+	// conversation and the reply shows the command's output.
+	t.Run("ApproveCommand", func(t *testing.T) {
+		_, tb, _, parentID, _ := setup(t, "hello")
+		tb.run("type and send",
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), approvalPrompt),
+			chromedp.Click(chromedp.CSS(`[data-testid="send"]`)),
+		)
+		tb.run("the request is shown", chromedp.WaitVisible(chromedp.CSS(
+			activeSel(parentID)+` [data-testid="approval"][data-kind="COMMAND"]`)))
+		tb.click("allow", activeSel(parentID)+` [data-testid="approval-decision"][data-decision="ACCEPT"]`)
+		tb.waitJS("the reply with the output", fmt.Sprintf(`(() => {
+		  const s = document.querySelector(%q);
+		  return !!s && s.dataset.status === "READY" && !s.querySelector('[data-testid="approval"]') &&
+		    [...s.querySelectorAll('[data-testid="message"][data-role="assistant"]')].some((m) => m.textContent.includes("gui-approved-31"));
+		})()`, activeSel(parentID)))
+		tb.noError()
+	})
 
 	t.Run("CreateWorkspaceAndSession", func(t *testing.T) {
 		h := shared.forGUI(t)

@@ -227,3 +227,6 @@ func (idleRuntime) Fork(context.Context, agent.RuntimeForkInput) (agent.RuntimeF
 func (idleRuntime) Archive(context.Context, string, string) error { return nil }
 func (idleRuntime) Events() <-chan agent.Event                    { return nil }
 func (idleRuntime) Health(context.Context) error                  { return nil }
+func (idleRuntime) RespondToApproval(context.Context, agent.ApprovalResponse) error {
+	return errIdle
+}

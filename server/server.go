@@ -89,7 +89,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{Store: st, log: log, closeRT: func() error { return nil }}
 	s.Runtime = cfg.Runtime
 	if s.Runtime == nil {
-		rt := codex.New(codex.Config{Bin: cfg.CodexBin, Env: cfg.CodexEnv, Logger: log, ClientVersion: cfg.Version})
+		rt := codex.New(codex.Config{Bin: cfg.CodexBin, Env: cfg.CodexEnv, Logger: log, ClientVersion: cfg.Version,
+			// planMode reaches Codex as its (experimental) plan collaboration mode.
+			ExperimentalPlanMode: true})
 		if err := rt.Launch(ctx); err != nil {
 			log.WarnContext(ctx, "codex app-server unavailable; retrying in the background", "err", err)
 		}

@@ -72,9 +72,20 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 			return errors.New("item event without a message")
 		}
 		return s.onItem(ctx, a, *e.Message)
+	case agent.EventApprovalRequested:
+		if e.Approval == nil {
+			return errors.New("approval event without a request")
+		}
+		return s.onApprovalRequested(ctx, a, *e.Approval)
+	case agent.EventApprovalResolved:
+		if e.Resolution == nil {
+			return errors.New("approval event without a resolution")
+		}
+		_, err := s.resolveApproval(ctx, a, e.Resolution.ID, e.Resolution.Decision, e.Resolution.By)
+		return err
 	case agent.EventMessageDelta:
 		s.publish(ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: a.WorkspaceID,
-			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID})
+			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID, DeltaKind: e.ItemKind})
 		return nil
 	}
 	s.log.DebugContext(ctx, "runtime event kind not handled", "kind", e.Kind)
@@ -145,6 +156,11 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 		status = turn.StatusINTERRUPTED
 	case agent.TurnFailed:
 		status = turn.StatusFAILED
+	}
+	// Requests still waiting end with their turn, as CANCEL, before the
+	// turn's end is published.
+	if err := s.cancelPendingApprovals(ctx, a, e.TurnID, "turn_ended"); err != nil {
+		return err
 	}
 	return s.completeTurn(ctx, a, e.TurnID, status, e.Error)
 }

@@ -58,7 +58,7 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 		SetID(s.newID()).SetWorkspaceID(w.ID).SetProvider(agent.ProviderCodex).
 		SetProviderSessionID(rs.ProviderSessionID).SetTitle(title).
 		SetStatus(agentsession.StatusREADY).SetVisible(visible).SetCwd(cwd).
-		SetSettings(settings).SetRuntimeContext(map[string]any{}).
+		SetSettings(settings).SetRuntimeContext(WithThreadMetadata(nil, rs)).
 		SetCreatedAt(now).SetUpdatedAt(now).
 		Save(ctx)
 	if err != nil {
@@ -110,6 +110,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	ctx = context.WithoutCancel(ctx)
 	rt, err := s.rt.SendTurn(ctx, agent.SendTurnInput{
 		Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, Cwd: a.Cwd, Settings: a.Settings, Text: text,
+		ModelProvider: ModelProviderOf(a),
 	})
 	if err != nil {
 		s.releaseClaim(ctx, a)

@@ -25,6 +25,10 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		SetStatus("failed").SetUpdatedAt(now).Exec(ctx); err != nil {
 		return storageErr(err, "close the items of the previous run")
 	}
+	approvals, err := s.cancelApprovalsOfPreviousRun(ctx, now)
+	if err != nil {
+		return err
+	}
 	sessions, err := s.store.Client.AgentSession.Update().
 		Where(agentsession.StatusEQ(agentsession.StatusWORKING)).
 		SetStatus(agentsession.StatusREADY).SetUpdatedAt(now).
@@ -32,8 +36,8 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	if err != nil {
 		return storageErr(err, "reset the sessions of the previous run")
 	}
-	if turns > 0 || sessions > 0 {
-		s.log.WarnContext(ctx, "closed work left running by the previous run", "turns_failed", turns, "sessions_ready", sessions)
+	if turns > 0 || sessions > 0 || approvals > 0 {
+		s.log.WarnContext(ctx, "closed work left running by the previous run", "turns_failed", turns, "sessions_ready", sessions, "approvals_cancelled", approvals)
 	}
 	return nil
 }

@@ -102,6 +102,9 @@ func CheckSettings(s agent.ComposerSettings) error {
 		return apperr.New(apperr.InvalidInput, "settings.reasoningEffort %q is not one of %s",
 			s.ReasoningEffort, strings.Join(agent.ReasoningEfforts(), ", "))
 	}
+	if s.ComputerUse {
+		return apperr.New(apperr.InvalidInput, "settings.%s", agent.ComputerUseUnsupported)
+	}
 	if s.PermissionModeID != "" && !slices.Contains(agent.PermissionModes(), s.PermissionModeID) {
 		return apperr.New(apperr.InvalidInput, "settings.permissionModeId %q is not one of %s",
 			s.PermissionModeID, strings.Join(agent.PermissionModes(), ", "))

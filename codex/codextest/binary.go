@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -88,3 +89,21 @@ func checkExecutable(p string) error {
 	}
 	return nil
 }
+
+// RecordingBinary returns an executable that runs Binary(t) with the same
+// arguments and appends everything written to its stdin (the client's
+// JSON-RPC messages, one a line) to record.
+func RecordingBinary(t testing.TB) (bin, record string) {
+	t.Helper()
+	real := Binary(t)
+	dir := t.TempDir()
+	record = filepath.Join(dir, "client.jsonl")
+	bin = filepath.Join(dir, "codex")
+	script := "#!/bin/sh\ntee -a " + shellQuote(record) + " | " + shellQuote(real) + " \"$@\"\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin, record
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -76,3 +76,25 @@ func NewCodexHome(t testing.TB, modelURL string) string {
 	}
 	return dir
 }
+
+// StrictWorkspaceWrite is TOML to append to Config: the workspace-write
+// sandbox then leaves /tmp and $TMPDIR out of its writable roots, so a write
+// to another t.TempDir is outside the sandbox and Codex asks for it.
+const StrictWorkspaceWrite = `
+[sandbox_workspace_write]
+exclude_slash_tmp = true
+exclude_tmpdir_env_var = true
+`
+
+// AppendConfig appends TOML to dir/config.toml.
+func AppendConfig(t testing.TB, dir, toml string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(toml); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -201,6 +201,12 @@ func (r Request) FunctionCallOutputs() []FunctionCallOutput {
 	return out
 }
 
+// AfterToolCall reports whether the request follows a tool call of the same
+// turn: its last input item is a function_call_output.
+func (r Request) AfterToolCall() bool {
+	return len(r.items) > 0 && r.items[len(r.items)-1].Type == "function_call_output"
+}
+
 // HasFunctionCallOutputFor reports whether input answers the given call id.
 func (r Request) HasFunctionCallOutputFor(callID string) bool {
 	for _, o := range r.FunctionCallOutputs() {
@@ -317,6 +323,33 @@ type FunctionCall struct {
 	Arguments string
 	// CallID defaults to "call_<Seq>". Codex uses it as the approval's itemId.
 	CallID string
+	// SandboxPermissions and Justification go into exec_command's
+	// arguments when set (with Cmd). "require_escalated" plus a
+	// justification is how the model asks to leave the sandbox: under
+	// approvalPolicy "on-request" Codex then asks the client.
+	SandboxPermissions string
+	Justification      string
+}
+
+// EscalatedCommand is an exec_command call that asks to run cmd outside
+// the sandbox, with a justification: in workspace-write / on-request Codex
+// sends item/commandExecution/requestApproval for it (verified on 0.169.0).
+func EscalatedCommand(cmd, justification string) *FunctionCall {
+	return &FunctionCall{Cmd: cmd, SandboxPermissions: "require_escalated", Justification: justification}
+}
+
+// PatchCommand is an exec_command call running apply_patch that adds a
+// file at path with the given lines. Codex intercepts it as a fileChange
+// item; a path outside the writable roots makes it ask with
+// item/fileChange/requestApproval (see StrictWorkspaceWrite).
+func PatchCommand(path string, lines ...string) *FunctionCall {
+	var b strings.Builder
+	b.WriteString("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: " + path + "\n")
+	for _, l := range lines {
+		b.WriteString("+" + l + "\n")
+	}
+	b.WriteString("*** End Patch\nEOF\n")
+	return &FunctionCall{Cmd: b.String()}
 }
 
 // DefaultChunks is how many deltas a Reply's Text is cut into.
@@ -620,7 +653,14 @@ func (f *FunctionCall) arguments() string {
 	if f.Arguments != "" {
 		return f.Arguments
 	}
-	b, _ := json.Marshal(map[string]string{"cmd": f.Cmd})
+	args := map[string]string{"cmd": f.Cmd}
+	if f.SandboxPermissions != "" {
+		args["sandbox_permissions"] = f.SandboxPermissions
+	}
+	if f.Justification != "" {
+		args["justification"] = f.Justification
+	}
+	b, _ := json.Marshal(args)
 	return string(b)
 }
 

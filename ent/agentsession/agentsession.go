@@ -47,6 +47,8 @@ const (
 	EdgeMessages = "messages"
 	// EdgeTurns holds the string denoting the turns edge name in mutations.
 	EdgeTurns = "turns"
+	// EdgeApprovals holds the string denoting the approvals edge name in mutations.
+	EdgeApprovals = "approvals"
 	// EdgeForkOrigin holds the string denoting the fork_origin edge name in mutations.
 	EdgeForkOrigin = "fork_origin"
 	// EdgeForkChildren holds the string denoting the fork_children edge name in mutations.
@@ -57,6 +59,8 @@ const (
 	MessageFieldID = "id"
 	// TurnFieldID holds the string denoting the ID field of the Turn.
 	TurnFieldID = "id"
+	// ApprovalRequestFieldID holds the string denoting the ID field of the ApprovalRequest.
+	ApprovalRequestFieldID = "approval_id"
 	// SessionForkFieldID holds the string denoting the ID field of the SessionFork.
 	SessionForkFieldID = "id"
 	// Table holds the table name of the agentsession in the database.
@@ -82,6 +86,13 @@ const (
 	TurnsInverseTable = "workspace_agent_turns"
 	// TurnsColumn is the table column denoting the turns relation/edge.
 	TurnsColumn = "agent_session_id"
+	// ApprovalsTable is the table that holds the approvals relation/edge.
+	ApprovalsTable = "workspace_agent_approvals"
+	// ApprovalsInverseTable is the table name for the ApprovalRequest entity.
+	// It exists in this package in order to avoid circular dependency with the "approvalrequest" package.
+	ApprovalsInverseTable = "workspace_agent_approvals"
+	// ApprovalsColumn is the table column denoting the approvals relation/edge.
+	ApprovalsColumn = "agent_session_id"
 	// ForkOriginTable is the table that holds the fork_origin relation/edge.
 	ForkOriginTable = "workspace_agent_session_forks"
 	// ForkOriginInverseTable is the table name for the SessionFork entity.
@@ -279,6 +290,20 @@ func ByTurns(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// ByApprovalsCount orders the results by approvals count.
+func ByApprovalsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newApprovalsStep(), opts...)
+	}
+}
+
+// ByApprovals orders the results by approvals terms.
+func ByApprovals(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newApprovalsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByForkOriginField orders the results by fork_origin field.
 func ByForkOriginField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -318,6 +343,13 @@ func newTurnsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(TurnsInverseTable, TurnFieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, TurnsTable, TurnsColumn),
+	)
+}
+func newApprovalsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ApprovalsInverseTable, ApprovalRequestFieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, ApprovalsTable, ApprovalsColumn),
 	)
 }
 func newForkOriginStep() *sqlgraph.Step {

@@ -679,6 +679,29 @@ func HasTurnsWith(preds ...predicate.Turn) predicate.AgentSession {
 	})
 }
 
+// HasApprovals applies the HasEdge predicate on the "approvals" edge.
+func HasApprovals() predicate.AgentSession {
+	return predicate.AgentSession(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ApprovalsTable, ApprovalsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasApprovalsWith applies the HasEdge predicate on the "approvals" edge with a given conditions (other predicates).
+func HasApprovalsWith(preds ...predicate.ApprovalRequest) predicate.AgentSession {
+	return predicate.AgentSession(func(s *sql.Selector) {
+		step := newApprovalsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasForkOrigin applies the HasEdge predicate on the "fork_origin" edge.
 func HasForkOrigin() predicate.AgentSession {
 	return predicate.AgentSession(func(s *sql.Selector) {

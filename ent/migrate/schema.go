@@ -52,6 +52,51 @@ var (
 			},
 		},
 	}
+	// WorkspaceAgentApprovalsColumns holds the columns for the "workspace_agent_approvals" table.
+	WorkspaceAgentApprovalsColumns = []*schema.Column{
+		{Name: "approval_id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "turn_id", Type: field.TypeString, Default: ""},
+		{Name: "item_id", Type: field.TypeString, Default: ""},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"COMMAND", "FILE_CHANGE", "PERMISSIONS", "USER_INPUT", "MCP_ELICITATION"}},
+		{Name: "method", Type: field.TypeString, Default: ""},
+		{Name: "command", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "cwd", Type: field.TypeString, Default: ""},
+		{Name: "reason", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "details_json", Type: field.TypeJSON, Nullable: true},
+		{Name: "available_decisions", Type: field.TypeJSON},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "resolved_at", Type: field.TypeTime, Nullable: true},
+		{Name: "decision", Type: field.TypeEnum, Nullable: true, Enums: []string{"ACCEPT", "ACCEPT_FOR_SESSION", "ACCEPT_ALWAYS", "DECLINE", "CANCEL"}},
+		{Name: "resolved_by", Type: field.TypeString, Default: ""},
+		{Name: "agent_session_id", Type: field.TypeString},
+	}
+	// WorkspaceAgentApprovalsTable holds the schema information for the "workspace_agent_approvals" table.
+	WorkspaceAgentApprovalsTable = &schema.Table{
+		Name:       "workspace_agent_approvals",
+		Columns:    WorkspaceAgentApprovalsColumns,
+		PrimaryKey: []*schema.Column{WorkspaceAgentApprovalsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "workspace_agent_approvals_workspace_agent_sessions_approvals",
+				Columns:    []*schema.Column{WorkspaceAgentApprovalsColumns[15]},
+				RefColumns: []*schema.Column{WorkspaceAgentSessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "approvalrequest_agent_session_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentApprovalsColumns[15], WorkspaceAgentApprovalsColumns[11]},
+			},
+			{
+				Name:    "approvalrequest_resolved_at",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentApprovalsColumns[12]},
+			},
+		},
+	}
 	// WorkspaceAgentMessagesColumns holds the columns for the "workspace_agent_messages" table.
 	WorkspaceAgentMessagesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -198,6 +243,7 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		WorkspaceAgentSessionsTable,
+		WorkspaceAgentApprovalsTable,
 		WorkspaceAgentMessagesTable,
 		WorkspaceAgentSessionForksTable,
 		WorkspaceAgentTurnsTable,
@@ -209,6 +255,10 @@ func init() {
 	WorkspaceAgentSessionsTable.ForeignKeys[0].RefTable = WorkspacesTable
 	WorkspaceAgentSessionsTable.Annotation = &entsql.Annotation{
 		Table: "workspace_agent_sessions",
+	}
+	WorkspaceAgentApprovalsTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
+	WorkspaceAgentApprovalsTable.Annotation = &entsql.Annotation{
+		Table: "workspace_agent_approvals",
 	}
 	WorkspaceAgentMessagesTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
 	WorkspaceAgentMessagesTable.Annotation = &entsql.Annotation{

@@ -9,6 +9,9 @@ import (
 // AgentSession is the predicate function for agentsession builders.
 type AgentSession func(*sql.Selector)
 
+// ApprovalRequest is the predicate function for approvalrequest builders.
+type ApprovalRequest func(*sql.Selector)
+
 // Message is the predicate function for message builders.
 type Message func(*sql.Selector)
 

@@ -54,6 +54,8 @@ func (AgentSession) Edges() []ent.Edge {
 			Annotations(entsql.OnDelete(entsql.Cascade)),
 		edge.To("turns", Turn.Type).
 			Annotations(entsql.OnDelete(entsql.Cascade)),
+		edge.To("approvals", ApprovalRequest.Type).
+			Annotations(entsql.OnDelete(entsql.Cascade)),
 		// fork_origin is the lineage row where this session is the child.
 		edge.To("fork_origin", SessionFork.Type).Unique().
 			Annotations(entsql.OnDelete(entsql.Cascade)),

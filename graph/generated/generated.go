@@ -35,6 +35,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	ActivityEvent() ActivityEventResolver
 	AgentSession() AgentSessionResolver
+	ApprovalRequest() ApprovalRequestResolver
 	ComposerSettings() ComposerSettingsResolver
 	ForkPoint() ForkPointResolver
 	Message() MessageResolver
@@ -52,8 +53,10 @@ type DirectiveRoot struct {
 type ComplexityRoot struct {
 	ActivityEvent struct {
 		AgentSessionID func(childComplexity int) int
+		Approval       func(childComplexity int) int
 		At             func(childComplexity int) int
 		Delta          func(childComplexity int) int
+		DeltaKind      func(childComplexity int) int
 		Fork           func(childComplexity int) int
 		Kind           func(childComplexity int) int
 		Message        func(childComplexity int) int
@@ -66,6 +69,7 @@ type ComplexityRoot struct {
 
 	AgentSession struct {
 		Ancestors         func(childComplexity int) int
+		Approvals         func(childComplexity int) int
 		Archived          func(childComplexity int) int
 		Children          func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
@@ -77,6 +81,7 @@ type ComplexityRoot struct {
 		ID                func(childComplexity int) int
 		Messages          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Parent            func(childComplexity int) int
+		PendingApprovals  func(childComplexity int) int
 		Provider          func(childComplexity int) int
 		ProviderSessionID func(childComplexity int) int
 		RuntimeContext    func(childComplexity int) int
@@ -98,6 +103,22 @@ type ComplexityRoot struct {
 	AgentSessionEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ApprovalRequest struct {
+		AgentSessionID     func(childComplexity int) int
+		AvailableDecisions func(childComplexity int) int
+		Command            func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		Cwd                func(childComplexity int) int
+		Decision           func(childComplexity int) int
+		Details            func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		ItemID             func(childComplexity int) int
+		Kind               func(childComplexity int) int
+		Reason             func(childComplexity int) int
+		ResolvedAt         func(childComplexity int) int
+		TurnID             func(childComplexity int) int
 	}
 
 	ComposerSettings struct {
@@ -151,13 +172,14 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CreateWorkspace func(childComplexity int, input model.CreateWorkspaceInput) int
-		DeleteSession   func(childComplexity int, input model.DeleteSessionInput) int
-		ForkSession     func(childComplexity int, input model.ForkSessionInput) int
-		InterruptTurn   func(childComplexity int, input model.InterruptTurnInput) int
-		SendMessage     func(childComplexity int, input model.SendMessageInput) int
-		StartSession    func(childComplexity int, input model.StartSessionInput) int
-		UpdateSession   func(childComplexity int, input model.UpdateSessionInput) int
+		CreateWorkspace   func(childComplexity int, input model.CreateWorkspaceInput) int
+		DeleteSession     func(childComplexity int, input model.DeleteSessionInput) int
+		ForkSession       func(childComplexity int, input model.ForkSessionInput) int
+		InterruptTurn     func(childComplexity int, input model.InterruptTurnInput) int
+		RespondToApproval func(childComplexity int, input model.RespondToApprovalInput) int
+		SendMessage       func(childComplexity int, input model.SendMessageInput) int
+		StartSession      func(childComplexity int, input model.StartSessionInput) int
+		UpdateSession     func(childComplexity int, input model.UpdateSessionInput) int
 	}
 
 	PageInfo struct {
@@ -227,6 +249,8 @@ type ActivityEventResolver interface {
 
 	Delta(ctx context.Context, obj *activity.Event) (*string, error)
 	MessageID(ctx context.Context, obj *activity.Event) (*string, error)
+
+	DeltaKind(ctx context.Context, obj *activity.Event) (*string, error)
 }
 type AgentSessionResolver interface {
 	DisplayTitle(ctx context.Context, obj *ent.AgentSession) (string, error)
@@ -242,8 +266,21 @@ type AgentSessionResolver interface {
 	ForkTree(ctx context.Context, obj *ent.AgentSession) ([]*model.ForkTreeNode, error)
 	Turns(ctx context.Context, obj *ent.AgentSession) ([]*ent.Turn, error)
 	Messages(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) (*model.MessageConnection, error)
+	PendingApprovals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
+	Approvals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
 
 	ForkPoints(ctx context.Context, obj *ent.AgentSession) ([]*lineage.ForkPoint, error)
+}
+type ApprovalRequestResolver interface {
+	ItemID(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
+	Kind(ctx context.Context, obj *ent.ApprovalRequest) (model.ApprovalKind, error)
+	Command(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
+	Cwd(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
+	Reason(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
+	Details(ctx context.Context, obj *ent.ApprovalRequest) (any, error)
+	AvailableDecisions(ctx context.Context, obj *ent.ApprovalRequest) ([]model.ApprovalDecision, error)
+
+	Decision(ctx context.Context, obj *ent.ApprovalRequest) (*model.ApprovalDecision, error)
 }
 type ComposerSettingsResolver interface {
 	Model(ctx context.Context, obj *agent.ComposerSettings) (*string, error)
@@ -265,6 +302,7 @@ type MutationResolver interface {
 	InterruptTurn(ctx context.Context, input model.InterruptTurnInput) (*ent.Turn, error)
 	ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error)
 	DeleteSession(ctx context.Context, input model.DeleteSessionInput) (string, error)
+	RespondToApproval(ctx context.Context, input model.RespondToApprovalInput) (*ent.ApprovalRequest, error)
 	UpdateSession(ctx context.Context, input model.UpdateSessionInput) (*ent.AgentSession, error)
 }
 type QueryResolver interface {
@@ -320,6 +358,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ActivityEvent.AgentSessionID(childComplexity), true
+	case "ActivityEvent.approval":
+		if e.ComplexityRoot.ActivityEvent.Approval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActivityEvent.Approval(childComplexity), true
 	case "ActivityEvent.at":
 		if e.ComplexityRoot.ActivityEvent.At == nil {
 			break
@@ -332,6 +376,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ActivityEvent.Delta(childComplexity), true
+	case "ActivityEvent.deltaKind":
+		if e.ComplexityRoot.ActivityEvent.DeltaKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActivityEvent.DeltaKind(childComplexity), true
 	case "ActivityEvent.fork":
 		if e.ComplexityRoot.ActivityEvent.Fork == nil {
 			break
@@ -387,6 +437,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.Ancestors(childComplexity), true
+	case "AgentSession.approvals":
+		if e.ComplexityRoot.AgentSession.Approvals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.Approvals(childComplexity), true
 	case "AgentSession.archived":
 		if e.ComplexityRoot.AgentSession.Archived == nil {
 			break
@@ -458,6 +514,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.Parent(childComplexity), true
+	case "AgentSession.pendingApprovals":
+		if e.ComplexityRoot.AgentSession.PendingApprovals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.PendingApprovals(childComplexity), true
 	case "AgentSession.provider":
 		if e.ComplexityRoot.AgentSession.Provider == nil {
 			break
@@ -550,6 +612,85 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSessionEdge.Node(childComplexity), true
+
+	case "ApprovalRequest.agentSessionId":
+		if e.ComplexityRoot.ApprovalRequest.AgentSessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.AgentSessionID(childComplexity), true
+	case "ApprovalRequest.availableDecisions":
+		if e.ComplexityRoot.ApprovalRequest.AvailableDecisions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.AvailableDecisions(childComplexity), true
+	case "ApprovalRequest.command":
+		if e.ComplexityRoot.ApprovalRequest.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.Command(childComplexity), true
+	case "ApprovalRequest.createdAt":
+		if e.ComplexityRoot.ApprovalRequest.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.CreatedAt(childComplexity), true
+	case "ApprovalRequest.cwd":
+		if e.ComplexityRoot.ApprovalRequest.Cwd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.Cwd(childComplexity), true
+	case "ApprovalRequest.decision":
+		if e.ComplexityRoot.ApprovalRequest.Decision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.Decision(childComplexity), true
+	case "ApprovalRequest.details":
+		if e.ComplexityRoot.ApprovalRequest.Details == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.Details(childComplexity), true
+	case "ApprovalRequest.id":
+		if e.ComplexityRoot.ApprovalRequest.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.ID(childComplexity), true
+	case "ApprovalRequest.itemId":
+		if e.ComplexityRoot.ApprovalRequest.ItemID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.ItemID(childComplexity), true
+	case "ApprovalRequest.kind":
+		if e.ComplexityRoot.ApprovalRequest.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.Kind(childComplexity), true
+	case "ApprovalRequest.reason":
+		if e.ComplexityRoot.ApprovalRequest.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.Reason(childComplexity), true
+	case "ApprovalRequest.resolvedAt":
+		if e.ComplexityRoot.ApprovalRequest.ResolvedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.ResolvedAt(childComplexity), true
+	case "ApprovalRequest.turnId":
+		if e.ComplexityRoot.ApprovalRequest.TurnID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRequest.TurnID(childComplexity), true
 
 	case "ComposerSettings.browserUse":
 		if e.ComplexityRoot.ComposerSettings.BrowserUse == nil {
@@ -776,6 +917,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.InterruptTurn(childComplexity, args["input"].(model.InterruptTurnInput)), true
+	case "Mutation.respondToApproval":
+		if e.ComplexityRoot.Mutation.RespondToApproval == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_respondToApproval_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RespondToApproval(childComplexity, args["input"].(model.RespondToApprovalInput)), true
 	case "Mutation.sendMessage":
 		if e.ComplexityRoot.Mutation.SendMessage == nil {
 			break
@@ -1078,6 +1230,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DeleteSessionInput", ec.unmarshalInputDeleteSessionInput),
 			graphql.NewInputUnmarshaler("ForkSessionInput", ec.unmarshalInputForkSessionInput),
 			graphql.NewInputUnmarshaler("InterruptTurnInput", ec.unmarshalInputInterruptTurnInput),
+			graphql.NewInputUnmarshaler("RespondToApprovalInput", ec.unmarshalInputRespondToApprovalInput),
 			graphql.NewInputUnmarshaler("SendMessageInput", ec.unmarshalInputSendMessageInput),
 			graphql.NewInputUnmarshaler("StartSessionInput", ec.unmarshalInputStartSessionInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
@@ -1220,6 +1373,81 @@ type Subscription {
   activity(workspaceId: ID!, agentSessionId: ID, afterSeq: Int64): ActivityEvent!
 }
 `, BuiltIn: false},
+	{Name: "../approval.graphqls", Input: `# Approvals: a person answers what Codex asks (shared/api-contract.md,
+# section "Approvals").
+
+enum ApprovalKind {
+  COMMAND
+  FILE_CHANGE
+  PERMISSIONS
+  USER_INPUT
+  MCP_ELICITATION
+}
+
+enum ApprovalDecision {
+  "Run it (outside the sandbox when escalation was asked); the turn goes on."
+  ACCEPT
+  "Accept this and the same kind of request for the rest of the session."
+  ACCEPT_FOR_SESSION
+  "Accept, and allow commands with the proposed prefix from now on."
+  ACCEPT_ALWAYS
+  "Skip it; the model is told it was rejected and the turn goes on."
+  DECLINE
+  "Skip it and end the turn INTERRUPTED."
+  CANCEL
+}
+
+"A question the agent asked the session's person."
+type ApprovalRequest {
+  id: ID!
+  agentSessionId: ID!
+  turnId: ID!
+  itemId: String
+  kind: ApprovalKind!
+  "The command to run (COMMAND), or the MCP server's name (MCP_ELICITATION)."
+  command: String
+  cwd: String
+  "Why the agent asks: its justification, the questions, the server's message."
+  reason: String
+  "The provider's whole request."
+  details: JSON!
+  "DECLINE and CANCEL always, plus what the provider offers."
+  availableDecisions: [ApprovalDecision!]!
+  createdAt: Time!
+  resolvedAt: Time
+  decision: ApprovalDecision
+}
+
+extend type AgentSession {
+  "Requests waiting for an answer, oldest first; resolved ones leave it."
+  pendingApprovals: [ApprovalRequest!]!
+  "All requests, oldest first, resolved ones with decision and resolvedAt."
+  approvals: [ApprovalRequest!]!
+}
+
+input RespondToApprovalInput {
+  workspaceId: ID!
+  agentSessionId: ID!
+  approvalId: ID!
+  decision: ApprovalDecision!
+  "With ACCEPT: USER_INPUT answers ({questionId: {answers: [String]}}) or an MCP form's content."
+  answers: JSON
+}
+
+extend type Mutation {
+  respondToApproval(input: RespondToApprovalInput!): ApprovalRequest!
+}
+
+extend enum ActivityKind {
+  APPROVAL_REQUESTED
+  APPROVAL_RESOLVED
+}
+
+extend type ActivityEvent {
+  "For APPROVAL_REQUESTED and APPROVAL_RESOLVED."
+  approval: ApprovalRequest
+}
+`, BuiltIn: false},
 	{Name: "../fork.graphqls", Input: `type SessionFork {
   sourceAgentSessionId: ID!
   targetAgentSessionId: ID!
@@ -1254,6 +1482,15 @@ input ForkSessionInput {
 type ForkSessionPayload {
   session: AgentSession!
   fork: SessionFork!
+}
+`, BuiltIn: false},
+	{Name: "../items.graphqls", Input: `extend type ActivityEvent {
+  """
+  For MESSAGE_DELTA: the stream the text belongs to: agentMessage,
+  commandExecution (command output), fileChange, plan, reasoning.summary or
+  reasoning.text.
+  """
+  deltaKind: String
 }
 `, BuiltIn: false},
 	{Name: "../lineage.graphqls", Input: `# Lineage tooling (api-contract.md "Lineage tooling"): compare two
@@ -1547,6 +1784,10 @@ func (ec *executionContext) childFields_ActivityEvent(ctx context.Context, field
 		return ec.fieldContext_ActivityEvent_messageId(ctx, field)
 	case "at":
 		return ec.fieldContext_ActivityEvent_at(ctx, field)
+	case "approval":
+		return ec.fieldContext_ActivityEvent_approval(ctx, field)
+	case "deltaKind":
+		return ec.fieldContext_ActivityEvent_deltaKind(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ActivityEvent", field.Name)
 }
@@ -1593,6 +1834,10 @@ func (ec *executionContext) childFields_AgentSession(ctx context.Context, field 
 		return ec.fieldContext_AgentSession_turns(ctx, field)
 	case "messages":
 		return ec.fieldContext_AgentSession_messages(ctx, field)
+	case "pendingApprovals":
+		return ec.fieldContext_AgentSession_pendingApprovals(ctx, field)
+	case "approvals":
+		return ec.fieldContext_AgentSession_approvals(ctx, field)
 	case "archived":
 		return ec.fieldContext_AgentSession_archived(ctx, field)
 	case "forkPoints":
@@ -1621,6 +1866,38 @@ func (ec *executionContext) childFields_AgentSessionEdge(ctx context.Context, fi
 		return ec.fieldContext_AgentSessionEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AgentSessionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ApprovalRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ApprovalRequest_id(ctx, field)
+	case "agentSessionId":
+		return ec.fieldContext_ApprovalRequest_agentSessionId(ctx, field)
+	case "turnId":
+		return ec.fieldContext_ApprovalRequest_turnId(ctx, field)
+	case "itemId":
+		return ec.fieldContext_ApprovalRequest_itemId(ctx, field)
+	case "kind":
+		return ec.fieldContext_ApprovalRequest_kind(ctx, field)
+	case "command":
+		return ec.fieldContext_ApprovalRequest_command(ctx, field)
+	case "cwd":
+		return ec.fieldContext_ApprovalRequest_cwd(ctx, field)
+	case "reason":
+		return ec.fieldContext_ApprovalRequest_reason(ctx, field)
+	case "details":
+		return ec.fieldContext_ApprovalRequest_details(ctx, field)
+	case "availableDecisions":
+		return ec.fieldContext_ApprovalRequest_availableDecisions(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ApprovalRequest_createdAt(ctx, field)
+	case "resolvedAt":
+		return ec.fieldContext_ApprovalRequest_resolvedAt(ctx, field)
+	case "decision":
+		return ec.fieldContext_ApprovalRequest_decision(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApprovalRequest", field.Name)
 }
 
 func (ec *executionContext) childFields_ComposerSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2015,6 +2292,20 @@ func (ec *executionContext) field_Mutation_interruptTurn_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.InterruptTurnInput, error) {
 			return ec.unmarshalNInterruptTurnInput2tuttidᚋgraphᚋmodelᚐInterruptTurnInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_respondToApproval_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RespondToApprovalInput, error) {
+			return ec.unmarshalNRespondToApprovalInput2tuttidᚋgraphᚋmodelᚐRespondToApprovalInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2614,6 +2905,61 @@ func (ec *executionContext) fieldContext_ActivityEvent_at(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ActivityEvent", field, false, false, "Time")
 }
 
+func (ec *executionContext) _ActivityEvent_approval(ctx context.Context, field graphql.CollectedField, obj *activity.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActivityEvent_approval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Approval, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ApprovalRequest) graphql.Marshaler {
+			return ec.marshalOApprovalRequest2ᚖtuttidᚋentᚐApprovalRequest(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ActivityEvent_approval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActivityEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApprovalRequest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActivityEvent_deltaKind(ctx context.Context, field graphql.CollectedField, obj *activity.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActivityEvent_deltaKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActivityEvent().DeltaKind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ActivityEvent_deltaKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActivityEvent", field, true, true, "String")
+}
+
 func (ec *executionContext) _AgentSession_id(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3158,6 +3504,70 @@ func (ec *executionContext) fieldContext_AgentSession_messages(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _AgentSession_pendingApprovals(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_pendingApprovals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSession().PendingApprovals(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.ApprovalRequest) graphql.Marshaler {
+			return ec.marshalNApprovalRequest2ᚕᚖtuttidᚋentᚐApprovalRequestᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_pendingApprovals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApprovalRequest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AgentSession_approvals(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_approvals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSession().Approvals(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.ApprovalRequest) graphql.Marshaler {
+			return ec.marshalNApprovalRequest2ᚕᚖtuttidᚋentᚐApprovalRequestᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_approvals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApprovalRequest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AgentSession_archived(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3353,6 +3763,305 @@ func (ec *executionContext) fieldContext_AgentSessionEdge_node(_ context.Context
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ApprovalRequest_id(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ApprovalRequest_agentSessionId(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_agentSessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentSessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_agentSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ApprovalRequest_turnId(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_turnId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TurnID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_turnId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ApprovalRequest_itemId(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApprovalRequest().ItemID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApprovalRequest_kind(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApprovalRequest().Kind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ApprovalKind) graphql.Marshaler {
+			return ec.marshalNApprovalKind2tuttidᚋgraphᚋmodelᚐApprovalKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "ApprovalKind")
+}
+
+func (ec *executionContext) _ApprovalRequest_command(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApprovalRequest().Command(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApprovalRequest_cwd(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_cwd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApprovalRequest().Cwd(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_cwd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApprovalRequest_reason(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApprovalRequest().Reason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApprovalRequest_details(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_details(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApprovalRequest().Details(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalNJSON2interface(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "JSON")
+}
+
+func (ec *executionContext) _ApprovalRequest_availableDecisions(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_availableDecisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApprovalRequest().AvailableDecisions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ApprovalDecision) graphql.Marshaler {
+			return ec.marshalNApprovalDecision2ᚕtuttidᚋgraphᚋmodelᚐApprovalDecisionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_availableDecisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "ApprovalDecision")
+}
+
+func (ec *executionContext) _ApprovalRequest_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApprovalRequest_resolvedAt(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_resolvedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_resolvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApprovalRequest_decision(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRequest_decision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApprovalRequest().Decision(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApprovalDecision) graphql.Marshaler {
+			return ec.marshalOApprovalDecision2ᚖtuttidᚋgraphᚋmodelᚐApprovalDecision(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRequest_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "ApprovalDecision")
 }
 
 func (ec *executionContext) _ComposerSettings_model(ctx context.Context, field graphql.CollectedField, obj *agent.ComposerSettings) (ret graphql.Marshaler) {
@@ -4343,6 +5052,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteSession(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_deleteSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_respondToApproval(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_respondToApproval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RespondToApproval(ctx, fc.Args["input"].(model.RespondToApprovalInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ApprovalRequest) graphql.Marshaler {
+			return ec.marshalNApprovalRequest2ᚖtuttidᚋentᚐApprovalRequest(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_respondToApproval(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApprovalRequest(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_respondToApproval_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6897,6 +7650,76 @@ func UnmarshalInterruptTurnInput(ctx context.Context, raw any) (model.InterruptT
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRespondToApprovalInput(ctx context.Context, obj any) (model.RespondToApprovalInput, error) {
+	var it model.RespondToApprovalInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "approvalId", "decision", "answers"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "agentSessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentSessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentSessionID = data
+		case "approvalId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("approvalId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ApprovalID = data
+		case "decision":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("decision"))
+			data, err := ec.unmarshalNApprovalDecision2tuttidᚋgraphᚋmodelᚐApprovalDecision(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Decision = data
+		case "answers":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("answers"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Answers = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRespondToApprovalInput unmarshals raw into the RespondToApprovalInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRespondToApprovalInput(ctx context.Context, raw any) (model.RespondToApprovalInput, error) {
+	var out model.RespondToApprovalInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RespondToApprovalInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSendMessageInput(ctx context.Context, obj any) (model.SendMessageInput, error) {
 	var it model.SendMessageInput
 	if obj == nil {
@@ -7163,6 +7986,17 @@ func (ec *executionContext) _ActivityEvent(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "approval":
+			out.Values[i] = ec._ActivityEvent_approval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "deltaKind":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ActivityEvent_deltaKind(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7301,6 +8135,18 @@ func (ec *executionContext) _AgentSession(ctx context.Context, sel ast.Selection
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AgentSession_messages(ctx, field, obj)
 				})
+		case "pendingApprovals":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_pendingApprovals(ctx, field, obj)
+				})
+		case "approvals":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_approvals(ctx, field, obj)
+				})
 		case "archived":
 			out.Values[i] = ec._AgentSession_archived(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -7393,6 +8239,107 @@ func (ec *executionContext) _AgentSessionEdge(ctx context.Context, sel ast.Selec
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var approvalRequestImplementors = []string{"ApprovalRequest"}
+
+func (ec *executionContext) _ApprovalRequest(ctx context.Context, sel ast.SelectionSet, obj *ent.ApprovalRequest) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, approvalRequestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApprovalRequest")
+		case "id":
+			out.Values[i] = ec._ApprovalRequest_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "agentSessionId":
+			out.Values[i] = ec._ApprovalRequest_agentSessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "turnId":
+			out.Values[i] = ec._ApprovalRequest_turnId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "itemId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApprovalRequest_itemId(ctx, field, obj)
+				})
+		case "kind":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApprovalRequest_kind(ctx, field, obj)
+				})
+		case "command":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApprovalRequest_command(ctx, field, obj)
+				})
+		case "cwd":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApprovalRequest_cwd(ctx, field, obj)
+				})
+		case "reason":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApprovalRequest_reason(ctx, field, obj)
+				})
+		case "details":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApprovalRequest_details(ctx, field, obj)
+				})
+		case "availableDecisions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApprovalRequest_availableDecisions(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._ApprovalRequest_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resolvedAt":
+			out.Values[i] = ec._ApprovalRequest_resolvedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "decision":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApprovalRequest_decision(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7814,6 +8761,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "respondToApproval":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_respondToApproval(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -8687,6 +9641,80 @@ func (ec *executionContext) marshalNAgentSessionStatus2tuttidᚋgraphᚋmodelᚐ
 	return v
 }
 
+func (ec *executionContext) unmarshalNApprovalDecision2tuttidᚋgraphᚋmodelᚐApprovalDecision(ctx context.Context, v any) (model.ApprovalDecision, error) {
+	var res model.ApprovalDecision
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNApprovalDecision2tuttidᚋgraphᚋmodelᚐApprovalDecision(ctx context.Context, sel ast.SelectionSet, v model.ApprovalDecision) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNApprovalDecision2ᚕtuttidᚋgraphᚋmodelᚐApprovalDecisionᚄ(ctx context.Context, v any) ([]model.ApprovalDecision, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.ApprovalDecision, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNApprovalDecision2tuttidᚋgraphᚋmodelᚐApprovalDecision(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNApprovalDecision2ᚕtuttidᚋgraphᚋmodelᚐApprovalDecisionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ApprovalDecision) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApprovalDecision2tuttidᚋgraphᚋmodelᚐApprovalDecision(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNApprovalKind2tuttidᚋgraphᚋmodelᚐApprovalKind(ctx context.Context, v any) (model.ApprovalKind, error) {
+	var res model.ApprovalKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNApprovalKind2tuttidᚋgraphᚋmodelᚐApprovalKind(ctx context.Context, sel ast.SelectionSet, v model.ApprovalKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNApprovalRequest2ᚕᚖtuttidᚋentᚐApprovalRequestᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.ApprovalRequest) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApprovalRequest2ᚖtuttidᚋentᚐApprovalRequest(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApprovalRequest2ᚖtuttidᚋentᚐApprovalRequest(ctx context.Context, sel ast.SelectionSet, v *ent.ApprovalRequest) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApprovalRequest!")
+		return graphql.Null
+	}
+	return ec._ApprovalRequest(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8931,6 +9959,11 @@ func (ec *executionContext) marshalNPageInfo2ᚖtuttidᚋgraphᚋmodelᚐPageInf
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRespondToApprovalInput2tuttidᚋgraphᚋmodelᚐRespondToApprovalInput(ctx context.Context, v any) (model.RespondToApprovalInput, error) {
+	res, err := ec.unmarshalInputRespondToApprovalInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNSendMessageInput2tuttidᚋgraphᚋmodelᚐSendMessageInput(ctx context.Context, v any) (model.SendMessageInput, error) {
@@ -9199,6 +10232,29 @@ func (ec *executionContext) marshalOAgentSession2ᚖtuttidᚋentᚐAgentSession(
 	return ec._AgentSession(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOApprovalDecision2ᚖtuttidᚋgraphᚋmodelᚐApprovalDecision(ctx context.Context, v any) (*model.ApprovalDecision, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.ApprovalDecision)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOApprovalDecision2ᚖtuttidᚋgraphᚋmodelᚐApprovalDecision(ctx context.Context, sel ast.SelectionSet, v *model.ApprovalDecision) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOApprovalRequest2ᚖtuttidᚋentᚐApprovalRequest(ctx context.Context, sel ast.SelectionSet, v *ent.ApprovalRequest) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ApprovalRequest(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9306,6 +10362,24 @@ func (ec *executionContext) marshalOInt642ᚖint64(ctx context.Context, sel ast.
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalInt64(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOJSON2interface(ctx context.Context, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalAny(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOJSON2interface(ctx context.Context, sel ast.SelectionSet, v any) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalAny(v)
 	return res
 }
 

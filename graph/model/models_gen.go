@@ -99,6 +99,15 @@ type PageInfo struct {
 type Query struct {
 }
 
+type RespondToApprovalInput struct {
+	WorkspaceID    string           `json:"workspaceId"`
+	AgentSessionID string           `json:"agentSessionId"`
+	ApprovalID     string           `json:"approvalId"`
+	Decision       ApprovalDecision `json:"decision"`
+	// With ACCEPT: USER_INPUT answers ({questionId: {answers: [String]}}) or an MCP form's content.
+	Answers any `json:"answers,omitempty"`
+}
+
 type SendMessageInput struct {
 	WorkspaceID    string `json:"workspaceId"`
 	AgentSessionID string `json:"agentSessionId"`
@@ -142,7 +151,9 @@ const (
 	// published from then on is missed. Its seq is the workspace's latest (every
 	// later event has a larger one, and what the events up to it did is
 	// readable with queries), or afterSeq when resuming (the replay follows).
-	ActivityKindSubscribed ActivityKind = "SUBSCRIBED"
+	ActivityKindSubscribed        ActivityKind = "SUBSCRIBED"
+	ActivityKindApprovalRequested ActivityKind = "APPROVAL_REQUESTED"
+	ActivityKindApprovalResolved  ActivityKind = "APPROVAL_RESOLVED"
 )
 
 var AllActivityKind = []ActivityKind{
@@ -157,11 +168,13 @@ var AllActivityKind = []ActivityKind{
 	ActivityKindMessageDelta,
 	ActivityKindResyncRequired,
 	ActivityKindSubscribed,
+	ActivityKindApprovalRequested,
+	ActivityKindApprovalResolved,
 }
 
 func (e ActivityKind) IsValid() bool {
 	switch e {
-	case ActivityKindSessionCreated, ActivityKindSessionUpdated, ActivityKindSessionForked, ActivityKindSessionDeleted, ActivityKindTurnStarted, ActivityKindTurnCompleted, ActivityKindMessageAdded, ActivityKindMessageUpdated, ActivityKindMessageDelta, ActivityKindResyncRequired, ActivityKindSubscribed:
+	case ActivityKindSessionCreated, ActivityKindSessionUpdated, ActivityKindSessionForked, ActivityKindSessionDeleted, ActivityKindTurnStarted, ActivityKindTurnCompleted, ActivityKindMessageAdded, ActivityKindMessageUpdated, ActivityKindMessageDelta, ActivityKindResyncRequired, ActivityKindSubscribed, ActivityKindApprovalRequested, ActivityKindApprovalResolved:
 		return true
 	}
 	return false
@@ -256,6 +269,133 @@ func (e *AgentSessionStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e AgentSessionStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type ApprovalDecision string
+
+const (
+	// Run it (outside the sandbox when escalation was asked); the turn goes on.
+	ApprovalDecisionAccept ApprovalDecision = "ACCEPT"
+	// Accept this and the same kind of request for the rest of the session.
+	ApprovalDecisionAcceptForSession ApprovalDecision = "ACCEPT_FOR_SESSION"
+	// Accept, and allow commands with the proposed prefix from now on.
+	ApprovalDecisionAcceptAlways ApprovalDecision = "ACCEPT_ALWAYS"
+	// Skip it; the model is told it was rejected and the turn goes on.
+	ApprovalDecisionDecline ApprovalDecision = "DECLINE"
+	// Skip it and end the turn INTERRUPTED.
+	ApprovalDecisionCancel ApprovalDecision = "CANCEL"
+)
+
+var AllApprovalDecision = []ApprovalDecision{
+	ApprovalDecisionAccept,
+	ApprovalDecisionAcceptForSession,
+	ApprovalDecisionAcceptAlways,
+	ApprovalDecisionDecline,
+	ApprovalDecisionCancel,
+}
+
+func (e ApprovalDecision) IsValid() bool {
+	switch e {
+	case ApprovalDecisionAccept, ApprovalDecisionAcceptForSession, ApprovalDecisionAcceptAlways, ApprovalDecisionDecline, ApprovalDecisionCancel:
+		return true
+	}
+	return false
+}
+
+func (e ApprovalDecision) String() string {
+	return string(e)
+}
+
+func (e *ApprovalDecision) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ApprovalDecision(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ApprovalDecision", str)
+	}
+	return nil
+}
+
+func (e ApprovalDecision) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ApprovalDecision) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ApprovalDecision) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type ApprovalKind string
+
+const (
+	ApprovalKindCommand        ApprovalKind = "COMMAND"
+	ApprovalKindFileChange     ApprovalKind = "FILE_CHANGE"
+	ApprovalKindPermissions    ApprovalKind = "PERMISSIONS"
+	ApprovalKindUserInput      ApprovalKind = "USER_INPUT"
+	ApprovalKindMcpElicitation ApprovalKind = "MCP_ELICITATION"
+)
+
+var AllApprovalKind = []ApprovalKind{
+	ApprovalKindCommand,
+	ApprovalKindFileChange,
+	ApprovalKindPermissions,
+	ApprovalKindUserInput,
+	ApprovalKindMcpElicitation,
+}
+
+func (e ApprovalKind) IsValid() bool {
+	switch e {
+	case ApprovalKindCommand, ApprovalKindFileChange, ApprovalKindPermissions, ApprovalKindUserInput, ApprovalKindMcpElicitation:
+		return true
+	}
+	return false
+}
+
+func (e ApprovalKind) String() string {
+	return string(e)
+}
+
+func (e *ApprovalKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ApprovalKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ApprovalKind", str)
+	}
+	return nil
+}
+
+func (e ApprovalKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ApprovalKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ApprovalKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -11,15 +11,17 @@ const Q = {
     id displayTitle status
     parent { id displayTitle }
     forkedFrom { lastTurnId }
-    turns { id status error messages { id turnId role kind text status } } } }`,
+    turns { id status error messages { id turnId role kind text status } }
+    pendingApprovals { id turnId kind command cwd reason availableDecisions } } }`,
   createWorkspace: `mutation($input: CreateWorkspaceInput!) { createWorkspace(input: $input) { id name rootPath } }`,
   startSession: `mutation($input: StartSessionInput!) { startSession(input: $input) { id } }`,
   sendMessage: `mutation($input: SendMessageInput!) { sendMessage(input: $input) { id status } }`,
   interruptTurn: `mutation($input: InterruptTurnInput!) { interruptTurn(input: $input) { id status } }`,
   forkSession: `mutation($input: ForkSessionInput!) { forkSession(input: $input) {
     session { id displayTitle } fork { targetAgentSessionId lastTurnId } } }`,
+  respondToApproval: `mutation($input: RespondToApprovalInput!) { respondToApproval(input: $input) { id decision } }`,
   activity: `subscription($ws: ID!) { activity(workspaceId: $ws) {
-    kind seq agentSessionId delta messageId } }`,
+    kind seq agentSessionId delta messageId deltaKind } }`,
 };
 
 const state = {
@@ -363,7 +365,43 @@ function renderActive() {
   const nearBottom = conv.scrollHeight - conv.scrollTop - conv.clientHeight < 80;
   conv.replaceChildren(...s.turns.map((t, i) => renderTurn(t, i, busy)));
   if (!s.turns.length) conv.append(el("li", { class: "empty muted" }, "No messages yet. Say something below."));
+  for (const a of s.pendingApprovals ?? []) conv.append(renderApproval(a, busy));
   if (nearBottom) conv.scrollTop = conv.scrollHeight;
+}
+
+// ---- approvals: the agent waits for the person ----
+
+const APPROVAL_KIND = {
+  COMMAND: "Run a command", FILE_CHANGE: "Change files", PERMISSIONS: "Grant permissions",
+  USER_INPUT: "Answer questions", MCP_ELICITATION: "Fill a form for an MCP server",
+};
+const DECISION_LABEL = {
+  ACCEPT: "Allow", ACCEPT_FOR_SESSION: "Allow for this session", ACCEPT_ALWAYS: "Always allow",
+  DECLINE: "Decline", CANCEL: "Cancel turn",
+};
+
+function renderApproval(a, busy) {
+  return el("li", { class: "approval", "data-testid": "approval", dataset: { approvalId: a.id, kind: a.kind } },
+    el("div", { class: "approval-head" }, `The agent asks: ${APPROVAL_KIND[a.kind] ?? a.kind}`),
+    a.command ? el("pre", { class: "approval-command" }, a.command) : null,
+    a.reason ? el("p", { class: "approval-reason" }, a.reason) : null,
+    a.cwd ? el("p", { class: "muted" }, `in ${a.cwd}`) : null,
+    el("div", { class: "approval-actions", role: "toolbar" },
+      a.availableDecisions.map((d) => el("button", {
+        type: "button", class: d.startsWith("ACCEPT") ? "small primary" : "small",
+        "data-testid": "approval-decision", dataset: { decision: d }, disabled: busy,
+        onclick: () => respondToApproval(a.id, d),
+      }, DECISION_LABEL[d] ?? d))));
+}
+
+function respondToApproval(approvalId, decision) {
+  const s = state.active;
+  if (!s) return;
+  return blocking(async () => {
+    clearError();
+    await gql(Q.respondToApproval, { input: { workspaceId: state.wsId, agentSessionId: s.id, approvalId, decision } });
+    await refreshActive();
+  });
 }
 
 // appendDelta shows streamed assistant text as it arrives.
@@ -532,7 +570,9 @@ function onActivity(ev) {
       resubscribe(); // reloads once the new subscription starts
       return;
     case "MESSAGE_DELTA":
-      appendDelta(ev.agentSessionId, ev.messageId, ev.delta);
+      // Command output and reasoning stream too; the GUI shows them when
+      // their item completes.
+      if (!ev.deltaKind || ev.deltaKind === "agentMessage") appendDelta(ev.agentSessionId, ev.messageId, ev.delta);
       return;
     case "SESSION_CREATED":
     case "SESSION_FORKED":
