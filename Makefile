@@ -12,7 +12,9 @@ CODEX_PACKAGES       := ./codex/... ./server/
 GO            ?= go
 TEST_FLAGS    ?= -count=1 -timeout 30m
 
-.PHONY: run test test-newest tools tools-newest generate vet bench
+FUZZ_TIME     ?= 10s
+
+.PHONY: run test test-newest tools tools-newest generate vet bench fuzz
 
 run: tools
 	CODEX_BIN=$(CODEX_BIN) $(GO) run . $(ARGS)
@@ -27,6 +29,13 @@ test-newest: tools-newest
 
 bench: tools
 	CODEX_BIN=$(CODEX_BIN) $(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Each fuzz target for FUZZ_TIME (go test -fuzz takes one target at a time).
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME) ./rest/
+	$(GO) test -run '^$$' -fuzz '^FuzzTitle$$' -fuzztime $(FUZZ_TIME) ./fork/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadLine$$' -fuzztime $(FUZZ_TIME) ./codex/
+	$(GO) test -run '^$$' -fuzz '^FuzzConnReader$$' -fuzztime $(FUZZ_TIME) ./codex/
 
 tools: $(CODEX_LOCAL)
 

@@ -10,8 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -34,6 +36,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "orphans" {
+		return runOrphans(args[1:], os.Stdout)
+	}
 	fs := flag.NewFlagSet("tuttid", flag.ContinueOnError)
 	defaultDB, err := store.DefaultPath()
 	if err != nil {
@@ -43,7 +48,13 @@ func run(args []string) error {
 	db := fs.String("db", env("TUTTID_DB", defaultDB), "SQLite database file (TUTTID_DB)")
 	codexBin := fs.String("codex-bin", env("CODEX_BIN", "codex"), "codex executable (CODEX_BIN)")
 	origins := fs.String("allowed-origins", env("TUTTID_ALLOWED_ORIGINS", strings.Join(server.DefaultAllowedOrigins(), ",")),
-		"comma-separated host patterns whose pages may open a WebSocket (TUTTID_ALLOWED_ORIGINS)")
+		"comma-separated host[:port] globs of more origins whose pages may change state and open a WebSocket (TUTTID_ALLOWED_ORIGINS)")
+	hosts := fs.String("allowed-hosts", env("TUTTID_ALLOWED_HOSTS", ""),
+		"comma-separated host names (or *.example.com) requests may carry in Host besides loopback and --addr's host (TUTTID_ALLOWED_HOSTS)")
+	token := fs.String("token", env("TUTTID_TOKEN", ""),
+		"the API token (TUTTID_TOKEN); default: generated and kept in the file token beside the database")
+	noAuth := fs.Bool("no-auth", envBool("TUTTID_NO_AUTH"), "no token check; only when listening on loopback (TUTTID_NO_AUTH=1)")
+	maxBody := fs.Int64("max-body", envInt("TUTTID_MAX_BODY", server.DefaultMaxBody), "largest request body in bytes (TUTTID_MAX_BODY)")
 	logLevel := fs.String("log-level", env("TUTTID_LOG_LEVEL", "info"), "debug, info, warn or error (TUTTID_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -57,11 +68,26 @@ func run(args []string) error {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
+	if *maxBody <= 0 {
+		return fmt.Errorf("--max-body must be positive")
+	}
+	if *noAuth && !server.IsLoopbackAddr(*addr) {
+		return fmt.Errorf("--no-auth is only allowed when listening on loopback (127.0.0.1, [::1], localhost), not on %s", *addr)
+	}
+	tok := *token
+	if !*noAuth && tok == "" {
+		if tok, err = server.LoadOrCreateToken(server.TokenFile(*db)); err != nil {
+			return err
+		}
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	srv, err := server.New(ctx, server.Config{
-		DBPath: *db, CodexBin: *codexBin, AllowedOrigins: splitList(*origins), Logger: log, Version: version,
+		DBPath: *db, CodexBin: *codexBin, Addr: *addr, AllowedHosts: splitList(*hosts), AllowedOrigins: splitList(*origins),
+		Token: tok, NoAuth: *noAuth, MaxBody: *maxBody, Logger: log, Version: version,
+		CrashAt: os.Getenv("TUTTID_CRASH_AT"),
 	})
 	if err != nil {
 		return err
@@ -71,8 +97,14 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
+	base := "http://" + ln.Addr().String()
+	query := ""
+	if !*noAuth {
+		// As Jupyter does: opening this address is all a person does.
+		query = "?token=" + url.QueryEscape(tok)
+	}
 	log.Info("tuttid listening", "addr", ln.Addr().String(), "db", *db,
-		"gui", "http://"+ln.Addr().String()+"/app/", "graphiql", "http://"+ln.Addr().String()+"/")
+		"gui", base+"/app/"+query, "graphiql", base+"/"+query)
 	err = srv.Serve(ctx, ln)
 	log.Info("tuttid stopped", "err", err)
 	return err
@@ -80,6 +112,18 @@ func run(args []string) error {
 
 func env(name, fallback string) string {
 	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return fallback
+}
+
+func envBool(name string) bool {
+	v, err := strconv.ParseBool(env(name, "false"))
+	return err == nil && v
+}
+
+func envInt(name string, fallback int64) int64 {
+	if v, err := strconv.ParseInt(env(name, ""), 10, 64); err == nil {
 		return v
 	}
 	return fallback

@@ -16,7 +16,13 @@ const (
 	// UnsupportedMediaType: a REST body that is not application/json.
 	UnsupportedMediaType Code = "unsupported_media_type"
 	// ForbiddenOrigin: a browser page of a site not allowed to call tuttid.
-	ForbiddenOrigin     Code = "forbidden_origin"
+	ForbiddenOrigin Code = "forbidden_origin"
+	// ForbiddenHost: a request whose Host is not an allowed host (DNS rebinding).
+	ForbiddenHost Code = "forbidden_host"
+	// Unauthenticated: an API request without the token, or with a wrong one.
+	Unauthenticated Code = "unauthenticated"
+	// RequestTooLarge: a request body over the limit (--max-body).
+	RequestTooLarge     Code = "request_too_large"
 	Internal            Code = "internal"
 	RuntimeUnavailable  Code = "agent.runtime_unavailable"
 	StorageUnavailable  Code = "storage_unavailable"
@@ -51,6 +57,9 @@ var httpStatus = map[Code]int{
 	InvalidInput:               http.StatusBadRequest,
 	UnsupportedMediaType:       http.StatusUnsupportedMediaType,
 	ForbiddenOrigin:            http.StatusForbidden,
+	ForbiddenHost:              http.StatusForbidden,
+	Unauthenticated:            http.StatusUnauthorized,
+	RequestTooLarge:            http.StatusRequestEntityTooLarge,
 	Internal:                   http.StatusInternalServerError,
 	RuntimeUnavailable:         http.StatusServiceUnavailable,
 	StorageUnavailable:         http.StatusServiceUnavailable,

@@ -197,7 +197,8 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	}
 	var resp wireThreadResponse
 	if err := r.call(ctx, p, "thread/fork", params, &resp); err != nil {
-		return agent.RuntimeForkResult{}, err
+		// Codex may have made the thread before it died or timed out.
+		return agent.RuntimeForkResult{}, lostRequest(err)
 	}
 	child := resp.Thread.ID
 	r.markLoaded(p.gen, child, loadedFrom(s, resp))

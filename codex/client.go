@@ -69,6 +69,8 @@ type connHandlers struct {
 	// wait (for a person) until ctx ends, which happens when the stream
 	// does; a nil error means result is sent.
 	request func(id json.RawMessage, method string, params json.RawMessage) func(ctx context.Context) (any, *rpcError)
+	// sent, when set, is called once a request is written (Config.OnSent).
+	sent func(method string)
 }
 
 // conn is a JSON-RPC client over one line-delimited stream pair. It is
@@ -139,6 +141,9 @@ func (c *conn) call(ctx context.Context, method string, params, out any) error {
 	if err := c.write(outgoing{ID: id, Method: method, Params: params}); err != nil {
 		c.forget(id)
 		return fmt.Errorf("codex %s: %w", method, err)
+	}
+	if c.h.sent != nil {
+		c.h.sent(method)
 	}
 	select {
 	case res := <-ch:
@@ -320,7 +325,11 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	for {
 		frag, err := br.ReadSlice('\n')
 		if !tooLong {
-			if len(buf)+len(frag) > max+1 { // +1: the newline itself
+			n := len(buf) + len(frag)
+			if err == nil {
+				n-- // the newline itself
+			}
+			if n > max {
 				tooLong = true
 				buf = nil
 			} else {

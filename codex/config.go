@@ -39,6 +39,10 @@ type Config struct {
 	// tuttid's server turns it on. When false, planMode is refused with
 	// agent.ErrInvalidSettings.
 	ExperimentalPlanMode bool
+	// OnSent, when set, is called with a request's method once it is
+	// written to the app-server. tuttid's crash tests use it to stop the
+	// process while Codex handles a request.
+	OnSent func(method string)
 }
 
 func (c Config) withDefaults() Config {

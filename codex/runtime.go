@@ -160,6 +160,7 @@ func (r *Runtime) spawn(ctx context.Context) (*process, error) {
 		request: func(id json.RawMessage, method string, params json.RawMessage) func(context.Context) (any, *rpcError) {
 			return r.approvals.receive(gen, id, method, params)
 		},
+		sent: r.cfg.OnSent,
 	})
 }
 

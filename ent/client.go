@@ -13,6 +13,7 @@ import (
 
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
@@ -35,6 +36,8 @@ type Client struct {
 	AgentSession *AgentSessionClient
 	// ApprovalRequest is the client for interacting with the ApprovalRequest builders.
 	ApprovalRequest *ApprovalRequestClient
+	// ForkJournal is the client for interacting with the ForkJournal builders.
+	ForkJournal *ForkJournalClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
 	// SessionFork is the client for interacting with the SessionFork builders.
@@ -56,6 +59,7 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.AgentSession = NewAgentSessionClient(c.config)
 	c.ApprovalRequest = NewApprovalRequestClient(c.config)
+	c.ForkJournal = NewForkJournalClient(c.config)
 	c.Message = NewMessageClient(c.config)
 	c.SessionFork = NewSessionForkClient(c.config)
 	c.Turn = NewTurnClient(c.config)
@@ -154,6 +158,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:          cfg,
 		AgentSession:    NewAgentSessionClient(cfg),
 		ApprovalRequest: NewApprovalRequestClient(cfg),
+		ForkJournal:     NewForkJournalClient(cfg),
 		Message:         NewMessageClient(cfg),
 		SessionFork:     NewSessionForkClient(cfg),
 		Turn:            NewTurnClient(cfg),
@@ -179,6 +184,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:          cfg,
 		AgentSession:    NewAgentSessionClient(cfg),
 		ApprovalRequest: NewApprovalRequestClient(cfg),
+		ForkJournal:     NewForkJournalClient(cfg),
 		Message:         NewMessageClient(cfg),
 		SessionFork:     NewSessionForkClient(cfg),
 		Turn:            NewTurnClient(cfg),
@@ -212,8 +218,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentSession, c.ApprovalRequest, c.Message, c.SessionFork, c.Turn,
-		c.Workspace,
+		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Message, c.SessionFork,
+		c.Turn, c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -223,8 +229,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentSession, c.ApprovalRequest, c.Message, c.SessionFork, c.Turn,
-		c.Workspace,
+		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Message, c.SessionFork,
+		c.Turn, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -237,6 +243,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AgentSession.mutate(ctx, m)
 	case *ApprovalRequestMutation:
 		return c.ApprovalRequest.mutate(ctx, m)
+	case *ForkJournalMutation:
+		return c.ForkJournal.mutate(ctx, m)
 	case *MessageMutation:
 		return c.Message.mutate(ctx, m)
 	case *SessionForkMutation:
@@ -625,6 +633,139 @@ func (c *ApprovalRequestClient) mutate(ctx context.Context, m *ApprovalRequestMu
 		return (&ApprovalRequestDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown ApprovalRequest mutation op: %q", m.Op())
+	}
+}
+
+// ForkJournalClient is a client for the ForkJournal schema.
+type ForkJournalClient struct {
+	config
+}
+
+// NewForkJournalClient returns a client for the ForkJournal from the given config.
+func NewForkJournalClient(c config) *ForkJournalClient {
+	return &ForkJournalClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `forkjournal.Hooks(f(g(h())))`.
+func (c *ForkJournalClient) Use(hooks ...Hook) {
+	c.hooks.ForkJournal = append(c.hooks.ForkJournal, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `forkjournal.Intercept(f(g(h())))`.
+func (c *ForkJournalClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ForkJournal = append(c.inters.ForkJournal, interceptors...)
+}
+
+// Create returns a builder for creating a ForkJournal entity.
+func (c *ForkJournalClient) Create() *ForkJournalCreate {
+	mutation := newForkJournalMutation(c.config, OpCreate)
+	return &ForkJournalCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ForkJournal entities.
+func (c *ForkJournalClient) CreateBulk(builders ...*ForkJournalCreate) *ForkJournalCreateBulk {
+	return &ForkJournalCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ForkJournalClient) MapCreateBulk(slice any, setFunc func(*ForkJournalCreate, int)) *ForkJournalCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ForkJournalCreateBulk{err: fmt.Errorf("calling to ForkJournalClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ForkJournalCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ForkJournalCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ForkJournal.
+func (c *ForkJournalClient) Update() *ForkJournalUpdate {
+	mutation := newForkJournalMutation(c.config, OpUpdate)
+	return &ForkJournalUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ForkJournalClient) UpdateOne(_m *ForkJournal) *ForkJournalUpdateOne {
+	mutation := newForkJournalMutation(c.config, OpUpdateOne, withForkJournal(_m))
+	return &ForkJournalUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ForkJournalClient) UpdateOneID(id int) *ForkJournalUpdateOne {
+	mutation := newForkJournalMutation(c.config, OpUpdateOne, withForkJournalID(id))
+	return &ForkJournalUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ForkJournal.
+func (c *ForkJournalClient) Delete() *ForkJournalDelete {
+	mutation := newForkJournalMutation(c.config, OpDelete)
+	return &ForkJournalDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ForkJournalClient) DeleteOne(_m *ForkJournal) *ForkJournalDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ForkJournalClient) DeleteOneID(id int) *ForkJournalDeleteOne {
+	builder := c.Delete().Where(forkjournal.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ForkJournalDeleteOne{builder}
+}
+
+// Query returns a query builder for ForkJournal.
+func (c *ForkJournalClient) Query() *ForkJournalQuery {
+	return &ForkJournalQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeForkJournal},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ForkJournal entity by its id.
+func (c *ForkJournalClient) Get(ctx context.Context, id int) (*ForkJournal, error) {
+	return c.Query().Where(forkjournal.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ForkJournalClient) GetX(ctx context.Context, id int) *ForkJournal {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ForkJournalClient) Hooks() []Hook {
+	return c.hooks.ForkJournal
+}
+
+// Interceptors returns the client interceptors.
+func (c *ForkJournalClient) Interceptors() []Interceptor {
+	return c.inters.ForkJournal
+}
+
+func (c *ForkJournalClient) mutate(ctx context.Context, m *ForkJournalMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ForkJournalCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ForkJournalUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ForkJournalUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ForkJournalDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ForkJournal mutation op: %q", m.Op())
 	}
 }
 
@@ -1243,10 +1384,11 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentSession, ApprovalRequest, Message, SessionFork, Turn, Workspace []ent.Hook
+		AgentSession, ApprovalRequest, ForkJournal, Message, SessionFork, Turn,
+		Workspace []ent.Hook
 	}
 	inters struct {
-		AgentSession, ApprovalRequest, Message, SessionFork, Turn,
+		AgentSession, ApprovalRequest, ForkJournal, Message, SessionFork, Turn,
 		Workspace []ent.Interceptor
 	}
 )

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
@@ -80,6 +81,7 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			agentsession.Table:    agentsession.ValidColumn,
 			approvalrequest.Table: approvalrequest.ValidColumn,
+			forkjournal.Table:     forkjournal.ValidColumn,
 			message.Table:         message.ValidColumn,
 			sessionfork.Table:     sessionfork.ValidColumn,
 			turn.Table:            turn.ValidColumn,

@@ -12,6 +12,7 @@ import (
 	"tuttid/agent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
 	"tuttid/ent/sessionfork"
@@ -33,6 +34,7 @@ const (
 	// Node types.
 	TypeAgentSession    = "AgentSession"
 	TypeApprovalRequest = "ApprovalRequest"
+	TypeForkJournal     = "ForkJournal"
 	TypeMessage         = "Message"
 	TypeSessionFork     = "SessionFork"
 	TypeTurn            = "Turn"
@@ -2770,6 +2772,1034 @@ func (m *ApprovalRequestMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown ApprovalRequest edge %s", name)
+}
+
+// ForkJournalMutation represents an operation that mutates the ForkJournal nodes in the graph.
+type ForkJournalMutation struct {
+	config
+	op                         Op
+	typ                        string
+	id                         *int
+	workspace_id               *string
+	request_id                 *string
+	fingerprint                *string
+	parent_agent_session_id    *string
+	parent_provider_session_id *string
+	child_agent_session_id     *string
+	provider                   *string
+	cwd                        *string
+	last_turn_id               *string
+	state                      *forkjournal.State
+	child_provider_session_id  *string
+	error                      *string
+	created_at                 *time.Time
+	updated_at                 *time.Time
+	clearedFields              map[string]struct{}
+	done                       bool
+	oldValue                   func(context.Context) (*ForkJournal, error)
+	predicates                 []predicate.ForkJournal
+}
+
+var _ ent.Mutation = (*ForkJournalMutation)(nil)
+
+// forkjournalOption allows management of the mutation configuration using functional options.
+type forkjournalOption func(*ForkJournalMutation)
+
+// newForkJournalMutation creates new mutation for the ForkJournal entity.
+func newForkJournalMutation(c config, op Op, opts ...forkjournalOption) *ForkJournalMutation {
+	m := &ForkJournalMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeForkJournal,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withForkJournalID sets the ID field of the mutation.
+func withForkJournalID(id int) forkjournalOption {
+	return func(m *ForkJournalMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ForkJournal
+		)
+		m.oldValue = func(ctx context.Context) (*ForkJournal, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ForkJournal.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withForkJournal sets the old ForkJournal of the mutation.
+func withForkJournal(node *ForkJournal) forkjournalOption {
+	return func(m *ForkJournalMutation) {
+		m.oldValue = func(context.Context) (*ForkJournal, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ForkJournalMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ForkJournalMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ForkJournalMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ForkJournalMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ForkJournal.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *ForkJournalMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *ForkJournalMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *ForkJournalMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetRequestID sets the "request_id" field.
+func (m *ForkJournalMutation) SetRequestID(s string) {
+	m.request_id = &s
+}
+
+// RequestID returns the value of the "request_id" field in the mutation.
+func (m *ForkJournalMutation) RequestID() (r string, exists bool) {
+	v := m.request_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequestID returns the old "request_id" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldRequestID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequestID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequestID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequestID: %w", err)
+	}
+	return oldValue.RequestID, nil
+}
+
+// ResetRequestID resets all changes to the "request_id" field.
+func (m *ForkJournalMutation) ResetRequestID() {
+	m.request_id = nil
+}
+
+// SetFingerprint sets the "fingerprint" field.
+func (m *ForkJournalMutation) SetFingerprint(s string) {
+	m.fingerprint = &s
+}
+
+// Fingerprint returns the value of the "fingerprint" field in the mutation.
+func (m *ForkJournalMutation) Fingerprint() (r string, exists bool) {
+	v := m.fingerprint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFingerprint returns the old "fingerprint" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldFingerprint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFingerprint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFingerprint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFingerprint: %w", err)
+	}
+	return oldValue.Fingerprint, nil
+}
+
+// ResetFingerprint resets all changes to the "fingerprint" field.
+func (m *ForkJournalMutation) ResetFingerprint() {
+	m.fingerprint = nil
+}
+
+// SetParentAgentSessionID sets the "parent_agent_session_id" field.
+func (m *ForkJournalMutation) SetParentAgentSessionID(s string) {
+	m.parent_agent_session_id = &s
+}
+
+// ParentAgentSessionID returns the value of the "parent_agent_session_id" field in the mutation.
+func (m *ForkJournalMutation) ParentAgentSessionID() (r string, exists bool) {
+	v := m.parent_agent_session_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldParentAgentSessionID returns the old "parent_agent_session_id" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldParentAgentSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldParentAgentSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldParentAgentSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldParentAgentSessionID: %w", err)
+	}
+	return oldValue.ParentAgentSessionID, nil
+}
+
+// ResetParentAgentSessionID resets all changes to the "parent_agent_session_id" field.
+func (m *ForkJournalMutation) ResetParentAgentSessionID() {
+	m.parent_agent_session_id = nil
+}
+
+// SetParentProviderSessionID sets the "parent_provider_session_id" field.
+func (m *ForkJournalMutation) SetParentProviderSessionID(s string) {
+	m.parent_provider_session_id = &s
+}
+
+// ParentProviderSessionID returns the value of the "parent_provider_session_id" field in the mutation.
+func (m *ForkJournalMutation) ParentProviderSessionID() (r string, exists bool) {
+	v := m.parent_provider_session_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldParentProviderSessionID returns the old "parent_provider_session_id" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldParentProviderSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldParentProviderSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldParentProviderSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldParentProviderSessionID: %w", err)
+	}
+	return oldValue.ParentProviderSessionID, nil
+}
+
+// ResetParentProviderSessionID resets all changes to the "parent_provider_session_id" field.
+func (m *ForkJournalMutation) ResetParentProviderSessionID() {
+	m.parent_provider_session_id = nil
+}
+
+// SetChildAgentSessionID sets the "child_agent_session_id" field.
+func (m *ForkJournalMutation) SetChildAgentSessionID(s string) {
+	m.child_agent_session_id = &s
+}
+
+// ChildAgentSessionID returns the value of the "child_agent_session_id" field in the mutation.
+func (m *ForkJournalMutation) ChildAgentSessionID() (r string, exists bool) {
+	v := m.child_agent_session_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChildAgentSessionID returns the old "child_agent_session_id" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldChildAgentSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChildAgentSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChildAgentSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChildAgentSessionID: %w", err)
+	}
+	return oldValue.ChildAgentSessionID, nil
+}
+
+// ResetChildAgentSessionID resets all changes to the "child_agent_session_id" field.
+func (m *ForkJournalMutation) ResetChildAgentSessionID() {
+	m.child_agent_session_id = nil
+}
+
+// SetProvider sets the "provider" field.
+func (m *ForkJournalMutation) SetProvider(s string) {
+	m.provider = &s
+}
+
+// Provider returns the value of the "provider" field in the mutation.
+func (m *ForkJournalMutation) Provider() (r string, exists bool) {
+	v := m.provider
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvider returns the old "provider" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldProvider(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvider is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvider requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvider: %w", err)
+	}
+	return oldValue.Provider, nil
+}
+
+// ResetProvider resets all changes to the "provider" field.
+func (m *ForkJournalMutation) ResetProvider() {
+	m.provider = nil
+}
+
+// SetCwd sets the "cwd" field.
+func (m *ForkJournalMutation) SetCwd(s string) {
+	m.cwd = &s
+}
+
+// Cwd returns the value of the "cwd" field in the mutation.
+func (m *ForkJournalMutation) Cwd() (r string, exists bool) {
+	v := m.cwd
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCwd returns the old "cwd" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldCwd(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCwd is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCwd requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCwd: %w", err)
+	}
+	return oldValue.Cwd, nil
+}
+
+// ResetCwd resets all changes to the "cwd" field.
+func (m *ForkJournalMutation) ResetCwd() {
+	m.cwd = nil
+}
+
+// SetLastTurnID sets the "last_turn_id" field.
+func (m *ForkJournalMutation) SetLastTurnID(s string) {
+	m.last_turn_id = &s
+}
+
+// LastTurnID returns the value of the "last_turn_id" field in the mutation.
+func (m *ForkJournalMutation) LastTurnID() (r string, exists bool) {
+	v := m.last_turn_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastTurnID returns the old "last_turn_id" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldLastTurnID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastTurnID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastTurnID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastTurnID: %w", err)
+	}
+	return oldValue.LastTurnID, nil
+}
+
+// ResetLastTurnID resets all changes to the "last_turn_id" field.
+func (m *ForkJournalMutation) ResetLastTurnID() {
+	m.last_turn_id = nil
+}
+
+// SetState sets the "state" field.
+func (m *ForkJournalMutation) SetState(f forkjournal.State) {
+	m.state = &f
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *ForkJournalMutation) State() (r forkjournal.State, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldState(ctx context.Context) (v forkjournal.State, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *ForkJournalMutation) ResetState() {
+	m.state = nil
+}
+
+// SetChildProviderSessionID sets the "child_provider_session_id" field.
+func (m *ForkJournalMutation) SetChildProviderSessionID(s string) {
+	m.child_provider_session_id = &s
+}
+
+// ChildProviderSessionID returns the value of the "child_provider_session_id" field in the mutation.
+func (m *ForkJournalMutation) ChildProviderSessionID() (r string, exists bool) {
+	v := m.child_provider_session_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChildProviderSessionID returns the old "child_provider_session_id" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldChildProviderSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChildProviderSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChildProviderSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChildProviderSessionID: %w", err)
+	}
+	return oldValue.ChildProviderSessionID, nil
+}
+
+// ResetChildProviderSessionID resets all changes to the "child_provider_session_id" field.
+func (m *ForkJournalMutation) ResetChildProviderSessionID() {
+	m.child_provider_session_id = nil
+}
+
+// SetError sets the "error" field.
+func (m *ForkJournalMutation) SetError(s string) {
+	m.error = &s
+}
+
+// Error returns the value of the "error" field in the mutation.
+func (m *ForkJournalMutation) Error() (r string, exists bool) {
+	v := m.error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldError returns the old "error" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldError: %w", err)
+	}
+	return oldValue.Error, nil
+}
+
+// ResetError resets all changes to the "error" field.
+func (m *ForkJournalMutation) ResetError() {
+	m.error = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ForkJournalMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ForkJournalMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ForkJournalMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ForkJournalMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ForkJournalMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ForkJournalMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the ForkJournalMutation builder.
+func (m *ForkJournalMutation) Where(ps ...predicate.ForkJournal) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ForkJournalMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ForkJournalMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ForkJournal, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ForkJournalMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ForkJournalMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ForkJournal).
+func (m *ForkJournalMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ForkJournalMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.workspace_id != nil {
+		fields = append(fields, forkjournal.FieldWorkspaceID)
+	}
+	if m.request_id != nil {
+		fields = append(fields, forkjournal.FieldRequestID)
+	}
+	if m.fingerprint != nil {
+		fields = append(fields, forkjournal.FieldFingerprint)
+	}
+	if m.parent_agent_session_id != nil {
+		fields = append(fields, forkjournal.FieldParentAgentSessionID)
+	}
+	if m.parent_provider_session_id != nil {
+		fields = append(fields, forkjournal.FieldParentProviderSessionID)
+	}
+	if m.child_agent_session_id != nil {
+		fields = append(fields, forkjournal.FieldChildAgentSessionID)
+	}
+	if m.provider != nil {
+		fields = append(fields, forkjournal.FieldProvider)
+	}
+	if m.cwd != nil {
+		fields = append(fields, forkjournal.FieldCwd)
+	}
+	if m.last_turn_id != nil {
+		fields = append(fields, forkjournal.FieldLastTurnID)
+	}
+	if m.state != nil {
+		fields = append(fields, forkjournal.FieldState)
+	}
+	if m.child_provider_session_id != nil {
+		fields = append(fields, forkjournal.FieldChildProviderSessionID)
+	}
+	if m.error != nil {
+		fields = append(fields, forkjournal.FieldError)
+	}
+	if m.created_at != nil {
+		fields = append(fields, forkjournal.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, forkjournal.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ForkJournalMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case forkjournal.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case forkjournal.FieldRequestID:
+		return m.RequestID()
+	case forkjournal.FieldFingerprint:
+		return m.Fingerprint()
+	case forkjournal.FieldParentAgentSessionID:
+		return m.ParentAgentSessionID()
+	case forkjournal.FieldParentProviderSessionID:
+		return m.ParentProviderSessionID()
+	case forkjournal.FieldChildAgentSessionID:
+		return m.ChildAgentSessionID()
+	case forkjournal.FieldProvider:
+		return m.Provider()
+	case forkjournal.FieldCwd:
+		return m.Cwd()
+	case forkjournal.FieldLastTurnID:
+		return m.LastTurnID()
+	case forkjournal.FieldState:
+		return m.State()
+	case forkjournal.FieldChildProviderSessionID:
+		return m.ChildProviderSessionID()
+	case forkjournal.FieldError:
+		return m.Error()
+	case forkjournal.FieldCreatedAt:
+		return m.CreatedAt()
+	case forkjournal.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ForkJournalMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case forkjournal.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case forkjournal.FieldRequestID:
+		return m.OldRequestID(ctx)
+	case forkjournal.FieldFingerprint:
+		return m.OldFingerprint(ctx)
+	case forkjournal.FieldParentAgentSessionID:
+		return m.OldParentAgentSessionID(ctx)
+	case forkjournal.FieldParentProviderSessionID:
+		return m.OldParentProviderSessionID(ctx)
+	case forkjournal.FieldChildAgentSessionID:
+		return m.OldChildAgentSessionID(ctx)
+	case forkjournal.FieldProvider:
+		return m.OldProvider(ctx)
+	case forkjournal.FieldCwd:
+		return m.OldCwd(ctx)
+	case forkjournal.FieldLastTurnID:
+		return m.OldLastTurnID(ctx)
+	case forkjournal.FieldState:
+		return m.OldState(ctx)
+	case forkjournal.FieldChildProviderSessionID:
+		return m.OldChildProviderSessionID(ctx)
+	case forkjournal.FieldError:
+		return m.OldError(ctx)
+	case forkjournal.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case forkjournal.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ForkJournal field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ForkJournalMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case forkjournal.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case forkjournal.FieldRequestID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequestID(v)
+		return nil
+	case forkjournal.FieldFingerprint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFingerprint(v)
+		return nil
+	case forkjournal.FieldParentAgentSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetParentAgentSessionID(v)
+		return nil
+	case forkjournal.FieldParentProviderSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetParentProviderSessionID(v)
+		return nil
+	case forkjournal.FieldChildAgentSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChildAgentSessionID(v)
+		return nil
+	case forkjournal.FieldProvider:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvider(v)
+		return nil
+	case forkjournal.FieldCwd:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCwd(v)
+		return nil
+	case forkjournal.FieldLastTurnID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastTurnID(v)
+		return nil
+	case forkjournal.FieldState:
+		v, ok := value.(forkjournal.State)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case forkjournal.FieldChildProviderSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChildProviderSessionID(v)
+		return nil
+	case forkjournal.FieldError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetError(v)
+		return nil
+	case forkjournal.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case forkjournal.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ForkJournal field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ForkJournalMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ForkJournalMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ForkJournalMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown ForkJournal numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ForkJournalMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ForkJournalMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ForkJournalMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown ForkJournal nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ForkJournalMutation) ResetField(name string) error {
+	switch name {
+	case forkjournal.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case forkjournal.FieldRequestID:
+		m.ResetRequestID()
+		return nil
+	case forkjournal.FieldFingerprint:
+		m.ResetFingerprint()
+		return nil
+	case forkjournal.FieldParentAgentSessionID:
+		m.ResetParentAgentSessionID()
+		return nil
+	case forkjournal.FieldParentProviderSessionID:
+		m.ResetParentProviderSessionID()
+		return nil
+	case forkjournal.FieldChildAgentSessionID:
+		m.ResetChildAgentSessionID()
+		return nil
+	case forkjournal.FieldProvider:
+		m.ResetProvider()
+		return nil
+	case forkjournal.FieldCwd:
+		m.ResetCwd()
+		return nil
+	case forkjournal.FieldLastTurnID:
+		m.ResetLastTurnID()
+		return nil
+	case forkjournal.FieldState:
+		m.ResetState()
+		return nil
+	case forkjournal.FieldChildProviderSessionID:
+		m.ResetChildProviderSessionID()
+		return nil
+	case forkjournal.FieldError:
+		m.ResetError()
+		return nil
+	case forkjournal.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case forkjournal.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ForkJournal field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ForkJournalMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ForkJournalMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ForkJournalMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ForkJournalMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ForkJournalMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ForkJournalMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ForkJournalMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ForkJournal unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ForkJournalMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ForkJournal edge %s", name)
 }
 
 // MessageMutation represents an operation that mutates the Message nodes in the graph.

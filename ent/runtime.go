@@ -6,6 +6,7 @@ import (
 	"time"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
 	"tuttid/ent/schema"
 	"tuttid/ent/sessionfork"
@@ -111,6 +112,56 @@ func init() {
 	approvalrequestDescID := approvalrequestFields[0].Descriptor()
 	// approvalrequest.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	approvalrequest.IDValidator = approvalrequestDescID.Validators[0].(func(string) error)
+	forkjournalFields := schema.ForkJournal{}.Fields()
+	_ = forkjournalFields
+	// forkjournalDescWorkspaceID is the schema descriptor for workspace_id field.
+	forkjournalDescWorkspaceID := forkjournalFields[0].Descriptor()
+	// forkjournal.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	forkjournal.WorkspaceIDValidator = forkjournalDescWorkspaceID.Validators[0].(func(string) error)
+	// forkjournalDescRequestID is the schema descriptor for request_id field.
+	forkjournalDescRequestID := forkjournalFields[1].Descriptor()
+	// forkjournal.RequestIDValidator is a validator for the "request_id" field. It is called by the builders before save.
+	forkjournal.RequestIDValidator = forkjournalDescRequestID.Validators[0].(func(string) error)
+	// forkjournalDescParentAgentSessionID is the schema descriptor for parent_agent_session_id field.
+	forkjournalDescParentAgentSessionID := forkjournalFields[3].Descriptor()
+	// forkjournal.ParentAgentSessionIDValidator is a validator for the "parent_agent_session_id" field. It is called by the builders before save.
+	forkjournal.ParentAgentSessionIDValidator = forkjournalDescParentAgentSessionID.Validators[0].(func(string) error)
+	// forkjournalDescParentProviderSessionID is the schema descriptor for parent_provider_session_id field.
+	forkjournalDescParentProviderSessionID := forkjournalFields[4].Descriptor()
+	// forkjournal.DefaultParentProviderSessionID holds the default value on creation for the parent_provider_session_id field.
+	forkjournal.DefaultParentProviderSessionID = forkjournalDescParentProviderSessionID.Default.(string)
+	// forkjournalDescChildAgentSessionID is the schema descriptor for child_agent_session_id field.
+	forkjournalDescChildAgentSessionID := forkjournalFields[5].Descriptor()
+	// forkjournal.DefaultChildAgentSessionID holds the default value on creation for the child_agent_session_id field.
+	forkjournal.DefaultChildAgentSessionID = forkjournalDescChildAgentSessionID.Default.(string)
+	// forkjournalDescProvider is the schema descriptor for provider field.
+	forkjournalDescProvider := forkjournalFields[6].Descriptor()
+	// forkjournal.DefaultProvider holds the default value on creation for the provider field.
+	forkjournal.DefaultProvider = forkjournalDescProvider.Default.(string)
+	// forkjournalDescCwd is the schema descriptor for cwd field.
+	forkjournalDescCwd := forkjournalFields[7].Descriptor()
+	// forkjournal.DefaultCwd holds the default value on creation for the cwd field.
+	forkjournal.DefaultCwd = forkjournalDescCwd.Default.(string)
+	// forkjournalDescLastTurnID is the schema descriptor for last_turn_id field.
+	forkjournalDescLastTurnID := forkjournalFields[8].Descriptor()
+	// forkjournal.DefaultLastTurnID holds the default value on creation for the last_turn_id field.
+	forkjournal.DefaultLastTurnID = forkjournalDescLastTurnID.Default.(string)
+	// forkjournalDescChildProviderSessionID is the schema descriptor for child_provider_session_id field.
+	forkjournalDescChildProviderSessionID := forkjournalFields[10].Descriptor()
+	// forkjournal.DefaultChildProviderSessionID holds the default value on creation for the child_provider_session_id field.
+	forkjournal.DefaultChildProviderSessionID = forkjournalDescChildProviderSessionID.Default.(string)
+	// forkjournalDescError is the schema descriptor for error field.
+	forkjournalDescError := forkjournalFields[11].Descriptor()
+	// forkjournal.DefaultError holds the default value on creation for the error field.
+	forkjournal.DefaultError = forkjournalDescError.Default.(string)
+	// forkjournalDescCreatedAt is the schema descriptor for created_at field.
+	forkjournalDescCreatedAt := forkjournalFields[12].Descriptor()
+	// forkjournal.DefaultCreatedAt holds the default value on creation for the created_at field.
+	forkjournal.DefaultCreatedAt = forkjournalDescCreatedAt.Default.(func() time.Time)
+	// forkjournalDescUpdatedAt is the schema descriptor for updated_at field.
+	forkjournalDescUpdatedAt := forkjournalFields[13].Descriptor()
+	// forkjournal.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	forkjournal.DefaultUpdatedAt = forkjournalDescUpdatedAt.Default.(func() time.Time)
 	messageFields := schema.Message{}.Fields()
 	_ = messageFields
 	// messageDescMessageID is the schema descriptor for message_id field.

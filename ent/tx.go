@@ -18,6 +18,8 @@ type Tx struct {
 	AgentSession *AgentSessionClient
 	// ApprovalRequest is the client for interacting with the ApprovalRequest builders.
 	ApprovalRequest *ApprovalRequestClient
+	// ForkJournal is the client for interacting with the ForkJournal builders.
+	ForkJournal *ForkJournalClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
 	// SessionFork is the client for interacting with the SessionFork builders.
@@ -159,6 +161,7 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.AgentSession = NewAgentSessionClient(tx.config)
 	tx.ApprovalRequest = NewApprovalRequestClient(tx.config)
+	tx.ForkJournal = NewForkJournalClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)
 	tx.SessionFork = NewSessionForkClient(tx.config)
 	tx.Turn = NewTurnClient(tx.config)

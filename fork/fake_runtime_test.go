@@ -21,11 +21,14 @@ type forkScript struct {
 // fork in flight while a concurrent one arrives. The other methods return
 // simple values.
 type fakeRuntime struct {
-	mu         sync.Mutex
-	forkInputs []agent.RuntimeForkInput
-	script     []forkScript
-	archived   []string
-	threads    int
+	mu          sync.Mutex
+	forkInputs  []agent.RuntimeForkInput
+	script      []forkScript
+	archived    []string
+	threads     int
+	listed      []agent.ThreadInfo // FindForks' answer
+	listErr     error
+	failArchive error // Archive's answer when set
 
 	// entered, when set, gets the call number (1-based) of every Fork call
 	// as it starts; it must be buffered enough for the calls of a test.
@@ -135,6 +138,9 @@ func (f *fakeRuntime) History(ctx context.Context, in agent.HistoryInput) ([]age
 func (f *fakeRuntime) Archive(ctx context.Context, provider, providerSessionID string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failArchive != nil {
+		return f.failArchive
+	}
 	f.archived = append(f.archived, providerSessionID)
 	return nil
 }

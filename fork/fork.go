@@ -57,6 +57,8 @@ type Service struct {
 	log      *slog.Logger
 	now      func() time.Time
 	newID    func() string
+	crash    func(point string)
+	lostWait time.Duration
 }
 
 // Config wires a Service.
@@ -68,12 +70,20 @@ type Config struct {
 	Logger    *slog.Logger
 	Now       func() time.Time
 	NewID     func() string
+	// Crash, when set, is called at each named crash point (crash.go).
+	Crash func(point string)
+	// LostWait bounds how long a fork whose request Codex lost waits for
+	// the runtime to come back to settle its journal entry (default 10s).
+	LostWait time.Duration
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime, pub: cfg.Publisher,
-		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
+		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait}
+	if s.lostWait <= 0 {
+		s.lostWait = 10 * time.Second
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -8,6 +8,7 @@ import (
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
 	"tuttid/ent/turn"
 	"tuttid/session"
@@ -25,6 +26,7 @@ type persistInput struct {
 	settings    agent.ComposerSettings
 	visible     bool
 	rf          agent.RuntimeForkResult
+	journalID   int // the attempt's journal entry, marked done with the child
 }
 
 // persist runs steps 11 to 13 in one transaction: the child session, its
@@ -84,6 +86,10 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			SetForkedAtUnixMs(forkedAt.UnixMilli()).
 			Save(ctx)
 		if err != nil {
+			return err
+		}
+		if err := tx.ForkJournal.UpdateOneID(p.journalID).SetState(forkjournal.StateDone).
+			SetChildProviderSessionID(child.ProviderSessionID).SetUpdatedAt(now).Exec(ctx); err != nil {
 			return err
 		}
 		if err := insertTurns(ctx, tx, child, turns, now); err != nil {

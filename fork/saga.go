@@ -10,6 +10,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/forkjournal"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/session"
@@ -31,6 +32,9 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	// 2. Replay a completed request.
 	if res, err := s.replay(ctx, in, fingerprint); res != nil || err != nil {
 		return res, err
+	}
+	if err := s.priorAttempt(ctx, in, fingerprint); err != nil {
+		return nil, err
 	}
 	defer s.sessions.Lock(in.SourceAgentSessionID)()
 
@@ -68,6 +72,12 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	// it (and lets a retry with the same requestId replay it) instead of
 	// leaving an orphan nobody logged. The runtime bounds each call.
 	ctx = context.WithoutCancel(ctx)
+	// The journal entry is durable before Codex hears of the request.
+	entry, err := s.journalStart(ctx, in, fingerprint, parent, childID)
+	if err != nil {
+		return nil, err
+	}
+	s.crashPoint(CrashBeforeProvider)
 	rf, err := s.providerFork(ctx, parent, agent.RuntimeForkInput{
 		WorkspaceID: in.WorkspaceID, SourceAgentSessionID: parent.ID, TargetAgentSessionID: childID,
 		Provider: parent.Provider, SourceProviderSessionID: parent.ProviderSessionID, Cwd: parent.Cwd,
@@ -75,18 +85,31 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
 	})
 	if err != nil {
+		if errors.Is(err, agent.ErrRequestLost) {
+			// Codex may have made the thread: find it (and archive it) once
+			// the runtime is back, or leave the entry for Reconcile.
+			s.settleLost(ctx, entry, err, s.lostWait)
+		} else {
+			s.journalSet(ctx, entry, forkjournal.StateFailed, "", err.Error())
+		}
 		return nil, providerErr(err, in)
 	}
 	if rf.Session.ProviderSessionID == "" {
+		s.journalSet(ctx, entry, forkjournal.StateFailed, "", "the provider's fork returned no thread id")
 		return nil, apperr.New(apperr.ForkProviderFailed, "the provider's fork returned no thread id")
 	}
+	s.journalSet(ctx, entry, forkjournal.StateForked, rf.Session.ProviderSessionID, "")
+	s.crashPoint(CrashProviderAnswered)
 
 	// 11-13. Child session, lineage and history in one transaction.
 	child, row, err := s.persist(ctx, persistInput{
 		in: in, fingerprint: fingerprint, parent: parent, parentTitle: parentTitle, childID: childID, title: title,
-		settings: settings, visible: visible, rf: rf,
+		settings: settings, visible: visible, rf: rf, journalID: entry.ID,
 	})
 	if err != nil {
+		reason := "the child could not be stored: " + err.Error()
+		s.journalSet(ctx, entry, forkjournal.StateOrphaned, rf.Session.ProviderSessionID, reason)
+		s.archiveOrphan(ctx, entry, rf.Session.ProviderSessionID, reason)
 		// The provider thread exists but tuttid does not know it: leave a
 		// trail for cleanup and report the failure.
 		s.log.ErrorContext(ctx, "fork: provider thread created but not stored (orphan)",
@@ -101,6 +124,8 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, apperr.Wrap(err, apperr.ForkPersistenceFailed,
 			"the provider forked the session (thread %s) but tuttid could not store the child; nothing was created", rf.Session.ProviderSessionID)
 	}
+
+	s.crashPoint(CrashCommitted)
 
 	// 14. Publish.
 	s.publish(ctx, activity.Event{Kind: activity.SessionCreated, WorkspaceID: in.WorkspaceID, AgentSessionID: child.ID, Session: child})
@@ -137,16 +162,11 @@ func normalize(in Input) (Input, error) {
 	if in.TargetAgentSessionID != "" && in.TargetAgentSessionID == in.SourceAgentSessionID {
 		return in, apperr.New(apperr.ForkTargetConflict, "the child cannot have the parent's id %q", in.TargetAgentSessionID)
 	}
-	if in.Title != nil {
-		t := strings.TrimSpace(*in.Title)
-		if err := session.CheckText("title", t, session.MaxTitleLen); err != nil {
-			return in, err
-		}
-		in.Title = &t
-		if t == "" {
-			in.Title = nil
-		}
+	title, err := explicitTitle(in.Title)
+	if err != nil {
+		return in, err
 	}
+	in.Title = title
 	if in.Settings.Model != nil {
 		m := strings.TrimSpace(*in.Settings.Model)
 		in.Settings.Model = &m
@@ -243,6 +263,10 @@ func (s *Service) childID(ctx context.Context, in Input) (string, error) {
 // providerErr maps a runtime failure of step 10 to the spec's codes.
 func providerErr(err error, in Input) error {
 	switch {
+	case errors.Is(err, agent.ErrRequestLost):
+		// Codex got the request and died or did not answer: a provider
+		// failure, not an unavailable runtime (which never got it).
+		return apperr.Wrap(err, apperr.ForkProviderFailed, "the provider failed while forking the session (no child was created)")
 	case errors.Is(err, agent.ErrUnsupportedProvider):
 		return apperr.Wrap(err, apperr.ForkUnsupportedProvider, "the provider has no fork")
 	case errors.Is(err, agent.ErrRuntimeUnavailable):

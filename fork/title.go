@@ -3,11 +3,13 @@ package fork
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/sessionfork"
+	"tuttid/session"
 )
 
 // maxTitleTries bounds the search for a free title; a workspace would need
@@ -41,7 +43,7 @@ func (s *Service) title(ctx context.Context, parent *ent.AgentSession, base stri
 		return "", nil, storageErr(err, "count the parent's forks")
 	}
 	for num := forks + 1; num <= forks+maxTitleTries; num++ {
-		t := fmt.Sprintf("%s(fork%d)", base, num)
+		t := forkTitle(base, num)
 		taken, err := s.store.Client.AgentSession.Query().
 			Where(agentsession.WorkspaceID(parent.WorkspaceID), agentsession.Title(t)).Exist(ctx)
 		if err != nil {
@@ -52,4 +54,26 @@ func (s *Service) title(ctx context.Context, parent *ent.AgentSession, base stri
 		}
 	}
 	return "", nil, apperr.New(apperr.InvalidInput, "no free fork title for %q; pass a title", base)
+}
+
+// forkTitle is a generated title: <base>(fork<num>). It is one-to-one:
+// the title ends in "(fork", num's digits (no leading zero) and ")", so
+// base and num can be read back (two bases never give one title).
+func forkTitle(base string, num int) string { return fmt.Sprintf("%s(fork%d)", base, num) }
+
+// explicitTitle is the rule for a title the request gives: trimmed of
+// spaces, valid UTF-8 of at most session.MaxTitleLen bytes; empty means
+// none (nil: the title is generated).
+func explicitTitle(title *string) (*string, error) {
+	if title == nil {
+		return nil, nil
+	}
+	t := strings.TrimSpace(*title)
+	if err := session.CheckText("title", t, session.MaxTitleLen); err != nil {
+		return nil, err
+	}
+	if t == "" {
+		return nil, nil
+	}
+	return &t, nil
 }

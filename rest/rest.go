@@ -140,7 +140,7 @@ func decode(w http.ResponseWriter, r *http.Request) (ForkRequest, error) {
 	if err := dec.Decode(&req); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return req, apperr.New(apperr.InvalidInput, "the request body is larger than %d bytes", maxBody)
+			return req, apperr.New(apperr.RequestTooLarge, "the request body is larger than %d bytes", maxBody)
 		}
 		if errors.Is(err, io.EOF) {
 			return req, apperr.New(apperr.InvalidInput, "the request body is empty; send a JSON object with requestId")

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"tuttid/codex/codextest"
-	"tuttid/web"
 )
 
 // The GUI tests drive the web app (package web) in a real headless Chromium
@@ -89,16 +87,11 @@ func startBrowser(t *testing.T) context.Context {
 	return bctx
 }
 
-// guiServer serves the GUI under /app/ and the harness's API at /query on
-// one origin, as tuttid does once the GUI is mounted in its mux.
+// guiServer is the base URL of the GUI (/app/) and the API (/query): the
+// harness's server itself.
 func guiServer(t *testing.T, h *harness) string {
 	t.Helper()
-	mux := http.NewServeMux()
-	mux.Handle("/app/", http.StripPrefix("/app", web.Handler()))
-	mux.Handle("/query", h.srv.Handler())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return h.url
 }
 
 // tab is one browser tab on the GUI, bound to a subtest.
@@ -152,6 +145,11 @@ func openTab(t *testing.T, browser context.Context, baseURL string) *tab {
 	})
 	if err != nil {
 		t.Fatalf("open a tab: %v", err)
+	}
+	// Sign the browser in as a person does: the startup URL with ?token=
+	// sets the cookie (TestGUI's TokenCookieFlow checks that flow).
+	if tok := tokenFor(baseURL); tok != "" {
+		tb.run("sign in with the token", chromedp.Navigate(baseURL+"/app/?token="+tok))
 	}
 	return tb
 }
@@ -382,6 +380,79 @@ func TestGUI(t *testing.T) {
 		tb.run("wait for the interrupted turn", chromedp.WaitVisible(chromedp.CSS(
 			activeSel(parentID)+`[data-status="READY"] [data-testid="turn"][data-status="INTERRUPTED"]`)))
 	}
+
+	// The way a person signs in: the startup URL with ?token= (or the
+	// token typed into the page that asks for it) sets an HttpOnly,
+	// SameSite=Strict cookie and leaves an address without the token; the
+	// GUI then works, its WebSocket included. Without it the page shows no
+	// data. Each case runs in a fresh browser context (no cookie yet).
+	t.Run("TokenCookieFlow", func(t *testing.T) {
+		h := shared.forGUI(t)
+		h.createWorkspace("secret-gui-workspace")
+		fresh := func(t *testing.T) *tab {
+			ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+			t.Cleanup(cancel)
+			// The first Do creates the target: without a timeout of its own,
+			// or the target ends with that timeout's context.
+			if err := chromedp.Do(ctx); err != nil {
+				t.Fatalf("open a tab: %v", err)
+			}
+			return &tab{t: t, ctx: ctx, url: base}
+		}
+		signedIn := func(tb *tab) {
+			tb.run("the GUI loads live", chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="connection"][data-state="live"]`)))
+			var state struct {
+				Href, Cookie string
+				Listed       bool
+			}
+			tb.eval(`({ href: location.origin + location.pathname + location.search, cookie: document.cookie,
+			  listed: [...document.querySelectorAll('[data-testid="workspace-select"] option')].some((o) => o.textContent === "secret-gui-workspace") })`, &state)
+			if state.Href != base+"/app/" || state.Cookie != "" || !state.Listed {
+				tb.fail("after signing in: %+v (want %s/app/, no script-readable cookie, the workspace listed)", state, base)
+			}
+			ctx, cancel := context.WithTimeout(tb.ctx, guiWait)
+			defer cancel()
+			res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{base + "/"}})
+			if err != nil {
+				tb.fail("cookies: %v", err)
+			}
+			if len(res.Cookies) != 1 {
+				tb.fail("cookies: %+v", res.Cookies)
+			}
+			c := res.Cookies[0]
+			if c.Value != h.token || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict || c.Path != "/" {
+				tb.fail("cookie %+v", c)
+			}
+		}
+		t.Run("WithoutTokenAsksForIt", func(t *testing.T) {
+			tb := fresh(t)
+			for _, path := range []string{"/app/", "/"} {
+				tb.run("open "+path, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS(`[data-testid="token-input"]`)))
+				var text string
+				tb.eval(`document.body.innerText`, &text)
+				if strings.Contains(text, "secret-gui-workspace") || !strings.Contains(text, "token") {
+					tb.fail("%s without the token shows %q", path, text)
+				}
+			}
+			tb.run("a wrong token", chromedp.Navigate(base+"/app/?token=not-the-token-at-all"),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="token-error"]`)))
+		})
+		t.Run("StartupURL", func(t *testing.T) {
+			tb := fresh(t)
+			tb.run("open the startup URL", chromedp.Navigate(base+"/app/?token="+h.token))
+			signedIn(tb)
+		})
+		t.Run("TypedToken", func(t *testing.T) {
+			tb := fresh(t)
+			tb.run("type the token",
+				chromedp.Navigate(base+"/app/"),
+				chromedp.SendKeys(chromedp.CSS(`[data-testid="token-input"]`), h.token),
+				chromedp.Submit(chromedp.CSS(`[data-testid="token-input"]`)),
+			)
+			signedIn(tb)
+		})
+	})
 
 	// The agent asks to leave the sandbox; the person allows it in the
 	// conversation and the reply shows the command's output.

@@ -3,6 +3,8 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -10,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,11 +24,14 @@ import (
 )
 
 // harness is a whole tuttid on a free port, speaking to a real codex
-// app-server that talks to a recording model server.
+// app-server that talks to a recording model server. It runs with a token
+// of its own, which the test's clients carry without asking (see
+// authTransport and dialWS).
 type harness struct {
 	t      *testing.T
 	srv    *server.Server
 	url    string
+	token  string
 	model  *codextest.ModelServer
 	dbPath string
 	home   string
@@ -38,6 +45,8 @@ type harnessOpts struct {
 	home    string
 	// codexBin replaces the real binary (a missing one tests unavailability).
 	codexBin string
+	// noAuth runs without a token (--no-auth); h.token is then "".
+	noAuth bool
 }
 
 func startServer(t *testing.T, o harnessOpts) *harness {
@@ -46,7 +55,10 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 	if h.dbPath == "" {
 		h.dbPath = filepath.Join(t.TempDir(), "tuttid.db")
 	}
-	cfg := server.Config{DSN: store.DSN(h.dbPath), Runtime: o.runtime, Logger: testLogger(t)}
+	if !o.noAuth {
+		h.token = newTestToken(t)
+	}
+	cfg := server.Config{DSN: store.DSN(h.dbPath), Runtime: o.runtime, Logger: testLogger(t), Token: h.token, NoAuth: o.noAuth}
 	if o.runtime == nil {
 		if h.model == nil {
 			h.model = codextest.StartModelServer(t)
@@ -74,12 +86,16 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	h.srv, h.url = srv, "http://"+ln.Addr().String()
+	if h.token != "" {
+		registerToken(ln.Addr().String(), h.token)
+	}
 	stopped := false
 	h.stop = func() {
 		if stopped {
 			return
 		}
 		stopped = true
+		unregisterToken(ln.Addr().String())
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
@@ -91,6 +107,58 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 	t.Cleanup(h.stop)
 	return h
 }
+
+// tokens maps a running harness's host:port to its token.
+var tokens sync.Map
+
+func registerToken(hostport, token string) { tokens.Store(hostport, token) }
+func unregisterToken(hostport string)      { tokens.Delete(hostport) }
+
+// tokenFor is the token of the harness serving url (a URL or host:port), "" if none.
+func tokenFor(url string) string {
+	hostport := url
+	if i := strings.Index(hostport, "://"); i >= 0 {
+		hostport = hostport[i+3:]
+	}
+	if i := strings.IndexByte(hostport, '/'); i >= 0 {
+		hostport = hostport[:i]
+	}
+	tok, _ := tokens.Load(hostport)
+	s, _ := tok.(string)
+	return s
+}
+
+func newTestToken(t *testing.T) string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// baseTransport is the transport without the token: rawClient's.
+var baseTransport = http.DefaultTransport
+
+// rawClient sends requests as given: the tests of authentication use it.
+var rawClient = &http.Client{Transport: baseTransport}
+
+// authTransport gives every request to a running harness that carries no
+// Authorization header and no cookie the harness's token, so that tests
+// (and their helpers) using http.Get, http.Post or http.DefaultClient speak
+// to a server that requires it unchanged. WebSocket upgrades are left
+// alone: dialWS sends the token in connection_init, as the contract says.
+type authTransport struct{ base http.RoundTripper }
+
+func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if tok := tokenFor(r.URL.Host); tok != "" && r.Header.Get("Authorization") == "" &&
+		r.Header.Get("Cookie") == "" && r.Header.Get("Upgrade") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return a.base.RoundTrip(r)
+}
+
+func init() { http.DefaultTransport = authTransport{base: baseTransport} }
 
 func testLogger(t *testing.T) *slog.Logger {
 	level := slog.LevelWarn

@@ -13,16 +13,15 @@ import (
 // checkOrigin refuses what a web page of another site could make a
 // browser send here: a WebSocket upgrade, or a request that changes state
 // (a "simple" cross-site POST needs no preflight). Requests without an
-// Origin header (not from a page) and from this server's own pages pass.
-// coder/websocket applies the same rule to upgrades as a second line, but
-// its refusal goes to the standard logger as an error; here it is a clean
-// 403 and a debug line.
-func checkOrigin(next http.Handler, patterns []string, log *slog.Logger) http.Handler {
+// Origin header (not from a page) pass; a page's Origin must name an allowed
+// host or match --allowed-origins. An Origin equal to the request's own
+// Host is not enough by itself: under DNS rebinding both are the
+// attacker's name.
+func checkOrigin(next http.Handler, hosts hostPolicy, patterns []string, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if needsOriginCheck(r) && !originAllowed(r, patterns) {
+		if needsOriginCheck(r) && !originAllowed(r, hosts, patterns) {
 			log.DebugContext(r.Context(), "request refused: origin not allowed", "origin", r.Header.Get("Origin"), "path", r.URL.Path)
-			writeJSON(w, apperr.ForbiddenOrigin.HTTPStatus(), map[string]any{"error": map[string]string{
-				"code": string(apperr.ForbiddenOrigin), "message": "requests from pages of this origin are not allowed; see --allowed-origins"}})
+			writeError(w, apperr.ForbiddenOrigin, "requests from pages of this origin are not allowed; see --allowed-origins")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -37,7 +36,7 @@ func needsOriginCheck(r *http.Request) bool {
 	return true
 }
 
-func originAllowed(r *http.Request, patterns []string) bool {
+func originAllowed(r *http.Request, hosts hostPolicy, patterns []string) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true // not a browser page
@@ -46,10 +45,10 @@ func originAllowed(r *http.Request, patterns []string) bool {
 	if err != nil || u.Host == "" {
 		return false
 	}
-	host := strings.ToLower(u.Host)
-	if host == strings.ToLower(r.Host) {
+	if hosts.allows(u.Host) {
 		return true
 	}
+	host := strings.ToLower(u.Host)
 	for _, p := range patterns {
 		if ok, err := path.Match(strings.ToLower(p), host); err == nil && ok {
 			return true

@@ -6,29 +6,67 @@ import (
 )
 
 func TestOriginAllowed(t *testing.T) {
-	patterns := DefaultAllowedOrigins()
+	hosts := newHostPolicy("127.0.0.1:8080", []string{"tuttid.example.com"})
+	patterns := []string{"app.example.org:*"}
 	tests := []struct {
-		origin string
-		want   bool
+		host, origin string
+		want         bool
 	}{
-		{"", true},
-		{"http://127.0.0.1:8080", true}, // the server's own host
-		{"http://localhost:5173", true},
-		{"http://LOCALHOST", true},
-		{"http://[::1]:3000", true},
-		{"https://evil.example", false},
-		{"http://localhost.evil.example", false},
-		{"http://127.0.0.1.evil.example:80", false},
-		{"null", false},
-		{"::", false},
+		{"127.0.0.1:8080", "", true},
+		{"127.0.0.1:8080", "http://127.0.0.1:8080", true},
+		{"127.0.0.1:8080", "http://localhost:5173", true},
+		{"127.0.0.1:8080", "http://LOCALHOST", true},
+		{"127.0.0.1:8080", "http://[::1]:3000", true},
+		{"127.0.0.1:8080", "https://tuttid.example.com", true},   // an allowed host
+		{"127.0.0.1:8080", "https://app.example.org:8443", true}, // --allowed-origins
+		{"127.0.0.1:8080", "https://app.example.org", false},     // the pattern wants a port
+		{"127.0.0.1:8080", "https://evil.example", false},
+		{"127.0.0.1:8080", "http://localhost.evil.example", false},
+		{"127.0.0.1:8080", "http://127.0.0.1.evil.example:80", false},
+		{"127.0.0.1:8080", "null", false},
+		{"127.0.0.1:8080", "::", false},
+		// DNS rebinding: the Origin equals the request's Host, which is not enough.
+		{"evil.example:8080", "http://evil.example:8080", false},
 	}
 	for _, tt := range tests {
-		r := httptest.NewRequest("GET", "http://127.0.0.1:8080/query", nil)
+		r := httptest.NewRequest("GET", "http://"+tt.host+"/query", nil)
 		if tt.origin != "" {
 			r.Header.Set("Origin", tt.origin)
 		}
-		if got := originAllowed(r, patterns); got != tt.want {
-			t.Errorf("origin %q: allowed = %v, want %v", tt.origin, got, tt.want)
+		if got := originAllowed(r, hosts, patterns); got != tt.want {
+			t.Errorf("host %s origin %q: allowed = %v, want %v", tt.host, tt.origin, got, tt.want)
+		}
+	}
+}
+
+func TestHostPolicy(t *testing.T) {
+	p := newHostPolicy("192.168.1.5:8080", []string{"tuttid.example.com", "*.dev.example", "Other.Example:9000"})
+	tests := []struct {
+		host string
+		want bool
+	}{
+		{"localhost", true},
+		{"localhost:8080", true},
+		{"LOCALHOST.:1", true},
+		{"127.0.0.1:1234", true},
+		{"[::1]:8080", true},
+		{"[::1]", true},
+		{"192.168.1.5:8080", true}, // the host of --addr
+		{"tuttid.example.com:8080", true},
+		{"a.dev.example", true},
+		{"a.b.dev.example:1", true},
+		{"dev.example", false}, // *.x is subdomains only
+		{"other.example", true},
+		{"evil.example:8080", false},
+		{"localhost.evil.example", false},
+		{"127.0.0.2", false},
+		{"", false},
+		{"user@localhost", false},
+		{"[::1", false},
+	}
+	for _, tt := range tests {
+		if got := p.allows(tt.host); got != tt.want {
+			t.Errorf("Host %q: allowed = %v, want %v", tt.host, got, tt.want)
 		}
 	}
 }

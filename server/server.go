@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,17 +37,30 @@ type Config struct {
 	CodexEnv []string
 	// Runtime replaces the Codex runtime (tests inject faults with it).
 	Runtime agent.Runtime
-	// AllowedOrigins are host patterns allowed to open a WebSocket from a
-	// browser page besides the server's own host.
+	// Addr is the listen address (--addr); its host is an allowed Host.
+	Addr string
+	// AllowedHosts are more names requests may carry in Host (and pages in
+	// Origin) besides the loopback names and Addr's host: exact names or
+	// *.example.com patterns.
+	AllowedHosts []string
+	// AllowedOrigins are host[:port] globs of more origins whose pages may
+	// change state and open a WebSocket.
 	AllowedOrigins []string
-	Logger         *slog.Logger
-	Version        string
+	// Token is required on every API request unless NoAuth, which only
+	// loopback listeners may use.
+	Token  string
+	NoAuth bool
+	// MaxBody bounds a request body (0: DefaultMaxBody).
+	MaxBody int64
+	Logger  *slog.Logger
+	Version string
+	// CrashAt names a crash point (fork.Crash*) where the process kills
+	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
+	CrashAt string
 }
 
-// maxQueryBody bounds a GraphQL request body.
-const maxQueryBody = 8 * session.MaxMessageLen
-
-// DefaultAllowedOrigins lets pages on this machine subscribe.
+// DefaultAllowedOrigins lets pages on this machine call tuttid (the
+// loopback names are allowed hosts anyway).
 func DefaultAllowedOrigins() []string {
 	// Patterns are path.Match globs: the IPv6 brackets are escaped.
 	return []string{"localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*", `\[::1\]`, `\[::1\]:*`}
@@ -61,6 +75,7 @@ type Server struct {
 	Forks    *fork.Service
 
 	log     *slog.Logger
+	noAuth  bool
 	handler http.Handler
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -75,6 +90,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	if cfg.NoAuth {
+		if cfg.Addr != "" && !IsLoopbackAddr(cfg.Addr) {
+			return nil, fmt.Errorf("--no-auth is only allowed when listening on loopback, not on %s", cfg.Addr)
+		}
+	} else if err := CheckToken(cfg.Token); err != nil {
+		return nil, fmt.Errorf("--token: %w", err)
+	}
+	maxBody := cfg.MaxBody
+	if maxBody <= 0 {
+		maxBody = DefaultMaxBody
+	}
 	dsn := cfg.DSN
 	if dsn == "" {
 		if err := os.MkdirAll(filepath.Dir(cfg.DBPath), 0o700); err != nil {
@@ -86,12 +112,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Store: st, log: log, closeRT: func() error { return nil }}
+	s := &Server{Store: st, log: log, noAuth: cfg.NoAuth, closeRT: func() error { return nil }}
 	s.Runtime = cfg.Runtime
 	if s.Runtime == nil {
 		rt := codex.New(codex.Config{Bin: cfg.CodexBin, Env: cfg.CodexEnv, Logger: log, ClientVersion: cfg.Version,
 			// planMode reaches Codex as its (experimental) plan collaboration mode.
-			ExperimentalPlanMode: true})
+			ExperimentalPlanMode: true, OnSent: crashOnSent(cfg.CrashAt)})
 		if err := rt.Launch(ctx); err != nil {
 			log.WarnContext(ctx, "codex app-server unavailable; retrying in the background", "err", err)
 		}
@@ -99,9 +125,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Logger: log})
-	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Publisher: s.Broker, Logger: log})
+	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Publisher: s.Broker, Logger: log,
+		Crash: crashAt(cfg.CrashAt)})
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {
+		s.closeRT()
+		st.Close()
+		return nil, err
+	}
+	// Forks a crash cut short: their threads are archived and listed.
+	if err := s.Forks.Reconcile(ctx); err != nil {
 		s.closeRT()
 		st.Close()
 		return nil, err
@@ -118,15 +151,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if origins == nil {
 		origins = DefaultAllowedOrigins()
 	}
+	hosts := newHostPolicy(cfg.Addr, cfg.AllowedHosts)
+	a := newAuth(cfg.Token, cfg.NoAuth, log)
 	mux := http.NewServeMux()
-	// A request body is bounded: the largest legitimate one is a message of
-	// session.MaxMessageLen bytes, JSON-escaped.
-	mux.Handle("/query", http.MaxBytesHandler(s.graphQL(origins), maxQueryBody))
+	mux.Handle("/query", s.graphQL(a, maxBody))
 	(&rest.Handler{Forks: s.Forks, Sessions: s.Sessions, Logger: log}).Register(mux)
 	mux.HandleFunc("GET /healthz", s.health)
 	mux.Handle("/app/", http.StripPrefix("/app", web.Handler()))
 	mux.Handle("/", graphiqlHandler())
-	s.handler = checkOrigin(mux, origins, log)
+	// Outside in: the Host (DNS rebinding), the Origin (other sites'
+	// pages), the token, then the body's size (not read for a stranger).
+	s.handler = checkHost(checkOrigin(a.wrap(limitBody(mux, maxBody)), hosts, origins, log), hosts, log)
 	return s, nil
 }
 
@@ -134,7 +169,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully.
+// With --no-auth, ln must be a loopback listener.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.noAuth && !IsLoopbackAddr(ln.Addr().String()) {
+		return fmt.Errorf("--no-auth is only allowed when listening on loopback, not on %s", ln.Addr())
+	}
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -175,7 +214,6 @@ type healthBody struct {
 	Status   string `json:"status"`
 	Database string `json:"database"`
 	Codex    string `json:"codex"`
-	Error    string `json:"codexError,omitempty"`
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
@@ -187,7 +225,23 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		body.Status, body.Database, status = "unavailable", "unavailable", http.StatusServiceUnavailable
 	}
 	if err := s.Runtime.Health(ctx); err != nil {
-		body.Codex, body.Error = "unavailable", err.Error()
+		// The cause goes to the log: /healthz needs no token.
+		s.log.DebugContext(ctx, "health: codex unavailable", "err", err)
+		body.Codex = "unavailable"
 	}
 	writeJSON(w, status, body)
+}
+
+// IsLoopbackAddr reports whether addr (host:port) listens on loopback only:
+// localhost or a loopback IP; an empty host (every interface) is not.
+func IsLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -72,8 +72,22 @@ func (h *harness) wsURL() string { return "ws" + strings.TrimPrefix(h.url, "http
 
 // dialWS opens a connection with proto and header (nil = none) and
 // completes connection_init / connection_ack; the read loop is not started
-// (see run). On a refused handshake it returns the HTTP response.
+// (see run). On a refused handshake it returns the HTTP response. The
+// connection_init payload carries the token of the harness at url.
 func dialWS(ctx context.Context, url, proto string, header http.Header) (*wsClient, *http.Response, error) {
+	payload := map[string]any{}
+	if tok := tokenFor(url); tok != "" {
+		payload["Authorization"] = "Bearer " + tok
+	}
+	return dialWSInit(ctx, url, proto, header, payload)
+}
+
+// dialWSInit is dialWS with the given connection_init payload.
+func dialWSInit(ctx context.Context, url, proto string, header http.Header, payload map[string]any) (*wsClient, *http.Response, error) {
+	initPayload, err := json.Marshal(payload)
+	if err != nil {
+		return nil, nil, err
+	}
 	conn, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{proto}, HTTPHeader: header})
 	if err != nil {
 		return nil, resp, err
@@ -85,7 +99,7 @@ func dialWS(ctx context.Context, url, proto string, header http.Header) (*wsClie
 	conn.SetReadLimit(8 << 20)
 	c := &wsClient{proto: proto, conn: conn, done: make(chan struct{}), control: make(chan wsFrame, 64), subs: map[string]chan wsResult{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	if err := c.write(wsFrame{Type: "connection_init", Payload: json.RawMessage(`{}`)}); err != nil {
+	if err := c.write(wsFrame{Type: "connection_init", Payload: initPayload}); err != nil {
 		c.conn.CloseNow()
 		return nil, resp, err
 	}

@@ -25,7 +25,7 @@ func (s *Service) Ingest(ctx context.Context) {
 			if !ok {
 				return
 			}
-			if err := s.HandleEvent(ctx, e); err != nil {
+			if err := s.handleDurably(ctx, e); err != nil {
 				s.log.ErrorContext(ctx, "ingest: event not stored", "kind", e.Kind, "method", e.Method,
 					"provider_session_id", e.ProviderSessionID, "turn_id", e.TurnID, "err", err)
 			}
@@ -157,12 +157,22 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 	case agent.TurnFailed:
 		status = turn.StatusFAILED
 	}
+	reason := e.Error
+	// A turn tuttid failed already (an event it could not store) keeps that.
+	status, reason, err := s.keepTuttidFailure(ctx, a, e.TurnID, status, reason)
+	if err != nil {
+		return err
+	}
+	// A completed turn's items still in progress take Codex's record.
+	if err := s.settleOpenItems(ctx, a, e.TurnID, status); err != nil {
+		return err
+	}
 	// Requests still waiting end with their turn, as CANCEL, before the
 	// turn's end is published.
 	if err := s.cancelPendingApprovals(ctx, a, e.TurnID, "turn_ended"); err != nil {
 		return err
 	}
-	return s.completeTurn(ctx, a, e.TurnID, status, e.Error)
+	return s.completeTurn(ctx, a, e.TurnID, status, reason)
 }
 
 func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.RuntimeMessage) error {

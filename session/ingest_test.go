@@ -20,7 +20,8 @@ func TestIngestTurnLifecycle(t *testing.T) {
 		wantTurn    turn.Status
 		wantPending string // the status an item left in progress ends with
 	}{
-		{"completed", agent.TurnCompleted, turn.StatusCOMPLETED, "in_progress"},
+		// No runtime here to read the turn's record from.
+		{"completed", agent.TurnCompleted, turn.StatusCOMPLETED, StatusIncomplete},
 		{"interrupted", agent.TurnInterrupted, turn.StatusINTERRUPTED, "interrupted"},
 		{"failed", agent.TurnFailed, turn.StatusFAILED, "failed"},
 	} {

@@ -36,12 +36,13 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 			return nil, err
 		}
 	}
-	cwd := w.RootPath
-	if in.Cwd != nil && *in.Cwd != "" {
-		if err := CheckPath("cwd", *in.Cwd); err != nil {
-			return nil, err
-		}
-		cwd = *in.Cwd
+	var given string
+	if in.Cwd != nil {
+		given = *in.Cwd
+	}
+	cwd, err := ResolveCwd(w.RootPath, given)
+	if err != nil {
+		return nil, err
 	}
 	settings, err := in.Settings.Apply(agent.ComposerSettings{PermissionModeID: agent.PermissionWorkspaceWrite})
 	if err != nil {

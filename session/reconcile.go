@@ -5,21 +5,18 @@ import (
 
 	"tuttid/ent/agentsession"
 	"tuttid/ent/message"
-	"tuttid/ent/turn"
 )
 
 // Reconcile runs at start: turns that were running when the previous
-// process stopped died with its Codex child, so they are marked FAILED and
-// their sessions READY again; otherwise they would stay WORKING forever and
-// refuse every send and fork.
+// process stopped died with its Codex child. Each is settled from Codex's
+// record (settleRunningTurns), leftover items end failed, and the sessions
+// are READY again; otherwise they would stay WORKING forever and refuse
+// every send and fork.
 func (s *Service) Reconcile(ctx context.Context) error {
 	now := s.now()
-	turns, err := s.store.Client.Turn.Update().
-		Where(turn.StatusEQ(turn.StatusIN_PROGRESS)).
-		SetStatus(turn.StatusFAILED).SetError("tuttid stopped while the turn was running").SetCompletedAt(now).
-		Save(ctx)
+	turns, err := s.settleRunningTurns(ctx)
 	if err != nil {
-		return storageErr(err, "close the turns of the previous run")
+		return err
 	}
 	if err := s.store.Client.Message.Update().Where(message.Status("in_progress")).
 		SetStatus("failed").SetUpdatedAt(now).Exec(ctx); err != nil {
@@ -37,7 +34,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		return storageErr(err, "reset the sessions of the previous run")
 	}
 	if turns > 0 || sessions > 0 || approvals > 0 {
-		s.log.WarnContext(ctx, "closed work left running by the previous run", "turns_failed", turns, "sessions_ready", sessions, "approvals_cancelled", approvals)
+		s.log.WarnContext(ctx, "settled work left running by the previous run", "turns", turns, "sessions_ready", sessions, "approvals_cancelled", approvals)
 	}
 	return nil
 }

@@ -8,7 +8,8 @@ import (
 	"tuttid/ent"
 )
 
-// CreateWorkspace creates a workspace rooted at an absolute path.
+// CreateWorkspace creates a workspace rooted at an existing directory,
+// stored with symlinks resolved.
 func (s *Service) CreateWorkspace(ctx context.Context, name, rootPath string) (*ent.Workspace, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
@@ -17,7 +18,8 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, rootPath string) (*
 	if err := CheckText("name", name, MaxNameLen); err != nil {
 		return nil, err
 	}
-	if err := CheckPath("rootPath", rootPath); err != nil {
+	rootPath, err := ResolveRoot(rootPath)
+	if err != nil {
 		return nil, err
 	}
 	w, err := s.store.Client.Workspace.Create().

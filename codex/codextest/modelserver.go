@@ -368,6 +368,7 @@ type ModelServer struct {
 
 	mu        sync.Mutex
 	reqs      []Request
+	forgotten int      // requests dropped by ForgetRequests
 	other     []string // method and path of non-model requests
 	reply     func(Request) Reply
 	logf      func(format string, args ...any)
@@ -440,6 +441,16 @@ func (m *ModelServer) Requests() []Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]Request(nil), m.reqs...)
+}
+
+// ForgetRequests drops the recorded requests (each holds the whole
+// conversation Codex sent): a long test calls it before it measures its
+// memory. Seq keeps counting; WaitRequests counts from here.
+func (m *ModelServer) ForgetRequests() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.forgotten += len(m.reqs)
+	m.reqs = nil
 }
 
 // RequestsFor returns the model requests of one Codex thread, so tests that
@@ -528,7 +539,7 @@ func (m *ModelServer) serveResponses(w http.ResponseWriter, r *http.Request) {
 	req.Header = r.Header.Clone()
 
 	m.mu.Lock()
-	req.Seq = len(m.reqs) + 1
+	req.Seq = m.forgotten + len(m.reqs) + 1
 	m.reqs = append(m.reqs, req)
 	close(m.arrived)
 	m.arrived = make(chan struct{})

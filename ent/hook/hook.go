@@ -32,6 +32,18 @@ func (f ApprovalRequestFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Va
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ApprovalRequestMutation", m)
 }
 
+// The ForkJournalFunc type is an adapter to allow the use of ordinary
+// function as ForkJournal mutator.
+type ForkJournalFunc func(context.Context, *ent.ForkJournalMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ForkJournalFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ForkJournalMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ForkJournalMutation", m)
+}
+
 // The MessageFunc type is an adapter to allow the use of ordinary
 // function as Message mutator.
 type MessageFunc func(context.Context, *ent.MessageMutation) (ent.Value, error)

@@ -97,6 +97,42 @@ var (
 			},
 		},
 	}
+	// WorkspaceAgentForkJournalColumns holds the columns for the "workspace_agent_fork_journal" table.
+	WorkspaceAgentForkJournalColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "request_id", Type: field.TypeString},
+		{Name: "fingerprint", Type: field.TypeString},
+		{Name: "parent_agent_session_id", Type: field.TypeString},
+		{Name: "parent_provider_session_id", Type: field.TypeString, Default: ""},
+		{Name: "child_agent_session_id", Type: field.TypeString, Default: ""},
+		{Name: "provider", Type: field.TypeString, Default: ""},
+		{Name: "cwd", Type: field.TypeString, Default: ""},
+		{Name: "last_turn_id", Type: field.TypeString, Default: ""},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"pending", "forked", "done", "failed", "orphaned", "archived"}, Default: "pending"},
+		{Name: "child_provider_session_id", Type: field.TypeString, Default: ""},
+		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// WorkspaceAgentForkJournalTable holds the schema information for the "workspace_agent_fork_journal" table.
+	WorkspaceAgentForkJournalTable = &schema.Table{
+		Name:       "workspace_agent_fork_journal",
+		Columns:    WorkspaceAgentForkJournalColumns,
+		PrimaryKey: []*schema.Column{WorkspaceAgentForkJournalColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "forkjournal_workspace_id_request_id",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentForkJournalColumns[1], WorkspaceAgentForkJournalColumns[2]},
+			},
+			{
+				Name:    "forkjournal_state",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentForkJournalColumns[10]},
+			},
+		},
+	}
 	// WorkspaceAgentMessagesColumns holds the columns for the "workspace_agent_messages" table.
 	WorkspaceAgentMessagesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -244,6 +280,7 @@ var (
 	Tables = []*schema.Table{
 		WorkspaceAgentSessionsTable,
 		WorkspaceAgentApprovalsTable,
+		WorkspaceAgentForkJournalTable,
 		WorkspaceAgentMessagesTable,
 		WorkspaceAgentSessionForksTable,
 		WorkspaceAgentTurnsTable,
@@ -259,6 +296,9 @@ func init() {
 	WorkspaceAgentApprovalsTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
 	WorkspaceAgentApprovalsTable.Annotation = &entsql.Annotation{
 		Table: "workspace_agent_approvals",
+	}
+	WorkspaceAgentForkJournalTable.Annotation = &entsql.Annotation{
+		Table: "workspace_agent_fork_journal",
 	}
 	WorkspaceAgentMessagesTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
 	WorkspaceAgentMessagesTable.Annotation = &entsql.Annotation{

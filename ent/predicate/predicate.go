@@ -12,6 +12,9 @@ type AgentSession func(*sql.Selector)
 // ApprovalRequest is the predicate function for approvalrequest builders.
 type ApprovalRequest func(*sql.Selector)
 
+// ForkJournal is the predicate function for forkjournal builders.
+type ForkJournal func(*sql.Selector)
+
 // Message is the predicate function for message builders.
 type Message func(*sql.Selector)
 

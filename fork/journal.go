@@ -1,0 +1,228 @@
+package fork
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"tuttid/agent"
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/forkjournal"
+)
+
+// The fork journal: every attempt is recorded before Codex is called
+// (pending), gets the child thread id when thread/fork answers (forked),
+// and is marked done in the transaction that stores the child. Any other
+// ending is recorded too: failed (Codex made no thread), orphaned (a thread
+// no session owns) or archived (that thread archived at Codex). Entries a
+// crash left pending or forked are settled by Reconcile at start, or by a
+// replay of the same request: their thread is archived, never adopted (see
+// the README, "Crash safety").
+
+// journalStart records an attempt before the provider is called.
+func (s *Service) journalStart(ctx context.Context, in Input, fingerprint string, parent *ent.AgentSession, childID string) (*ent.ForkJournal, error) {
+	now := s.now()
+	e, err := s.store.Client.ForkJournal.Create().
+		SetWorkspaceID(in.WorkspaceID).SetRequestID(in.RequestID).SetFingerprint(fingerprint).
+		SetParentAgentSessionID(parent.ID).SetParentProviderSessionID(parent.ProviderSessionID).
+		SetChildAgentSessionID(childID).SetProvider(parent.Provider).SetCwd(parent.Cwd).
+		SetLastTurnID(in.LastTurnID).SetState(forkjournal.StatePending).
+		SetCreatedAt(now).SetUpdatedAt(now).
+		Save(ctx)
+	if err != nil {
+		return nil, storageErr(err, "record the fork request")
+	}
+	return e, nil
+}
+
+// journalSet records how an attempt stands; thread is kept when empty. A
+// failure is logged, not returned: the entry stays at its earlier state,
+// which Reconcile settles at the next start.
+func (s *Service) journalSet(ctx context.Context, e *ent.ForkJournal, state forkjournal.State, thread, reason string) {
+	u := s.store.Client.ForkJournal.UpdateOneID(e.ID).SetState(state).SetError(reason).SetUpdatedAt(s.now())
+	if thread != "" {
+		u.SetChildProviderSessionID(thread)
+	}
+	if err := u.Exec(ctx); err != nil {
+		s.log.ErrorContext(ctx, "fork journal: entry not updated; it is settled at the next start",
+			"journal_id", e.ID, "request_id", e.RequestID, "state", state,
+			"child_provider_session_id", thread, "err", err)
+	}
+}
+
+// priorAttempt looks at the request's last attempt when it has no stored
+// child: different parameters conflict; an attempt a crash left unfinished
+// is settled first, so that the new attempt is the only one with a child.
+func (s *Service) priorAttempt(ctx context.Context, in Input, fingerprint string) error {
+	e, err := s.store.Client.ForkJournal.Query().
+		Where(forkjournal.WorkspaceID(in.WorkspaceID), forkjournal.RequestID(in.RequestID)).
+		Order(ent.Desc(forkjournal.FieldID)).First(ctx)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return storageErr(err, "read the fork journal")
+	}
+	if e.Fingerprint != fingerprint {
+		return apperr.New(apperr.ForkRequestConflict,
+			"request %q was already used for a different fork (of session %q); use a new requestId", in.RequestID, e.ParentAgentSessionID)
+	}
+	if e.State != forkjournal.StatePending && e.State != forkjournal.StateForked {
+		return nil
+	}
+	// Not final: a thread an attempt that timed out may yet make is found
+	// by a later settle (the entry stays pending).
+	if err := s.settle(ctx, e, false); err != nil {
+		return apperr.Wrap(err, apperr.ForkPersistenceFailed,
+			"an earlier attempt of request %q did not finish and its provider thread could not be settled yet; try again shortly", in.RequestID)
+	}
+	return nil
+}
+
+// settle ends an attempt a crash (or a lost reply) left pending or forked:
+// its thread, known or found at the provider, is archived; with no thread,
+// the attempt failed, when final (the Codex that had the request is gone,
+// or long enough has passed); otherwise it stays pending, since a Codex
+// that only answered late may still make the thread. It returns an error
+// only when it could not look.
+func (s *Service) settle(ctx context.Context, e *ent.ForkJournal, final bool) error {
+	thread := e.ChildProviderSessionID
+	if thread == "" {
+		found, err := s.findChild(ctx, e)
+		if err != nil {
+			return err
+		}
+		if found == "" {
+			if final {
+				s.journalSet(ctx, e, forkjournal.StateFailed, "", "no provider thread was made (checked with the provider's thread list)")
+			}
+			return nil
+		}
+		thread = found
+	}
+	owned, err := s.store.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(thread)).Exist(ctx)
+	if err != nil {
+		return storageErr(err, "check the fork's thread")
+	}
+	if owned {
+		// Stored after all (the done mark is in the same transaction, so
+		// this is only a journal written by an older tuttid).
+		s.journalSet(ctx, e, forkjournal.StateDone, thread, "")
+		return nil
+	}
+	if err := s.rt.Archive(ctx, e.Provider, thread); err != nil {
+		s.log.WarnContext(ctx, "fork journal: orphan thread not archived; `tuttid orphans clean` retries",
+			"request_id", e.RequestID, "orphan_provider_session_id", thread, "err", err)
+		s.journalSet(ctx, e, forkjournal.StateOrphaned, thread, "not archived: "+err.Error())
+		return nil
+	}
+	s.log.WarnContext(ctx, "fork journal: unfinished fork's thread archived", "request_id", e.RequestID,
+		"workspace_id", e.WorkspaceID, "parent_agent_session_id", e.ParentAgentSessionID,
+		"orphan_provider_session_id", thread)
+	s.journalSet(ctx, e, forkjournal.StateArchived, thread, "the fork did not complete; thread archived")
+	return nil
+}
+
+// findChild asks the provider for a thread forked from the entry's parent
+// since the entry was written that no session and no other entry owns.
+// Forks of one parent are serialized, so the oldest such thread is this
+// attempt's.
+func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal) (string, error) {
+	finder, ok := s.rt.(agent.ThreadFinder)
+	if !ok {
+		return "", fmt.Errorf("the %s runtime cannot list its threads", e.Provider)
+	}
+	found, err := finder.FindForks(ctx, agent.FindForksInput{
+		Provider: e.Provider, SourceProviderSessionID: e.ParentProviderSessionID, Cwd: e.Cwd, CreatedAfter: e.CreatedAt,
+	})
+	if err != nil {
+		return "", err
+	}
+	for i := len(found) - 1; i >= 0; i-- { // newest first: walk from the oldest
+		id := found[i].ProviderSessionID
+		owned, err := s.store.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(id)).Exist(ctx)
+		if err != nil {
+			return "", storageErr(err, "check a listed thread")
+		}
+		if owned {
+			continue
+		}
+		claimed, err := s.store.Client.ForkJournal.Query().
+			Where(forkjournal.ChildProviderSessionID(id), forkjournal.IDNEQ(e.ID)).Exist(ctx)
+		if err != nil {
+			return "", storageErr(err, "check a listed thread")
+		}
+		if !claimed {
+			return id, nil
+		}
+	}
+	return "", nil
+}
+
+// settleLost settles an attempt whose request Codex may have acted on
+// before it died or timed out, once the runtime answers again (it restarts
+// within a second or so; until it notices the death, calls fail too). If
+// it does not within wait, Reconcile (or a replay) settles it later.
+func (s *Service) settleLost(ctx context.Context, e *ent.ForkJournal, cause error, wait time.Duration) {
+	// Codex died with the request: the new process cannot still make the
+	// thread. A timeout leaves a live Codex that may.
+	final := errors.Is(cause, agent.ErrRuntimeUnavailable)
+	deadline := time.Now().Add(wait)
+	for {
+		err := s.settle(ctx, e, final)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.log.WarnContext(ctx, "fork journal: lost fork not settled yet; settled at the next start or replay",
+				"request_id", e.RequestID, "err", err)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Reconcile settles the attempts the previous run left unfinished. It runs
+// at start, before requests are served; one it cannot settle (Codex down)
+// stays as it is, for the next start or a replay.
+func (s *Service) Reconcile(ctx context.Context) error {
+	entries, err := s.store.Client.ForkJournal.Query().
+		Where(forkjournal.StateIn(forkjournal.StatePending, forkjournal.StateForked)).
+		Order(ent.Asc(forkjournal.FieldID)).All(ctx)
+	if err != nil {
+		return storageErr(err, "read the fork journal")
+	}
+	var unsettled int
+	for _, e := range entries {
+		// Final: the previous run's Codex died with it.
+		if err := s.settle(ctx, e, true); err != nil {
+			if apperr.CodeOf(err) == apperr.StorageUnavailable {
+				return err
+			}
+			unsettled++
+			s.log.WarnContext(ctx, "fork journal: unfinished fork not settled", "request_id", e.RequestID, "err", err)
+		}
+	}
+	if len(entries) > 0 {
+		s.log.WarnContext(ctx, "fork journal: settled the forks the previous run left unfinished",
+			"entries", len(entries), "unsettled", unsettled)
+	}
+	return nil
+}
+
+// archiveOrphan archives the thread of an attempt whose child could not be
+// stored, at once: the server's own Codex holds the thread open, and no
+// other Codex process (tuttid orphans clean) can archive it while it does
+// ("already has an active writer", verified on 0.169.0). The entry stays
+// orphaned, for clean, if the archive fails.
+func (s *Service) archiveOrphan(ctx context.Context, e *ent.ForkJournal, thread, reason string) {
+	if err := s.rt.Archive(ctx, e.Provider, thread); err != nil {
+		s.log.WarnContext(ctx, "fork journal: orphan thread not archived; `tuttid orphans clean` retries",
+			"request_id", e.RequestID, "orphan_provider_session_id", thread, "err", err)
+		return
+	}
+	s.journalSet(ctx, e, forkjournal.StateArchived, thread, reason+"; thread archived")
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package server
+
+import "os"
+
+func killSelf() { os.Exit(137) }
