@@ -6,8 +6,8 @@ import (
 	"tuttid/ent"
 )
 
-// Kind says what happened. Apart from Resync, the values are exactly the
-// GraphQL ActivityKind enum names, so a resolver can convert with a cast.
+// Kind says what happened. gqlgen.yml binds the GraphQL ActivityKind enum
+// to these values (Resync is RESYNC_REQUIRED).
 type Kind string
 
 const (

@@ -221,7 +221,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	// service falls back to the parent's cached messages.
 	turns, err := r.history(ctx, p, child)
 	if err != nil {
-		r.log.Warn("codex fork: child history unavailable", "child", child, "err", err)
+		r.log.Warn("codex fork: child history unavailable", "thread", in.SourceProviderSessionID, "child_thread", child, "err", err)
 		return res, nil
 	}
 	if len(turns) > 0 {
@@ -231,7 +231,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	// An empty child is its true history only if the parent is empty too.
 	parentEmpty, err := r.historyEmpty(ctx, p, in.SourceProviderSessionID)
 	if err != nil {
-		r.log.Warn("codex fork: parent history unavailable", "parent", in.SourceProviderSessionID, "err", err)
+		r.log.Warn("codex fork: parent history unavailable", "thread", in.SourceProviderSessionID, "err", err)
 	}
 	res.HistoryAvailable = err == nil && parentEmpty
 	return res, nil

@@ -8,5 +8,16 @@
 // turn. Codex threads are Tutti provider sessions; Codex turns and items are
 // projected to agent.RuntimeTurn and agent.RuntimeMessage.
 //
+// Where things are: runtime.go is the Runtime and what it remembers of
+// threads; supervisor.go launches, watches and restarts the process and
+// calls it; process.go (and proc_*.go) is the child process; conn.go the
+// JSON-RPC connection over its stdio; adapter.go the agent.Runtime methods
+// (thread/start, turn/start, fork, history); params.go the requests and the
+// settings that build them, wire.go the replies and notifications as Codex
+// sends them; events.go and items.go turn notifications and items into
+// agent events and messages; approvals.go answers what Codex asks;
+// threads.go lists and archives threads (the fork journal's search);
+// errors.go maps Codex's errors to agent's.
+//
 // The package knows nothing of storage, SQL or GraphQL.
 package codex

@@ -28,6 +28,8 @@ func TestForkProviderFailureMapsCodeAndStoresNothing(t *testing.T) {
 		{"provider turn in progress", "t2", forkScript{Err: &agent.ProviderError{Method: "thread/fork", Message: "turn running", Kind: agent.ErrTurnInProgress}}, apperr.ForkTurnInProgress},
 		{"provider unsupported", "", forkScript{Err: fmt.Errorf("x: %w", agent.ErrUnsupportedProvider)}, apperr.ForkUnsupportedProvider},
 		{"untyped error", "", forkScript{Err: errors.New("something odd")}, apperr.ForkProviderFailed},
+		{"deadline not marked lost (the request never went out)", "", forkScript{Err: fmt.Errorf("codex app-server did not answer within 1m: %w", context.DeadlineExceeded)}, apperr.RuntimeUnavailable},
+		{"invalid settings", "", forkScript{Err: fmt.Errorf("thread/fork: %w", agent.ErrInvalidSettings)}, apperr.InvalidInput},
 		{"success without a thread id", "", forkScript{Result: agent.RuntimeForkResult{HistoryAvailable: true}}, apperr.ForkProviderFailed},
 	}
 	for _, c := range cases {
@@ -111,17 +113,17 @@ func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
 			}
 			var found map[string]any
 			for _, rec := range e.logs.Records(t) {
-				if rec["orphan_provider_session_id"] != nil {
+				if rec["orphan_thread"] != nil {
 					found = rec
 				}
 			}
 			if found == nil {
-				t.Fatalf("no log record with orphan_provider_session_id; logs: %v", e.logs.Records(t))
+				t.Fatalf("no log record with orphan_thread; logs: %v", e.logs.Records(t))
 			}
 			want := map[string]any{
-				"level": "ERROR", "orphan_provider_session_id": orphan, "workspace_id": wsID,
-				"parent_agent_session_id": parentID, "parent_provider_session_id": parentThread,
-				"target_agent_session_id": "child-persist", "request_id": "req-persist",
+				"level": "ERROR", "orphan_thread": orphan, "workspace": wsID,
+				"session": parentID, "thread": parentThread,
+				"child_session": "child-persist", "request": "req-persist",
 			}
 			for k, v := range want {
 				if found[k] != v {

@@ -1,15 +1,13 @@
-// Package fork runs the session fork saga of the design (Service Flow,
-// steps 1 to 15): validate, replay a completed request, fork the provider
-// thread, then store the child, its lineage and its history in one
-// transaction. It has no GraphQL in it; GraphQL and REST translate to it.
+// Package fork runs the session fork saga of the design's Service Flow:
+// validate, replay a completed request, fork the provider thread, then
+// store the child, its lineage and its history in one transaction. It has
+// no GraphQL in it; GraphQL and REST translate to it.
 package fork
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
-	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/session"
@@ -53,23 +51,22 @@ type Service struct {
 	store    *store.Store
 	sessions *session.Service
 	rt       agent.Runtime
-	pub      session.Publisher
 	log      *slog.Logger
 	now      func() time.Time
 	newID    func() string
+	guards   session.Guards
 	crash    func(point string)
 	lostWait time.Duration
 }
 
 // Config wires a Service.
 type Config struct {
-	Store     *store.Store
-	Sessions  *session.Service
-	Runtime   agent.Runtime
-	Publisher session.Publisher
-	Logger    *slog.Logger
-	Now       func() time.Time
-	NewID     func() string
+	Store    *store.Store
+	Sessions *session.Service
+	Runtime  agent.Runtime
+	Logger   *slog.Logger
+	Now      func() time.Time
+	NewID    func() string
 	// Crash, when set, is called at each named crash point (crash.go).
 	Crash func(point string)
 	// LostWait bounds how long a fork whose request Codex lost waits for
@@ -79,7 +76,7 @@ type Config struct {
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime, pub: cfg.Publisher,
+	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime,
 		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait}
 	if s.lostWait <= 0 {
 		s.lostWait = 10 * time.Second
@@ -94,10 +91,4 @@ func New(cfg Config) *Service {
 		s.newID = session.NewID
 	}
 	return s
-}
-
-func (s *Service) publish(ctx context.Context, e activity.Event) {
-	if s.pub != nil {
-		s.pub.Publish(ctx, e)
-	}
 }

@@ -65,7 +65,7 @@ func newEnv(t *testing.T) *env {
 	e.pub = &recordingPublisher{st: st}
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.sess = session.New(session.Config{Store: st, Runtime: e.rt, Publisher: e.pub, Logger: logger})
-	e.svc = fork.New(fork.Config{Store: st, Sessions: e.sess, Runtime: e.rt, Publisher: e.pub, Logger: logger})
+	e.svc = fork.New(fork.Config{Store: st, Sessions: e.sess, Runtime: e.rt, Logger: logger})
 	e.seedWorkspace(wsID)
 	e.seedWorkspace(otherWsID)
 	return e

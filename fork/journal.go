@@ -33,7 +33,7 @@ func (s *Service) journalStart(ctx context.Context, in Input, fingerprint string
 		SetCreatedAt(now).SetUpdatedAt(now).
 		Save(ctx)
 	if err != nil {
-		return nil, storageErr(err, "record the fork request")
+		return nil, apperr.Storage(err, "record the fork request")
 	}
 	return e, nil
 }
@@ -48,8 +48,8 @@ func (s *Service) journalSet(ctx context.Context, e *ent.ForkJournal, state fork
 	}
 	if err := u.Exec(ctx); err != nil {
 		s.log.ErrorContext(ctx, "fork journal: entry not updated; it is settled at the next start",
-			"journal_id", e.ID, "request_id", e.RequestID, "state", state,
-			"child_provider_session_id", thread, "err", err)
+			"journal", e.ID, "request", e.RequestID, "state", state,
+			"child_thread", thread, "err", err)
 	}
 }
 
@@ -64,7 +64,7 @@ func (s *Service) priorAttempt(ctx context.Context, in Input, fingerprint string
 		return nil
 	}
 	if err != nil {
-		return storageErr(err, "read the fork journal")
+		return apperr.Storage(err, "read the fork journal")
 	}
 	if e.Fingerprint != fingerprint {
 		return apperr.New(apperr.ForkRequestConflict,
@@ -105,7 +105,7 @@ func (s *Service) settle(ctx context.Context, e *ent.ForkJournal, final bool) er
 	}
 	owned, err := s.store.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(thread)).Exist(ctx)
 	if err != nil {
-		return storageErr(err, "check the fork's thread")
+		return apperr.Storage(err, "check the fork's thread")
 	}
 	if owned {
 		// Stored after all (the done mark is in the same transaction, so
@@ -115,13 +115,13 @@ func (s *Service) settle(ctx context.Context, e *ent.ForkJournal, final bool) er
 	}
 	if err := s.rt.Archive(ctx, e.Provider, thread); err != nil {
 		s.log.WarnContext(ctx, "fork journal: orphan thread not archived; `tuttid orphans clean` retries",
-			"request_id", e.RequestID, "orphan_provider_session_id", thread, "err", err)
+			"request", e.RequestID, "orphan_thread", thread, "err", err)
 		s.journalSet(ctx, e, forkjournal.StateOrphaned, thread, "not archived: "+err.Error())
 		return nil
 	}
-	s.log.WarnContext(ctx, "fork journal: unfinished fork's thread archived", "request_id", e.RequestID,
-		"workspace_id", e.WorkspaceID, "parent_agent_session_id", e.ParentAgentSessionID,
-		"orphan_provider_session_id", thread)
+	s.log.WarnContext(ctx, "fork journal: unfinished fork's thread archived", "request", e.RequestID,
+		"workspace", e.WorkspaceID, "session", e.ParentAgentSessionID,
+		"orphan_thread", thread)
 	s.journalSet(ctx, e, forkjournal.StateArchived, thread, "the fork did not complete; thread archived")
 	return nil
 }
@@ -145,7 +145,7 @@ func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal) (string, er
 		id := found[i].ProviderSessionID
 		owned, err := s.store.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(id)).Exist(ctx)
 		if err != nil {
-			return "", storageErr(err, "check a listed thread")
+			return "", apperr.Storage(err, "check a listed thread")
 		}
 		if owned {
 			continue
@@ -153,7 +153,7 @@ func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal) (string, er
 		claimed, err := s.store.Client.ForkJournal.Query().
 			Where(forkjournal.ChildProviderSessionID(id), forkjournal.IDNEQ(e.ID)).Exist(ctx)
 		if err != nil {
-			return "", storageErr(err, "check a listed thread")
+			return "", apperr.Storage(err, "check a listed thread")
 		}
 		if !claimed {
 			return id, nil
@@ -178,7 +178,7 @@ func (s *Service) settleLost(ctx context.Context, e *ent.ForkJournal, cause erro
 		}
 		if time.Now().After(deadline) {
 			s.log.WarnContext(ctx, "fork journal: lost fork not settled yet; settled at the next start or replay",
-				"request_id", e.RequestID, "err", err)
+				"request", e.RequestID, "err", err)
 			return
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -193,7 +193,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		Where(forkjournal.StateIn(forkjournal.StatePending, forkjournal.StateForked)).
 		Order(ent.Asc(forkjournal.FieldID)).All(ctx)
 	if err != nil {
-		return storageErr(err, "read the fork journal")
+		return apperr.Storage(err, "read the fork journal")
 	}
 	var unsettled int
 	for _, e := range entries {
@@ -203,7 +203,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 				return err
 			}
 			unsettled++
-			s.log.WarnContext(ctx, "fork journal: unfinished fork not settled", "request_id", e.RequestID, "err", err)
+			s.log.WarnContext(ctx, "fork journal: unfinished fork not settled", "request", e.RequestID, "err", err)
 		}
 	}
 	if len(entries) > 0 {
@@ -221,7 +221,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 func (s *Service) archiveOrphan(ctx context.Context, e *ent.ForkJournal, thread, reason string) {
 	if err := s.rt.Archive(ctx, e.Provider, thread); err != nil {
 		s.log.WarnContext(ctx, "fork journal: orphan thread not archived; `tuttid orphans clean` retries",
-			"request_id", e.RequestID, "orphan_provider_session_id", thread, "err", err)
+			"request", e.RequestID, "orphan_thread", thread, "err", err)
 		return
 	}
 	s.journalSet(ctx, e, forkjournal.StateArchived, thread, reason+"; thread archived")

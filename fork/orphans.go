@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/forkjournal"
 	"tuttid/store"
@@ -31,7 +32,7 @@ func ListOrphans(ctx context.Context, st *store.Store) ([]Orphan, error) {
 			forkjournal.StateIn(forkjournal.StateForked, forkjournal.StateOrphaned, forkjournal.StateArchived)).
 		Order(ent.Asc(forkjournal.FieldID)).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read the fork journal")
+		return nil, apperr.Storage(err, "read the fork journal")
 	}
 	out := make([]Orphan, 0, len(entries))
 	for _, e := range entries {
@@ -57,23 +58,23 @@ func (s *Service) CleanOrphans(ctx context.Context, staleAfter time.Duration) ([
 			forkjournal.UpdatedAtLT(s.now().Add(-staleAfter))).
 		Order(ent.Asc(forkjournal.FieldID)).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read the fork journal")
+		return nil, apperr.Storage(err, "read the fork journal")
 	}
 	for _, e := range stale {
 		if err := s.settle(ctx, e, true); err != nil {
-			s.log.WarnContext(ctx, "orphans clean: unfinished fork not settled", "request_id", e.RequestID, "err", err)
+			s.log.WarnContext(ctx, "orphans clean: unfinished fork not settled", "request", e.RequestID, "err", err)
 		}
 	}
 	orphaned, err := s.store.Client.ForkJournal.Query().
 		Where(forkjournal.StateEQ(forkjournal.StateOrphaned)).Order(ent.Asc(forkjournal.FieldID)).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read the fork journal")
+		return nil, apperr.Storage(err, "read the fork journal")
 	}
 	var cleaned []Orphan
 	var firstErr error
 	for _, e := range orphaned {
 		if err := s.rt.Archive(ctx, e.Provider, e.ChildProviderSessionID); err != nil {
-			s.log.WarnContext(ctx, "orphans clean: thread not archived", "orphan_provider_session_id", e.ChildProviderSessionID, "err", err)
+			s.log.WarnContext(ctx, "orphans clean: thread not archived", "orphan_thread", e.ChildProviderSessionID, "err", err)
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -82,7 +83,7 @@ func (s *Service) CleanOrphans(ctx context.Context, staleAfter time.Duration) ([
 		// Recorded by a conditional update: a concurrent clean may have won.
 		if err := s.store.Client.ForkJournal.UpdateOneID(e.ID).Where(forkjournal.StateEQ(forkjournal.StateOrphaned)).
 			SetState(forkjournal.StateArchived).SetError("").SetUpdatedAt(s.now()).Exec(ctx); err != nil && !ent.IsNotFound(err) {
-			return cleaned, storageErr(err, "record the archived thread")
+			return cleaned, apperr.Storage(err, "record the archived thread")
 		}
 		e.State = forkjournal.StateArchived
 		e.Error = ""

@@ -29,8 +29,9 @@ type persistInput struct {
 	journalID   int // the attempt's journal entry, marked done with the child
 }
 
-// persist runs steps 11 to 13 in one transaction: the child session, its
-// lineage row, its turns and messages. Nothing is stored unless all is.
+// persist stores the child session, its lineage row, its turns and messages
+// in one transaction, so that nothing is stored unless all is (a child
+// without lineage, or lineage without history, would be a fork that lies).
 func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSession, *ent.SessionFork, error) {
 	now := s.now()
 	forkedAt := p.rf.Fork.ForkedAt
@@ -39,8 +40,13 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	}
 	var child *ent.AgentSession
 	var row *ent.SessionFork
+	generated := p.in.Title == nil
+	if generated {
+		defer s.lockTitle(p.parent.WorkspaceID, p.parentTitle)()
+	}
 	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
-		// The id was free at step 7; a concurrent fork may have taken it.
+		// The id was free when the saga chose it; a concurrent fork with the
+		// same target may have taken it since.
 		taken, err := tx.AgentSession.Query().Where(agentsession.ID(p.childID)).Exist(ctx)
 		if err != nil {
 			return err
@@ -51,6 +57,11 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		turns, source, err := s.history(ctx, tx, p)
 		if err != nil {
 			return err
+		}
+		if generated {
+			if p.title, err = nextTitle(ctx, tx.Client(), p.parent, p.parentTitle); err != nil {
+				return err
+			}
 		}
 		rc := map[string]any{
 			"forkedFromAgentSessionId":    p.parent.ID,
@@ -67,13 +78,12 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		if cwd == "" {
 			cwd = p.parent.Cwd
 		}
-		child, err = tx.AgentSession.Create().
-			SetID(p.childID).SetWorkspaceID(p.parent.WorkspaceID).SetProvider(p.parent.Provider).
-			SetProviderSessionID(p.rf.Session.ProviderSessionID).SetTitle(p.title).
-			SetStatus(childStatus(p.rf.Session.Status)).SetVisible(p.visible).SetCwd(cwd).
-			SetSettings(p.settings).SetRuntimeContext(rc).
-			SetCreatedAt(now).SetUpdatedAt(now).
-			Save(ctx)
+		child, err = session.CreateRecord(ctx, tx.Client(), session.NewSession{
+			ID: p.childID, WorkspaceID: p.parent.WorkspaceID, Provider: p.parent.Provider,
+			ProviderSessionID: p.rf.Session.ProviderSessionID, Title: p.title, Cwd: cwd,
+			Status: childStatus(p.rf.Session.Status), Visible: p.visible, Settings: p.settings,
+			RuntimeContext: rc, At: now,
+		})
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 
-	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/apperr"
 	"tuttid/ent"
@@ -16,61 +15,58 @@ import (
 	"tuttid/session"
 )
 
-// Fork runs the saga. Its steps are numbered as in the design.
+// Fork runs the saga: the design's Service Flow, in its order.
 func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
-	// 1. Normalize and validate.
 	in, err := normalize(in)
 	if err != nil {
 		return nil, err
 	}
 	fingerprint := in.fingerprint()
-	// Two requests with one id run one after the other, so the second sees
-	// the first's result; forks of one parent (and sends to it) likewise, so
-	// that numbering and the idle check are not raced.
-	defer s.sessions.Lock("fork-request\x00" + in.WorkspaceID + "\x00" + in.RequestID)()
-
-	// 2. Replay a completed request.
+	// Two requests with one id run one after the other, so that the second
+	// replays the first's result instead of forking again.
+	defer s.lockRequest(in.WorkspaceID, in.RequestID)()
 	if res, err := s.replay(ctx, in, fingerprint); res != nil || err != nil {
 		return res, err
 	}
 	if err := s.priorAttempt(ctx, in, fingerprint); err != nil {
 		return nil, err
 	}
-	defer s.sessions.Lock(in.SourceAgentSessionID)()
-
-	// 3-6. The parent, its provider, its thread, idleness, the boundary.
+	// Sends to the parent wait for the fork (and the fork for them), so a
+	// turn cannot start between the idle check and the provider's fork.
+	defer s.sessions.LockSession(in.SourceAgentSessionID)()
 	parent, err := s.checkParent(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	// 7. The child's id.
 	childID, err := s.childID(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	// 8. The child's title, from the title its parent is shown with (which
-	// the child also caches).
+	// The title the parent is shown with is both the base of the child's
+	// default title and what the child remembers of its parent.
 	parentTitle, err := s.sessions.DisplayTitle(ctx, parent)
 	if err != nil {
 		return nil, err
 	}
-	title, releaseTitle, err := s.title(ctx, parent, parentTitle, in.Title)
-	if err != nil {
+	// A default title is chosen again, under its lock, when the child is
+	// stored; the provider is told the one it would be now.
+	title := ""
+	if in.Title != nil {
+		title = *in.Title
+	} else if title, err = nextTitle(ctx, s.store.Client, parent, parentTitle); err != nil {
 		return nil, err
 	}
-	defer releaseTitle()
-	// 9. Effective settings and cwd.
 	settings, err := in.Settings.Apply(parent.Settings)
 	if err != nil {
 		return nil, err
 	}
 	visible := in.Visible == nil || *in.Visible
 
-	// 10. The provider fork. From here on the caller going away (a client
-	// that disconnects) must not cut the saga short: once Codex got the
-	// request it may create the thread, and only running to the end stores
-	// it (and lets a retry with the same requestId replay it) instead of
-	// leaving an orphan nobody logged. The runtime bounds each call.
+	// From here on the caller going away (a client that disconnects) must
+	// not cut the saga short: once Codex got the request it may create the
+	// thread, and only running to the end stores it (and lets a retry with
+	// the same requestId replay it) instead of leaving an orphan nobody
+	// logged. The runtime bounds each call.
 	ctx = context.WithoutCancel(ctx)
 	// The journal entry is durable before Codex hears of the request.
 	entry, err := s.journalStart(ctx, in, fingerprint, parent, childID)
@@ -101,7 +97,6 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	s.journalSet(ctx, entry, forkjournal.StateForked, rf.Session.ProviderSessionID, "")
 	s.crashPoint(CrashProviderAnswered)
 
-	// 11-13. Child session, lineage and history in one transaction.
 	child, row, err := s.persist(ctx, persistInput{
 		in: in, fingerprint: fingerprint, parent: parent, parentTitle: parentTitle, childID: childID, title: title,
 		settings: settings, visible: visible, rf: rf, journalID: entry.ID,
@@ -110,32 +105,30 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		reason := "the child could not be stored: " + err.Error()
 		s.journalSet(ctx, entry, forkjournal.StateOrphaned, rf.Session.ProviderSessionID, reason)
 		s.archiveOrphan(ctx, entry, rf.Session.ProviderSessionID, reason)
-		// The provider thread exists but tuttid does not know it: leave a
-		// trail for cleanup and report the failure.
-		s.log.ErrorContext(ctx, "fork: provider thread created but not stored (orphan)",
-			"orphan_provider_session_id", rf.Session.ProviderSessionID,
-			"workspace_id", in.WorkspaceID, "parent_agent_session_id", parent.ID,
-			"parent_provider_session_id", parent.ProviderSessionID,
-			"target_agent_session_id", childID, "request_id", in.RequestID,
-			"last_turn_id", in.LastTurnID, "err", err)
-		if errors.Is(err, errTargetTaken) {
-			return nil, apperr.Wrap(err, apperr.ForkTargetConflict, "session %q already exists", childID)
-		}
-		return nil, apperr.Wrap(err, apperr.ForkPersistenceFailed,
-			"the provider forked the session (thread %s) but tuttid could not store the child; nothing was created", rf.Session.ProviderSessionID)
+		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ProviderSessionID, err)
 	}
-
 	s.crashPoint(CrashCommitted)
 
-	// 14. Publish.
-	s.publish(ctx, activity.Event{Kind: activity.SessionCreated, WorkspaceID: in.WorkspaceID, AgentSessionID: child.ID, Session: child})
-	s.publish(ctx, activity.Event{Kind: activity.SessionForked, WorkspaceID: in.WorkspaceID, AgentSessionID: parent.ID, Session: child, Fork: row})
-	s.log.InfoContext(ctx, "session forked", "workspace_id", in.WorkspaceID, "parent_agent_session_id", parent.ID,
-		"child_agent_session_id", child.ID, "child_provider_session_id", child.ProviderSessionID,
-		"last_turn_id", in.LastTurnID, "message_source", child.RuntimeContext["forkMessageSource"])
-
-	// 15. Return the child and its lineage.
+	// Published only now: subscribers may read the child back at once.
+	s.sessions.Forked(ctx, child, row)
+	s.log.InfoContext(ctx, "session forked", "workspace", in.WorkspaceID, "session", parent.ID, "request", in.RequestID,
+		"turn", in.LastTurnID, "child_session", child.ID, "child_thread", child.ProviderSessionID,
+		"message_source", child.RuntimeContext["forkMessageSource"])
 	return &Result{Session: child, Fork: row}, nil
+}
+
+// notStored reports a child the provider created but tuttid could not
+// store: the thread is an orphan, so the log carries what cleanup needs.
+func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSession, childID, orphan string, err error) error {
+	s.log.ErrorContext(ctx, "fork: provider thread created but not stored (orphan)",
+		"orphan_thread", orphan, "workspace", in.WorkspaceID, "session", parent.ID,
+		"thread", parent.ProviderSessionID, "child_session", childID, "request", in.RequestID,
+		"turn", in.LastTurnID, "err", err)
+	if errors.Is(err, errTargetTaken) {
+		return apperr.Wrap(err, apperr.ForkTargetConflict, "session %q already exists", childID)
+	}
+	return apperr.Wrap(err, apperr.ForkPersistenceFailed,
+		"the provider forked the session (thread %s) but tuttid could not store the child; nothing was created", orphan)
 }
 
 func normalize(in Input) (Input, error) {
@@ -187,7 +180,7 @@ func (s *Service) replay(ctx context.Context, in Input, fingerprint string) (*Re
 		return nil, nil
 	}
 	if err != nil {
-		return nil, storageErr(err, "read the fork request")
+		return nil, apperr.Storage(err, "read the fork request")
 	}
 	if row.ForkRequestFingerprint != fingerprint {
 		return nil, apperr.New(apperr.ForkRequestConflict,
@@ -198,15 +191,16 @@ func (s *Service) replay(ctx context.Context, in Input, fingerprint string) (*Re
 	return &Result{Session: child, Fork: row, Replayed: true}, nil
 }
 
-// checkParent runs steps 3 to 6.
+// checkParent loads the parent and refuses what cannot be forked: another
+// provider, no thread, a turn running, a boundary turn that did not
+// complete. All before the provider is called, so a refusal costs nothing.
 func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession, error) {
-	parent, err := s.store.Client.AgentSession.Query().
-		Where(agentsession.ID(in.SourceAgentSessionID), agentsession.WorkspaceID(in.WorkspaceID)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.ForkParentNotFound, "session %q does not exist in workspace %q", in.SourceAgentSessionID, in.WorkspaceID)
-	}
+	parent, err := s.sessions.Session(ctx, in.WorkspaceID, in.SourceAgentSessionID)
 	if err != nil {
-		return nil, storageErr(err, "read the parent session")
+		return nil, err
+	}
+	if parent == nil {
+		return nil, apperr.New(apperr.ForkParentNotFound, "session %q does not exist in workspace %q", in.SourceAgentSessionID, in.WorkspaceID)
 	}
 	if parent.Provider != agent.ProviderCodex {
 		return nil, apperr.New(apperr.ForkUnsupportedProvider, "sessions of provider %q cannot be forked; only %q sessions can", parent.Provider, agent.ProviderCodex)
@@ -214,20 +208,19 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 	if parent.ProviderSessionID == "" {
 		return nil, apperr.New(apperr.ForkProviderSessionMissing, "session %q has no provider thread to fork", parent.ID)
 	}
-	running, err := s.sessions.HasRunningTurn(ctx, parent.ID)
+	idle, running, err := s.sessions.Idle(ctx, parent)
 	if err != nil {
 		return nil, err
 	}
 	// The named turn is checked first so that a client forking from a
 	// running turn is told exactly that.
 	if in.LastTurnID != "" {
-		t, err := s.store.Client.Turn.Query().
-			Where(turn.AgentSessionID(parent.ID), turn.TurnID(in.LastTurnID)).Only(ctx)
-		if ent.IsNotFound(err) {
-			return nil, apperr.New(apperr.ForkTurnNotFound, "turn %q does not exist in session %q", in.LastTurnID, parent.ID)
-		}
+		t, err := s.sessions.Turn(ctx, parent.ID, in.LastTurnID)
 		if err != nil {
-			return nil, storageErr(err, "read the fork turn")
+			return nil, err
+		}
+		if t == nil {
+			return nil, apperr.New(apperr.ForkTurnNotFound, "turn %q does not exist in session %q", in.LastTurnID, parent.ID)
 		}
 		if t.Status == turn.StatusIN_PROGRESS {
 			return nil, apperr.New(apperr.ForkTurnInProgress, "turn %q is still in progress; fork from it once it completes", in.LastTurnID)
@@ -238,21 +231,20 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 			return nil, apperr.New(apperr.ForkTurnNotFound, "turn %q ended %s; only a completed turn can be forked from", in.LastTurnID, t.Status)
 		}
 	}
-	idle := parent.Status == agentsession.StatusREADY || parent.Status == agentsession.StatusCOMPLETED
-	if !idle || running {
+	if !idle {
 		return nil, apperr.New(apperr.ForkSessionNotIdle, "session %q is not idle (%s, turn in progress: %t); fork it once it is", parent.ID, parent.Status, running)
 	}
 	return parent, nil
 }
 
-// childID runs step 7.
+// childID is the requested id when it is free, else a new one.
 func (s *Service) childID(ctx context.Context, in Input) (string, error) {
 	if in.TargetAgentSessionID == "" {
 		return s.newID(), nil
 	}
 	taken, err := s.store.Client.AgentSession.Query().Where(agentsession.ID(in.TargetAgentSessionID)).Exist(ctx)
 	if err != nil {
-		return "", storageErr(err, "check the target session id")
+		return "", apperr.Storage(err, "check the target session id")
 	}
 	if taken {
 		return "", apperr.New(apperr.ForkTargetConflict, "session %q already exists; choose another targetAgentSessionId or omit it", in.TargetAgentSessionID)
@@ -260,7 +252,9 @@ func (s *Service) childID(ctx context.Context, in Input) (string, error) {
 	return in.TargetAgentSessionID, nil
 }
 
-// providerErr maps a runtime failure of step 10 to the spec's codes.
+// providerErr maps a failure of the provider's fork: the refusals that
+// have fork codes get them; the rest (unavailable, timed out, bad
+// settings) is mapped as every runtime call is.
 func providerErr(err error, in Input) error {
 	switch {
 	case errors.Is(err, agent.ErrRequestLost):
@@ -269,20 +263,17 @@ func providerErr(err error, in Input) error {
 		return apperr.Wrap(err, apperr.ForkProviderFailed, "the provider failed while forking the session (no child was created)")
 	case errors.Is(err, agent.ErrUnsupportedProvider):
 		return apperr.Wrap(err, apperr.ForkUnsupportedProvider, "the provider has no fork")
-	case errors.Is(err, agent.ErrRuntimeUnavailable):
-		return apperr.Wrap(err, apperr.RuntimeUnavailable, "the agent runtime is unavailable; try again shortly")
-	case errors.Is(err, agent.ErrInvalidSettings):
-		return apperr.Wrap(err, apperr.InvalidInput, "settings: %v", err)
 	case errors.Is(err, agent.ErrTurnNotFound):
 		return apperr.Wrap(err, apperr.ForkTurnNotFound, "the provider has no turn %q", in.LastTurnID)
 	case errors.Is(err, agent.ErrTurnInProgress):
 		return apperr.Wrap(err, apperr.ForkTurnInProgress, "turn %q is still in progress", in.LastTurnID)
-	default:
-		return apperr.Wrap(err, apperr.ForkProviderFailed, "the provider could not fork the session")
 	}
+	e := session.RuntimeError(err, "fork the session")
+	if e.Code == apperr.ProviderFailed {
+		e.Code = apperr.ForkProviderFailed
+	}
+	return e
 }
-
-func storageErr(err error, what string) error { return apperr.Storage(err, what) }
 
 // providerFork calls the runtime's Fork. A parent that never ran a turn has
 // no stored history at the provider (Codex writes a thread's rollout with
@@ -302,7 +293,7 @@ func (s *Service) providerFork(ctx context.Context, parent *ent.AgentSession, in
 		return agent.RuntimeForkResult{}, serr
 	}
 	s.log.InfoContext(ctx, "fork of a session without turns: started a new provider thread",
-		"parent_agent_session_id", parent.ID, "child_provider_session_id", rs.ProviderSessionID)
+		"workspace", parent.WorkspaceID, "session", parent.ID, "child_thread", rs.ProviderSessionID)
 	return agent.RuntimeForkResult{
 		Session: rs, HistoryAvailable: true, Turns: []agent.RuntimeTurn{}, EmptyParent: true,
 		Fork: agent.RuntimeForkLineage{

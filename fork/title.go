@@ -3,6 +3,7 @@ package fork
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"tuttid/apperr"
@@ -12,48 +13,73 @@ import (
 	"tuttid/session"
 )
 
-// maxTitleTries bounds the search for a free title; a workspace would need
-// that many sessions with one base title to exhaust it.
-const maxTitleTries = 100000
-
-// title runs step 8: an explicit title as given; otherwise
-// <parent title>(fork<num>), num starting after the parent's direct forks
-// and raised until no session of the workspace has the title. An untitled
-// parent contributes its display fallback: base is the parent's title as
-// shown (session.Service.DisplayTitle).
+// nextTitle is the default title of a new fork: <base>(fork<num>), where
+// base is the parent's title as shown (session.Service.DisplayTitle, so an
+// untitled parent contributes its fallback) and num is one more than both
+// the parent's direct forks (the spec's count) and the highest number any
+// session of the workspace already carries after that base. So a number is
+// never given twice while its session exists, and never reused while a
+// higher one of that base exists: deleting A(fork1) next to A(fork2) makes
+// the next fork A(fork3). Once every fork of a base is gone, numbering may
+// start over (titles stay unique, which is what the spec asks); remembering
+// more would mean writing to the parent, which a fork leaves untouched.
 //
-// A generated title is only known to be free until the child is stored, and
-// forks of different parents with one base title (two sessions named alike,
-// or two untitled ones) would pick the same one: the returned release holds
-// the base title of the workspace until then, and must be called once the
-// fork has ended. (Two bases never generate the same title.)
-func (s *Service) title(ctx context.Context, parent *ent.AgentSession, base string, explicit *string) (title string, release func(), err error) {
-	if explicit != nil {
-		return *explicit, func() {}, nil
-	}
-	unlock := s.sessions.Lock("fork-title\x00" + parent.WorkspaceID + "\x00" + base)
-	defer func() {
-		if err != nil {
-			unlock()
-		}
-	}()
-	forks, err := s.store.Client.SessionFork.Query().
+// Two queries whatever the number of forks. The caller holds the title lock
+// of (workspace, base) from here until the child is stored (lockTitle).
+func nextTitle(ctx context.Context, c *ent.Client, parent *ent.AgentSession, base string) (string, error) {
+	forks, err := c.SessionFork.Query().
 		Where(sessionfork.WorkspaceID(parent.WorkspaceID), sessionfork.ParentAgentSessionID(parent.ID)).Count(ctx)
 	if err != nil {
-		return "", nil, storageErr(err, "count the parent's forks")
+		return "", apperr.Storage(err, "count the parent's forks")
 	}
-	for num := forks + 1; num <= forks+maxTitleTries; num++ {
-		t := forkTitle(base, num)
-		taken, err := s.store.Client.AgentSession.Query().
-			Where(agentsession.WorkspaceID(parent.WorkspaceID), agentsession.Title(t)).Exist(ctx)
-		if err != nil {
-			return "", nil, storageErr(err, "check the title")
+	prefix := base + "(fork"
+	taken, err := c.AgentSession.Query().
+		Where(agentsession.WorkspaceID(parent.WorkspaceID), agentsession.TitleHasPrefix(prefix)).
+		Select(agentsession.FieldTitle).Strings(ctx)
+	if err != nil {
+		return "", apperr.Storage(err, "read the titles of the forks")
+	}
+	highest := forks
+	for _, t := range taken {
+		if !strings.HasPrefix(t, prefix) { // LIKE ignores ASCII case
+			continue
 		}
-		if !taken {
-			return t, unlock, nil
+		if n, ok := forkNumber(t[len(prefix):]); ok && n > highest {
+			highest = n
 		}
 	}
-	return "", nil, apperr.New(apperr.InvalidInput, "no free fork title for %q; pass a title", base)
+	return forkTitle(base, highest+1), nil
+}
+
+// forkNumber reads "<num>)", the rest of a title after "<base>(fork".
+func forkNumber(rest string) (int, bool) {
+	digits, ok := strings.CutSuffix(rest, ")")
+	if !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	// A number this large (only an explicit title has one) cannot be
+	// reached by counting up; ignoring it keeps highest+1 from overflowing.
+	if err != nil || n >= maxForkNumber {
+		return 0, false
+	}
+	return n, true
+}
+
+const maxForkNumber = 1 << 31
+
+// lockTitle serializes the choosing and storing of default titles of one
+// base in a workspace: forks of different parents with one base title (two
+// sessions named alike, or two untitled ones) would otherwise pick the
+// same number. Two bases never generate the same title.
+func (s *Service) lockTitle(workspaceID, base string) (unlock func()) {
+	return s.guards.Lock("title\x00" + workspaceID + "\x00" + base)
+}
+
+// lockRequest serializes requests with one id, so that the second sees the
+// first's result.
+func (s *Service) lockRequest(workspaceID, requestID string) (unlock func()) {
+	return s.guards.Lock("request\x00" + workspaceID + "\x00" + requestID)
 }
 
 // forkTitle is a generated title: <base>(fork<num>). It is one-to-one:

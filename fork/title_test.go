@@ -40,6 +40,26 @@ func TestForkTitleRules(t *testing.T) {
 			want:  []string{"Build login(fork2)", "Build login(fork3)"},
 		},
 		{
+			name: "numbers are not reused while a higher one exists (fork1 deleted, fork2 kept)",
+			setup: func(e *env) {
+				e.seed(defaultParent())
+				e.seed(seedSession{ID: "kept", Title: "Build login(fork2)", Thread: "thread-kept"})
+			},
+			forks: []titleFork{{source: parentID}, {source: parentID}},
+			want:  []string{"Build login(fork3)", "Build login(fork4)"},
+		},
+		{
+			name: "only <base>(fork<num>) titles of exactly that base count",
+			setup: func(e *env) {
+				e.seed(defaultParent())
+				e.seed(seedSession{ID: "case", Title: "build login(fork7)", Thread: "thread-case"})
+				e.seed(seedSession{ID: "nested", Title: "Build login(fork9)(fork1)", Thread: "thread-nested"})
+				e.seed(seedSession{ID: "words", Title: "Build login(forkX)", Thread: "thread-words"})
+			},
+			forks: []titleFork{{source: parentID}},
+			want:  []string{"Build login(fork1)"},
+		},
+		{
 			name: "a title taken in another workspace does not count",
 			setup: func(e *env) {
 				e.seed(defaultParent())

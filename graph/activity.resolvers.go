@@ -9,16 +9,7 @@ import (
 	"context"
 	"tuttid/activity"
 	"tuttid/graph/generated"
-	"tuttid/graph/model"
 )
-
-// Kind is the resolver for the kind field.
-func (r *activityEventResolver) Kind(ctx context.Context, obj *activity.Event) (model.ActivityKind, error) {
-	if obj.Kind == activity.Resync {
-		return model.ActivityKindResyncRequired, nil
-	}
-	return model.ActivityKind(obj.Kind), nil
-}
 
 // Delta is the resolver for the delta field.
 func (r *activityEventResolver) Delta(ctx context.Context, obj *activity.Event) (*string, error) {
@@ -32,7 +23,7 @@ func (r *activityEventResolver) MessageID(ctx context.Context, obj *activity.Eve
 
 // Activity is the resolver for the activity field.
 func (r *subscriptionResolver) Activity(ctx context.Context, workspaceID string, agentSessionID *string, afterSeq *int64) (<-chan *activity.Event, error) {
-	return subscribe(ctx, r.Broker, r.Lifecycle, workspaceID, agentSessionID, afterSeq)
+	return r.Sessions.Subscribe(ctx, workspaceID, deref(agentSessionID), afterSeq)
 }
 
 // ActivityEvent returns generated.ActivityEventResolver implementation.

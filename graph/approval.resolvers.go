@@ -16,22 +16,17 @@ import (
 
 // PendingApprovals is the resolver for the pendingApprovals field.
 func (r *agentSessionResolver) PendingApprovals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error) {
-	return r.Lifecycle.PendingApprovals(ctx, obj.ID)
+	return r.Sessions.PendingApprovals(ctx, obj.ID)
 }
 
 // Approvals is the resolver for the approvals field.
 func (r *agentSessionResolver) Approvals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error) {
-	return r.Lifecycle.Approvals(ctx, obj.ID)
+	return r.Sessions.Approvals(ctx, obj.ID)
 }
 
 // ItemID is the resolver for the itemId field.
 func (r *approvalRequestResolver) ItemID(ctx context.Context, obj *ent.ApprovalRequest) (*string, error) {
 	return optional(obj.ItemID), nil
-}
-
-// Kind is the resolver for the kind field.
-func (r *approvalRequestResolver) Kind(ctx context.Context, obj *ent.ApprovalRequest) (model.ApprovalKind, error) {
-	return model.ApprovalKind(obj.Kind), nil
 }
 
 // Command is the resolver for the command field.
@@ -70,7 +65,7 @@ func (r *approvalRequestResolver) Decision(ctx context.Context, obj *ent.Approva
 
 // RespondToApproval is the resolver for the respondToApproval field.
 func (r *mutationResolver) RespondToApproval(ctx context.Context, input model.RespondToApprovalInput) (*ent.ApprovalRequest, error) {
-	return r.Lifecycle.RespondToApproval(ctx, session.RespondInput{
+	return r.Sessions.RespondToApproval(ctx, session.RespondInput{
 		WorkspaceID: input.WorkspaceID, AgentSessionID: input.AgentSessionID, ApprovalID: input.ApprovalID,
 		Decision: agent.ApprovalDecision(input.Decision), Answers: rawJSON(input.Answers),
 	})

@@ -6,16 +6,6 @@ import (
 	"tuttid/session"
 )
 
-func settingsOverride(in *model.ComposerSettingsInput) session.SettingsOverride {
-	if in == nil {
-		return session.SettingsOverride{}
-	}
-	return session.SettingsOverride{
-		Model: in.Model, ReasoningEffort: in.ReasoningEffort, PermissionModeID: in.PermissionModeID,
-		PlanMode: in.PlanMode, BrowserUse: in.BrowserUse, ComputerUse: in.ComputerUse,
-	}
-}
-
 func pageInfo[T any](p session.Page[T]) *model.PageInfo {
 	pi := &model.PageInfo{HasNextPage: p.HasNextPage, HasPreviousPage: p.HasPreviousPage}
 	if n := len(p.Cursors); n > 0 {
@@ -30,4 +20,19 @@ func treeNodes(nodes []lineage.Node) []*model.ForkTreeNode {
 		out = append(out, &model.ForkTreeNode{Session: n.Session, ParentID: optional(n.ParentID), Depth: n.Depth})
 	}
 	return out
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

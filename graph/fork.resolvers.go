@@ -8,27 +8,28 @@ package graph
 import (
 	"context"
 	"tuttid/ent"
+	"tuttid/fork"
 	"tuttid/graph/generated"
+	"tuttid/graph/model"
 )
 
-// SourceAgentSessionID is the resolver for the sourceAgentSessionId field.
-func (r *sessionForkResolver) SourceAgentSessionID(ctx context.Context, obj *ent.SessionFork) (string, error) {
-	return obj.ParentAgentSessionID, nil
+// ForkSession is the resolver for the forkSession field.
+func (r *mutationResolver) ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error) {
+	res, err := r.Forks.Fork(ctx, fork.Input{
+		WorkspaceID: input.WorkspaceID, SourceAgentSessionID: input.AgentSessionID, RequestID: input.RequestID,
+		TargetAgentSessionID: deref(input.TargetAgentSessionID), LastTurnID: deref(input.LastTurnID),
+		Title: input.Title, Visible: input.Visible, Settings: deref(input.Settings),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.ForkSessionPayload{Session: res.Session, Fork: res.Fork}, nil
 }
 
-// TargetAgentSessionID is the resolver for the targetAgentSessionId field.
-func (r *sessionForkResolver) TargetAgentSessionID(ctx context.Context, obj *ent.SessionFork) (string, error) {
-	return obj.ChildAgentSessionID, nil
-}
-
-// SourceProviderSessionID is the resolver for the sourceProviderSessionId field.
-func (r *sessionForkResolver) SourceProviderSessionID(ctx context.Context, obj *ent.SessionFork) (string, error) {
-	return obj.ParentProviderSessionID, nil
-}
-
-// TargetProviderSessionID is the resolver for the targetProviderSessionId field.
-func (r *sessionForkResolver) TargetProviderSessionID(ctx context.Context, obj *ent.SessionFork) (string, error) {
-	return obj.ChildProviderSessionID, nil
+// ForkTree is the resolver for the forkTree field.
+func (r *queryResolver) ForkTree(ctx context.Context, workspaceID string, agentSessionID string) ([]*model.ForkTreeNode, error) {
+	nodes, err := r.Lineage.Tree(ctx, workspaceID, agentSessionID)
+	return treeNodes(nodes), err
 }
 
 // LastTurnID is the resolver for the lastTurnId field.

@@ -34,11 +34,7 @@ func (r *mutationResolver) UpdateSession(ctx context.Context, input model.Update
 
 // CompareSessions is the resolver for the compareSessions field.
 func (r *queryResolver) CompareSessions(ctx context.Context, workspaceID string, a string, b string) (*lineage.Comparison, error) {
-	c, err := r.Tooling.Compare(ctx, workspaceID, a, b)
-	if err != nil {
-		return nil, err
-	}
-	return c, r.prefillComparison(ctx, c)
+	return r.Tooling.Compare(ctx, workspaceID, a, b)
 }
 
 // ForkPoint returns generated.ForkPointResolver implementation.

@@ -1,18 +1,28 @@
 package graph
 
 import (
-	"log/slog"
+	"context"
 
-	"tuttid/activity"
+	"tuttid/ent"
 	"tuttid/fork"
+	"tuttid/lineage"
 	"tuttid/session"
 )
 
 // Resolver holds the services the resolvers translate GraphQL to.
 type Resolver struct {
-	Lifecycle *session.Service
-	Tooling   LineageTooling
-	Forks     *fork.Service
-	Broker    *activity.Broker
-	Logger    *slog.Logger
+	Sessions *session.Service
+	Lineage  LineageReader
+	Tooling  LineageTooling
+	Forks    *fork.Service
+}
+
+// LineageReader is the fork lineage as the resolvers read it;
+// session.Service is one.
+type LineageReader interface {
+	Parent(ctx context.Context, a *ent.AgentSession) (*ent.AgentSession, error)
+	Children(ctx context.Context, a *ent.AgentSession) ([]*ent.AgentSession, error)
+	ForkedFrom(ctx context.Context, a *ent.AgentSession) (*ent.SessionFork, error)
+	Ancestors(ctx context.Context, a *ent.AgentSession) ([]*ent.AgentSession, error)
+	Tree(ctx context.Context, workspaceID, sessionID string) ([]lineage.Node, error)
 }

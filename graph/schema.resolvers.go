@@ -8,82 +8,29 @@ package graph
 import (
 	"context"
 	"tuttid/ent"
-	"tuttid/fork"
 	"tuttid/graph/generated"
 	"tuttid/graph/model"
-	"tuttid/lineage"
 	"tuttid/paging"
-	"tuttid/session"
 )
 
 // CreateWorkspace is the resolver for the createWorkspace field.
 func (r *mutationResolver) CreateWorkspace(ctx context.Context, input model.CreateWorkspaceInput) (*ent.Workspace, error) {
-	return r.Lifecycle.CreateWorkspace(ctx, input.Name, input.RootPath)
-}
-
-// StartSession is the resolver for the startSession field.
-func (r *mutationResolver) StartSession(ctx context.Context, input model.StartSessionInput) (*ent.AgentSession, error) {
-	return r.Lifecycle.Start(ctx, session.StartInput{
-		WorkspaceID: input.WorkspaceID, Title: input.Title, Cwd: input.Cwd,
-		Settings: settingsOverride(input.Settings), Visible: input.Visible,
-	})
-}
-
-// SendMessage is the resolver for the sendMessage field.
-func (r *mutationResolver) SendMessage(ctx context.Context, input model.SendMessageInput) (*ent.Turn, error) {
-	return r.Lifecycle.Send(ctx, input.WorkspaceID, input.AgentSessionID, input.Text)
-}
-
-// InterruptTurn is the resolver for the interruptTurn field.
-func (r *mutationResolver) InterruptTurn(ctx context.Context, input model.InterruptTurnInput) (*ent.Turn, error) {
-	return r.Lifecycle.Interrupt(ctx, input.WorkspaceID, input.AgentSessionID, input.TurnID)
-}
-
-// ForkSession is the resolver for the forkSession field.
-func (r *mutationResolver) ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error) {
-	res, err := r.Forks.Fork(ctx, fork.Input{
-		WorkspaceID: input.WorkspaceID, SourceAgentSessionID: input.AgentSessionID, RequestID: input.RequestID,
-		TargetAgentSessionID: deref(input.TargetAgentSessionID), LastTurnID: deref(input.LastTurnID),
-		Title: input.Title, Visible: input.Visible, Settings: settingsOverride(input.Settings),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &model.ForkSessionPayload{Session: res.Session, Fork: res.Fork}, nil
-}
-
-// DeleteSession is the resolver for the deleteSession field.
-func (r *mutationResolver) DeleteSession(ctx context.Context, input model.DeleteSessionInput) (string, error) {
-	if deref(input.Subtree) {
-		return r.Tooling.DeleteSubtree(ctx, input.WorkspaceID, input.AgentSessionID)
-	}
-	return r.Lifecycle.Delete(ctx, input.WorkspaceID, input.AgentSessionID)
+	return r.Sessions.CreateWorkspace(ctx, input.Name, input.RootPath)
 }
 
 // Workspace is the resolver for the workspace field.
 func (r *queryResolver) Workspace(ctx context.Context, id string) (*ent.Workspace, error) {
-	return r.Lifecycle.Workspace(ctx, id)
+	return r.Sessions.Workspace(ctx, id)
 }
 
 // Workspaces is the resolver for the workspaces field.
 func (r *queryResolver) Workspaces(ctx context.Context) ([]*ent.Workspace, error) {
-	return r.Lifecycle.Workspaces(ctx)
-}
-
-// Session is the resolver for the session field.
-func (r *queryResolver) Session(ctx context.Context, workspaceID string, id string) (*ent.AgentSession, error) {
-	return r.Lifecycle.Session(ctx, workspaceID, id)
-}
-
-// ForkTree is the resolver for the forkTree field.
-func (r *queryResolver) ForkTree(ctx context.Context, workspaceID string, agentSessionID string) ([]*model.ForkTreeNode, error) {
-	nodes, err := lineage.Tree(ctx, r.Lifecycle.Store().Client, workspaceID, agentSessionID)
-	return treeNodes(nodes), err
+	return r.Sessions.Workspaces(ctx)
 }
 
 // Sessions is the resolver for the sessions field.
 func (r *workspaceResolver) Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) (*model.AgentSessionConnection, error) {
-	p, err := r.Lifecycle.Sessions(ctx, obj.ID, deref(includeHidden), archived, paging.Args{First: first, After: after, Last: last, Before: before})
+	p, err := r.Resolver.Sessions.Sessions(ctx, obj.ID, deref(includeHidden), archived, paging.Args{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}

@@ -12,18 +12,13 @@ import (
 	"tuttid/ent"
 	"tuttid/graph/generated"
 	"tuttid/graph/model"
-	"tuttid/lineage"
 	"tuttid/paging"
+	"tuttid/session"
 )
 
 // DisplayTitle is the resolver for the displayTitle field.
 func (r *agentSessionResolver) DisplayTitle(ctx context.Context, obj *ent.AgentSession) (string, error) {
-	return r.Lifecycle.DisplayTitle(ctx, obj)
-}
-
-// Status is the resolver for the status field.
-func (r *agentSessionResolver) Status(ctx context.Context, obj *ent.AgentSession) (model.AgentSessionStatus, error) {
-	return model.AgentSessionStatus(obj.Status), nil
+	return r.Sessions.DisplayTitle(ctx, obj)
 }
 
 // RuntimeContext is the resolver for the runtimeContext field.
@@ -36,47 +31,38 @@ func (r *agentSessionResolver) RuntimeContext(ctx context.Context, obj *ent.Agen
 
 // Parent is the resolver for the parent field.
 func (r *agentSessionResolver) Parent(ctx context.Context, obj *ent.AgentSession) (*ent.AgentSession, error) {
-	return lineage.Parent(ctx, r.Lifecycle.Store().Client, obj.WorkspaceID, obj.ID)
+	return r.Lineage.Parent(ctx, obj)
 }
 
 // ForkedFrom is the resolver for the forkedFrom field.
 func (r *agentSessionResolver) ForkedFrom(ctx context.Context, obj *ent.AgentSession) (*ent.SessionFork, error) {
-	return lineage.ForkedFrom(ctx, r.Lifecycle.Store().Client, obj.WorkspaceID, obj.ID)
+	return r.Lineage.ForkedFrom(ctx, obj)
 }
 
 // Children is the resolver for the children field.
 func (r *agentSessionResolver) Children(ctx context.Context, obj *ent.AgentSession) ([]*ent.AgentSession, error) {
-	return lineage.Children(ctx, r.Lifecycle.Store().Client, obj.WorkspaceID, obj.ID)
+	return r.Lineage.Children(ctx, obj)
 }
 
 // Ancestors is the resolver for the ancestors field.
 func (r *agentSessionResolver) Ancestors(ctx context.Context, obj *ent.AgentSession) ([]*ent.AgentSession, error) {
-	return lineage.Ancestors(ctx, r.Lifecycle.Store().Client, obj.WorkspaceID, obj.ID)
+	return r.Lineage.Ancestors(ctx, obj)
 }
 
 // ForkTree is the resolver for the forkTree field.
 func (r *agentSessionResolver) ForkTree(ctx context.Context, obj *ent.AgentSession) ([]*model.ForkTreeNode, error) {
-	nodes, err := lineage.Tree(ctx, r.Lifecycle.Store().Client, obj.WorkspaceID, obj.ID)
+	nodes, err := r.Lineage.Tree(ctx, obj.WorkspaceID, obj.ID)
 	return treeNodes(nodes), err
 }
 
 // Turns is the resolver for the turns field.
 func (r *agentSessionResolver) Turns(ctx context.Context, obj *ent.AgentSession) ([]*ent.Turn, error) {
-	turns, err := r.Lifecycle.Turns(ctx, obj.ID)
-	if err != nil || len(turns) == 0 || !selects(ctx, "messages") {
-		return turns, err
-	}
-	msgs, err := r.Lifecycle.SessionMessages(ctx, obj.ID)
-	if err != nil {
-		return nil, err
-	}
-	turnMessagesFrom(ctx).fill(turns, msgs)
-	return turns, nil
+	return r.Sessions.Turns(ctx, obj.ID)
 }
 
 // Messages is the resolver for the messages field.
 func (r *agentSessionResolver) Messages(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) (*model.MessageConnection, error) {
-	p, err := r.Lifecycle.Messages(ctx, obj.ID, paging.Args{First: first, After: after, Last: last, Before: before})
+	p, err := r.Sessions.Messages(ctx, obj.ID, paging.Args{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}
@@ -102,11 +88,6 @@ func (r *composerSettingsResolver) PermissionModeID(ctx context.Context, obj *ag
 	return optional(obj.PermissionModeID), nil
 }
 
-// ID is the resolver for the id field.
-func (r *messageResolver) ID(ctx context.Context, obj *ent.Message) (string, error) {
-	return obj.MessageID, nil
-}
-
 // Content is the resolver for the content field.
 func (r *messageResolver) Content(ctx context.Context, obj *ent.Message) (any, error) {
 	if len(obj.Content) == 0 {
@@ -115,22 +96,40 @@ func (r *messageResolver) Content(ctx context.Context, obj *ent.Message) (any, e
 	return json.RawMessage(obj.Content), nil
 }
 
-// ID is the resolver for the id field.
-func (r *turnResolver) ID(ctx context.Context, obj *ent.Turn) (string, error) {
-	return obj.TurnID, nil
+// StartSession is the resolver for the startSession field.
+func (r *mutationResolver) StartSession(ctx context.Context, input model.StartSessionInput) (*ent.AgentSession, error) {
+	return r.Sessions.Start(ctx, session.StartInput{
+		WorkspaceID: input.WorkspaceID, Title: input.Title, Cwd: input.Cwd,
+		Settings: deref(input.Settings), Visible: input.Visible,
+	})
 }
 
-// Status is the resolver for the status field.
-func (r *turnResolver) Status(ctx context.Context, obj *ent.Turn) (model.TurnStatus, error) {
-	return model.TurnStatus(obj.Status), nil
+// SendMessage is the resolver for the sendMessage field.
+func (r *mutationResolver) SendMessage(ctx context.Context, input model.SendMessageInput) (*ent.Turn, error) {
+	return r.Sessions.Send(ctx, input.WorkspaceID, input.AgentSessionID, input.Text)
+}
+
+// InterruptTurn is the resolver for the interruptTurn field.
+func (r *mutationResolver) InterruptTurn(ctx context.Context, input model.InterruptTurnInput) (*ent.Turn, error) {
+	return r.Sessions.Interrupt(ctx, input.WorkspaceID, input.AgentSessionID, input.TurnID)
+}
+
+// DeleteSession is the resolver for the deleteSession field.
+func (r *mutationResolver) DeleteSession(ctx context.Context, input model.DeleteSessionInput) (string, error) {
+	if deref(input.Subtree) {
+		return r.Tooling.DeleteSubtree(ctx, input.WorkspaceID, input.AgentSessionID)
+	}
+	return r.Sessions.Delete(ctx, input.WorkspaceID, input.AgentSessionID)
+}
+
+// Session is the resolver for the session field.
+func (r *queryResolver) Session(ctx context.Context, workspaceID string, id string) (*ent.AgentSession, error) {
+	return r.Sessions.Session(ctx, workspaceID, id)
 }
 
 // Messages is the resolver for the messages field.
 func (r *turnResolver) Messages(ctx context.Context, obj *ent.Turn) ([]*ent.Message, error) {
-	if msgs, ok := turnMessagesFrom(ctx).get(obj); ok {
-		return msgs, nil
-	}
-	return r.Lifecycle.TurnMessages(ctx, obj)
+	return r.Sessions.TurnMessages(ctx, obj)
 }
 
 // AgentSession returns generated.AgentSessionResolver implementation.

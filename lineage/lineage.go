@@ -197,3 +197,55 @@ func Parent(ctx context.Context, c *ent.Client, workspaceID, sessionID string) (
 	}
 	return f.Edges.Parent, nil
 }
+
+// ParentsOf returns the direct parents of many sessions of a workspace,
+// by child id (roots are absent), in two queries.
+func ParentsOf(ctx context.Context, c *ent.Client, workspaceID string, sessionIDs []string) (map[string]*ent.AgentSession, error) {
+	forks, err := c.SessionFork.Query().
+		Where(sessionfork.WorkspaceID(workspaceID), sessionfork.ChildAgentSessionIDIn(sessionIDs...)).
+		WithParent().All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query parents: %w", err)
+	}
+	out := make(map[string]*ent.AgentSession, len(forks))
+	for _, f := range forks {
+		if f.Edges.Parent != nil {
+			out[f.ChildAgentSessionID] = f.Edges.Parent
+		}
+	}
+	return out, nil
+}
+
+// ChildrenOf returns the direct forks of many sessions of a workspace, by
+// parent id, each list oldest first (as Children), in two queries.
+func ChildrenOf(ctx context.Context, c *ent.Client, workspaceID string, sessionIDs []string) (map[string][]*ent.AgentSession, error) {
+	forks, err := c.SessionFork.Query().
+		Where(sessionfork.WorkspaceID(workspaceID), sessionfork.ParentAgentSessionIDIn(sessionIDs...)).
+		Order(ent.Asc(sessionfork.FieldForkedAtUnixMs), ent.Asc(sessionfork.FieldID)).
+		WithChild().All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query children: %w", err)
+	}
+	out := make(map[string][]*ent.AgentSession, len(sessionIDs))
+	for _, f := range forks {
+		if f.Edges.Child != nil {
+			out[f.ParentAgentSessionID] = append(out[f.ParentAgentSessionID], f.Edges.Child)
+		}
+	}
+	return out, nil
+}
+
+// ForkedFromOf returns the lineage rows of many sessions of a workspace,
+// by child id (roots are absent), in one query.
+func ForkedFromOf(ctx context.Context, c *ent.Client, workspaceID string, sessionIDs []string) (map[string]*ent.SessionFork, error) {
+	forks, err := c.SessionFork.Query().
+		Where(sessionfork.WorkspaceID(workspaceID), sessionfork.ChildAgentSessionIDIn(sessionIDs...)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query lineage: %w", err)
+	}
+	out := make(map[string]*ent.SessionFork, len(forks))
+	for _, f := range forks {
+		out[f.ChildAgentSessionID] = f
+	}
+	return out, nil
+}

@@ -26,9 +26,8 @@ const maxBody = 64 << 10
 
 // Handler serves the REST endpoints.
 type Handler struct {
-	Forks    *fork.Service
-	Sessions *session.Service
-	Logger   *slog.Logger
+	Forks  *fork.Service
+	Logger *slog.Logger
 }
 
 // Register adds the routes to mux.
@@ -39,22 +38,12 @@ func (h *Handler) Register(mux *http.ServeMux) {
 
 // ForkRequest is the design's request body.
 type ForkRequest struct {
-	RequestID            string         `json:"requestId"`
-	TargetAgentSessionID string         `json:"targetAgentSessionId,omitempty"`
-	LastTurnID           string         `json:"lastTurnId,omitempty"`
-	Title                *string        `json:"title,omitempty"`
-	Visible              *bool          `json:"visible,omitempty"`
-	Settings             *SettingsInput `json:"settings,omitempty"`
-}
-
-// SettingsInput overrides the parent's settings where given.
-type SettingsInput struct {
-	Model            *string `json:"model,omitempty"`
-	ReasoningEffort  *string `json:"reasoningEffort,omitempty"`
-	PermissionModeID *string `json:"permissionModeId,omitempty"`
-	PlanMode         *bool   `json:"planMode,omitempty"`
-	BrowserUse       *bool   `json:"browserUse,omitempty"`
-	ComputerUse      *bool   `json:"computerUse,omitempty"`
+	RequestID            string                    `json:"requestId"`
+	TargetAgentSessionID string                    `json:"targetAgentSessionId,omitempty"`
+	LastTurnID           string                    `json:"lastTurnId,omitempty"`
+	Title                *string                   `json:"title,omitempty"`
+	Visible              *bool                     `json:"visible,omitempty"`
+	Settings             *session.SettingsOverride `json:"settings,omitempty"`
 }
 
 // ForkResponse is the design's response body.
@@ -113,9 +102,8 @@ func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
 		RequestID: req.RequestID, TargetAgentSessionID: req.TargetAgentSessionID, LastTurnID: req.LastTurnID,
 		Title: req.Title, Visible: req.Visible,
 	}
-	if s := req.Settings; s != nil {
-		in.Settings = session.SettingsOverride{Model: s.Model, ReasoningEffort: s.ReasoningEffort,
-			PermissionModeID: s.PermissionModeID, PlanMode: s.PlanMode, BrowserUse: s.BrowserUse, ComputerUse: s.ComputerUse}
+	if req.Settings != nil {
+		in.Settings = *req.Settings
 	}
 	res, err := h.Forks.Fork(r.Context(), in)
 	if err != nil {
@@ -126,7 +114,7 @@ func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
 	if res.Replayed {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, ForkResponse{Session: sessionBody(res.Session), Fork: lineageBody(res.Fork)})
+	WriteJSON(w, status, ForkResponse{Session: sessionBody(res.Session), Fork: lineageBody(res.Fork)})
 }
 
 func decode(w http.ResponseWriter, r *http.Request) (ForkRequest, error) {
@@ -158,10 +146,18 @@ func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, err error) {
 	if e.Code == apperr.Internal || e.Code.HTTPStatus() >= 500 {
 		h.Logger.ErrorContext(ctx, "rest request failed", "code", e.Code, "err", err)
 	}
-	writeJSON(w, e.Code.HTTPStatus(), ErrorBody{Error: ErrorDetail{Code: e.Code, Message: e.Message}})
+	WriteError(w, e)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteError answers e as {"error":{"code":...,"message":...}} with its
+// code's status.
+func WriteError(w http.ResponseWriter, e *apperr.Error) {
+	WriteJSON(w, e.Code.HTTPStatus(), ErrorBody{Error: ErrorDetail{Code: e.Code, Message: e.Message}})
+}
+
+// WriteJSON answers v as JSON with status: every JSON answer of tuttid's
+// HTTP surface outside GraphQL (REST, health, refusals) goes through it.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError

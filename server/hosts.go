@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"tuttid/apperr"
+	"tuttid/rest"
 )
 
 // hostPolicy says which names a request's Host (and a page's Origin) may
@@ -101,13 +102,14 @@ func checkHost(next http.Handler, hosts hostPolicy, log *slog.Logger) http.Handl
 	})
 }
 
-// writeError answers {"error":{"code":...,"message":...}} with the code's status.
+// writeError answers {"error":{"code":...,"message":...}} with the code's
+// status, as REST does.
 func writeError(w http.ResponseWriter, code apperr.Code, message string) {
-	writeJSON(w, code.HTTPStatus(), map[string]any{"error": map[string]string{"code": string(code), "message": message}})
+	rest.WriteError(w, apperr.New(code, "%s", message))
 }
 
 // writeGraphQLError answers a GraphQL-over-HTTP error with the code's status.
 func writeGraphQLError(w http.ResponseWriter, code apperr.Code, message string) {
-	writeJSON(w, code.HTTPStatus(), map[string]any{"errors": []any{map[string]any{
+	rest.WriteJSON(w, code.HTTPStatus(), map[string]any{"errors": []any{map[string]any{
 		"message": message, "extensions": map[string]string{"code": string(code)}}}})
 }

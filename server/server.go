@@ -124,8 +124,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.Runtime, s.closeRT = rt, rt.Close
 	}
 	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
-	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Logger: log})
-	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Publisher: s.Broker, Logger: log,
+	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log})
+	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt)})
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {
@@ -155,7 +155,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	a := newAuth(cfg.Token, cfg.NoAuth, log)
 	mux := http.NewServeMux()
 	mux.Handle("/query", s.graphQL(a, maxBody))
-	(&rest.Handler{Forks: s.Forks, Sessions: s.Sessions, Logger: log}).Register(mux)
+	(&rest.Handler{Forks: s.Forks, Logger: log}).Register(mux)
 	mux.HandleFunc("GET /healthz", s.health)
 	mux.Handle("/app/", http.StripPrefix("/app", web.Handler()))
 	mux.Handle("/", graphiqlHandler())
@@ -229,7 +229,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		s.log.DebugContext(ctx, "health: codex unavailable", "err", err)
 		body.Codex = "unavailable"
 	}
-	writeJSON(w, status, body)
+	rest.WriteJSON(w, status, body)
 }
 
 // IsLoopbackAddr reports whether addr (host:port) listens on loopback only:

@@ -57,7 +57,7 @@ func (s *Service) RespondToApproval(ctx context.Context, in RespondInput) (*ent.
 		return nil, apperr.New(apperr.ApprovalNotFound, "approval request %q does not exist in session %q", in.ApprovalID, a.ID)
 	}
 	if err != nil {
-		return nil, storageErr(err, "read the approval request")
+		return nil, apperr.Storage(err, "read the approval request")
 	}
 	if req.ResolvedAt != nil {
 		return nil, alreadyResolved(req)
@@ -77,7 +77,7 @@ func (s *Service) RespondToApproval(ctx context.Context, in RespondInput) (*ent.
 	case errors.Is(err, agent.ErrApprovalDecisionNotOffered):
 		return nil, apperr.Wrap(err, apperr.InvalidInput, "decision %s is not offered for this request", in.Decision)
 	case err != nil:
-		return nil, runtimeErr(err, "answer the approval request")
+		return nil, RuntimeError(err, "answer the approval request")
 	}
 	return s.resolveApproval(ctx, a, req.ID, in.Decision, "user")
 }
@@ -97,7 +97,7 @@ func (s *Service) PendingApprovals(ctx context.Context, sessionID string) ([]*en
 		Where(approvalrequest.AgentSessionID(sessionID), approvalrequest.ResolvedAtIsNil()).
 		Order(ent.Asc(approvalrequest.FieldCreatedAt), ent.Asc(approvalrequest.FieldID)).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read the approval requests")
+		return nil, apperr.Storage(err, "read the approval requests")
 	}
 	return rows, nil
 }
@@ -108,7 +108,7 @@ func (s *Service) Approvals(ctx context.Context, sessionID string) ([]*ent.Appro
 		Where(approvalrequest.AgentSessionID(sessionID)).
 		Order(ent.Asc(approvalrequest.FieldCreatedAt), ent.Asc(approvalrequest.FieldID)).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read the approval requests")
+		return nil, apperr.Storage(err, "read the approval requests")
 	}
 	return rows, nil
 }
@@ -148,14 +148,14 @@ func (s *Service) resolveApproval(ctx context.Context, a *ent.AgentSession, id s
 		SetDecision(approvalrequest.Decision(d)).SetResolvedAt(s.now()).SetResolvedBy(by).
 		Save(ctx)
 	if err != nil {
-		return nil, storageErr(err, "record the approval decision")
+		return nil, apperr.Storage(err, "record the approval decision")
 	}
 	row, err := s.store.Client.ApprovalRequest.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, storageErr(err, "read the approval request")
+		return nil, apperr.Storage(err, "read the approval request")
 	}
 	if n > 0 {
 		s.publish(ctx, activity.Event{Kind: activity.ApprovalResolved, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Approval: row})
@@ -190,7 +190,7 @@ func (s *Service) cancelApprovalsOfPreviousRun(ctx context.Context, now time.Tim
 		SetDecision(approvalrequest.DecisionCANCEL).SetResolvedAt(now).SetResolvedBy("restart").
 		Save(ctx)
 	if err != nil {
-		return 0, storageErr(err, "cancel the approval requests of the previous run")
+		return 0, apperr.Storage(err, "cancel the approval requests of the previous run")
 	}
 	return n, nil
 }

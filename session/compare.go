@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 
+	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/lineage"
 )
@@ -23,8 +24,12 @@ func (s *Service) Compare(ctx context.Context, workspaceID, a, b string) (*linea
 	}
 	c, err := lineage.Compare(ctx, s.store.Client, sa, sb)
 	if err != nil {
-		return nil, storageErr(err, "compare the sessions")
+		return nil, apperr.Storage(err, "compare the sessions")
 	}
+	// Both sides' turns are listed: their messages load per session, not per turn.
+	ra := readAheadFrom(ctx)
+	ra.turnsListed(sa.ID)
+	ra.turnsListed(sb.ID)
 	return c, nil
 }
 
@@ -32,7 +37,7 @@ func (s *Service) Compare(ctx context.Context, workspaceID, a, b string) (*linea
 func (s *Service) ForkPoints(ctx context.Context, a *ent.AgentSession) ([]lineage.ForkPoint, error) {
 	points, err := lineage.ForkPoints(ctx, s.store.Client, a.WorkspaceID, a.ID)
 	if err != nil {
-		return nil, storageErr(err, "read the session's fork points")
+		return nil, apperr.Storage(err, "read the session's fork points")
 	}
 	return points, nil
 }

@@ -2,10 +2,10 @@ package session
 
 import "sync"
 
-// guards serializes the operations that must not interleave on one session
-// (a send and a fork of it) or one key (two forks with one request id),
-// within this process.
-type guards struct {
+// Guards serializes the operations that must not interleave on one key
+// (a send and a fork of one session, two forks with one request id),
+// within this process. The zero value is ready to use.
+type Guards struct {
 	mu    sync.Mutex
 	locks map[string]*guard
 }
@@ -16,7 +16,7 @@ type guard struct {
 }
 
 // Lock holds key until the returned func is called.
-func (g *guards) Lock(key string) (unlock func()) {
+func (g *Guards) Lock(key string) (unlock func()) {
 	g.mu.Lock()
 	if g.locks == nil {
 		g.locks = map[string]*guard{}

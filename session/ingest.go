@@ -27,7 +27,7 @@ func (s *Service) Ingest(ctx context.Context) {
 			}
 			if err := s.handleDurably(ctx, e); err != nil {
 				s.log.ErrorContext(ctx, "ingest: event not stored", "kind", e.Kind, "method", e.Method,
-					"provider_session_id", e.ProviderSessionID, "turn_id", e.TurnID, "err", err)
+					"thread", e.ProviderSessionID, "turn", e.TurnID, "err", err)
 			}
 		}
 	}
@@ -41,7 +41,7 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 		return s.recoverFailed(ctx)
 	case agent.EventOther:
 		s.log.DebugContext(ctx, "provider notification not projected", "method", e.Method,
-			"provider_session_id", e.ProviderSessionID)
+			"thread", e.ProviderSessionID)
 		return nil
 	}
 	if e.ProviderSessionID == "" {
@@ -54,7 +54,7 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 		// A thread tuttid does not know (yet): a fork child before its row is
 		// committed, or a thread of another client of the same Codex home.
 		s.log.DebugContext(ctx, "provider event for an unknown thread", "kind", e.Kind,
-			"provider_session_id", e.ProviderSessionID)
+			"thread", e.ProviderSessionID)
 		return nil
 	}
 	if err != nil {

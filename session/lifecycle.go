@@ -52,22 +52,19 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 
 	rs, err := s.rt.Start(ctx, agent.StartInput{Provider: agent.ProviderCodex, Cwd: cwd, Settings: settings})
 	if err != nil {
-		return nil, runtimeErr(err, "start the session")
+		return nil, RuntimeError(err, "start the session")
 	}
-	now := s.now()
-	a, err := s.store.Client.AgentSession.Create().
-		SetID(s.newID()).SetWorkspaceID(w.ID).SetProvider(agent.ProviderCodex).
-		SetProviderSessionID(rs.ProviderSessionID).SetTitle(title).
-		SetStatus(agentsession.StatusREADY).SetVisible(visible).SetCwd(cwd).
-		SetSettings(settings).SetRuntimeContext(WithThreadMetadata(nil, rs)).
-		SetCreatedAt(now).SetUpdatedAt(now).
-		Save(ctx)
+	a, err := CreateRecord(ctx, s.store.Client, NewSession{
+		ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ProviderSessionID: rs.ProviderSessionID,
+		Title: title, Cwd: cwd, Status: agentsession.StatusREADY, Visible: visible, Settings: settings,
+		RuntimeContext: WithThreadMetadata(nil, rs), At: s.now(),
+	})
 	if err != nil {
 		s.log.ErrorContext(ctx, "session start: provider thread created but not stored",
-			"orphan_provider_session_id", rs.ProviderSessionID, "workspace_id", w.ID, "err", err)
-		return nil, storageErr(err, "store the new session")
+			"orphan_thread", rs.ProviderSessionID, "workspace", w.ID, "err", err)
+		return nil, apperr.Storage(err, "store the new session")
 	}
-	s.publish(ctx, activity.Event{Kind: activity.SessionCreated, WorkspaceID: w.ID, AgentSessionID: a.ID, Session: a})
+	s.Created(ctx, a)
 	return a, nil
 }
 
@@ -88,7 +85,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	// WORKING is published here, before any event of the turn can exist,
 	// so that subscribers never see it after the turn's own events, and
 	// under the state lock, so never before the previous turn's READY.
-	unlock := s.Lock(a.ID)
+	unlock := s.LockSession(a.ID)
 	unlockState := s.lockState(a.ID)
 	claimed, err := s.store.Client.AgentSession.Update().
 		Where(agentsession.ID(a.ID), agentsession.StatusNEQ(agentsession.StatusWORKING)).
@@ -101,7 +98,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	unlockState()
 	unlock()
 	if err != nil {
-		return nil, storageErr(err, "mark the session working")
+		return nil, apperr.Storage(err, "mark the session working")
 	}
 	if claimed == 0 {
 		return nil, apperr.New(apperr.SessionBusy, "session %q is already running a turn; wait for it or interrupt it", a.ID)
@@ -115,7 +112,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	})
 	if err != nil {
 		s.releaseClaim(ctx, a)
-		return nil, runtimeErr(err, "start the turn")
+		return nil, RuntimeError(err, "start the turn")
 	}
 	return s.ensureTurn(ctx, a, rt.ID)
 }
@@ -132,7 +129,7 @@ func (s *Service) releaseClaim(ctx context.Context, a *ent.AgentSession) {
 		Where(agentsession.ID(a.ID), agentsession.StatusEQ(agentsession.StatusWORKING)).
 		SetStatus(a.Status).SetUpdatedAt(s.now()).Save(ctx)
 	if err != nil {
-		s.log.ErrorContext(ctx, "send: could not restore the session's status", "agent_session_id", a.ID, "err", err)
+		s.log.ErrorContext(ctx, "send: could not restore the session's status", "session", a.ID, "err", err)
 		return
 	}
 	if n == 1 {
@@ -151,13 +148,13 @@ func (s *Service) ensureTurn(ctx context.Context, a *ent.AgentSession, turnID st
 		Exec(ctx)
 	// DoNothing reports an existing row as sql.ErrNoRows.
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, storageErr(err, "store the turn")
+		return nil, apperr.Storage(err, "store the turn")
 	}
-	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Only(ctx)
-	if err != nil {
-		return nil, storageErr(err, "read the turn")
+	t, err := s.Turn(ctx, a.ID, turnID)
+	if err == nil && t == nil {
+		err = apperr.New(apperr.Internal, "turn %q was stored but cannot be read", turnID)
 	}
-	return t, nil
+	return t, err
 }
 
 // Interrupt stops a session's running turn and returns it.
@@ -169,12 +166,12 @@ func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID 
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.TurnNotFound, "turn %q does not exist in session %q", turnID, a.ID)
-	}
+	t, err := s.Turn(ctx, a.ID, turnID)
 	if err != nil {
-		return nil, storageErr(err, "read the turn")
+		return nil, err
+	}
+	if t == nil {
+		return nil, apperr.New(apperr.TurnNotFound, "turn %q does not exist in session %q", turnID, a.ID)
 	}
 	if t.Status != turn.StatusIN_PROGRESS {
 		return nil, apperr.New(apperr.SessionNotBusy, "turn %q is not running (it is %s)", turnID, t.Status)
@@ -185,11 +182,11 @@ func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID 
 		return nil, apperr.Wrap(err, apperr.SessionNotBusy, "turn %q is not running in the provider (it has not started yet or just ended); try again", turnID)
 	}
 	if err != nil {
-		return nil, runtimeErr(err, "interrupt the turn")
+		return nil, RuntimeError(err, "interrupt the turn")
 	}
 	t, err = s.store.Client.Turn.Get(ctx, t.ID)
 	if err != nil {
-		return nil, storageErr(err, "read the turn")
+		return nil, apperr.Storage(err, "read the turn")
 	}
 	return t, nil
 }
@@ -202,43 +199,27 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 		return "", err
 	}
 	// A fork of this session in flight finishes first (it holds the lock).
-	defer s.Lock(a.ID)()
+	defer s.LockSession(a.ID)()
 	running, err := s.store.Client.Turn.Query().
 		Where(turn.AgentSessionID(a.ID), turn.StatusEQ(turn.StatusIN_PROGRESS)).All(ctx)
 	if err != nil {
-		return "", storageErr(err, "read the session's turns")
+		return "", apperr.Storage(err, "read the session's turns")
 	}
 	for _, t := range running {
 		if err := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: t.TurnID}); err != nil {
-			s.log.WarnContext(ctx, "delete: could not interrupt a running turn", "agent_session_id", a.ID, "turn_id", t.TurnID, "err", err)
+			s.log.WarnContext(ctx, "delete: could not interrupt a running turn", "session", a.ID, "turn", t.TurnID, "err", err)
 		}
 	}
 	if err := s.store.Client.AgentSession.DeleteOneID(a.ID).Exec(ctx); err != nil {
-		return "", storageErr(err, "delete the session")
+		return "", apperr.Storage(err, "delete the session")
 	}
 	if a.ProviderSessionID != "" {
 		if err := s.rt.Archive(ctx, a.Provider, a.ProviderSessionID); err != nil {
 			// The session is gone for the user; the thread is only clutter.
-			s.log.WarnContext(ctx, "delete: provider thread not archived", "agent_session_id", a.ID,
-				"provider_session_id", a.ProviderSessionID, "err", err)
+			s.log.WarnContext(ctx, "delete: provider thread not archived", "session", a.ID,
+				"thread", a.ProviderSessionID, "err", err)
 		}
 	}
 	s.publish(ctx, activity.Event{Kind: activity.SessionDeleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a})
 	return a.ID, nil
-}
-
-// runtimeErr maps a runtime failure to a stable code.
-func runtimeErr(err error, what string) error {
-	switch {
-	case errors.Is(err, agent.ErrRuntimeUnavailable):
-		return apperr.Wrap(err, apperr.RuntimeUnavailable, "could not %s: the agent runtime is unavailable", what)
-	case errors.Is(err, agent.ErrUnsupportedProvider):
-		return apperr.Wrap(err, apperr.UnsupportedProvider, "could not %s: the provider is not supported", what)
-	case errors.Is(err, agent.ErrInvalidSettings):
-		return apperr.Wrap(err, apperr.InvalidInput, "could not %s: %v", what, err)
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return apperr.Wrap(err, apperr.RuntimeUnavailable, "could not %s: the provider did not answer in time", what)
-	default:
-		return apperr.Wrap(err, apperr.ProviderFailed, "could not %s: the provider failed", what)
-	}
 }

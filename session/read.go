@@ -24,7 +24,7 @@ func (s *Service) Session(ctx context.Context, workspaceID, id string) (*ent.Age
 		return nil, nil
 	}
 	if err != nil {
-		return nil, storageErr(err, "read the session")
+		return nil, apperr.Storage(err, "read the session")
 	}
 	return a, nil
 }
@@ -62,10 +62,21 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 	if err != nil {
 		return Page[*ent.Message]{}, err
 	}
+	if p := readAheadFrom(ctx).page(sessionID); p != nil {
+		if key, ok := batchable(w); ok {
+			pages, err := readAheadFrom(ctx).messagePages(p, key).get(func() (map[string]Page[*ent.Message], error) {
+				return s.messagePages(ctx, p.ids, w)
+			})
+			if err != nil {
+				return Page[*ent.Message]{}, err
+			}
+			return pages[sessionID], nil
+		}
+	}
 	q := s.store.Client.Message.Query().Where(message.AgentSessionID(sessionID))
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
-		return Page[*ent.Message]{}, storageErr(err, "count messages")
+		return Page[*ent.Message]{}, apperr.Storage(err, "count messages")
 	}
 	if w.After != nil {
 		q.Where(message.VersionGT(*w.After))
@@ -79,7 +90,7 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 	}
 	rows, err := q.Order(order).Limit(w.Limit + 1).All(ctx)
 	if err != nil {
-		return Page[*ent.Message]{}, storageErr(err, "read messages")
+		return Page[*ent.Message]{}, apperr.Storage(err, "read messages")
 	}
 	return newPage(rows, w, total, func(m *ent.Message) string { return paging.Cursor("m", m.Version) }), nil
 }
@@ -124,7 +135,7 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	}
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
-		return Page[*ent.AgentSession]{}, storageErr(err, "count sessions")
+		return Page[*ent.AgentSession]{}, apperr.Storage(err, "count sessions")
 	}
 	// Sessions are keyed by creation time in nanoseconds, then id.
 	if w.After != nil {
@@ -143,11 +154,13 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	}
 	rows, err := q.Order(agentsession.ByCreatedAt(orderFn()), agentsession.ByID(orderFn())).Limit(w.Limit + 1).All(ctx)
 	if err != nil {
-		return Page[*ent.AgentSession]{}, storageErr(err, "read sessions")
+		return Page[*ent.AgentSession]{}, apperr.Storage(err, "read sessions")
 	}
-	return newPage(rows, w, total, func(a *ent.AgentSession) string {
+	p := newPage(rows, w, total, func(a *ent.AgentSession) string {
 		return paging.KeyedCursor("s", a.CreatedAt.UnixNano(), a.ID)
-	}), nil
+	})
+	readAheadFrom(ctx).listed(workspaceID, p.Nodes)
+	return p, nil
 }
 
 // Turns lists a session's turns, oldest first.
@@ -155,18 +168,34 @@ func (s *Service) Turns(ctx context.Context, sessionID string) ([]*ent.Turn, err
 	ts, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID)).
 		Order(ent.Asc(turn.FieldStartedAt), ent.Asc(turn.FieldID)).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read turns")
+		return nil, apperr.Storage(err, "read turns")
 	}
+	readAheadFrom(ctx).turnsListed(sessionID)
 	return ts, nil
 }
 
 // TurnMessages lists a turn's messages in version order.
 func (s *Service) TurnMessages(ctx context.Context, t *ent.Turn) ([]*ent.Message, error) {
+	if tl := readAheadFrom(ctx).turns(t.AgentSessionID); tl != nil {
+		// The session's turns were listed: one query for all their messages.
+		byTurn, err := tl.byTurn.get(func() (map[string][]*ent.Message, error) {
+			msgs, err := s.SessionMessages(ctx, t.AgentSessionID)
+			byTurn := map[string][]*ent.Message{}
+			for _, m := range msgs {
+				byTurn[m.TurnID] = append(byTurn[m.TurnID], m)
+			}
+			return byTurn, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return nonNil(byTurn[t.TurnID]), nil
+	}
 	ms, err := s.store.Client.Message.Query().
 		Where(message.AgentSessionID(t.AgentSessionID), message.TurnID(t.TurnID)).
 		Order(ent.Asc(message.FieldVersion)).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read the turn's messages")
+		return nil, apperr.Storage(err, "read the turn's messages")
 	}
 	return ms, nil
 }
@@ -183,6 +212,16 @@ func (s *Service) DisplayTitle(ctx context.Context, a *ent.AgentSession) (string
 	if a.Title != "" {
 		return a.Title, nil
 	}
+	if p := readAheadFrom(ctx).page(a.ID); p != nil {
+		texts, err := p.firstTitles.get(func() (map[string]string, error) { return s.firstUserTexts(ctx, p.ids) })
+		if err != nil {
+			return "", err
+		}
+		if text, ok := texts[a.ID]; ok {
+			return FallbackTitle(text), nil
+		}
+		return UntitledTitle, nil
+	}
 	first, err := s.store.Client.Message.Query().
 		Where(message.AgentSessionID(a.ID), message.Role("user"), message.TextNEQ("")).
 		Order(ent.Asc(message.FieldVersion)).First(ctx)
@@ -190,7 +229,7 @@ func (s *Service) DisplayTitle(ctx context.Context, a *ent.AgentSession) (string
 		return UntitledTitle, nil
 	}
 	if err != nil {
-		return "", storageErr(err, "read the session's first message")
+		return "", apperr.Storage(err, "read the session's first message")
 	}
 	return FallbackTitle(first.Text), nil
 }
@@ -234,7 +273,7 @@ func (s *Service) SessionMessages(ctx context.Context, sessionID string) ([]*ent
 	ms, err := s.store.Client.Message.Query().Where(message.AgentSessionID(sessionID)).
 		Order(ent.Asc(message.FieldVersion)).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "read the session's messages")
+		return nil, apperr.Storage(err, "read the session's messages")
 	}
 	return ms, nil
 }
@@ -244,7 +283,7 @@ func (s *Service) HasRunningTurn(ctx context.Context, sessionID string) (bool, e
 	running, err := s.store.Client.Turn.Query().
 		Where(turn.AgentSessionID(sessionID), turn.StatusEQ(turn.StatusIN_PROGRESS)).Exist(ctx)
 	if err != nil {
-		return false, storageErr(err, "read the session's turns")
+		return false, apperr.Storage(err, "read the session's turns")
 	}
 	return running, nil
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 
+	"tuttid/apperr"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/message"
 )
@@ -20,7 +21,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	}
 	if err := s.store.Client.Message.Update().Where(message.Status("in_progress")).
 		SetStatus("failed").SetUpdatedAt(now).Exec(ctx); err != nil {
-		return storageErr(err, "close the items of the previous run")
+		return apperr.Storage(err, "close the items of the previous run")
 	}
 	approvals, err := s.cancelApprovalsOfPreviousRun(ctx, now)
 	if err != nil {
@@ -31,7 +32,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		SetStatus(agentsession.StatusREADY).SetUpdatedAt(now).
 		Save(ctx)
 	if err != nil {
-		return storageErr(err, "reset the sessions of the previous run")
+		return apperr.Storage(err, "reset the sessions of the previous run")
 	}
 	if turns > 0 || sessions > 0 || approvals > 0 {
 		s.log.WarnContext(ctx, "settled work left running by the previous run", "turns", turns, "sessions_ready", sessions, "approvals_cancelled", approvals)

@@ -23,10 +23,11 @@ type Service struct {
 	store  *store.Store
 	rt     agent.Runtime
 	pub    Publisher
+	sub    Subscriber
 	log    *slog.Logger
 	now    func() time.Time
 	newID  func() string
-	guards guards
+	guards Guards
 }
 
 // Config wires a Service.
@@ -34,7 +35,9 @@ type Config struct {
 	Store     *store.Store
 	Runtime   agent.Runtime
 	Publisher Publisher
-	Logger    *slog.Logger
+	// Subscriber serves subscriptions to the activity (nil: none).
+	Subscriber Subscriber
+	Logger     *slog.Logger
 	// Now and NewID are for tests; they default to time.Now and UUIDv7.
 	Now   func() time.Time
 	NewID func() string
@@ -42,7 +45,7 @@ type Config struct {
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
+	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -55,15 +58,13 @@ func New(cfg Config) *Service {
 	return s
 }
 
-// Store is the service's store, for the read paths of other services.
-func (s *Service) Store() *store.Store { return s.store }
-
 func (s *Service) publish(ctx context.Context, e activity.Event) {
 	if s.pub != nil {
 		s.pub.Publish(ctx, e)
 	}
 }
 
-// Lock serializes operations on key (a session id, or a fork request key)
-// within this process until the returned func is called.
-func (s *Service) Lock(key string) (unlock func()) { return s.guards.Lock(key) }
+// LockSession serializes the operations on one session that must not
+// interleave (a send, a delete, a fork of it) within this process, until
+// the returned func is called.
+func (s *Service) LockSession(sessionID string) (unlock func()) { return s.guards.Lock(sessionID) }

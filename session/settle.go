@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tuttid/agent"
+	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/message"
@@ -39,7 +40,7 @@ func (s *Service) handleDurably(ctx context.Context, e agent.Event) error {
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
-		s.log.WarnContext(ctx, "ingest: event not stored; retrying", "kind", e.Kind, "turn_id", e.TurnID, "err", err)
+		s.log.WarnContext(ctx, "ingest: event not stored; retrying", "kind", e.Kind, "turn", e.TurnID, "err", err)
 		select {
 		case <-time.After(pause):
 		case <-ctx.Done():
@@ -90,10 +91,10 @@ func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) er
 	}
 	if s.rt != nil {
 		if ierr := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: turnID}); ierr != nil {
-			s.log.WarnContext(ctx, "ingest: could not stop the turn whose event was lost", "turn_id", turnID, "err", ierr)
+			s.log.WarnContext(ctx, "ingest: could not stop the turn whose event was lost", "turn", turnID, "err", ierr)
 		}
 	}
-	s.log.ErrorContext(ctx, "ingest: turn failed: an event could not be stored", "agent_session_id", a.ID, "turn_id", turnID, "err", cause)
+	s.log.ErrorContext(ctx, "ingest: turn failed: an event could not be stored", "session", a.ID, "turn", turnID, "err", cause)
 	if err := s.cancelPendingApprovals(ctx, a, turnID, "turn_ended"); err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func (s *Service) settleOpenItems(ctx context.Context, a *ent.AgentSession, turn
 	if s.rt != nil && a.ProviderSessionID != "" {
 		turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID})
 		if err != nil {
-			s.log.WarnContext(ctx, "ingest: Codex's record of the turn unavailable", "turn_id", turnID, "err", err)
+			s.log.WarnContext(ctx, "ingest: Codex's record of the turn unavailable", "turn", turnID, "err", err)
 		}
 		for _, rt := range turns {
 			if rt.ID == turnID {
@@ -173,7 +174,7 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 	running, err := s.store.Client.Turn.Query().Where(turn.StatusEQ(turn.StatusIN_PROGRESS)).
 		WithSession().All(ctx)
 	if err != nil {
-		return 0, storageErr(err, "read the turns of the previous run")
+		return 0, apperr.Storage(err, "read the turns of the previous run")
 	}
 	histories := map[string]map[string]agent.RuntimeTurn{} // by session, by turn id
 	for _, t := range running {
@@ -185,7 +186,7 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 				turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID})
 				if err != nil {
 					s.log.WarnContext(ctx, "reconcile: Codex's record unavailable; the running turns are failed",
-						"agent_session_id", a.ID, "err", err)
+						"session", a.ID, "err", err)
 				}
 				for _, rt := range turns {
 					h[rt.ID] = rt
@@ -196,7 +197,7 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 		status, reason := turn.StatusFAILED, "tuttid stopped while the turn was running"
 		if rec, ok := h[t.TurnID]; ok {
 			if err := s.storeRecorded(ctx, a, rec); err != nil {
-				return 0, storageErr(err, "store the recorded items")
+				return 0, apperr.Storage(err, "store the recorded items")
 			}
 			switch rec.Status {
 			case agent.TurnCompleted:
@@ -210,17 +211,17 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 			}
 		}
 		if err := t.Update().SetStatus(status).SetError(reason).SetCompletedAt(s.now()).Exec(ctx); err != nil {
-			return 0, storageErr(err, "close a turn of the previous run")
+			return 0, apperr.Storage(err, "close a turn of the previous run")
 		}
 		end := strings.ToLower(string(status))
 		if status == turn.StatusCOMPLETED {
 			end = StatusIncomplete
 		}
 		if err := s.closeOpenItems(ctx, s.store.Client, a.ID, t.TurnID, end); err != nil {
-			return 0, storageErr(err, "close the items of the previous run")
+			return 0, apperr.Storage(err, "close the items of the previous run")
 		}
-		s.log.WarnContext(ctx, "reconcile: turn left running by the previous run settled", "agent_session_id", a.ID,
-			"turn_id", t.TurnID, "status", status, "from_codex", h[t.TurnID].ID != "")
+		s.log.WarnContext(ctx, "reconcile: turn left running by the previous run settled", "session", a.ID,
+			"turn", t.TurnID, "status", status, "from_codex", h[t.TurnID].ID != "")
 	}
 	return len(running), nil
 }

@@ -83,7 +83,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 		return nil
 	})
 	if err != nil {
-		return nil, storageErr(err, "update the session")
+		return nil, apperr.Storage(err, "update the session")
 	}
 	// Events carry each session as committed.
 	for _, c := range changed {
@@ -98,7 +98,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 	}
 	updated, err := s.store.Client.AgentSession.Get(ctx, a.ID)
 	if err != nil {
-		return nil, storageErr(err, "read the updated session")
+		return nil, apperr.Storage(err, "read the updated session")
 	}
 	return updated, nil
 }
@@ -115,7 +115,7 @@ func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID stri
 	c := s.store.Client
 	nodes, err := lineage.Subtree(ctx, c, a.WorkspaceID, a.ID)
 	if err != nil {
-		return "", storageErr(err, "read the session's forks")
+		return "", apperr.Storage(err, "read the session's forks")
 	}
 	// Forks of these sessions in flight finish first (each holds its
 	// parent's lock); in id order, as any caller that holds several does.
@@ -125,14 +125,14 @@ func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID stri
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		defer s.Lock(id)()
+		defer s.LockSession(id)()
 	}
 
 	running, err := c.Turn.Query().Where(turn.StatusEQ(turn.StatusIN_PROGRESS),
 		predicate.Turn(lineage.ColumnInSubtree(turn.FieldAgentSessionID, a.WorkspaceID, a.ID))).
 		WithSession().All(ctx)
 	if err != nil {
-		return "", storageErr(err, "read the running turns")
+		return "", apperr.Storage(err, "read the running turns")
 	}
 	for _, t := range running {
 		if t.Edges.Session == nil {
@@ -154,7 +154,7 @@ func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID stri
 		return err
 	})
 	if err != nil {
-		return "", storageErr(err, "delete the sessions")
+		return "", apperr.Storage(err, "delete the sessions")
 	}
 	slices.Reverse(nodes)
 	for _, n := range nodes {

@@ -60,13 +60,17 @@ func CheckPath(what, p string) error {
 }
 
 // SettingsOverride holds the settings a request gives; nil keeps the base.
+//
+// It is also the wire shape of the override: GraphQL's ComposerSettingsInput
+// is bound to it (gqlgen.yml) and REST decodes its JSON into it, so that
+// neither transport converts.
 type SettingsOverride struct {
-	Model            *string
-	ReasoningEffort  *string
-	PermissionModeID *string
-	PlanMode         *bool
-	BrowserUse       *bool
-	ComputerUse      *bool
+	Model            *string `json:"model,omitempty"`
+	ReasoningEffort  *string `json:"reasoningEffort,omitempty"`
+	PermissionModeID *string `json:"permissionModeId,omitempty"`
+	PlanMode         *bool   `json:"planMode,omitempty"`
+	BrowserUse       *bool   `json:"browserUse,omitempty"`
+	ComputerUse      *bool   `json:"computerUse,omitempty"`
 }
 
 // Apply returns base with the override applied, validated.

@@ -27,7 +27,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, rootPath string) (*
 		SetCreatedAt(s.now()).SetUpdatedAt(s.now()).
 		Save(ctx)
 	if err != nil {
-		return nil, storageErr(err, "create the workspace")
+		return nil, apperr.Storage(err, "create the workspace")
 	}
 	return w, nil
 }
@@ -39,7 +39,7 @@ func (s *Service) Workspace(ctx context.Context, id string) (*ent.Workspace, err
 		return nil, nil
 	}
 	if err != nil {
-		return nil, storageErr(err, "read the workspace")
+		return nil, apperr.Storage(err, "read the workspace")
 	}
 	return w, nil
 }
@@ -48,7 +48,7 @@ func (s *Service) Workspace(ctx context.Context, id string) (*ent.Workspace, err
 func (s *Service) Workspaces(ctx context.Context) ([]*ent.Workspace, error) {
 	ws, err := s.store.Client.Workspace.Query().Order(ent.Asc("created_at"), ent.Asc("workspace_id")).All(ctx)
 	if err != nil {
-		return nil, storageErr(err, "list workspaces")
+		return nil, apperr.Storage(err, "list workspaces")
 	}
 	return ws, nil
 }
@@ -67,5 +67,3 @@ func (s *Service) mustWorkspace(ctx context.Context, id string) (*ent.Workspace,
 	}
 	return w, nil
 }
-
-func storageErr(err error, what string) error { return apperr.Storage(err, what) }

@@ -14,8 +14,12 @@ import (
 	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/approvalrequest"
+	"tuttid/ent/turn"
 	"tuttid/graph/model"
 	"tuttid/lineage"
+	"tuttid/session"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
@@ -150,8 +154,8 @@ type ComplexityRoot struct {
 		AgentSessionID func(childComplexity int) int
 		Content        func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
-		ID             func(childComplexity int) int
 		Kind           func(childComplexity int) int
+		MessageID      func(childComplexity int) int
 		Role           func(childComplexity int) int
 		Status         func(childComplexity int) int
 		Text           func(childComplexity int) int
@@ -208,13 +212,13 @@ type ComplexityRoot struct {
 	}
 
 	SessionFork struct {
+		ChildAgentSessionID     func(childComplexity int) int
+		ChildProviderSessionID  func(childComplexity int) int
 		ForkedAtUnixMs          func(childComplexity int) int
 		LastTurnID              func(childComplexity int) int
+		ParentAgentSessionID    func(childComplexity int) int
+		ParentProviderSessionID func(childComplexity int) int
 		Provider                func(childComplexity int) int
-		SourceAgentSessionID    func(childComplexity int) int
-		SourceProviderSessionID func(childComplexity int) int
-		TargetAgentSessionID    func(childComplexity int) int
-		TargetProviderSessionID func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -225,10 +229,10 @@ type ComplexityRoot struct {
 		AgentSessionID func(childComplexity int) int
 		CompletedAt    func(childComplexity int) int
 		Error          func(childComplexity int) int
-		ID             func(childComplexity int) int
 		Messages       func(childComplexity int) int
 		StartedAt      func(childComplexity int) int
 		Status         func(childComplexity int) int
+		TurnID         func(childComplexity int) int
 	}
 
 	Workspace struct {
@@ -245,8 +249,6 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type ActivityEventResolver interface {
-	Kind(ctx context.Context, obj *activity.Event) (model.ActivityKind, error)
-
 	Delta(ctx context.Context, obj *activity.Event) (*string, error)
 	MessageID(ctx context.Context, obj *activity.Event) (*string, error)
 
@@ -254,8 +256,6 @@ type ActivityEventResolver interface {
 }
 type AgentSessionResolver interface {
 	DisplayTitle(ctx context.Context, obj *ent.AgentSession) (string, error)
-
-	Status(ctx context.Context, obj *ent.AgentSession) (model.AgentSessionStatus, error)
 
 	RuntimeContext(ctx context.Context, obj *ent.AgentSession) (any, error)
 
@@ -273,7 +273,7 @@ type AgentSessionResolver interface {
 }
 type ApprovalRequestResolver interface {
 	ItemID(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
-	Kind(ctx context.Context, obj *ent.ApprovalRequest) (model.ApprovalKind, error)
+
 	Command(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
 	Cwd(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
 	Reason(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
@@ -291,43 +291,32 @@ type ForkPointResolver interface {
 	TurnID(ctx context.Context, obj *lineage.ForkPoint) (*string, error)
 }
 type MessageResolver interface {
-	ID(ctx context.Context, obj *ent.Message) (string, error)
-
 	Content(ctx context.Context, obj *ent.Message) (any, error)
 }
 type MutationResolver interface {
 	CreateWorkspace(ctx context.Context, input model.CreateWorkspaceInput) (*ent.Workspace, error)
+	RespondToApproval(ctx context.Context, input model.RespondToApprovalInput) (*ent.ApprovalRequest, error)
+	ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error)
+	UpdateSession(ctx context.Context, input model.UpdateSessionInput) (*ent.AgentSession, error)
 	StartSession(ctx context.Context, input model.StartSessionInput) (*ent.AgentSession, error)
 	SendMessage(ctx context.Context, input model.SendMessageInput) (*ent.Turn, error)
 	InterruptTurn(ctx context.Context, input model.InterruptTurnInput) (*ent.Turn, error)
-	ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error)
 	DeleteSession(ctx context.Context, input model.DeleteSessionInput) (string, error)
-	RespondToApproval(ctx context.Context, input model.RespondToApprovalInput) (*ent.ApprovalRequest, error)
-	UpdateSession(ctx context.Context, input model.UpdateSessionInput) (*ent.AgentSession, error)
 }
 type QueryResolver interface {
 	Workspace(ctx context.Context, id string) (*ent.Workspace, error)
 	Workspaces(ctx context.Context) ([]*ent.Workspace, error)
-	Session(ctx context.Context, workspaceID string, id string) (*ent.AgentSession, error)
 	ForkTree(ctx context.Context, workspaceID string, agentSessionID string) ([]*model.ForkTreeNode, error)
 	CompareSessions(ctx context.Context, workspaceID string, a string, b string) (*lineage.Comparison, error)
+	Session(ctx context.Context, workspaceID string, id string) (*ent.AgentSession, error)
 }
 type SessionForkResolver interface {
-	SourceAgentSessionID(ctx context.Context, obj *ent.SessionFork) (string, error)
-	TargetAgentSessionID(ctx context.Context, obj *ent.SessionFork) (string, error)
-	SourceProviderSessionID(ctx context.Context, obj *ent.SessionFork) (string, error)
-	TargetProviderSessionID(ctx context.Context, obj *ent.SessionFork) (string, error)
-
 	LastTurnID(ctx context.Context, obj *ent.SessionFork) (*string, error)
 }
 type SubscriptionResolver interface {
 	Activity(ctx context.Context, workspaceID string, agentSessionID *string, afterSeq *int64) (<-chan *activity.Event, error)
 }
 type TurnResolver interface {
-	ID(ctx context.Context, obj *ent.Turn) (string, error)
-
-	Status(ctx context.Context, obj *ent.Turn) (model.TurnStatus, error)
-
 	Messages(ctx context.Context, obj *ent.Turn) ([]*ent.Message, error)
 }
 type WorkspaceResolver interface {
@@ -792,18 +781,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.CreatedAt(childComplexity), true
-	case "Message.id":
-		if e.ComplexityRoot.Message.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Message.ID(childComplexity), true
 	case "Message.kind":
 		if e.ComplexityRoot.Message.Kind == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Message.Kind(childComplexity), true
+	case "Message.id":
+		if e.ComplexityRoot.Message.MessageID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.MessageID(childComplexity), true
 	case "Message.role":
 		if e.ComplexityRoot.Message.Role == nil {
 			break
@@ -1082,6 +1071,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SessionComparison.SharedTurns(childComplexity), true
 
+	case "SessionFork.targetAgentSessionId":
+		if e.ComplexityRoot.SessionFork.ChildAgentSessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionFork.ChildAgentSessionID(childComplexity), true
+	case "SessionFork.targetProviderSessionId":
+		if e.ComplexityRoot.SessionFork.ChildProviderSessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionFork.ChildProviderSessionID(childComplexity), true
 	case "SessionFork.forkedAtUnixMs":
 		if e.ComplexityRoot.SessionFork.ForkedAtUnixMs == nil {
 			break
@@ -1094,36 +1095,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionFork.LastTurnID(childComplexity), true
+	case "SessionFork.sourceAgentSessionId":
+		if e.ComplexityRoot.SessionFork.ParentAgentSessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionFork.ParentAgentSessionID(childComplexity), true
+	case "SessionFork.sourceProviderSessionId":
+		if e.ComplexityRoot.SessionFork.ParentProviderSessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionFork.ParentProviderSessionID(childComplexity), true
 	case "SessionFork.provider":
 		if e.ComplexityRoot.SessionFork.Provider == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SessionFork.Provider(childComplexity), true
-	case "SessionFork.sourceAgentSessionId":
-		if e.ComplexityRoot.SessionFork.SourceAgentSessionID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.SessionFork.SourceAgentSessionID(childComplexity), true
-	case "SessionFork.sourceProviderSessionId":
-		if e.ComplexityRoot.SessionFork.SourceProviderSessionID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.SessionFork.SourceProviderSessionID(childComplexity), true
-	case "SessionFork.targetAgentSessionId":
-		if e.ComplexityRoot.SessionFork.TargetAgentSessionID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.SessionFork.TargetAgentSessionID(childComplexity), true
-	case "SessionFork.targetProviderSessionId":
-		if e.ComplexityRoot.SessionFork.TargetProviderSessionID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.SessionFork.TargetProviderSessionID(childComplexity), true
 
 	case "Subscription.activity":
 		if e.ComplexityRoot.Subscription.Activity == nil {
@@ -1155,12 +1144,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.Error(childComplexity), true
-	case "Turn.id":
-		if e.ComplexityRoot.Turn.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Turn.ID(childComplexity), true
 	case "Turn.messages":
 		if e.ComplexityRoot.Turn.Messages == nil {
 			break
@@ -1179,6 +1162,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.Status(childComplexity), true
+	case "Turn.id":
+		if e.ComplexityRoot.Turn.TurnID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.TurnID(childComplexity), true
 
 	case "Workspace.createdAt":
 		if e.ComplexityRoot.Workspace.CreatedAt == nil {
@@ -1448,7 +1437,15 @@ extend type ActivityEvent {
   approval: ApprovalRequest
 }
 `, BuiltIn: false},
-	{Name: "../fork.graphqls", Input: `type SessionFork {
+	{Name: "../fork.graphqls", Input: `extend type Query {
+  forkTree(workspaceId: ID!, agentSessionId: ID!): [ForkTreeNode!]!
+}
+
+extend type Mutation {
+  forkSession(input: ForkSessionInput!): ForkSessionPayload!
+}
+
+type SessionFork {
   sourceAgentSessionId: ID!
   targetAgentSessionId: ID!
   sourceProviderSessionId: String!
@@ -1569,21 +1566,16 @@ scalar Int64
 scalar JSON
 scalar Cursor
 
+# Each domain file (session, fork, activity) extends Query and Mutation
+# with its own fields; this one holds the workspaces and what all share.
+
 type Query {
   workspace(id: ID!): Workspace
   workspaces: [Workspace!]!
-  session(workspaceId: ID!, id: ID!): AgentSession
-  forkTree(workspaceId: ID!, agentSessionId: ID!): [ForkTreeNode!]!
 }
 
 type Mutation {
   createWorkspace(input: CreateWorkspaceInput!): Workspace!
-  startSession(input: StartSessionInput!): AgentSession!
-  "Starts a turn and returns at once; completion arrives as activity and status."
-  sendMessage(input: SendMessageInput!): Turn!
-  interruptTurn(input: InterruptTurnInput!): Turn!
-  forkSession(input: ForkSessionInput!): ForkSessionPayload!
-  deleteSession(input: DeleteSessionInput!): ID!
 }
 
 type Workspace {
@@ -1611,7 +1603,19 @@ type PageInfo {
   endCursor: Cursor
 }
 `, BuiltIn: false},
-	{Name: "../session.graphqls", Input: `enum AgentSessionStatus {
+	{Name: "../session.graphqls", Input: `extend type Query {
+  session(workspaceId: ID!, id: ID!): AgentSession
+}
+
+extend type Mutation {
+  startSession(input: StartSessionInput!): AgentSession!
+  "Starts a turn and returns at once; completion arrives as activity and status."
+  sendMessage(input: SendMessageInput!): Turn!
+  interruptTurn(input: InterruptTurnInput!): Turn!
+  deleteSession(input: DeleteSessionInput!): ID!
+}
+
+enum AgentSessionStatus {
   READY
   WORKING
   COMPLETED
@@ -2625,18 +2629,18 @@ func (ec *executionContext) _ActivityEvent_kind(ctx context.Context, field graph
 			return ec.fieldContext_ActivityEvent_kind(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ActivityEvent().Kind(ctx, obj)
+			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.ActivityKind) graphql.Marshaler {
-			return ec.marshalNActivityKind2tuttidᚋgraphᚋmodelᚐActivityKind(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v activity.Kind) graphql.Marshaler {
+			return ec.marshalNActivityKind2tuttidᚋactivityᚐKind(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_ActivityEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ActivityEvent", field, true, true, "ActivityKind")
+	return graphql.NewScalarFieldContext("ActivityEvent", field, false, false, "ActivityKind")
 }
 
 func (ec *executionContext) _ActivityEvent_seq(ctx context.Context, field graphql.CollectedField, obj *activity.Event) (ret graphql.Marshaler) {
@@ -3107,18 +3111,18 @@ func (ec *executionContext) _AgentSession_status(ctx context.Context, field grap
 			return ec.fieldContext_AgentSession_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.AgentSession().Status(ctx, obj)
+			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.AgentSessionStatus) graphql.Marshaler {
-			return ec.marshalNAgentSessionStatus2tuttidᚋgraphᚋmodelᚐAgentSessionStatus(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v agentsession.Status) graphql.Marshaler {
+			return ec.marshalNAgentSessionStatus2tuttidᚋentᚋagentsessionᚐStatus(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_AgentSession_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AgentSession", field, true, true, "AgentSessionStatus")
+	return graphql.NewScalarFieldContext("AgentSession", field, false, false, "AgentSessionStatus")
 }
 
 func (ec *executionContext) _AgentSession_visible(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
@@ -3866,18 +3870,18 @@ func (ec *executionContext) _ApprovalRequest_kind(ctx context.Context, field gra
 			return ec.fieldContext_ApprovalRequest_kind(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ApprovalRequest().Kind(ctx, obj)
+			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.ApprovalKind) graphql.Marshaler {
-			return ec.marshalNApprovalKind2tuttidᚋgraphᚋmodelᚐApprovalKind(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v approvalrequest.Kind) graphql.Marshaler {
+			return ec.marshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_ApprovalRequest_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "ApprovalKind")
+	return graphql.NewScalarFieldContext("ApprovalRequest", field, false, false, "ApprovalKind")
 }
 
 func (ec *executionContext) _ApprovalRequest_command(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
@@ -4408,7 +4412,7 @@ func (ec *executionContext) _Message_id(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Message_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Message().ID(ctx, obj)
+			return obj.MessageID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -4419,7 +4423,7 @@ func (ec *executionContext) _Message_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Message_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Message", field, true, true, "ID")
+	return graphql.NewScalarFieldContext("Message", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Message_agentSessionId(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
@@ -4838,6 +4842,138 @@ func (ec *executionContext) fieldContext_Mutation_createWorkspace(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_respondToApproval(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_respondToApproval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RespondToApproval(ctx, fc.Args["input"].(model.RespondToApprovalInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ApprovalRequest) graphql.Marshaler {
+			return ec.marshalNApprovalRequest2ᚖtuttidᚋentᚐApprovalRequest(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_respondToApproval(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApprovalRequest(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_respondToApproval_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_forkSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_forkSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ForkSession(ctx, fc.Args["input"].(model.ForkSessionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ForkSessionPayload) graphql.Marshaler {
+			return ec.marshalNForkSessionPayload2ᚖtuttidᚋgraphᚋmodelᚐForkSessionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_forkSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ForkSessionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_forkSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSession(ctx, fc.Args["input"].(model.UpdateSessionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AgentSession) graphql.Marshaler {
+			return ec.marshalNAgentSession2ᚖtuttidᚋentᚐAgentSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_startSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4970,50 +5106,6 @@ func (ec *executionContext) fieldContext_Mutation_interruptTurn(ctx context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _Mutation_forkSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Mutation_forkSession(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ForkSession(ctx, fc.Args["input"].(model.ForkSessionInput))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ForkSessionPayload) graphql.Marshaler {
-			return ec.marshalNForkSessionPayload2ᚖtuttidᚋgraphᚋmodelᚐForkSessionPayload(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Mutation_forkSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Mutation",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ForkSessionPayload(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_forkSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
 func (ec *executionContext) _Mutation_deleteSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5052,94 +5144,6 @@ func (ec *executionContext) fieldContext_Mutation_deleteSession(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_deleteSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Mutation_respondToApproval(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Mutation_respondToApproval(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().RespondToApproval(ctx, fc.Args["input"].(model.RespondToApprovalInput))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.ApprovalRequest) graphql.Marshaler {
-			return ec.marshalNApprovalRequest2ᚖtuttidᚋentᚐApprovalRequest(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Mutation_respondToApproval(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Mutation",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ApprovalRequest(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_respondToApproval_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Mutation_updateSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Mutation_updateSession(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UpdateSession(ctx, fc.Args["input"].(model.UpdateSessionInput))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.AgentSession) graphql.Marshaler {
-			return ec.marshalNAgentSession2ᚖtuttidᚋentᚐAgentSession(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Mutation_updateSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Mutation",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_AgentSession(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_updateSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5314,50 +5318,6 @@ func (ec *executionContext) fieldContext_Query_workspaces(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _Query_session(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_session(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Session(ctx, fc.Args["workspaceId"].(string), fc.Args["id"].(string))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.AgentSession) graphql.Marshaler {
-			return ec.marshalOAgentSession2ᚖtuttidᚋentᚐAgentSession(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Query_session(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Query",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_AgentSession(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_session_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
 func (ec *executionContext) _Query_forkTree(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5440,6 +5400,50 @@ func (ec *executionContext) fieldContext_Query_compareSessions(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_compareSessions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_session(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Session(ctx, fc.Args["workspaceId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AgentSession) graphql.Marshaler {
+			return ec.marshalOAgentSession2ᚖtuttidᚋentᚐAgentSession(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_session(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_session_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5746,7 +5750,7 @@ func (ec *executionContext) _SessionFork_sourceAgentSessionId(ctx context.Contex
 			return ec.fieldContext_SessionFork_sourceAgentSessionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionFork().SourceAgentSessionID(ctx, obj)
+			return obj.ParentAgentSessionID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5757,7 +5761,7 @@ func (ec *executionContext) _SessionFork_sourceAgentSessionId(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_SessionFork_sourceAgentSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionFork", field, true, true, "ID")
+	return graphql.NewScalarFieldContext("SessionFork", field, false, false, "ID")
 }
 
 func (ec *executionContext) _SessionFork_targetAgentSessionId(ctx context.Context, field graphql.CollectedField, obj *ent.SessionFork) (ret graphql.Marshaler) {
@@ -5769,7 +5773,7 @@ func (ec *executionContext) _SessionFork_targetAgentSessionId(ctx context.Contex
 			return ec.fieldContext_SessionFork_targetAgentSessionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionFork().TargetAgentSessionID(ctx, obj)
+			return obj.ChildAgentSessionID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5780,7 +5784,7 @@ func (ec *executionContext) _SessionFork_targetAgentSessionId(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_SessionFork_targetAgentSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionFork", field, true, true, "ID")
+	return graphql.NewScalarFieldContext("SessionFork", field, false, false, "ID")
 }
 
 func (ec *executionContext) _SessionFork_sourceProviderSessionId(ctx context.Context, field graphql.CollectedField, obj *ent.SessionFork) (ret graphql.Marshaler) {
@@ -5792,7 +5796,7 @@ func (ec *executionContext) _SessionFork_sourceProviderSessionId(ctx context.Con
 			return ec.fieldContext_SessionFork_sourceProviderSessionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionFork().SourceProviderSessionID(ctx, obj)
+			return obj.ParentProviderSessionID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5803,7 +5807,7 @@ func (ec *executionContext) _SessionFork_sourceProviderSessionId(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_SessionFork_sourceProviderSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionFork", field, true, true, "String")
+	return graphql.NewScalarFieldContext("SessionFork", field, false, false, "String")
 }
 
 func (ec *executionContext) _SessionFork_targetProviderSessionId(ctx context.Context, field graphql.CollectedField, obj *ent.SessionFork) (ret graphql.Marshaler) {
@@ -5815,7 +5819,7 @@ func (ec *executionContext) _SessionFork_targetProviderSessionId(ctx context.Con
 			return ec.fieldContext_SessionFork_targetProviderSessionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionFork().TargetProviderSessionID(ctx, obj)
+			return obj.ChildProviderSessionID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5826,7 +5830,7 @@ func (ec *executionContext) _SessionFork_targetProviderSessionId(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_SessionFork_targetProviderSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionFork", field, true, true, "String")
+	return graphql.NewScalarFieldContext("SessionFork", field, false, false, "String")
 }
 
 func (ec *executionContext) _SessionFork_provider(ctx context.Context, field graphql.CollectedField, obj *ent.SessionFork) (ret graphql.Marshaler) {
@@ -5951,7 +5955,7 @@ func (ec *executionContext) _Turn_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_Turn_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Turn().ID(ctx, obj)
+			return obj.TurnID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5962,7 +5966,7 @@ func (ec *executionContext) _Turn_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Turn_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Turn", field, true, true, "ID")
+	return graphql.NewScalarFieldContext("Turn", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Turn_agentSessionId(ctx context.Context, field graphql.CollectedField, obj *ent.Turn) (ret graphql.Marshaler) {
@@ -5997,18 +6001,18 @@ func (ec *executionContext) _Turn_status(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Turn_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Turn().Status(ctx, obj)
+			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.TurnStatus) graphql.Marshaler {
-			return ec.marshalNTurnStatus2tuttidᚋgraphᚋmodelᚐTurnStatus(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v turn.Status) graphql.Marshaler {
+			return ec.marshalNTurnStatus2tuttidᚋentᚋturnᚐStatus(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Turn_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Turn", field, true, true, "TurnStatus")
+	return graphql.NewScalarFieldContext("Turn", field, false, false, "TurnStatus")
 }
 
 func (ec *executionContext) _Turn_error(ctx context.Context, field graphql.CollectedField, obj *ent.Turn) (ret graphql.Marshaler) {
@@ -7321,8 +7325,8 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
-func (ec *executionContext) unmarshalInputComposerSettingsInput(ctx context.Context, obj any) (model.ComposerSettingsInput, error) {
-	var it model.ComposerSettingsInput
+func (ec *executionContext) unmarshalInputComposerSettingsInput(ctx context.Context, obj any) (session.SettingsOverride, error) {
+	var it session.SettingsOverride
 	if obj == nil {
 		return it, nil
 	}
@@ -7392,8 +7396,8 @@ func (ec *executionContext) unmarshalInputComposerSettingsInput(ctx context.Cont
 //
 // ctx must come from a gqlgen request; outside one there is no unmarshaler to use
 // and the returned error says so.
-func UnmarshalComposerSettingsInput(ctx context.Context, raw any) (model.ComposerSettingsInput, error) {
-	var out model.ComposerSettingsInput
+func UnmarshalComposerSettingsInput(ctx context.Context, raw any) (session.SettingsOverride, error) {
+	var out session.SettingsOverride
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "ComposerSettingsInput", raw, &out)
 	return out, err
 }
@@ -7572,7 +7576,7 @@ func (ec *executionContext) unmarshalInputForkSessionInput(ctx context.Context, 
 			it.Visible = data
 		case "settings":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("settings"))
-			data, err := ec.unmarshalOComposerSettingsInput2ᚖtuttidᚋgraphᚋmodelᚐComposerSettingsInput(ctx, v)
+			data, err := ec.unmarshalOComposerSettingsInput2ᚖtuttidᚋsessionᚐSettingsOverride(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -7817,7 +7821,7 @@ func (ec *executionContext) unmarshalInputStartSessionInput(ctx context.Context,
 			it.Cwd = data
 		case "settings":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("settings"))
-			data, err := ec.unmarshalOComposerSettingsInput2ᚖtuttidᚋgraphᚋmodelᚐComposerSettingsInput(ctx, v)
+			data, err := ec.unmarshalOComposerSettingsInput2ᚖtuttidᚋsessionᚐSettingsOverride(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -7929,11 +7933,10 @@ func (ec *executionContext) _ActivityEvent(ctx context.Context, sel ast.Selectio
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ActivityEvent")
 		case "kind":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._ActivityEvent_kind(ctx, field, obj)
-				})
+			out.Values[i] = ec._ActivityEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "seq":
 			out.Values[i] = ec._ActivityEvent_seq(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -8057,11 +8060,10 @@ func (ec *executionContext) _AgentSession(ctx context.Context, sel ast.Selection
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._AgentSession_status(ctx, field, obj)
-				})
+			out.Values[i] = ec._AgentSession_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "visible":
 			out.Values[i] = ec._AgentSession_visible(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -8289,11 +8291,10 @@ func (ec *executionContext) _ApprovalRequest(ctx context.Context, sel ast.Select
 					return ec._ApprovalRequest_itemId(ctx, field, obj)
 				})
 		case "kind":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._ApprovalRequest_kind(ctx, field, obj)
-				})
+			out.Values[i] = ec._ApprovalRequest_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "command":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -8550,11 +8551,10 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Message")
 		case "id":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Message_id(ctx, field, obj)
-				})
+			out.Values[i] = ec._Message_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "agentSessionId":
 			out.Values[i] = ec._Message_agentSessionId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -8730,6 +8730,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "respondToApproval":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_respondToApproval(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "forkSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_forkSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "startSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_startSession(ctx, field)
@@ -8751,30 +8772,9 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "forkSession":
-			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
-				return ec._Mutation_forkSession(ctx, field)
-			})
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
 		case "deleteSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteSession(ctx, field)
-			})
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "respondToApproval":
-			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
-				return ec._Mutation_respondToApproval(ctx, field)
-			})
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "updateSession":
-			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
-				return ec._Mutation_updateSession(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -8875,12 +8875,6 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_workspaces(ctx, field)
 				})
-		case "session":
-			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Query_session(ctx, field)
-				})
 		case "forkTree":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -8892,6 +8886,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_compareSessions(ctx, field)
+				})
+		case "session":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_session(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -8999,29 +8999,25 @@ func (ec *executionContext) _SessionFork(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SessionFork")
 		case "sourceAgentSessionId":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionFork_sourceAgentSessionId(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionFork_sourceAgentSessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "targetAgentSessionId":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionFork_targetAgentSessionId(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionFork_targetAgentSessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "sourceProviderSessionId":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionFork_sourceProviderSessionId(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionFork_sourceProviderSessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "targetProviderSessionId":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionFork_targetProviderSessionId(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionFork_targetProviderSessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "provider":
 			out.Values[i] = ec._SessionFork_provider(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -9087,22 +9083,20 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Turn")
 		case "id":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Turn_id(ctx, field, obj)
-				})
+			out.Values[i] = ec._Turn_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "agentSessionId":
 			out.Values[i] = ec._Turn_agentSessionId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Turn_status(ctx, field, obj)
-				})
+			out.Values[i] = ec._Turn_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "error":
 			out.Values[i] = ec._Turn_error(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -9565,15 +9559,53 @@ func (ec *executionContext) marshalNActivityEvent2ᚖtuttidᚋactivityᚐEvent(c
 	return ec._ActivityEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNActivityKind2tuttidᚋgraphᚋmodelᚐActivityKind(ctx context.Context, v any) (model.ActivityKind, error) {
-	var res model.ActivityKind
-	err := res.UnmarshalGQL(v)
+func (ec *executionContext) unmarshalNActivityKind2tuttidᚋactivityᚐKind(ctx context.Context, v any) (activity.Kind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNActivityKind2tuttidᚋactivityᚐKind[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNActivityKind2tuttidᚋgraphᚋmodelᚐActivityKind(ctx context.Context, sel ast.SelectionSet, v model.ActivityKind) graphql.Marshaler {
-	return v
+func (ec *executionContext) marshalNActivityKind2tuttidᚋactivityᚐKind(ctx context.Context, sel ast.SelectionSet, v activity.Kind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNActivityKind2tuttidᚋactivityᚐKind[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ActivityKind!")
+	}
+	return res
 }
+
+var (
+	unmarshalNActivityKind2tuttidᚋactivityᚐKind = map[string]activity.Kind{
+		"SESSION_CREATED":    activity.SessionCreated,
+		"SESSION_UPDATED":    activity.SessionUpdated,
+		"SESSION_FORKED":     activity.SessionForked,
+		"SESSION_DELETED":    activity.SessionDeleted,
+		"TURN_STARTED":       activity.TurnStarted,
+		"TURN_COMPLETED":     activity.TurnCompleted,
+		"MESSAGE_ADDED":      activity.MessageAdded,
+		"MESSAGE_UPDATED":    activity.MessageUpdated,
+		"MESSAGE_DELTA":      activity.MessageDelta,
+		"RESYNC_REQUIRED":    activity.Resync,
+		"SUBSCRIBED":         activity.Subscribed,
+		"APPROVAL_REQUESTED": activity.ApprovalRequested,
+		"APPROVAL_RESOLVED":  activity.ApprovalResolved,
+	}
+	marshalNActivityKind2tuttidᚋactivityᚐKind = map[activity.Kind]string{
+		activity.SessionCreated:    "SESSION_CREATED",
+		activity.SessionUpdated:    "SESSION_UPDATED",
+		activity.SessionForked:     "SESSION_FORKED",
+		activity.SessionDeleted:    "SESSION_DELETED",
+		activity.TurnStarted:       "TURN_STARTED",
+		activity.TurnCompleted:     "TURN_COMPLETED",
+		activity.MessageAdded:      "MESSAGE_ADDED",
+		activity.MessageUpdated:    "MESSAGE_UPDATED",
+		activity.MessageDelta:      "MESSAGE_DELTA",
+		activity.Resync:            "RESYNC_REQUIRED",
+		activity.Subscribed:        "SUBSCRIBED",
+		activity.ApprovalRequested: "APPROVAL_REQUESTED",
+		activity.ApprovalResolved:  "APPROVAL_RESOLVED",
+	}
+)
 
 func (ec *executionContext) marshalNAgentSession2ᚕᚖtuttidᚋentᚐAgentSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.AgentSession) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
@@ -9631,15 +9663,35 @@ func (ec *executionContext) marshalNAgentSessionEdge2ᚖtuttidᚋgraphᚋmodel�
 	return ec._AgentSessionEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNAgentSessionStatus2tuttidᚋgraphᚋmodelᚐAgentSessionStatus(ctx context.Context, v any) (model.AgentSessionStatus, error) {
-	var res model.AgentSessionStatus
-	err := res.UnmarshalGQL(v)
+func (ec *executionContext) unmarshalNAgentSessionStatus2tuttidᚋentᚋagentsessionᚐStatus(ctx context.Context, v any) (agentsession.Status, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNAgentSessionStatus2tuttidᚋentᚋagentsessionᚐStatus[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNAgentSessionStatus2tuttidᚋgraphᚋmodelᚐAgentSessionStatus(ctx context.Context, sel ast.SelectionSet, v model.AgentSessionStatus) graphql.Marshaler {
-	return v
+func (ec *executionContext) marshalNAgentSessionStatus2tuttidᚋentᚋagentsessionᚐStatus(ctx context.Context, sel ast.SelectionSet, v agentsession.Status) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNAgentSessionStatus2tuttidᚋentᚋagentsessionᚐStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "AgentSessionStatus!")
+	}
+	return res
 }
+
+var (
+	unmarshalNAgentSessionStatus2tuttidᚋentᚋagentsessionᚐStatus = map[string]agentsession.Status{
+		"READY":     agentsession.StatusREADY,
+		"WORKING":   agentsession.StatusWORKING,
+		"COMPLETED": agentsession.StatusCOMPLETED,
+		"FAILED":    agentsession.StatusFAILED,
+	}
+	marshalNAgentSessionStatus2tuttidᚋentᚋagentsessionᚐStatus = map[agentsession.Status]string{
+		agentsession.StatusREADY:     "READY",
+		agentsession.StatusWORKING:   "WORKING",
+		agentsession.StatusCOMPLETED: "COMPLETED",
+		agentsession.StatusFAILED:    "FAILED",
+	}
+)
 
 func (ec *executionContext) unmarshalNApprovalDecision2tuttidᚋgraphᚋmodelᚐApprovalDecision(ctx context.Context, v any) (model.ApprovalDecision, error) {
 	var res model.ApprovalDecision
@@ -9681,15 +9733,37 @@ func (ec *executionContext) marshalNApprovalDecision2ᚕtuttidᚋgraphᚋmodel�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNApprovalKind2tuttidᚋgraphᚋmodelᚐApprovalKind(ctx context.Context, v any) (model.ApprovalKind, error) {
-	var res model.ApprovalKind
-	err := res.UnmarshalGQL(v)
+func (ec *executionContext) unmarshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind(ctx context.Context, v any) (approvalrequest.Kind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNApprovalKind2tuttidᚋgraphᚋmodelᚐApprovalKind(ctx context.Context, sel ast.SelectionSet, v model.ApprovalKind) graphql.Marshaler {
-	return v
+func (ec *executionContext) marshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind(ctx context.Context, sel ast.SelectionSet, v approvalrequest.Kind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ApprovalKind!")
+	}
+	return res
 }
+
+var (
+	unmarshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind = map[string]approvalrequest.Kind{
+		"COMMAND":         approvalrequest.KindCOMMAND,
+		"FILE_CHANGE":     approvalrequest.KindFILE_CHANGE,
+		"PERMISSIONS":     approvalrequest.KindPERMISSIONS,
+		"USER_INPUT":      approvalrequest.KindUSER_INPUT,
+		"MCP_ELICITATION": approvalrequest.KindMCP_ELICITATION,
+	}
+	marshalNApprovalKind2tuttidᚋentᚋapprovalrequestᚐKind = map[approvalrequest.Kind]string{
+		approvalrequest.KindCOMMAND:         "COMMAND",
+		approvalrequest.KindFILE_CHANGE:     "FILE_CHANGE",
+		approvalrequest.KindPERMISSIONS:     "PERMISSIONS",
+		approvalrequest.KindUSER_INPUT:      "USER_INPUT",
+		approvalrequest.KindMCP_ELICITATION: "MCP_ELICITATION",
+	}
+)
 
 func (ec *executionContext) marshalNApprovalRequest2ᚕᚖtuttidᚋentᚐApprovalRequestᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.ApprovalRequest) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
@@ -10044,15 +10118,35 @@ func (ec *executionContext) marshalNTurn2ᚖtuttidᚋentᚐTurn(ctx context.Cont
 	return ec._Turn(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNTurnStatus2tuttidᚋgraphᚋmodelᚐTurnStatus(ctx context.Context, v any) (model.TurnStatus, error) {
-	var res model.TurnStatus
-	err := res.UnmarshalGQL(v)
+func (ec *executionContext) unmarshalNTurnStatus2tuttidᚋentᚋturnᚐStatus(ctx context.Context, v any) (turn.Status, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNTurnStatus2tuttidᚋentᚋturnᚐStatus[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNTurnStatus2tuttidᚋgraphᚋmodelᚐTurnStatus(ctx context.Context, sel ast.SelectionSet, v model.TurnStatus) graphql.Marshaler {
-	return v
+func (ec *executionContext) marshalNTurnStatus2tuttidᚋentᚋturnᚐStatus(ctx context.Context, sel ast.SelectionSet, v turn.Status) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNTurnStatus2tuttidᚋentᚋturnᚐStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "TurnStatus!")
+	}
+	return res
 }
+
+var (
+	unmarshalNTurnStatus2tuttidᚋentᚋturnᚐStatus = map[string]turn.Status{
+		"IN_PROGRESS": turn.StatusIN_PROGRESS,
+		"COMPLETED":   turn.StatusCOMPLETED,
+		"INTERRUPTED": turn.StatusINTERRUPTED,
+		"FAILED":      turn.StatusFAILED,
+	}
+	marshalNTurnStatus2tuttidᚋentᚋturnᚐStatus = map[turn.Status]string{
+		turn.StatusIN_PROGRESS: "IN_PROGRESS",
+		turn.StatusCOMPLETED:   "COMPLETED",
+		turn.StatusINTERRUPTED: "INTERRUPTED",
+		turn.StatusFAILED:      "FAILED",
+	}
+)
 
 func (ec *executionContext) unmarshalNUpdateSessionInput2tuttidᚋgraphᚋmodelᚐUpdateSessionInput(ctx context.Context, v any) (model.UpdateSessionInput, error) {
 	res, err := ec.unmarshalInputUpdateSessionInput(ctx, v)
@@ -10285,7 +10379,7 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) unmarshalOComposerSettingsInput2ᚖtuttidᚋgraphᚋmodelᚐComposerSettingsInput(ctx context.Context, v any) (*model.ComposerSettingsInput, error) {
+func (ec *executionContext) unmarshalOComposerSettingsInput2ᚖtuttidᚋsessionᚐSettingsOverride(ctx context.Context, v any) (*session.SettingsOverride, error) {
 	if v == nil {
 		return nil, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"tuttid/ent"
+	"tuttid/session"
 )
 
 type AgentSessionConnection struct {
@@ -19,16 +20,6 @@ type AgentSessionConnection struct {
 type AgentSessionEdge struct {
 	Cursor string            `json:"cursor"`
 	Node   *ent.AgentSession `json:"node"`
-}
-
-// An override where given.
-type ComposerSettingsInput struct {
-	Model            *string `json:"model,omitempty"`
-	ReasoningEffort  *string `json:"reasoningEffort,omitempty"`
-	PermissionModeID *string `json:"permissionModeId,omitempty"`
-	PlanMode         *bool   `json:"planMode,omitempty"`
-	BrowserUse       *bool   `json:"browserUse,omitempty"`
-	ComputerUse      *bool   `json:"computerUse,omitempty"`
 }
 
 type CreateWorkspaceInput struct {
@@ -52,9 +43,9 @@ type ForkSessionInput struct {
 	// Fork through this completed turn; the whole conversation when absent.
 	LastTurnID *string `json:"lastTurnId,omitempty"`
 	// Used as given; absent means <parent title>(fork<num>).
-	Title    *string                `json:"title,omitempty"`
-	Visible  *bool                  `json:"visible,omitempty"`
-	Settings *ComposerSettingsInput `json:"settings,omitempty"`
+	Title    *string                   `json:"title,omitempty"`
+	Visible  *bool                     `json:"visible,omitempty"`
+	Settings *session.SettingsOverride `json:"settings,omitempty"`
 }
 
 type ForkSessionPayload struct {
@@ -115,11 +106,11 @@ type SendMessageInput struct {
 }
 
 type StartSessionInput struct {
-	WorkspaceID string                 `json:"workspaceId"`
-	Title       *string                `json:"title,omitempty"`
-	Cwd         *string                `json:"cwd,omitempty"`
-	Settings    *ComposerSettingsInput `json:"settings,omitempty"`
-	Visible     *bool                  `json:"visible,omitempty"`
+	WorkspaceID string                    `json:"workspaceId"`
+	Title       *string                   `json:"title,omitempty"`
+	Cwd         *string                   `json:"cwd,omitempty"`
+	Settings    *session.SettingsOverride `json:"settings,omitempty"`
+	Visible     *bool                     `json:"visible,omitempty"`
 }
 
 type Subscription struct {
@@ -131,147 +122,6 @@ type UpdateSessionInput struct {
 	// Trimmed; empty clears it (displayTitle falls back). At most 500 bytes.
 	Title    *string `json:"title,omitempty"`
 	Archived *bool   `json:"archived,omitempty"`
-}
-
-type ActivityKind string
-
-const (
-	ActivityKindSessionCreated ActivityKind = "SESSION_CREATED"
-	ActivityKindSessionUpdated ActivityKind = "SESSION_UPDATED"
-	ActivityKindSessionForked  ActivityKind = "SESSION_FORKED"
-	ActivityKindSessionDeleted ActivityKind = "SESSION_DELETED"
-	ActivityKindTurnStarted    ActivityKind = "TURN_STARTED"
-	ActivityKindTurnCompleted  ActivityKind = "TURN_COMPLETED"
-	ActivityKindMessageAdded   ActivityKind = "MESSAGE_ADDED"
-	ActivityKindMessageUpdated ActivityKind = "MESSAGE_UPDATED"
-	ActivityKindMessageDelta   ActivityKind = "MESSAGE_DELTA"
-	// The subscriber missed events it cannot be sent; reload with queries.
-	ActivityKindResyncRequired ActivityKind = "RESYNC_REQUIRED"
-	// The first event of every subscription, sent once it is registered: nothing
-	// published from then on is missed. Its seq is the workspace's latest (every
-	// later event has a larger one, and what the events up to it did is
-	// readable with queries), or afterSeq when resuming (the replay follows).
-	ActivityKindSubscribed        ActivityKind = "SUBSCRIBED"
-	ActivityKindApprovalRequested ActivityKind = "APPROVAL_REQUESTED"
-	ActivityKindApprovalResolved  ActivityKind = "APPROVAL_RESOLVED"
-)
-
-var AllActivityKind = []ActivityKind{
-	ActivityKindSessionCreated,
-	ActivityKindSessionUpdated,
-	ActivityKindSessionForked,
-	ActivityKindSessionDeleted,
-	ActivityKindTurnStarted,
-	ActivityKindTurnCompleted,
-	ActivityKindMessageAdded,
-	ActivityKindMessageUpdated,
-	ActivityKindMessageDelta,
-	ActivityKindResyncRequired,
-	ActivityKindSubscribed,
-	ActivityKindApprovalRequested,
-	ActivityKindApprovalResolved,
-}
-
-func (e ActivityKind) IsValid() bool {
-	switch e {
-	case ActivityKindSessionCreated, ActivityKindSessionUpdated, ActivityKindSessionForked, ActivityKindSessionDeleted, ActivityKindTurnStarted, ActivityKindTurnCompleted, ActivityKindMessageAdded, ActivityKindMessageUpdated, ActivityKindMessageDelta, ActivityKindResyncRequired, ActivityKindSubscribed, ActivityKindApprovalRequested, ActivityKindApprovalResolved:
-		return true
-	}
-	return false
-}
-
-func (e ActivityKind) String() string {
-	return string(e)
-}
-
-func (e *ActivityKind) UnmarshalGQL(v any) error {
-	str, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("enums must be strings")
-	}
-
-	*e = ActivityKind(str)
-	if !e.IsValid() {
-		return fmt.Errorf("%s is not a valid ActivityKind", str)
-	}
-	return nil
-}
-
-func (e ActivityKind) MarshalGQL(w io.Writer) {
-	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
-}
-
-func (e *ActivityKind) UnmarshalJSON(b []byte) error {
-	s, err := strconv.Unquote(string(b))
-	if err != nil {
-		return err
-	}
-	return e.UnmarshalGQL(s)
-}
-
-func (e ActivityKind) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	e.MarshalGQL(&buf)
-	return buf.Bytes(), nil
-}
-
-type AgentSessionStatus string
-
-const (
-	AgentSessionStatusReady     AgentSessionStatus = "READY"
-	AgentSessionStatusWorking   AgentSessionStatus = "WORKING"
-	AgentSessionStatusCompleted AgentSessionStatus = "COMPLETED"
-	AgentSessionStatusFailed    AgentSessionStatus = "FAILED"
-)
-
-var AllAgentSessionStatus = []AgentSessionStatus{
-	AgentSessionStatusReady,
-	AgentSessionStatusWorking,
-	AgentSessionStatusCompleted,
-	AgentSessionStatusFailed,
-}
-
-func (e AgentSessionStatus) IsValid() bool {
-	switch e {
-	case AgentSessionStatusReady, AgentSessionStatusWorking, AgentSessionStatusCompleted, AgentSessionStatusFailed:
-		return true
-	}
-	return false
-}
-
-func (e AgentSessionStatus) String() string {
-	return string(e)
-}
-
-func (e *AgentSessionStatus) UnmarshalGQL(v any) error {
-	str, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("enums must be strings")
-	}
-
-	*e = AgentSessionStatus(str)
-	if !e.IsValid() {
-		return fmt.Errorf("%s is not a valid AgentSessionStatus", str)
-	}
-	return nil
-}
-
-func (e AgentSessionStatus) MarshalGQL(w io.Writer) {
-	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
-}
-
-func (e *AgentSessionStatus) UnmarshalJSON(b []byte) error {
-	s, err := strconv.Unquote(string(b))
-	if err != nil {
-		return err
-	}
-	return e.UnmarshalGQL(s)
-}
-
-func (e AgentSessionStatus) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	e.MarshalGQL(&buf)
-	return buf.Bytes(), nil
 }
 
 type ApprovalDecision string
@@ -335,126 +185,6 @@ func (e *ApprovalDecision) UnmarshalJSON(b []byte) error {
 }
 
 func (e ApprovalDecision) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	e.MarshalGQL(&buf)
-	return buf.Bytes(), nil
-}
-
-type ApprovalKind string
-
-const (
-	ApprovalKindCommand        ApprovalKind = "COMMAND"
-	ApprovalKindFileChange     ApprovalKind = "FILE_CHANGE"
-	ApprovalKindPermissions    ApprovalKind = "PERMISSIONS"
-	ApprovalKindUserInput      ApprovalKind = "USER_INPUT"
-	ApprovalKindMcpElicitation ApprovalKind = "MCP_ELICITATION"
-)
-
-var AllApprovalKind = []ApprovalKind{
-	ApprovalKindCommand,
-	ApprovalKindFileChange,
-	ApprovalKindPermissions,
-	ApprovalKindUserInput,
-	ApprovalKindMcpElicitation,
-}
-
-func (e ApprovalKind) IsValid() bool {
-	switch e {
-	case ApprovalKindCommand, ApprovalKindFileChange, ApprovalKindPermissions, ApprovalKindUserInput, ApprovalKindMcpElicitation:
-		return true
-	}
-	return false
-}
-
-func (e ApprovalKind) String() string {
-	return string(e)
-}
-
-func (e *ApprovalKind) UnmarshalGQL(v any) error {
-	str, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("enums must be strings")
-	}
-
-	*e = ApprovalKind(str)
-	if !e.IsValid() {
-		return fmt.Errorf("%s is not a valid ApprovalKind", str)
-	}
-	return nil
-}
-
-func (e ApprovalKind) MarshalGQL(w io.Writer) {
-	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
-}
-
-func (e *ApprovalKind) UnmarshalJSON(b []byte) error {
-	s, err := strconv.Unquote(string(b))
-	if err != nil {
-		return err
-	}
-	return e.UnmarshalGQL(s)
-}
-
-func (e ApprovalKind) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	e.MarshalGQL(&buf)
-	return buf.Bytes(), nil
-}
-
-type TurnStatus string
-
-const (
-	TurnStatusInProgress  TurnStatus = "IN_PROGRESS"
-	TurnStatusCompleted   TurnStatus = "COMPLETED"
-	TurnStatusInterrupted TurnStatus = "INTERRUPTED"
-	TurnStatusFailed      TurnStatus = "FAILED"
-)
-
-var AllTurnStatus = []TurnStatus{
-	TurnStatusInProgress,
-	TurnStatusCompleted,
-	TurnStatusInterrupted,
-	TurnStatusFailed,
-}
-
-func (e TurnStatus) IsValid() bool {
-	switch e {
-	case TurnStatusInProgress, TurnStatusCompleted, TurnStatusInterrupted, TurnStatusFailed:
-		return true
-	}
-	return false
-}
-
-func (e TurnStatus) String() string {
-	return string(e)
-}
-
-func (e *TurnStatus) UnmarshalGQL(v any) error {
-	str, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("enums must be strings")
-	}
-
-	*e = TurnStatus(str)
-	if !e.IsValid() {
-		return fmt.Errorf("%s is not a valid TurnStatus", str)
-	}
-	return nil
-}
-
-func (e TurnStatus) MarshalGQL(w io.Writer) {
-	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
-}
-
-func (e *TurnStatus) UnmarshalJSON(b []byte) error {
-	s, err := strconv.Unquote(string(b))
-	if err != nil {
-		return err
-	}
-	return e.UnmarshalGQL(s)
-}
-
-func (e TurnStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

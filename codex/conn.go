@@ -201,7 +201,7 @@ func (c *conn) readLoop(r io.Reader) {
 		var line []byte
 		line, err = readLine(br, c.maxLine)
 		if errors.Is(err, errLineTooLong) {
-			c.log.Warn("codex: over-long line from app-server skipped", "limitBytes", c.maxLine)
+			c.log.Warn("codex: over-long line from app-server skipped", "limit_bytes", c.maxLine)
 			continue
 		}
 		if len(line) > 0 {

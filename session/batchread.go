@@ -1,0 +1,109 @@
+package session
+
+import (
+	"context"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/ent/message"
+	"tuttid/paging"
+)
+
+// Reads of many sessions at once, for readAhead; each is one or two queries
+// whatever the number of sessions (at most a page, paging.MaxPage).
+
+// firstUserTexts returns, by session id, the text of each session's first
+// user message with text (what DisplayTitle falls back to).
+func (s *Service) firstUserTexts(ctx context.Context, sessionIDs []string) (map[string]string, error) {
+	first := "SELECT agent_session_id, MIN(version) FROM " + message.Table +
+		" WHERE role = 'user' AND text <> '' AND agent_session_id IN (" + placeholders(len(sessionIDs)) + ")" +
+		" GROUP BY agent_session_id"
+	msgs, err := s.store.Client.Message.Query().
+		Where(message.AgentSessionIDIn(sessionIDs...), rowIn(first, anys(sessionIDs)...)).
+		Select(message.FieldAgentSessionID, message.FieldText).All(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the sessions' first messages")
+	}
+	out := make(map[string]string, len(msgs))
+	for _, m := range msgs {
+		out[m.AgentSessionID] = m.Text
+	}
+	return out, nil
+}
+
+// messagePages returns, by session id, the same page of each session's
+// messages: the first or last w.Limit, without cursors.
+func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w paging.Window) (map[string]Page[*ent.Message], error) {
+	var counts []struct {
+		AgentSessionID string `json:"agent_session_id"`
+		Count          int    `json:"count"`
+	}
+	err := s.store.Client.Message.Query().Where(message.AgentSessionIDIn(sessionIDs...)).
+		GroupBy(message.FieldAgentSessionID).Aggregate(ent.Count()).Scan(ctx, &counts)
+	if err != nil {
+		return nil, apperr.Storage(err, "count messages")
+	}
+	dir := "ASC"
+	if w.Backward {
+		dir = "DESC"
+	}
+	// One row more than the page, to learn whether there are more.
+	ranked := "SELECT agent_session_id, version FROM (SELECT agent_session_id, version, " +
+		"ROW_NUMBER() OVER (PARTITION BY agent_session_id ORDER BY version " + dir + ") AS n FROM " + message.Table +
+		" WHERE agent_session_id IN (" + placeholders(len(sessionIDs)) + ")) WHERE n <= ?"
+	args := append(anys(sessionIDs), w.Limit+1)
+	order := ent.Asc(message.FieldVersion)
+	if w.Backward {
+		order = ent.Desc(message.FieldVersion)
+	}
+	rows, err := s.store.Client.Message.Query().
+		Where(message.AgentSessionIDIn(sessionIDs...), rowIn(ranked, args...)).
+		Order(ent.Asc(message.FieldAgentSessionID), order).All(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read messages")
+	}
+	bySession := map[string][]*ent.Message{}
+	for _, m := range rows {
+		bySession[m.AgentSessionID] = append(bySession[m.AgentSessionID], m)
+	}
+	total := map[string]int{}
+	for _, c := range counts {
+		total[c.AgentSessionID] = c.Count
+	}
+	out := make(map[string]Page[*ent.Message], len(sessionIDs))
+	for _, id := range sessionIDs {
+		out[id] = newPage(bySession[id], w, total[id], func(m *ent.Message) string { return paging.Cursor("m", m.Version) })
+	}
+	return out, nil
+}
+
+// rowIn is "(agent_session_id, version) IN (subquery)".
+func rowIn(subquery string, args ...any) func(*entsql.Selector) {
+	return func(sel *entsql.Selector) {
+		sel.Where(entsql.ExprP("("+sel.C(message.FieldAgentSessionID)+", "+sel.C(message.FieldVersion)+") IN ("+subquery+")", args...))
+	}
+}
+
+func placeholders(n int) string {
+	if n == 0 {
+		return "NULL"
+	}
+	b := make([]byte, 0, 2*n)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '?')
+	}
+	return string(b)
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

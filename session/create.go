@@ -1,0 +1,78 @@
+package session
+
+import (
+	"context"
+	"time"
+
+	"tuttid/activity"
+	"tuttid/agent"
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/turn"
+)
+
+// NewSession is a session row to store: a started session, or a fork's child.
+type NewSession struct {
+	ID, WorkspaceID, Provider, ProviderSessionID string
+	Title, Cwd                                   string
+	Status                                       agentsession.Status
+	Visible                                      bool
+	Settings                                     agent.ComposerSettings
+	RuntimeContext                               map[string]any
+	At                                           time.Time
+}
+
+// CreateRecord stores a session row with c: the service's client, or a
+// transaction's (a fork stores its child together with its lineage and
+// history). Nothing is published: that waits for the commit (Created).
+func CreateRecord(ctx context.Context, c *ent.Client, n NewSession) (*ent.AgentSession, error) {
+	rc := n.RuntimeContext
+	if rc == nil {
+		rc = map[string]any{}
+	}
+	return c.AgentSession.Create().
+		SetID(n.ID).SetWorkspaceID(n.WorkspaceID).SetProvider(n.Provider).
+		SetProviderSessionID(n.ProviderSessionID).SetTitle(n.Title).
+		SetStatus(n.Status).SetVisible(n.Visible).SetCwd(n.Cwd).
+		SetSettings(n.Settings).SetRuntimeContext(rc).
+		SetCreatedAt(n.At).SetUpdatedAt(n.At).
+		Save(ctx)
+}
+
+// Created announces a stored (committed) session.
+func (s *Service) Created(ctx context.Context, a *ent.AgentSession) {
+	s.publish(ctx, activity.Event{Kind: activity.SessionCreated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a})
+}
+
+// Forked announces a stored (committed) fork: the child exists, and its
+// parent has a new fork.
+func (s *Service) Forked(ctx context.Context, child *ent.AgentSession, row *ent.SessionFork) {
+	s.Created(ctx, child)
+	s.publish(ctx, activity.Event{Kind: activity.SessionForked, WorkspaceID: child.WorkspaceID, AgentSessionID: row.ParentAgentSessionID, Session: child, Fork: row})
+}
+
+// Turn returns a session's turn by its provider id, or nil when there is
+// none.
+func (s *Service) Turn(ctx context.Context, sessionID, turnID string) (*ent.Turn, error) {
+	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), turn.TurnID(turnID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, apperr.Storage(err, "read the turn")
+	}
+	return t, nil
+}
+
+// Idle reports whether a session is quiet enough to be forked: its status
+// is READY or COMPLETED and none of its turns is running. running tells
+// the caller which of the two it is not, for its message.
+func (s *Service) Idle(ctx context.Context, a *ent.AgentSession) (idle, running bool, err error) {
+	running, err = s.HasRunningTurn(ctx, a.ID)
+	if err != nil {
+		return false, false, err
+	}
+	quiet := a.Status == agentsession.StatusREADY || a.Status == agentsession.StatusCOMPLETED
+	return quiet && !running, running, nil
+}

@@ -1,0 +1,93 @@
+package session
+
+import (
+	"context"
+
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/lineage"
+)
+
+// The fork lineage as the transports read it: lineage's queries, with
+// failures as storage_unavailable and, for sessions listed together, one
+// load for the whole list (see readAhead).
+
+// Parent returns a session's direct parent, or nil for a root.
+func (s *Service) Parent(ctx context.Context, a *ent.AgentSession) (*ent.AgentSession, error) {
+	if p := readAheadFrom(ctx).page(a.ID); p != nil {
+		m, err := p.parents.get(func() (map[string]*ent.AgentSession, error) {
+			return lineage.ParentsOf(ctx, s.store.Client, p.workspaceID, p.ids)
+		})
+		if err != nil {
+			return nil, apperr.Storage(err, "read the parent sessions")
+		}
+		return m[a.ID], nil
+	}
+	parent, err := lineage.Parent(ctx, s.store.Client, a.WorkspaceID, a.ID)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the parent session")
+	}
+	return parent, nil
+}
+
+// Children returns a session's direct forks, oldest first.
+func (s *Service) Children(ctx context.Context, a *ent.AgentSession) ([]*ent.AgentSession, error) {
+	if p := readAheadFrom(ctx).page(a.ID); p != nil {
+		m, err := p.children.get(func() (map[string][]*ent.AgentSession, error) {
+			return lineage.ChildrenOf(ctx, s.store.Client, p.workspaceID, p.ids)
+		})
+		if err != nil {
+			return nil, apperr.Storage(err, "read the sessions' forks")
+		}
+		return nonNil(m[a.ID]), nil
+	}
+	kids, err := lineage.Children(ctx, s.store.Client, a.WorkspaceID, a.ID)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the session's forks")
+	}
+	return kids, nil
+}
+
+// ForkedFrom returns the lineage row where a session is the child, or nil
+// for a root.
+func (s *Service) ForkedFrom(ctx context.Context, a *ent.AgentSession) (*ent.SessionFork, error) {
+	if p := readAheadFrom(ctx).page(a.ID); p != nil {
+		m, err := p.forkedFrom.get(func() (map[string]*ent.SessionFork, error) {
+			return lineage.ForkedFromOf(ctx, s.store.Client, p.workspaceID, p.ids)
+		})
+		if err != nil {
+			return nil, apperr.Storage(err, "read the sessions' lineage")
+		}
+		return m[a.ID], nil
+	}
+	f, err := lineage.ForkedFrom(ctx, s.store.Client, a.WorkspaceID, a.ID)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the session's lineage")
+	}
+	return f, nil
+}
+
+// Ancestors returns a session's ancestors, root first and parent last.
+func (s *Service) Ancestors(ctx context.Context, a *ent.AgentSession) ([]*ent.AgentSession, error) {
+	out, err := lineage.Ancestors(ctx, s.store.Client, a.WorkspaceID, a.ID)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the session's ancestors")
+	}
+	return out, nil
+}
+
+// Tree returns the fork tree a session belongs to, from its root.
+func (s *Service) Tree(ctx context.Context, workspaceID, sessionID string) ([]lineage.Node, error) {
+	nodes, err := lineage.Tree(ctx, s.store.Client, workspaceID, sessionID)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the fork tree")
+	}
+	return nodes, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
