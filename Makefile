@@ -13,14 +13,19 @@ GO            ?= go
 TEST_FLAGS    ?= -count=1 -timeout 30m
 
 FUZZ_TIME     ?= 10s
+UI_DIR        := web/ui
+CHROMIUM_BIN  ?= /usr/bin/chromium
 
-.PHONY: run test test-newest tools tools-newest generate vet bench fuzz
+.PHONY: run test test-newest tools tools-newest generate vet bench fuzz gui
 
 run: tools
 	CODEX_BIN=$(CODEX_BIN) $(GO) run . $(ARGS)
 
 test: tools
 	CODEX_BIN=$(CODEX_BIN) $(GO) test $(TEST_FLAGS) ./...
+	@test -x "$(CHROMIUM_BIN)" || { echo; \
+	  echo "!!! THE BROWSER TESTS DID NOT RUN: no Chromium at $(CHROMIUM_BIN)."; \
+	  echo "!!! Install it (Debian: apt-get install -y chromium) or set CHROMIUM_BIN, then run make test again."; }
 
 # The Codex integration tests on the newest Codex (the pinned one stays the
 # default everywhere else).
@@ -48,6 +53,12 @@ tools-newest: $(CODEX_NEWEST_LOCAL)
 
 $(CODEX_NEWEST_LOCAL):
 	npm install --prefix .tools/codex-$(CODEX_NEWEST_VERSION) --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_NEWEST_VERSION)
+
+# gui rebuilds the web GUI (web/ui, Vite + TypeScript) into web/dist, which
+# is committed and embedded: `make run` and `go build` need no Node. The
+# typed operations (web/ui/src/gql) are regenerated from graph/*.graphqls.
+gui:
+	cd $(UI_DIR) && npm ci --no-audit --no-fund --loglevel=error && npm run codegen && npm test && npm run build
 
 generate:
 	$(GO) generate ./...

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 
+	"tuttid/apperr"
 	"tuttid/server"
 	"tuttid/store"
 )
@@ -24,6 +26,9 @@ import (
 var version = "dev"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "tree" {
+		os.Exit(runTree(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "tuttid:", err)
 		os.Exit(1)
@@ -132,4 +137,49 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// runTree is `tuttid tree`, with the server's --db (and TUTTID_DB). It
+// returns the exit code: 2 for an unknown workspace or session, or a
+// wrong flag; 1 for other failures.
+func runTree(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tuttid tree", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	defaultDB, err := store.DefaultPath()
+	if err != nil {
+		defaultDB = "tuttid.db"
+	}
+	db := fs.String("db", env("TUTTID_DB", defaultDB), "SQLite database file (TUTTID_DB)")
+	ws := fs.String("workspace", "", "workspace id (required)")
+	sessionID := fs.String("session", "", "only the tree this session belongs to, from its root")
+	format := fs.String("format", "text", "text, json or dot")
+	archived := fs.Bool("archived", false, "include archived sessions (left out by default, with their forks)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: tuttid tree --workspace ID [--session ID] [--format text|json|dot] [--archived] [--db FILE]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tuttid tree: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = server.PrintTree(ctx, server.TreeConfig{
+		DBPath: *db, WorkspaceID: *ws, SessionID: *sessionID, Format: *format, Archived: *archived,
+	}, stdout)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "tuttid tree:", err)
+	switch apperr.CodeOf(err) {
+	case apperr.WorkspaceNotFound, apperr.SessionNotFound, apperr.InvalidInput:
+		return 2
+	}
+	return 1
 }

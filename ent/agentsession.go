@@ -33,6 +33,8 @@ type AgentSession struct {
 	Status agentsession.Status `json:"status,omitempty"`
 	// Visible holds the value of the "visible" field.
 	Visible bool `json:"visible,omitempty"`
+	// Archived holds the value of the "archived" field.
+	Archived bool `json:"archived,omitempty"`
 	// Cwd holds the value of the "cwd" field.
 	Cwd string `json:"cwd,omitempty"`
 	// Settings holds the value of the "settings" field.
@@ -135,7 +137,7 @@ func (*AgentSession) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case agentsession.FieldSettings, agentsession.FieldRuntimeContext:
 			values[i] = new([]byte)
-		case agentsession.FieldVisible:
+		case agentsession.FieldVisible, agentsession.FieldArchived:
 			values[i] = new(sql.NullBool)
 		case agentsession.FieldLastMessageVersion:
 			values[i] = new(sql.NullInt64)
@@ -199,6 +201,12 @@ func (_m *AgentSession) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field visible", values[i])
 			} else if value.Valid {
 				_m.Visible = value.Bool
+			}
+		case agentsession.FieldArchived:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field archived", values[i])
+			} else if value.Valid {
+				_m.Archived = value.Bool
 			}
 		case agentsession.FieldCwd:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -323,6 +331,9 @@ func (_m *AgentSession) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("visible=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Visible))
+	builder.WriteString(", ")
+	builder.WriteString("archived=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Archived))
 	builder.WriteString(", ")
 	builder.WriteString("cwd=")
 	builder.WriteString(_m.Cwd)

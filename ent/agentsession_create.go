@@ -97,6 +97,20 @@ func (_c *AgentSessionCreate) SetNillableVisible(v *bool) *AgentSessionCreate {
 	return _c
 }
 
+// SetArchived sets the "archived" field.
+func (_c *AgentSessionCreate) SetArchived(v bool) *AgentSessionCreate {
+	_c.mutation.SetArchived(v)
+	return _c
+}
+
+// SetNillableArchived sets the "archived" field if the given value is not nil.
+func (_c *AgentSessionCreate) SetNillableArchived(v *bool) *AgentSessionCreate {
+	if v != nil {
+		_c.SetArchived(*v)
+	}
+	return _c
+}
+
 // SetCwd sets the "cwd" field.
 func (_c *AgentSessionCreate) SetCwd(v string) *AgentSessionCreate {
 	_c.mutation.SetCwd(v)
@@ -306,6 +320,10 @@ func (_c *AgentSessionCreate) defaults() {
 		v := agentsession.DefaultVisible
 		_c.mutation.SetVisible(v)
 	}
+	if _, ok := _c.mutation.Archived(); !ok {
+		v := agentsession.DefaultArchived
+		_c.mutation.SetArchived(v)
+	}
 	if _, ok := _c.mutation.Cwd(); !ok {
 		v := agentsession.DefaultCwd
 		_c.mutation.SetCwd(v)
@@ -358,6 +376,9 @@ func (_c *AgentSessionCreate) check() error {
 	}
 	if _, ok := _c.mutation.Visible(); !ok {
 		return &ValidationError{Name: "visible", err: errors.New(`ent: missing required field "AgentSession.visible"`)}
+	}
+	if _, ok := _c.mutation.Archived(); !ok {
+		return &ValidationError{Name: "archived", err: errors.New(`ent: missing required field "AgentSession.archived"`)}
 	}
 	if _, ok := _c.mutation.Cwd(); !ok {
 		return &ValidationError{Name: "cwd", err: errors.New(`ent: missing required field "AgentSession.cwd"`)}
@@ -437,6 +458,10 @@ func (_c *AgentSessionCreate) createSpec() (*AgentSession, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.Visible(); ok {
 		_spec.SetField(agentsession.FieldVisible, field.TypeBool, value)
 		_node.Visible = value
+	}
+	if value, ok := _c.mutation.Archived(); ok {
+		_spec.SetField(agentsession.FieldArchived, field.TypeBool, value)
+		_node.Archived = value
 	}
 	if value, ok := _c.mutation.Cwd(); ok {
 		_spec.SetField(agentsession.FieldCwd, field.TypeString, value)
@@ -659,6 +684,18 @@ func (u *AgentSessionUpsert) UpdateVisible() *AgentSessionUpsert {
 	return u
 }
 
+// SetArchived sets the "archived" field.
+func (u *AgentSessionUpsert) SetArchived(v bool) *AgentSessionUpsert {
+	u.Set(agentsession.FieldArchived, v)
+	return u
+}
+
+// UpdateArchived sets the "archived" field to the value that was provided on create.
+func (u *AgentSessionUpsert) UpdateArchived() *AgentSessionUpsert {
+	u.SetExcluded(agentsession.FieldArchived)
+	return u
+}
+
 // SetCwd sets the "cwd" field.
 func (u *AgentSessionUpsert) SetCwd(v string) *AgentSessionUpsert {
 	u.Set(agentsession.FieldCwd, v)
@@ -841,6 +878,20 @@ func (u *AgentSessionUpsertOne) SetVisible(v bool) *AgentSessionUpsertOne {
 func (u *AgentSessionUpsertOne) UpdateVisible() *AgentSessionUpsertOne {
 	return u.Update(func(s *AgentSessionUpsert) {
 		s.UpdateVisible()
+	})
+}
+
+// SetArchived sets the "archived" field.
+func (u *AgentSessionUpsertOne) SetArchived(v bool) *AgentSessionUpsertOne {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.SetArchived(v)
+	})
+}
+
+// UpdateArchived sets the "archived" field to the value that was provided on create.
+func (u *AgentSessionUpsertOne) UpdateArchived() *AgentSessionUpsertOne {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.UpdateArchived()
 	})
 }
 
@@ -1205,6 +1256,20 @@ func (u *AgentSessionUpsertBulk) SetVisible(v bool) *AgentSessionUpsertBulk {
 func (u *AgentSessionUpsertBulk) UpdateVisible() *AgentSessionUpsertBulk {
 	return u.Update(func(s *AgentSessionUpsert) {
 		s.UpdateVisible()
+	})
+}
+
+// SetArchived sets the "archived" field.
+func (u *AgentSessionUpsertBulk) SetArchived(v bool) *AgentSessionUpsertBulk {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.SetArchived(v)
+	})
+}
+
+// UpdateArchived sets the "archived" field to the value that was provided on create.
+func (u *AgentSessionUpsertBulk) UpdateArchived() *AgentSessionUpsertBulk {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.UpdateArchived()
 	})
 }
 

@@ -89,6 +89,20 @@ func (_u *AgentSessionUpdate) SetNillableVisible(v *bool) *AgentSessionUpdate {
 	return _u
 }
 
+// SetArchived sets the "archived" field.
+func (_u *AgentSessionUpdate) SetArchived(v bool) *AgentSessionUpdate {
+	_u.mutation.SetArchived(v)
+	return _u
+}
+
+// SetNillableArchived sets the "archived" field if the given value is not nil.
+func (_u *AgentSessionUpdate) SetNillableArchived(v *bool) *AgentSessionUpdate {
+	if v != nil {
+		_u.SetArchived(*v)
+	}
+	return _u
+}
+
 // SetCwd sets the "cwd" field.
 func (_u *AgentSessionUpdate) SetCwd(v string) *AgentSessionUpdate {
 	_u.mutation.SetCwd(v)
@@ -403,6 +417,9 @@ func (_u *AgentSessionUpdate) sqlSave(ctx context.Context) (_node int, err error
 	if value, ok := _u.mutation.Visible(); ok {
 		_spec.SetField(agentsession.FieldVisible, field.TypeBool, value)
 	}
+	if value, ok := _u.mutation.Archived(); ok {
+		_spec.SetField(agentsession.FieldArchived, field.TypeBool, value)
+	}
 	if value, ok := _u.mutation.Cwd(); ok {
 		_spec.SetField(agentsession.FieldCwd, field.TypeString, value)
 	}
@@ -705,6 +722,20 @@ func (_u *AgentSessionUpdateOne) SetVisible(v bool) *AgentSessionUpdateOne {
 func (_u *AgentSessionUpdateOne) SetNillableVisible(v *bool) *AgentSessionUpdateOne {
 	if v != nil {
 		_u.SetVisible(*v)
+	}
+	return _u
+}
+
+// SetArchived sets the "archived" field.
+func (_u *AgentSessionUpdateOne) SetArchived(v bool) *AgentSessionUpdateOne {
+	_u.mutation.SetArchived(v)
+	return _u
+}
+
+// SetNillableArchived sets the "archived" field if the given value is not nil.
+func (_u *AgentSessionUpdateOne) SetNillableArchived(v *bool) *AgentSessionUpdateOne {
+	if v != nil {
+		_u.SetArchived(*v)
 	}
 	return _u
 }
@@ -1052,6 +1083,9 @@ func (_u *AgentSessionUpdateOne) sqlSave(ctx context.Context) (_node *AgentSessi
 	}
 	if value, ok := _u.mutation.Visible(); ok {
 		_spec.SetField(agentsession.FieldVisible, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.Archived(); ok {
+		_spec.SetField(agentsession.FieldArchived, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.Cwd(); ok {
 		_spec.SetField(agentsession.FieldCwd, field.TypeString, value)

@@ -52,6 +52,7 @@ type AgentSessionMutation struct {
 	title                   *string
 	status                  *agentsession.Status
 	visible                 *bool
+	archived                *bool
 	cwd                     *string
 	settings                *agent.ComposerSettings
 	runtime_context         *map[string]interface{}
@@ -399,6 +400,42 @@ func (m *AgentSessionMutation) OldVisible(ctx context.Context) (v bool, err erro
 // ResetVisible resets all changes to the "visible" field.
 func (m *AgentSessionMutation) ResetVisible() {
 	m.visible = nil
+}
+
+// SetArchived sets the "archived" field.
+func (m *AgentSessionMutation) SetArchived(b bool) {
+	m.archived = &b
+}
+
+// Archived returns the value of the "archived" field in the mutation.
+func (m *AgentSessionMutation) Archived() (r bool, exists bool) {
+	v := m.archived
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldArchived returns the old "archived" field's value of the AgentSession entity.
+// If the AgentSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentSessionMutation) OldArchived(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldArchived is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldArchived requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldArchived: %w", err)
+	}
+	return oldValue.Archived, nil
+}
+
+// ResetArchived resets all changes to the "archived" field.
+func (m *AgentSessionMutation) ResetArchived() {
+	m.archived = nil
 }
 
 // SetCwd sets the "cwd" field.
@@ -966,7 +1003,7 @@ func (m *AgentSessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentSessionMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.workspace != nil {
 		fields = append(fields, agentsession.FieldWorkspaceID)
 	}
@@ -984,6 +1021,9 @@ func (m *AgentSessionMutation) Fields() []string {
 	}
 	if m.visible != nil {
 		fields = append(fields, agentsession.FieldVisible)
+	}
+	if m.archived != nil {
+		fields = append(fields, agentsession.FieldArchived)
 	}
 	if m.cwd != nil {
 		fields = append(fields, agentsession.FieldCwd)
@@ -1023,6 +1063,8 @@ func (m *AgentSessionMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case agentsession.FieldVisible:
 		return m.Visible()
+	case agentsession.FieldArchived:
+		return m.Archived()
 	case agentsession.FieldCwd:
 		return m.Cwd()
 	case agentsession.FieldSettings:
@@ -1056,6 +1098,8 @@ func (m *AgentSessionMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldStatus(ctx)
 	case agentsession.FieldVisible:
 		return m.OldVisible(ctx)
+	case agentsession.FieldArchived:
+		return m.OldArchived(ctx)
 	case agentsession.FieldCwd:
 		return m.OldCwd(ctx)
 	case agentsession.FieldSettings:
@@ -1118,6 +1162,13 @@ func (m *AgentSessionMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetVisible(v)
+		return nil
+	case agentsession.FieldArchived:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetArchived(v)
 		return nil
 	case agentsession.FieldCwd:
 		v, ok := value.(string)
@@ -1251,6 +1302,9 @@ func (m *AgentSessionMutation) ResetField(name string) error {
 		return nil
 	case agentsession.FieldVisible:
 		m.ResetVisible()
+		return nil
+	case agentsession.FieldArchived:
+		m.ResetArchived()
 		return nil
 	case agentsession.FieldCwd:
 		m.ResetCwd()

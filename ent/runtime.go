@@ -40,20 +40,24 @@ func init() {
 	agentsessionDescVisible := agentsessionFields[6].Descriptor()
 	// agentsession.DefaultVisible holds the default value on creation for the visible field.
 	agentsession.DefaultVisible = agentsessionDescVisible.Default.(bool)
+	// agentsessionDescArchived is the schema descriptor for archived field.
+	agentsessionDescArchived := agentsessionFields[7].Descriptor()
+	// agentsession.DefaultArchived holds the default value on creation for the archived field.
+	agentsession.DefaultArchived = agentsessionDescArchived.Default.(bool)
 	// agentsessionDescCwd is the schema descriptor for cwd field.
-	agentsessionDescCwd := agentsessionFields[7].Descriptor()
+	agentsessionDescCwd := agentsessionFields[8].Descriptor()
 	// agentsession.DefaultCwd holds the default value on creation for the cwd field.
 	agentsession.DefaultCwd = agentsessionDescCwd.Default.(string)
 	// agentsessionDescLastMessageVersion is the schema descriptor for last_message_version field.
-	agentsessionDescLastMessageVersion := agentsessionFields[10].Descriptor()
+	agentsessionDescLastMessageVersion := agentsessionFields[11].Descriptor()
 	// agentsession.DefaultLastMessageVersion holds the default value on creation for the last_message_version field.
 	agentsession.DefaultLastMessageVersion = agentsessionDescLastMessageVersion.Default.(int64)
 	// agentsessionDescCreatedAt is the schema descriptor for created_at field.
-	agentsessionDescCreatedAt := agentsessionFields[11].Descriptor()
+	agentsessionDescCreatedAt := agentsessionFields[12].Descriptor()
 	// agentsession.DefaultCreatedAt holds the default value on creation for the created_at field.
 	agentsession.DefaultCreatedAt = agentsessionDescCreatedAt.Default.(func() time.Time)
 	// agentsessionDescUpdatedAt is the schema descriptor for updated_at field.
-	agentsessionDescUpdatedAt := agentsessionFields[12].Descriptor()
+	agentsessionDescUpdatedAt := agentsessionFields[13].Descriptor()
 	// agentsession.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	agentsession.DefaultUpdatedAt = agentsessionDescUpdatedAt.Default.(func() time.Time)
 	// agentsession.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -13,6 +13,7 @@ import (
 type Resolver struct {
 	Sessions *session.Service
 	Lineage  LineageReader
+	Tooling  LineageTooling
 	Forks    *fork.Service
 }
 

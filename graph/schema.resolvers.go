@@ -29,8 +29,8 @@ func (r *queryResolver) Workspaces(ctx context.Context) ([]*ent.Workspace, error
 }
 
 // Sessions is the resolver for the sessions field.
-func (r *workspaceResolver) Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool) (*model.AgentSessionConnection, error) {
-	p, err := r.Resolver.Sessions.Sessions(ctx, obj.ID, deref(includeHidden), paging.Args{First: first, After: after, Last: last, Before: before})
+func (r *workspaceResolver) Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) (*model.AgentSessionConnection, error) {
+	p, err := r.Resolver.Sessions.Sessions(ctx, obj.ID, deref(includeHidden), archived, paging.Args{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}

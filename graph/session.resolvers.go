@@ -116,6 +116,9 @@ func (r *mutationResolver) InterruptTurn(ctx context.Context, input model.Interr
 
 // DeleteSession is the resolver for the deleteSession field.
 func (r *mutationResolver) DeleteSession(ctx context.Context, input model.DeleteSessionInput) (string, error) {
+	if deref(input.Subtree) {
+		return r.Tooling.DeleteSubtree(ctx, input.WorkspaceID, input.AgentSessionID)
+	}
 	return r.Sessions.Delete(ctx, input.WorkspaceID, input.AgentSessionID)
 }
 

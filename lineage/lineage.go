@@ -26,6 +26,8 @@ type Node struct {
 	Session  *ent.AgentSession
 	ParentID string // "" for the root
 	Depth    int    // the root has depth 0
+	// Fork is the lineage row where Session is the child; nil for the root.
+	Fork *ent.SessionFork
 }
 
 // upCTE names (as up(id)) a session and all its ancestors. Its arguments
@@ -113,19 +115,9 @@ func Tree(ctx context.Context, c *ent.Client, workspaceID, sessionID string) ([]
 	if err != nil {
 		return nil, fmt.Errorf("load fork tree: %w", err)
 	}
-	byID := make(map[string]*ent.AgentSession, len(sessions))
-	for _, s := range sessions {
-		byID[s.ID] = s
-	}
-
 	parentOf := make(map[string]string, len(forks))
-	children := make(map[string][]*ent.SessionFork)
 	for _, f := range forks {
 		parentOf[f.ChildAgentSessionID] = f.ParentAgentSessionID
-		children[f.ParentAgentSessionID] = append(children[f.ParentAgentSessionID], f)
-	}
-	for _, list := range children {
-		slices.SortFunc(list, olderFirst)
 	}
 	// The root is where the walk up from the session ends (on a corrupt
 	// cycle: the last session before it repeats).
@@ -135,34 +127,7 @@ func Tree(ctx context.Context, c *ent.Client, workspaceID, sessionID string) ([]
 		seen[p] = true
 		root = p
 	}
-
-	// Depth-first, pre-order, without recursion: the stack holds the
-	// nodes still to visit, the next one on top.
-	nodes := make([]Node, 0, len(sessions))
-	visited := map[string]bool{}
-	stack := []Node{{ParentID: "", Depth: 0, Session: &ent.AgentSession{ID: root}}}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		id := n.Session.ID
-		if visited[id] {
-			continue
-		}
-		visited[id] = true
-		if s, ok := byID[id]; ok {
-			n.Session = s
-			nodes = append(nodes, n)
-		}
-		kids := children[id]
-		for i := len(kids) - 1; i >= 0; i-- {
-			stack = append(stack, Node{
-				Session:  &ent.AgentSession{ID: kids[i].ChildAgentSessionID},
-				ParentID: id,
-				Depth:    n.Depth + 1,
-			})
-		}
-	}
-	return nodes, nil
+	return walk([]string{root}, sessions, forks), nil
 }
 
 // olderFirst orders lineage rows by fork time, then by the order they were

@@ -24,7 +24,7 @@ import (
 const complexityLimit = 5000
 
 func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
-	res := &graph.Resolver{Sessions: s.Sessions, Lineage: s.Sessions, Forks: s.Forks}
+	res := &graph.Resolver{Sessions: s.Sessions, Lineage: s.Sessions, Tooling: s.Sessions, Forks: s.Forks}
 	cfg := generated.Config{Resolvers: res}
 	connection := func(childComplexity int, first *int, _ *string, last *int, _ *string) int {
 		n := 50
@@ -36,7 +36,7 @@ func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
 		return 1 + n*childComplexity
 	}
 	cfg.Complexity.AgentSession.Messages = connection
-	cfg.Complexity.Workspace.Sessions = func(childComplexity int, first *int, after *string, last *int, before *string, _ *bool) int {
+	cfg.Complexity.Workspace.Sessions = func(childComplexity int, first *int, after *string, last *int, before *string, _, _ *bool) int {
 		return connection(childComplexity, first, after, last, before)
 	}
 	srv := handler.New(generated.NewExecutableSchema(cfg))

@@ -12,9 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"tuttid/codex/codextest"
 )
@@ -38,6 +42,9 @@ const slowPrompt = "please take your time"
 const approvalPrompt = "run it outside"
 
 const slowFirstChunk = "Streaming the first words"
+
+// itemsPrompt makes the model run a command and add a file.
+const itemsPrompt = "show me your items"
 
 func chromiumPath(t *testing.T) string {
 	t.Helper()
@@ -146,6 +153,15 @@ func openTab(t *testing.T, browser context.Context, baseURL string) *tab {
 	if err != nil {
 		t.Fatalf("open a tab: %v", err)
 	}
+	// Every Content-Security-Policy violation the page meets is recorded
+	// (an inline style a component injects, a request to another origin).
+	_, err = chromedp.Run(ctx, chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: cspWatcher})
+		return chromedp.Void{}, err
+	}))
+	if err != nil {
+		t.Fatalf("install the CSP watcher: %v", err)
+	}
 	// Sign the browser in as a person does: the startup URL with ?token=
 	// sets the cookie (TestGUI's TokenCookieFlow checks that flow).
 	if tok := tokenFor(baseURL); tok != "" {
@@ -153,6 +169,10 @@ func openTab(t *testing.T, browser context.Context, baseURL string) *tab {
 	}
 	return tb
 }
+
+const cspWatcher = `window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation", (e) =>
+  window.__cspViolations.push(e.violatedDirective + " " + (e.blockedURI || "inline") + " " + (e.sourceFile || "")));`
 
 // run runs browser actions with a bound on their time.
 func (tb *tab) run(what string, actions ...chromedp.Action[chromedp.Void]) {
@@ -251,6 +271,41 @@ func (tb *tab) noError() {
 	if !hidden {
 		tb.fail("the error banner is shown")
 	}
+	var csp []string
+	tb.eval(`window.__cspViolations || []`, &csp)
+	if len(csp) > 0 {
+		tb.fail("the page broke its Content-Security-Policy: %q", csp)
+	}
+}
+
+// axTreeItems returns the accessible names Chromium computed for the
+// page's treeitems, in document order.
+func (tb *tab) axTreeItems() []string {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, guiWait)
+	defer cancel()
+	names, err := chromedp.Run(ctx, chromedp.Action[[]string](func(ctx context.Context, tg *chromedp.Target) ([]string, error) {
+		res, err := cdp.Call(ctx, tg, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, n := range res.Nodes {
+			if n.Ignored || n.Role == nil || string(n.Role.Value) != `"treeitem"` {
+				continue
+			}
+			var name string
+			if n.Name != nil {
+				_ = json.Unmarshal(n.Name.Value, &name)
+			}
+			out = append(out, name)
+		}
+		return out, nil
+	}))
+	if err != nil {
+		tb.fail("accessibility tree: %v", err)
+	}
+	return names
 }
 
 func (tb *tab) screenshot(name string) string {
@@ -340,6 +395,17 @@ func TestGUI(t *testing.T) {
 		}
 		if r.LastUserText() == approvalPrompt {
 			return escalateOnce("echo gui-approved-31")(r)
+		}
+		if r.LastUserText() == itemsPrompt {
+			// A command, then a file added by apply_patch, then the answer.
+			switch len(r.FunctionCallOutputs()) {
+			case 0:
+				return codextest.Reply{FunctionCall: &codextest.FunctionCall{Cmd: "echo gui-items-7"}}
+			case 1:
+				return codextest.Reply{FunctionCall: codextest.PatchCommand("notes.txt", "hello from the patch")}
+			default:
+				return codextest.Reply{Text: "done with the items"}
+			}
 		}
 		return codextest.DefaultReply(r)
 	})
@@ -464,6 +530,7 @@ func TestGUI(t *testing.T) {
 		)
 		tb.run("the request is shown", chromedp.WaitVisible(chromedp.CSS(
 			activeSel(parentID)+` [data-testid="approval"][data-kind="COMMAND"]`)))
+		tb.screenshot("approval.png")
 		tb.click("allow", activeSel(parentID)+` [data-testid="approval-decision"][data-decision="ACCEPT"]`)
 		tb.waitJS("the reply with the output", fmt.Sprintf(`(() => {
 		  const s = document.querySelector(%q);
@@ -617,7 +684,7 @@ func TestGUI(t *testing.T) {
 		}
 		tb.run("the child is listed", chromedp.WaitVisible(chromedp.CSS(sessionItemSel(childID))))
 		tb.eval(fmt.Sprintf(`(() => { const e = document.querySelector('%s');
-		  return { current: e.getAttribute("aria-current") || "", depth: e.dataset.depth, text: e.textContent }; })()`,
+		  return { current: e.getAttribute("aria-selected") || "", depth: e.dataset.depth, text: e.textContent }; })()`,
 			sessionItemSel(childID)), &item)
 		if item.Current != "true" || item.Depth != "1" || !strings.Contains(item.Text, "Build login(fork1)") {
 			t.Errorf("the child's list item = %+v", item)
@@ -703,5 +770,434 @@ func TestGUI(t *testing.T) {
 		}
 		tb.screenshot("error.png")
 		interruptAndWait(t, tb, parentID)
+	})
+
+	t.Run("TreeIsAnAccessibleKeyboardTree", func(t *testing.T) {
+		h, tb, ws, parentID, turns := setup(t, "turn one", "turn two")
+		first, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": parentID, "requestId": "tree-1", "lastTurnId": turns[0]})
+		if len(errs) > 0 {
+			t.Fatalf("fork: %+v", errs)
+		}
+		grand, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": first.ID, "requestId": "tree-2"})
+		if len(errs) > 0 {
+			t.Fatalf("fork: %+v", errs)
+		}
+		tb.run("the forks appear live", chromedp.WaitVisible(chromedp.CSS(sessionItemSel(grand.ID))))
+		var tree struct {
+			Trees int
+			Items []struct {
+				ID, Level, Selected string
+			}
+		}
+		tb.eval(`({ trees: document.querySelectorAll('[role="tree"]').length,
+		  items: [...document.querySelectorAll('[role="treeitem"]')].map((e) => ({
+		    id: e.dataset.sessionId, level: e.getAttribute("aria-level"), selected: e.getAttribute("aria-selected") })) })`, &tree)
+		want := []struct{ id, level, selected string }{{parentID, "1", "true"}, {first.ID, "2", "false"}, {grand.ID, "3", "false"}}
+		if tree.Trees != 1 || len(tree.Items) != len(want) {
+			t.Fatalf("tree = %+v", tree)
+		}
+		for i, w := range want {
+			if got := tree.Items[i]; got.ID != w.id || got.Level != w.level || got.Selected != w.selected {
+				t.Errorf("treeitem %d = %+v, want %+v", i, got, w)
+			}
+		}
+		titles := []string{"Build login", first.DisplayTitle, grand.DisplayTitle}
+		names := tb.axTreeItems()
+		if len(names) != len(titles) {
+			t.Fatalf("accessible treeitems = %q", names)
+		}
+		for i, n := range names {
+			if !strings.HasPrefix(n, titles[i]) {
+				t.Errorf("treeitem %d is named %q, want it to start with %q", i, n, titles[i])
+			}
+		}
+
+		// Keyboard: down twice from the shown session, then Enter.
+		tb.eval(fmt.Sprintf(`document.querySelector('%s').focus(), true`, sessionItemSel(parentID)), new(bool))
+		tb.run("arrow down, down, enter",
+			chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter))
+		tb.run("the grandchild is shown", chromedp.WaitVisible(chromedp.CSS(activeSel(grand.ID))))
+		var sel struct {
+			Selected []string
+			Hash     string
+		}
+		tb.eval(`({ selected: [...document.querySelectorAll('[role="treeitem"][aria-selected="true"]')].map((e) => e.dataset.sessionId), hash: location.hash })`, &sel)
+		if !slices.Equal(sel.Selected, []string{grand.ID}) || !strings.Contains(sel.Hash, "s="+grand.ID) || !strings.Contains(sel.Hash, "w="+ws) {
+			t.Errorf("after Enter: selected %q, URL hash %q", sel.Selected, sel.Hash)
+		}
+		// Left goes to the parent item; Left again collapses it, whose
+		// items stay in the page, hidden.
+		tb.run("arrow left twice", chromedp.KeyEvent(kb.ArrowLeft), chromedp.KeyEvent(kb.ArrowLeft))
+		tb.waitJS("the child's branch collapsed", fmt.Sprintf(`(() => { const e = document.querySelector('%s');
+		  return e.getAttribute("aria-expanded") === "false" && !!document.querySelector('%s') && !document.querySelector('%s').checkVisibility(); })()`,
+			sessionItemSel(first.ID), sessionItemSel(grand.ID), sessionItemSel(grand.ID)))
+
+		// The URL opens the same view after a reload.
+		tb.run("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(activeSel(grand.ID))))
+		tb.noError()
+	})
+
+	t.Run("ForkMarkersAndInheritedTurns", func(t *testing.T) {
+		_, tb, _, parentID, turns := setup(t, "turn one", "turn two")
+		tb.click("fork from turn 1", forkFromHereSel(turns[0]))
+		childID := tb.waitActiveOther(parentID)
+		tb.run("the child's inherited turn", chromedp.WaitVisible(chromedp.CSS(activeSel(childID)+` `+turnSel(turns[0])+`[data-inherited="true"]`)))
+		var divider string
+		tb.eval(`document.querySelector('[data-testid="fork-divider"]').textContent`, &divider)
+		if !strings.Contains(divider, "Forked from") || !strings.Contains(divider, "Build login") {
+			t.Errorf("divider = %q, want it to name the parent", divider)
+		}
+		tb.run("send in the child",
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), "child's own"),
+			chromedp.Click(chromedp.CSS(`[data-testid="send"]`)),
+		)
+		tb.waitJS("the child's own turn, not inherited", fmt.Sprintf(`(() => {
+		  const ts = [...document.querySelectorAll('%s [data-testid="turn"]')];
+		  return ts.length === 2 && ts[0].dataset.inherited === "true" && ts[1].dataset.inherited === undefined
+		    && ts[1].dataset.status === "COMPLETED"; })()`, activeSel(childID)))
+		tb.screenshot("child-inherited.png")
+
+		tb.click("parent indicator", `[data-testid="parent-indicator"]`)
+		tb.run("the parent", chromedp.WaitVisible(chromedp.CSS(activeSel(parentID))))
+		var links []string
+		tb.waitJS("the fork marker", fmt.Sprintf(`!!document.querySelector('%s [data-testid="fork-marker"] a')`, turnSel(turns[0])))
+		tb.eval(fmt.Sprintf(`[...document.querySelectorAll('%s a')].map((a) => a.getAttribute("href"))`, turnSel(turns[0])), &links)
+		if len(links) != 1 || !strings.Contains(links[0], childID) {
+			t.Errorf("links in the forked-from turn = %q, want one holding %s", links, childID)
+		}
+		var inSecond int
+		tb.eval(fmt.Sprintf(`document.querySelectorAll('%s [data-testid="fork-marker"]').length`, turnSel(turns[1])), &inSecond)
+		if inSecond != 0 {
+			t.Error("the turn not forked from has a fork marker")
+		}
+		tb.screenshot("conversation-fork-markers.png")
+		tb.click("the marker's link", turnSel(turns[0])+` [data-testid="fork-marker"] a`)
+		tb.run("the child again", chromedp.WaitVisible(chromedp.CSS(activeSel(childID))))
+		tb.noError()
+	})
+
+	t.Run("TreeFitsAt800And1280", func(t *testing.T) {
+		h, tb, ws, parentID, turns := setup(t, "turn one")
+		// A deep tree of long titles, each with its status badge.
+		prev := parentID
+		for i := range 4 {
+			c, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": prev, "requestId": fmt.Sprintf("fit-%d", i),
+				"lastTurnId": turns[0], "title": fmt.Sprintf("Refactor the authentication middleware, attempt number %d with a long title", i)})
+			if len(errs) > 0 {
+				t.Fatalf("fork: %+v", errs)
+			}
+			prev = c.ID
+		}
+		tb.run("the deepest fork is listed", chromedp.WaitVisible(chromedp.CSS(sessionItemSel(prev))))
+		for _, width := range []int64{800, 1280} {
+			tb.run(fmt.Sprintf("viewport %d", width), chromedp.EmulateViewport(width, 720))
+			var m struct {
+				TreeVisible                   bool
+				PageOverflow, SidebarOverflow int
+				Clipped                       []string
+			}
+			tb.waitJS("layout", `document.documentElement.clientWidth > 0`)
+			tb.eval(`(() => {
+			  const tree = document.querySelector('[role="tree"]'), side = tree.closest("nav");
+			  const box = side.getBoundingClientRect();
+			  const clipped = [];
+			  for (const item of tree.querySelectorAll('[role="treeitem"]')) {
+			    for (const part of item.querySelectorAll(':scope > .tree-row .tree-title, :scope > .tree-row [data-testid="status"]')) {
+			      const r = part.getBoundingClientRect();
+			      const inside = r.left >= box.left - 0.5 && r.right <= box.right + 0.5 && r.width > 0;
+			      const cut = part.scrollWidth > part.clientWidth + 1;
+			      if (!inside || cut) clipped.push(item.dataset.sessionId + " " + part.className + " " + JSON.stringify(r));
+			    }
+			  }
+			  // The session's buttons too: inside the main area, none cut.
+			  const main = document.querySelector("main").getBoundingClientRect();
+			  for (const b of document.querySelectorAll('[role="toolbar"] button, [data-testid="send"]')) {
+			    const r = b.getBoundingClientRect();
+			    if (r.left < main.left - 0.5 || r.right > main.right + 0.5 || b.scrollWidth > b.clientWidth + 1) clipped.push(b.textContent + " " + JSON.stringify(r));
+			  }
+			  const tr = tree.getBoundingClientRect();
+			  return { treeVisible: tr.width > 0 && tr.height > 0,
+			    pageOverflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+			    sidebarOverflow: side.scrollWidth - side.clientWidth, clipped };
+			})()`, &m)
+			if !m.TreeVisible || m.PageOverflow > 0 || m.SidebarOverflow > 0 || len(m.Clipped) > 0 {
+				t.Errorf("at %d px: %+v", width, m)
+			}
+			tb.screenshot(fmt.Sprintf("tree-%d.png", width))
+		}
+		tb.noError()
+	})
+
+	t.Run("CompareShowsSharedPrefixAndBothContinuations", func(t *testing.T) {
+		h, tb, ws, parentID, turns := setup(t, "shared one", "parent two")
+		child, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": parentID, "requestId": "cmp-1", "lastTurnId": turns[0]})
+		if len(errs) > 0 {
+			t.Fatalf("fork: %+v", errs)
+		}
+		childTurn := h.send(ws, child.ID, "child two")
+		h.waitTurn(ws, child.ID, childTurn, "COMPLETED")
+		tb.run("the fork is listed", chromedp.WaitVisible(chromedp.CSS(sessionItemSel(child.ID))))
+		tb.click("compare", `[data-testid="compare"]`)
+		tb.waitJS("the picker", `!!document.querySelector('[data-testid="compare-with"]')`)
+		tb.eval(fmt.Sprintf(`(() => { const s = document.querySelector('[data-testid="compare-with"]');
+		  s.value = %q; s.dispatchEvent(new Event("change", { bubbles: true })); return s.value; })()`, child.ID), new(string))
+		tb.click("show side by side", `[data-testid="compare-go"]`)
+		tb.run("the comparison", chromedp.WaitVisible(chromedp.CSS(`[data-testid="comparison"]`)))
+		var cmp struct {
+			Shared      string
+			SharedTurns []string
+			A, B        []string
+			Hash        string
+		}
+		tb.eval(`(() => { const c = document.querySelector('[data-testid="comparison"]');
+		  const texts = (sel) => [...c.querySelectorAll(sel + ' [data-testid="message"][data-role="user"]')].map((m) => m.textContent);
+		  return { shared: c.querySelector('[data-testid="shared-prefix"]').dataset.count,
+		    sharedTurns: texts('[data-testid="shared-prefix"]'),
+		    a: texts('[data-testid="compare-a"]'), b: texts('[data-testid="compare-b"]'), hash: location.hash }; })()`, &cmp)
+		if cmp.Shared != "1" || len(cmp.SharedTurns) != 1 || !strings.Contains(cmp.SharedTurns[0], "shared one") {
+			t.Errorf("shared prefix = %s %q", cmp.Shared, cmp.SharedTurns)
+		}
+		if len(cmp.A) != 1 || !strings.Contains(cmp.A[0], "parent two") || len(cmp.B) != 1 || !strings.Contains(cmp.B[0], "child two") {
+			t.Errorf("continuations: a %q, b %q", cmp.A, cmp.B)
+		}
+		var collapsed bool
+		tb.eval(`!document.querySelector('[data-testid="shared-prefix"]').open`, &collapsed)
+		if !collapsed {
+			t.Error("the shared prefix is not collapsed")
+		}
+		if !strings.Contains(cmp.Hash, "c="+child.ID) {
+			t.Errorf("URL hash %q does not name the comparison", cmp.Hash)
+		}
+		tb.screenshot("compare.png")
+		tb.run("reload keeps the comparison", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`[data-testid="comparison"][data-b="`+child.ID+`"]`)))
+		tb.noError()
+	})
+
+	t.Run("RenameArchiveAndDeleteSubtree", func(t *testing.T) {
+		h, tb, ws, parentID, turns := setup(t, "turn one")
+		child, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": parentID, "requestId": "tidy-1", "lastTurnId": turns[0]})
+		if len(errs) > 0 {
+			t.Fatalf("fork: %+v", errs)
+		}
+		grand, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": child.ID, "requestId": "tidy-2"})
+		if len(errs) > 0 {
+			t.Fatalf("fork: %+v", errs)
+		}
+		tb.click("the child", sessionItemSel(child.ID))
+		tb.run("the child", chromedp.WaitVisible(chromedp.CSS(activeSel(child.ID))))
+
+		// Rename.
+		tb.click("rename", `[data-testid="rename"]`)
+		tb.run("type a title", chromedp.WaitVisible(chromedp.CSS(`[data-testid="rename-input"]`)))
+		tb.eval(`(() => { const i = document.querySelector('[data-testid="rename-input"]'); i.select(); return true; })()`, new(bool))
+		tb.run("type", chromedp.SendKeys(chromedp.CSS(`[data-testid="rename-input"]`), "Try OAuth instead"))
+		tb.click("save", `[data-testid="rename-save"]`)
+		tb.waitJS("the new title in the header and the tree", fmt.Sprintf(`document.querySelector('[data-testid="session-title"]')?.textContent === "Try OAuth instead"
+		  && document.querySelector('%s .tree-title').textContent === "Try OAuth instead"`, sessionItemSel(child.ID)))
+		if got := h.lineage(ws, child.ID).DisplayTitle; got != "Try OAuth instead" {
+			t.Errorf("stored title = %q", got)
+		}
+
+		// Archive hides the branch from the tree; restore brings it back.
+		tb.click("archive", `[data-testid="archive"]`)
+		tb.waitJS("the branch hidden", fmt.Sprintf(`!document.querySelector('%s') && !document.querySelector('%s') && !!document.querySelector('%s')`,
+			sessionItemSel(child.ID), sessionItemSel(grand.ID), sessionItemSel(parentID)))
+		tb.click("restore", `[data-testid="restore"]`)
+		tb.run("the branch is back", chromedp.WaitVisible(chromedp.CSS(sessionItemSel(grand.ID))))
+
+		// Delete the child with its fork, after one confirmation.
+		tb.click("delete", `[data-testid="delete"]`)
+		var confirm string
+		tb.waitJS("the confirmation", `!!document.querySelector('[data-testid="delete-confirm"]')`)
+		tb.eval(`document.querySelector('[data-testid="delete-confirm"]').textContent`, &confirm)
+		if !strings.Contains(confirm, "Try OAuth instead") || !strings.Contains(confirm, "1 fork") {
+			t.Errorf("confirmation = %q", confirm)
+		}
+		tb.click("confirm", `[data-testid="delete-confirmed"]`)
+		tb.run("the parent is shown", chromedp.WaitVisible(chromedp.CSS(activeSel(parentID))))
+		tb.waitJS("both gone from the tree", fmt.Sprintf(`!document.querySelector('%s') && !document.querySelector('%s')`, sessionItemSel(child.ID), sessionItemSel(grand.ID)))
+		for _, id := range []string{child.ID, grand.ID} {
+			var out struct{ Session *struct{ ID string } }
+			h.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { id } }`, map[string]any{"ws": ws, "id": id}, &out)
+			if out.Session != nil {
+				t.Errorf("session %s still exists", id)
+			}
+		}
+		tb.noError()
+	})
+
+	t.Run("FailedSendKeepsTypedTextAndShowsCode", func(t *testing.T) {
+		_, tb, _, parentID, _ := setup(t, "turn one")
+		// Over the server's limit on a message's length: invalid_input.
+		tb.eval(`(() => { const el = document.querySelector('[data-testid="composer-input"]');
+		  const set = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set;
+		  set.call(el, "x".repeat(300 * 1024)); el.dispatchEvent(new Event("input", { bubbles: true })); return true; })()`, new(bool))
+		tb.click("send", `[data-testid="send"]`)
+		tb.run("the error banner", chromedp.WaitVisible(chromedp.CSS(`[data-testid="error-banner"][data-code="invalid_input"]`)))
+		var kept int
+		tb.eval(`document.querySelector('[data-testid="composer-input"]').value.length`, &kept)
+		if kept != 300*1024 {
+			t.Errorf("the composer holds %d characters after the failed send, want the %d typed", kept, 300*1024)
+		}
+		var turns int
+		tb.eval(fmt.Sprintf(`document.querySelectorAll('%s [data-testid="turn"]').length`, activeSel(parentID)), &turns)
+		if turns != 1 {
+			t.Errorf("%d turns shown after a refused send", turns)
+		}
+	})
+
+	t.Run("MessagesArePagedAsTheUserScrollsBack", func(t *testing.T) {
+		h := shared.forGUI(t)
+		ws := h.createWorkspace(t.Name())
+		s := h.startSession(ws, "Long one")
+		// 30 turns of two messages each: more than the page the GUI loads.
+		const n = 30
+		var last string
+		for i := range n {
+			last = h.send(ws, s.ID, fmt.Sprintf("message %02d", i))
+			h.waitTurn(ws, s.ID, last, "COMPLETED")
+		}
+		tb := openTab(t, browser, base)
+		tb.open(ws, s.ID)
+		tb.run("the last turn", chromedp.WaitVisible(chromedp.CSS(turnSel(last))))
+		var first int
+		tb.eval(`document.querySelectorAll('[data-testid="turn"]').length`, &first)
+		if first >= n || first == 0 {
+			t.Fatalf("the first page shows %d of %d turns, want a part", first, n)
+		}
+		var atBottom bool
+		tb.eval(`(() => { const c = document.querySelector('[data-testid="conversation"]'); return c.scrollHeight - c.scrollTop - c.clientHeight < 60; })()`, &atBottom)
+		if !atBottom {
+			t.Error("the conversation does not open at its latest message")
+		}
+		// Scrolling back to the top loads the earlier messages.
+		tb.waitJS("all turns after scrolling back", `(() => {
+		  const c = document.querySelector('[data-testid="conversation"]'); c.scrollTop = 0;
+		  return document.querySelectorAll('[data-testid="turn"]').length === 30
+		    && [...document.querySelectorAll('[data-testid="message"][data-role="user"]')][0].textContent.includes("message 00"); })()`)
+		tb.noError()
+	})
+
+	// The issue's "done when", all in the page: chat, fork twice from
+	// different turns, both forks marked on the parent, compare the two
+	// branches side by side, archive one. Its screenshots are the README's.
+	t.Run("NewcomerForksTwiceComparesAndArchives", func(t *testing.T) {
+		h := shared.forGUI(t)
+		ws := h.createWorkspace(t.Name())
+		root := h.startSession(ws, "Build the login page")
+		tb := openTab(t, browser, base)
+		tb.open(ws, root.ID)
+		say := func(sid, text string) {
+			tb.run("type "+text,
+				chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), text),
+				chromedp.Click(chromedp.CSS(`[data-testid="send"]`)))
+			tb.waitJS("the reply to "+text, fmt.Sprintf(`(() => { const s = document.querySelector('%s');
+			  return !!s && s.dataset.status === "READY" && [...s.querySelectorAll('[data-testid="turn"][data-status="COMPLETED"] [data-testid="message"][data-role="assistant"]')]
+			    .some((m) => m.textContent.includes(%q)) && !document.querySelector('[data-testid="send"]').disabled; })()`, activeSel(sid), "reply: "+text))
+		}
+		say(root.ID, "Sketch a login form")
+		say(root.ID, "Store sessions in cookies")
+		say(root.ID, "Add a logout button")
+		rootTurns := h.lineage(ws, root.ID).Turns
+
+		tb.click("fork from turn 1", forkFromHereSel(rootTurns[0].ID))
+		oauth := tb.waitActiveOther(root.ID)
+		say(oauth, "Use OAuth instead")
+		tb.click("back to the parent", `[data-testid="parent-indicator"]`)
+		tb.run("the parent", chromedp.WaitVisible(chromedp.CSS(activeSel(root.ID))))
+		tb.click("fork from turn 2", forkFromHereSel(rootTurns[1].ID))
+		jwt := tb.waitActiveOther(root.ID)
+		say(jwt, "Use JWTs instead of cookies")
+
+		tb.click("back to the parent", `[data-testid="parent-indicator"]`)
+		tb.run("the parent", chromedp.WaitVisible(chromedp.CSS(activeSel(root.ID))))
+		for i, child := range []string{oauth, jwt} {
+			tb.waitJS(fmt.Sprintf("the marker on turn %d", i+1), fmt.Sprintf(`[...document.querySelectorAll('%s [data-testid="fork-marker"] a')].some((a) => a.getAttribute("href").includes(%q))`,
+				turnSel(rootTurns[i].ID), child))
+		}
+		tb.screenshot("gui-fork-markers.png")
+
+		tb.click("the JWT branch", sessionItemSel(jwt))
+		tb.run("the JWT branch", chromedp.WaitVisible(chromedp.CSS(activeSel(jwt))))
+		tb.click("compare", `[data-testid="compare"]`)
+		tb.waitJS("the picker", `!!document.querySelector('[data-testid="compare-with"]')`)
+		tb.eval(fmt.Sprintf(`(() => { const s = document.querySelector('[data-testid="compare-with"]');
+		  s.value = %q; s.dispatchEvent(new Event("change", { bubbles: true })); return s.value; })()`, oauth), new(string))
+		tb.click("show side by side", `[data-testid="compare-go"]`)
+		tb.run("the comparison", chromedp.WaitVisible(chromedp.CSS(`[data-testid="comparison"]`)))
+		var cmp struct {
+			Shared string
+			A, B   []string
+		}
+		tb.eval(`(() => { const c = document.querySelector('[data-testid="comparison"]');
+		  const texts = (sel) => [...c.querySelectorAll(sel + ' [data-testid="message"][data-role="user"]')].map((m) => m.textContent);
+		  return { shared: c.querySelector('[data-testid="shared-prefix"]').dataset.count,
+		    a: texts('[data-testid="compare-a"]'), b: texts('[data-testid="compare-b"]') }; })()`, &cmp)
+		if cmp.Shared != "1" || len(cmp.A) != 2 || !strings.Contains(cmp.A[1], "Use JWTs") || len(cmp.B) != 1 || !strings.Contains(cmp.B[0], "Use OAuth") {
+			t.Errorf("comparison = %+v", cmp)
+		}
+		tb.screenshot("gui-compare.png")
+
+		tb.click("the OAuth branch", sessionItemSel(oauth))
+		tb.run("the OAuth branch", chromedp.WaitVisible(chromedp.CSS(activeSel(oauth))))
+		tb.screenshot("gui-tree.png")
+		tb.click("archive", `[data-testid="archive"]`)
+		tb.waitJS("the OAuth branch left the tree", fmt.Sprintf(`!document.querySelector('%s') && !!document.querySelector('%s')`, sessionItemSel(oauth), sessionItemSel(jwt)))
+		tb.noError()
+	})
+
+	// Every kind of item readable: a command with its output, a file change
+	// as a diff.
+	t.Run("CommandAndFileChangeReadable", func(t *testing.T) {
+		_, tb, _, parentID, _ := setup(t, "hello")
+		tb.run("type and send",
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), itemsPrompt),
+			chromedp.Click(chromedp.CSS(`[data-testid="send"]`)),
+		)
+		tb.waitJS("the command with its output and the diff", fmt.Sprintf(`(() => {
+		  const s = document.querySelector(%q);
+		  if (!s || s.dataset.status !== "READY") return false;
+		  const cmd = [...s.querySelectorAll('[data-testid="message"][data-kind="commandExecution"]')]
+		    .find((m) => m.textContent.includes("echo gui-items-7"));
+		  const out = cmd && cmd.querySelector('[data-testid="command-output"]');
+		  const diff = s.querySelector('[data-testid="message"][data-kind="fileChange"] pre.diff');
+		  return !!out && out.textContent.includes("gui-items-7") && !!diff && diff.textContent.includes("hello from the patch")
+		    && s.querySelector('[data-testid="message"][data-kind="fileChange"]').textContent.includes("notes.txt");
+		})()`, activeSel(parentID)))
+		tb.screenshot("items.png")
+		tb.noError()
+	})
+
+	// A page open when its cookie goes away (tuttid restarted with another
+	// token, the cookie cleared) says how to sign in, and signing in there
+	// comes back to the same view.
+	t.Run("SignInAgainFromThePage", func(t *testing.T) {
+		h, tb, _, parentID, _ := setup(t, "turn one")
+		if h.token == "" {
+			t.Skip("the harness runs without a token")
+		}
+		ctx, cancel := context.WithTimeout(tb.ctx, guiWait)
+		_, err := chromedp.Call(ctx, network.ClearBrowserCookies, cdp.Empty{})
+		cancel()
+		if err != nil {
+			t.Fatalf("clear cookies: %v", err)
+		}
+		tb.click("fork conversation", `[data-testid="fork-conversation"]`)
+		tb.run("the sign-in page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-in"]`)))
+		var text string
+		tb.eval(`document.body.innerText`, &text)
+		if strings.Contains(text, "Build login") || !strings.Contains(text, "token") {
+			tb.fail("the sign-in page shows %q", text)
+		}
+		tb.run("type the token",
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="sign-in"] input`), h.token),
+			chromedp.Click(chromedp.CSS(`[data-testid="sign-in"] button[type="submit"]`)))
+		tb.run("back to the same session", chromedp.WaitVisible(chromedp.CSS(activeSel(parentID))))
+		var href string
+		tb.eval(`location.href`, &href)
+		if strings.Contains(href, "token=") {
+			t.Errorf("the token stays in the address: %s", href)
+		}
+		tb.noError()
 	})
 }

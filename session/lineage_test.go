@@ -17,7 +17,7 @@ func TestReadFailuresAreStorageUnavailable(t *testing.T) {
 	e.workspace(t, "ws")
 	a := e.session(t, "ws", "s1")
 	listed := WithReadAhead(context.Background())
-	if _, err := e.svc.Sessions(listed, "ws", true, paging.Args{}); err != nil {
+	if _, err := e.svc.Sessions(listed, "ws", true, nil, paging.Args{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.svc.Turns(listed, a.ID); err != nil {

@@ -121,8 +121,9 @@ func newPage[T any](rows []T, w paging.Window, total int, cursor func(T) string)
 	return p
 }
 
-// Sessions pages through a workspace's sessions, oldest first.
-func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidden bool, args paging.Args) (Page[*ent.AgentSession], error) {
+// Sessions pages through a workspace's sessions, oldest first: only the
+// archived ones, or only the others, or (archived nil) both.
+func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidden bool, archived *bool, args paging.Args) (Page[*ent.AgentSession], error) {
 	w, err := args.Check("s")
 	if err != nil {
 		return Page[*ent.AgentSession]{}, err
@@ -130,6 +131,9 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	q := s.store.Client.AgentSession.Query().Where(agentsession.WorkspaceID(workspaceID))
 	if !includeHidden {
 		q.Where(agentsession.Visible(true))
+	}
+	if archived != nil {
+		q.Where(agentsession.Archived(*archived))
 	}
 	total, err := q.Clone().Count(ctx)
 	if err != nil {

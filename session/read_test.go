@@ -264,7 +264,7 @@ func TestSessionsPaging(t *testing.T) {
 			}
 		})
 	}
-	if _, err := e.svc.Sessions(ctx, "w", false, paging.Args{After: strp(paging.Cursor("m", 1))}); apperr.CodeOf(err) != apperr.InvalidInput {
+	if _, err := e.svc.Sessions(ctx, "w", false, nil, paging.Args{After: strp(paging.Cursor("m", 1))}); apperr.CodeOf(err) != apperr.InvalidInput {
 		t.Fatalf("message cursor on sessions: err = %v, want invalid_input", err)
 	}
 }
@@ -280,7 +280,7 @@ func collectSessions(t *testing.T, e *testEnv, ws string, includeHidden, backwar
 		if backward {
 			args = paging.Args{Last: intp(size), Before: cursor}
 		}
-		p, err := e.svc.Sessions(ctx, ws, includeHidden, args)
+		p, err := e.svc.Sessions(ctx, ws, includeHidden, nil, args)
 		if err != nil {
 			t.Fatal(err)
 		}

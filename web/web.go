@@ -1,13 +1,13 @@
-// Package web serves tuttid's web GUI: a single-page app (plain HTML, CSS
-// and JavaScript modules, no build step) embedded in the binary, that talks
-// to the GraphQL API at /query over HTTP POST and, for live activity, over a
-// graphql-transport-ws WebSocket to the same path.
+// Package web serves tuttid's web GUI, a single-page app embedded in the
+// binary: a Vite + TypeScript + React build (source in web/ui, built into
+// web/dist by `make gui`, committed so that building tuttid needs no Node)
+// that talks to the GraphQL API at /query over HTTP POST (urql) and, for
+// live activity, over a graphql-transport-ws WebSocket (graphql-ws).
 //
-// The page lists a workspace's sessions (forks indented under their
-// parents), shows the active session's turns and messages as they stream,
-// sends messages, interrupts a running turn, and forks: the whole
-// conversation ("Fork conversation") or through a completed turn ("Fork from
-// here"), then activates the child, whose header links back to its parent.
+// The page shows a workspace's fork tree, the shown session's conversation
+// as it streams, where forks happened, and the fork, send and stop actions.
+// The page itself (index.html) is a template rendered here once, with the
+// built files' content versions in their URLs.
 package web
 
 import (
@@ -20,16 +20,20 @@ import (
 	"tuttid/webasset"
 )
 
-//go:embed static
+//go:embed index.html dist
 var staticFS embed.FS
+
+// distDir holds the built app (app.js, app.css), written by `make gui`.
+const distDir = "dist"
 
 // Endpoint is the GraphQL endpoint the page calls: an absolute path on the
 // page's host, for POST and (as ws:// or wss://) for the WebSocket.
 const Endpoint = "/query"
 
 // ContentSecurityPolicy is sent with the page. Nothing but this origin:
-// no inline script or style (the app sets styles only through the CSSOM,
-// which style-src does not govern). connect-src 'self' also allows ws:// and
+// no inline script or style (React sets style properties through the
+// CSSOM, which style-src does not govern; the app uses no component that
+// injects <style> elements). connect-src 'self' also allows ws:// and
 // wss:// to the same host (CSP Level 3, as Chromium, Firefox and Safari
 // implement it); the GUI tests check that the subscription is not blocked.
 const ContentSecurityPolicy = "default-src 'self'; " +
@@ -53,7 +57,7 @@ type handler struct {
 
 // Handler returns the GUI's http.Handler. It answers GET and HEAD:
 //   - "/": the page;
-//   - "/NAME": an embedded file (app.js, gql.js, app.css), cached for good
+//   - "/NAME": a built file (app.js, app.css), cached for good
 //     when asked for with the ?v= version the page uses, else revalidated;
 //   - anything else: 404.
 //
@@ -63,7 +67,7 @@ type handler struct {
 // API at the absolute path Endpoint. A failure here is a broken build,
 // hence the panics.
 func Handler() http.Handler {
-	assets, err := webasset.Load(staticFS, "static", pageTemplateName)
+	assets, err := webasset.Load(staticFS, distDir)
 	if err != nil {
 		panic("web: " + err.Error())
 	}
@@ -74,7 +78,7 @@ func Handler() http.Handler {
 		}
 		return name + "?v=" + a.Version()
 	}
-	tmpl := template.Must(template.ParseFS(staticFS, "static/"+pageTemplateName))
+	tmpl := template.Must(template.ParseFS(staticFS, pageTemplateName))
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, map[string]string{
 		"Endpoint": Endpoint,

@@ -27,6 +27,8 @@ const (
 	FieldStatus = "status"
 	// FieldVisible holds the string denoting the visible field in the database.
 	FieldVisible = "visible"
+	// FieldArchived holds the string denoting the archived field in the database.
+	FieldArchived = "archived"
 	// FieldCwd holds the string denoting the cwd field in the database.
 	FieldCwd = "cwd"
 	// FieldSettings holds the string denoting the settings field in the database.
@@ -116,6 +118,7 @@ var Columns = []string{
 	FieldTitle,
 	FieldStatus,
 	FieldVisible,
+	FieldArchived,
 	FieldCwd,
 	FieldSettings,
 	FieldRuntimeContext,
@@ -145,6 +148,8 @@ var (
 	DefaultTitle string
 	// DefaultVisible holds the default value on creation for the "visible" field.
 	DefaultVisible bool
+	// DefaultArchived holds the default value on creation for the "archived" field.
+	DefaultArchived bool
 	// DefaultCwd holds the default value on creation for the "cwd" field.
 	DefaultCwd string
 	// DefaultLastMessageVersion holds the default value on creation for the "last_message_version" field.
@@ -223,6 +228,11 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByVisible orders the results by the visible field.
 func ByVisible(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldVisible, opts...).ToFunc()
+}
+
+// ByArchived orders the results by the archived field.
+func ByArchived(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldArchived, opts...).ToFunc()
 }
 
 // ByCwd orders the results by the cwd field.

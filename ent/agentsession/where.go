@@ -90,6 +90,11 @@ func Visible(v bool) predicate.AgentSession {
 	return predicate.AgentSession(sql.FieldEQ(FieldVisible, v))
 }
 
+// Archived applies equality check predicate on the "archived" field. It's identical to ArchivedEQ.
+func Archived(v bool) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldEQ(FieldArchived, v))
+}
+
 // Cwd applies equality check predicate on the "cwd" field. It's identical to CwdEQ.
 func Cwd(v string) predicate.AgentSession {
 	return predicate.AgentSession(sql.FieldEQ(FieldCwd, v))
@@ -398,6 +403,16 @@ func VisibleEQ(v bool) predicate.AgentSession {
 // VisibleNEQ applies the NEQ predicate on the "visible" field.
 func VisibleNEQ(v bool) predicate.AgentSession {
 	return predicate.AgentSession(sql.FieldNEQ(FieldVisible, v))
+}
+
+// ArchivedEQ applies the EQ predicate on the "archived" field.
+func ArchivedEQ(v bool) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldEQ(FieldArchived, v))
+}
+
+// ArchivedNEQ applies the NEQ predicate on the "archived" field.
+func ArchivedNEQ(v bool) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldNEQ(FieldArchived, v))
 }
 
 // CwdEQ applies the EQ predicate on the "cwd" field.

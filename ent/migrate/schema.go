@@ -17,6 +17,7 @@ var (
 		{Name: "title", Type: field.TypeString, Default: ""},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"READY", "WORKING", "COMPLETED", "FAILED"}, Default: "READY"},
 		{Name: "visible", Type: field.TypeBool, Default: true},
+		{Name: "archived", Type: field.TypeBool, Default: false},
 		{Name: "cwd", Type: field.TypeString, Default: ""},
 		{Name: "settings_json", Type: field.TypeJSON},
 		{Name: "runtime_context_json", Type: field.TypeJSON, Nullable: true},
@@ -33,7 +34,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "workspace_agent_sessions_workspaces_sessions",
-				Columns:    []*schema.Column{WorkspaceAgentSessionsColumns[12]},
+				Columns:    []*schema.Column{WorkspaceAgentSessionsColumns[13]},
 				RefColumns: []*schema.Column{WorkspacesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -42,7 +43,7 @@ var (
 			{
 				Name:    "agentsession_workspace_id_title",
 				Unique:  false,
-				Columns: []*schema.Column{WorkspaceAgentSessionsColumns[12], WorkspaceAgentSessionsColumns[3]},
+				Columns: []*schema.Column{WorkspaceAgentSessionsColumns[13], WorkspaceAgentSessionsColumns[3]},
 			},
 			{
 				Name:    "agentsession_provider_session_id",

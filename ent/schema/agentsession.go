@@ -32,6 +32,9 @@ func (AgentSession) Fields() []ent.Field {
 		field.String("title").Default(""),
 		field.Enum("status").Values("READY", "WORKING", "COMPLETED", "FAILED").Default("READY"),
 		field.Bool("visible").Default(true),
+		// archived puts a session (and, through updateSession, its branch)
+		// out of the default listing; it is restorable, nothing is deleted.
+		field.Bool("archived").Default(false),
 		field.String("cwd").Default(""),
 		field.JSON("settings", agent.ComposerSettings{}).StorageKey("settings_json"),
 		field.JSON("runtime_context", map[string]any{}).StorageKey("runtime_context_json").Optional(),

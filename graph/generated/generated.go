@@ -18,6 +18,7 @@ import (
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/turn"
 	"tuttid/graph/model"
+	"tuttid/lineage"
 	"tuttid/session"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -40,6 +41,7 @@ type ResolverRoot interface {
 	AgentSession() AgentSessionResolver
 	ApprovalRequest() ApprovalRequestResolver
 	ComposerSettings() ComposerSettingsResolver
+	ForkPoint() ForkPointResolver
 	Message() MessageResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
@@ -72,10 +74,12 @@ type ComplexityRoot struct {
 	AgentSession struct {
 		Ancestors         func(childComplexity int) int
 		Approvals         func(childComplexity int) int
+		Archived          func(childComplexity int) int
 		Children          func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		Cwd               func(childComplexity int) int
 		DisplayTitle      func(childComplexity int) int
+		ForkPoints        func(childComplexity int) int
 		ForkTree          func(childComplexity int) int
 		ForkedFrom        func(childComplexity int) int
 		ID                func(childComplexity int) int
@@ -130,6 +134,11 @@ type ComplexityRoot struct {
 		ReasoningEffort  func(childComplexity int) int
 	}
 
+	ForkPoint struct {
+		Children func(childComplexity int) int
+		TurnID   func(childComplexity int) int
+	}
+
 	ForkSessionPayload struct {
 		Fork    func(childComplexity int) int
 		Session func(childComplexity int) int
@@ -174,6 +183,7 @@ type ComplexityRoot struct {
 		RespondToApproval func(childComplexity int, input model.RespondToApprovalInput) int
 		SendMessage       func(childComplexity int, input model.SendMessageInput) int
 		StartSession      func(childComplexity int, input model.StartSessionInput) int
+		UpdateSession     func(childComplexity int, input model.UpdateSessionInput) int
 	}
 
 	PageInfo struct {
@@ -184,10 +194,21 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		ForkTree   func(childComplexity int, workspaceID string, agentSessionID string) int
-		Session    func(childComplexity int, workspaceID string, id string) int
-		Workspace  func(childComplexity int, id string) int
-		Workspaces func(childComplexity int) int
+		CompareSessions func(childComplexity int, workspaceID string, a string, b string) int
+		ForkTree        func(childComplexity int, workspaceID string, agentSessionID string) int
+		Session         func(childComplexity int, workspaceID string, id string) int
+		Workspace       func(childComplexity int, id string) int
+		Workspaces      func(childComplexity int) int
+	}
+
+	SessionComparison struct {
+		A               func(childComplexity int) int
+		AOnly           func(childComplexity int) int
+		B               func(childComplexity int) int
+		BOnly           func(childComplexity int) int
+		CommonAncestor  func(childComplexity int) int
+		SharedTurnCount func(childComplexity int) int
+		SharedTurns     func(childComplexity int) int
 	}
 
 	SessionFork struct {
@@ -219,7 +240,7 @@ type ComplexityRoot struct {
 		ID        func(childComplexity int) int
 		Name      func(childComplexity int) int
 		RootPath  func(childComplexity int) int
-		Sessions  func(childComplexity int, first *int, after *string, last *int, before *string, includeHidden *bool) int
+		Sessions  func(childComplexity int, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) int
 	}
 }
 
@@ -247,6 +268,8 @@ type AgentSessionResolver interface {
 	Messages(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) (*model.MessageConnection, error)
 	PendingApprovals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
 	Approvals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
+
+	ForkPoints(ctx context.Context, obj *ent.AgentSession) ([]*lineage.ForkPoint, error)
 }
 type ApprovalRequestResolver interface {
 	ItemID(ctx context.Context, obj *ent.ApprovalRequest) (*string, error)
@@ -264,6 +287,9 @@ type ComposerSettingsResolver interface {
 	ReasoningEffort(ctx context.Context, obj *agent.ComposerSettings) (*string, error)
 	PermissionModeID(ctx context.Context, obj *agent.ComposerSettings) (*string, error)
 }
+type ForkPointResolver interface {
+	TurnID(ctx context.Context, obj *lineage.ForkPoint) (*string, error)
+}
 type MessageResolver interface {
 	Content(ctx context.Context, obj *ent.Message) (any, error)
 }
@@ -271,6 +297,7 @@ type MutationResolver interface {
 	CreateWorkspace(ctx context.Context, input model.CreateWorkspaceInput) (*ent.Workspace, error)
 	RespondToApproval(ctx context.Context, input model.RespondToApprovalInput) (*ent.ApprovalRequest, error)
 	ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error)
+	UpdateSession(ctx context.Context, input model.UpdateSessionInput) (*ent.AgentSession, error)
 	StartSession(ctx context.Context, input model.StartSessionInput) (*ent.AgentSession, error)
 	SendMessage(ctx context.Context, input model.SendMessageInput) (*ent.Turn, error)
 	InterruptTurn(ctx context.Context, input model.InterruptTurnInput) (*ent.Turn, error)
@@ -280,6 +307,7 @@ type QueryResolver interface {
 	Workspace(ctx context.Context, id string) (*ent.Workspace, error)
 	Workspaces(ctx context.Context) ([]*ent.Workspace, error)
 	ForkTree(ctx context.Context, workspaceID string, agentSessionID string) ([]*model.ForkTreeNode, error)
+	CompareSessions(ctx context.Context, workspaceID string, a string, b string) (*lineage.Comparison, error)
 	Session(ctx context.Context, workspaceID string, id string) (*ent.AgentSession, error)
 }
 type SessionForkResolver interface {
@@ -292,7 +320,7 @@ type TurnResolver interface {
 	Messages(ctx context.Context, obj *ent.Turn) ([]*ent.Message, error)
 }
 type WorkspaceResolver interface {
-	Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool) (*model.AgentSessionConnection, error)
+	Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) (*model.AgentSessionConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -404,6 +432,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.Approvals(childComplexity), true
+	case "AgentSession.archived":
+		if e.ComplexityRoot.AgentSession.Archived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.Archived(childComplexity), true
 	case "AgentSession.children":
 		if e.ComplexityRoot.AgentSession.Children == nil {
 			break
@@ -428,6 +462,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.DisplayTitle(childComplexity), true
+	case "AgentSession.forkPoints":
+		if e.ComplexityRoot.AgentSession.ForkPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.ForkPoints(childComplexity), true
 	case "AgentSession.forkTree":
 		if e.ComplexityRoot.AgentSession.ForkTree == nil {
 			break
@@ -678,6 +718,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ComposerSettings.ReasoningEffort(childComplexity), true
 
+	case "ForkPoint.children":
+		if e.ComplexityRoot.ForkPoint.Children == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkPoint.Children(childComplexity), true
+	case "ForkPoint.turnId":
+		if e.ComplexityRoot.ForkPoint.TurnID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkPoint.TurnID(childComplexity), true
+
 	case "ForkSessionPayload.fork":
 		if e.ComplexityRoot.ForkSessionPayload.Fork == nil {
 			break
@@ -886,6 +939,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StartSession(childComplexity, args["input"].(model.StartSessionInput)), true
+	case "Mutation.updateSession":
+		if e.ComplexityRoot.Mutation.UpdateSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSession(childComplexity, args["input"].(model.UpdateSessionInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -912,6 +976,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "Query.compareSessions":
+		if e.ComplexityRoot.Query.CompareSessions == nil {
+			break
+		}
+
+		args, err := ec.field_Query_compareSessions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CompareSessions(childComplexity, args["workspaceId"].(string), args["a"].(string), args["b"].(string)), true
 	case "Query.forkTree":
 		if e.ComplexityRoot.Query.ForkTree == nil {
 			break
@@ -952,6 +1027,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Workspaces(childComplexity), true
+
+	case "SessionComparison.a":
+		if e.ComplexityRoot.SessionComparison.A == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionComparison.A(childComplexity), true
+	case "SessionComparison.aOnly":
+		if e.ComplexityRoot.SessionComparison.AOnly == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionComparison.AOnly(childComplexity), true
+	case "SessionComparison.b":
+		if e.ComplexityRoot.SessionComparison.B == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionComparison.B(childComplexity), true
+	case "SessionComparison.bOnly":
+		if e.ComplexityRoot.SessionComparison.BOnly == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionComparison.BOnly(childComplexity), true
+	case "SessionComparison.commonAncestor":
+		if e.ComplexityRoot.SessionComparison.CommonAncestor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionComparison.CommonAncestor(childComplexity), true
+	case "SessionComparison.sharedTurnCount":
+		if e.ComplexityRoot.SessionComparison.SharedTurnCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionComparison.SharedTurnCount(childComplexity), true
+	case "SessionComparison.sharedTurns":
+		if e.ComplexityRoot.SessionComparison.SharedTurns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionComparison.SharedTurns(childComplexity), true
 
 	case "SessionFork.targetAgentSessionId":
 		if e.ComplexityRoot.SessionFork.ChildAgentSessionID == nil {
@@ -1085,7 +1203,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Workspace.Sessions(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["includeHidden"].(*bool)), true
+		return e.ComplexityRoot.Workspace.Sessions(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["includeHidden"].(*bool), args["archived"].(*bool)), true
 
 	}
 	return 0, false
@@ -1104,6 +1222,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RespondToApprovalInput", ec.unmarshalInputRespondToApprovalInput),
 			graphql.NewInputUnmarshaler("SendMessageInput", ec.unmarshalInputSendMessageInput),
 			graphql.NewInputUnmarshaler("StartSessionInput", ec.unmarshalInputStartSessionInput),
+			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
 		)
 	}
 	first := true
@@ -1371,6 +1490,74 @@ type ForkSessionPayload {
   deltaKind: String
 }
 `, BuiltIn: false},
+	{Name: "../lineage.graphqls", Input: `# Lineage tooling (api-contract.md "Lineage tooling"): compare two
+# sessions, rename, archive and restore, delete a whole subtree, and where
+# a session was forked from.
+
+extend type Query {
+  "Two sessions of a workspace side by side from where they part."
+  compareSessions(workspaceId: ID!, a: ID!, b: ID!): SessionComparison!
+}
+
+extend type Mutation {
+  """
+  Renames, archives or restores a session; fields left out are kept.
+  archived: true archives the session and every session forked from it
+  (its branch); false restores that branch and the session's ancestors.
+  Publishes SESSION_UPDATED for each session changed.
+  """
+  updateSession(input: UpdateSessionInput!): AgentSession!
+}
+
+type SessionComparison {
+  a: AgentSession!
+  b: AgentSession!
+  "The nearest session both are, or descend from; null across trees."
+  commonAncestor: AgentSession
+  """
+  Length of the common prefix of their turns (Codex keeps a forked turn's
+  id, so shared turns have the same id).
+  """
+  sharedTurnCount: Int!
+  "The shared prefix: a's turns, oldest first."
+  sharedTurns: [Turn!]!
+  "a's turns after the shared prefix, oldest first."
+  aOnly: [Turn!]!
+  "b's turns after the shared prefix, oldest first."
+  bOnly: [Turn!]!
+}
+
+input UpdateSessionInput {
+  workspaceId: ID!
+  agentSessionId: ID!
+  "Trimmed; empty clears it (displayTitle falls back). At most 500 bytes."
+  title: String
+  archived: Boolean
+}
+
+"Where a session was forked from."
+type ForkPoint {
+  "The turn forked from (through it, inclusive); null for whole-conversation forks."
+  turnId: ID
+  "The forks made there, oldest first."
+  children: [AgentSession!]!
+}
+
+extend type AgentSession {
+  "Archived sessions are left out of Workspace.sessions unless asked for."
+  archived: Boolean!
+  """
+  Where this session was forked from: turns in conversation order, then
+  whole-conversation forks (turnId null). Archived children included.
+  """
+  forkPoints: [ForkPoint!]!
+}
+
+extend input DeleteSessionInput {
+  "true: delete the session and all its descendants, in one operation."
+  subtree: Boolean
+}
+`, BuiltIn: false},
 	{Name: "../schema.graphqls", Input: `# tuttid: coding-agent sessions on the Codex app-server, and their forks.
 # The names here are the API contract (shared/api-contract.md).
 
@@ -1396,8 +1583,12 @@ type Workspace {
   name: String!
   rootPath: String!
   createdAt: Time!
-  "Sessions of the workspace, oldest first. Hidden sessions only with includeHidden."
-  sessions(first: Int, after: Cursor, last: Int, before: Cursor, includeHidden: Boolean = false): AgentSessionConnection!
+  """
+  Sessions of the workspace, oldest first. Hidden sessions only with
+  includeHidden. archived: false (the default) leaves archived sessions
+  out, true lists only them, null lists both.
+  """
+  sessions(first: Int, after: Cursor, last: Int, before: Cursor, includeHidden: Boolean = false, archived: Boolean = false): AgentSessionConnection!
 }
 
 input CreateWorkspaceInput {
@@ -1651,6 +1842,10 @@ func (ec *executionContext) childFields_AgentSession(ctx context.Context, field 
 		return ec.fieldContext_AgentSession_pendingApprovals(ctx, field)
 	case "approvals":
 		return ec.fieldContext_AgentSession_approvals(ctx, field)
+	case "archived":
+		return ec.fieldContext_AgentSession_archived(ctx, field)
+	case "forkPoints":
+		return ec.fieldContext_AgentSession_forkPoints(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AgentSession", field.Name)
 }
@@ -1725,6 +1920,16 @@ func (ec *executionContext) childFields_ComposerSettings(ctx context.Context, fi
 		return ec.fieldContext_ComposerSettings_computerUse(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ComposerSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_ForkPoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "turnId":
+		return ec.fieldContext_ForkPoint_turnId(ctx, field)
+	case "children":
+		return ec.fieldContext_ForkPoint_children(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ForkPoint", field.Name)
 }
 
 func (ec *executionContext) childFields_ForkSessionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1811,6 +2016,26 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_SessionComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "a":
+		return ec.fieldContext_SessionComparison_a(ctx, field)
+	case "b":
+		return ec.fieldContext_SessionComparison_b(ctx, field)
+	case "commonAncestor":
+		return ec.fieldContext_SessionComparison_commonAncestor(ctx, field)
+	case "sharedTurnCount":
+		return ec.fieldContext_SessionComparison_sharedTurnCount(ctx, field)
+	case "sharedTurns":
+		return ec.fieldContext_SessionComparison_sharedTurns(ctx, field)
+	case "aOnly":
+		return ec.fieldContext_SessionComparison_aOnly(ctx, field)
+	case "bOnly":
+		return ec.fieldContext_SessionComparison_bOnly(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionComparison", field.Name)
 }
 
 func (ec *executionContext) childFields_SessionFork(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2121,6 +2346,20 @@ func (ec *executionContext) field_Mutation_startSession_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateSessionInput, error) {
+			return ec.unmarshalNUpdateSessionInput2tuttidᚋgraphᚋmodelᚐUpdateSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2132,6 +2371,36 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_compareSessions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workspaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "a",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["a"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "b",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["b"] = arg2
 	return args, nil
 }
 
@@ -2266,6 +2535,14 @@ func (ec *executionContext) field_Workspace_sessions_args(ctx context.Context, r
 		return nil, err
 	}
 	args["includeHidden"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "archived",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["archived"] = arg5
 	return args, nil
 }
 
@@ -3295,6 +3572,61 @@ func (ec *executionContext) fieldContext_AgentSession_approvals(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _AgentSession_archived(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_archived(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Archived, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_archived(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSession", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AgentSession_forkPoints(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_forkPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSession().ForkPoints(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*lineage.ForkPoint) graphql.Marshaler {
+			return ec.marshalNForkPoint2ᚕᚖtuttidᚋlineageᚐForkPointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_forkPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ForkPoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AgentSessionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.AgentSessionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3872,6 +4204,61 @@ func (ec *executionContext) _ComposerSettings_computerUse(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_ComposerSettings_computerUse(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ComposerSettings", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ForkPoint_turnId(ctx context.Context, field graphql.CollectedField, obj *lineage.ForkPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkPoint_turnId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ForkPoint().TurnID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkPoint_turnId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkPoint", field, true, true, "ID")
+}
+
+func (ec *executionContext) _ForkPoint_children(ctx context.Context, field graphql.CollectedField, obj *lineage.ForkPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkPoint_children(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Children, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.AgentSession) graphql.Marshaler {
+			return ec.marshalNAgentSession2ᚕᚖtuttidᚋentᚐAgentSessionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ForkPoint_children(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ForkPoint",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSession(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ForkSessionPayload_session(ctx context.Context, field graphql.CollectedField, obj *model.ForkSessionPayload) (ret graphql.Marshaler) {
@@ -4543,6 +4930,50 @@ func (ec *executionContext) fieldContext_Mutation_forkSession(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSession(ctx, fc.Args["input"].(model.UpdateSessionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AgentSession) graphql.Marshaler {
+			return ec.marshalNAgentSession2ᚖtuttidᚋentᚐAgentSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_startSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4931,6 +5362,50 @@ func (ec *executionContext) fieldContext_Query_forkTree(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_compareSessions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_compareSessions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CompareSessions(ctx, fc.Args["workspaceId"].(string), fc.Args["a"].(string), fc.Args["b"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *lineage.Comparison) graphql.Marshaler {
+			return ec.marshalNSessionComparison2ᚖtuttidᚋlineageᚐComparison(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_compareSessions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SessionComparison(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_compareSessions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_session(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5046,6 +5521,221 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionComparison_a(ctx context.Context, field graphql.CollectedField, obj *lineage.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionComparison_a(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.A, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AgentSession) graphql.Marshaler {
+			return ec.marshalNAgentSession2ᚖtuttidᚋentᚐAgentSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionComparison_a(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionComparison_b(ctx context.Context, field graphql.CollectedField, obj *lineage.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionComparison_b(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.B, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AgentSession) graphql.Marshaler {
+			return ec.marshalNAgentSession2ᚖtuttidᚋentᚐAgentSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionComparison_b(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionComparison_commonAncestor(ctx context.Context, field graphql.CollectedField, obj *lineage.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionComparison_commonAncestor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommonAncestor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AgentSession) graphql.Marshaler {
+			return ec.marshalOAgentSession2ᚖtuttidᚋentᚐAgentSession(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionComparison_commonAncestor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionComparison_sharedTurnCount(ctx context.Context, field graphql.CollectedField, obj *lineage.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionComparison_sharedTurnCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SharedTurnCount(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionComparison_sharedTurnCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionComparison", field, true, false, "Int")
+}
+
+func (ec *executionContext) _SessionComparison_sharedTurns(ctx context.Context, field graphql.CollectedField, obj *lineage.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionComparison_sharedTurns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SharedTurns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Turn) graphql.Marshaler {
+			return ec.marshalNTurn2ᚕᚖtuttidᚋentᚐTurnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionComparison_sharedTurns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionComparison_aOnly(ctx context.Context, field graphql.CollectedField, obj *lineage.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionComparison_aOnly(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AOnly, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Turn) graphql.Marshaler {
+			return ec.marshalNTurn2ᚕᚖtuttidᚋentᚐTurnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionComparison_aOnly(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionComparison_bOnly(ctx context.Context, field graphql.CollectedField, obj *lineage.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionComparison_bOnly(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BOnly, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Turn) graphql.Marshaler {
+			return ec.marshalNTurn2ᚕᚖtuttidᚋentᚐTurnᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionComparison_bOnly(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
 		},
 	}
 	return fc, nil
@@ -5528,7 +6218,7 @@ func (ec *executionContext) _Workspace_sessions(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Workspace().Sessions(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["includeHidden"].(*bool))
+			return ec.Resolvers.Workspace().Sessions(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["includeHidden"].(*bool), fc.Args["archived"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AgentSessionConnection) graphql.Marshaler {
@@ -6772,7 +7462,7 @@ func (ec *executionContext) unmarshalInputDeleteSessionInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "agentSessionId"}
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "subtree"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -6793,6 +7483,13 @@ func (ec *executionContext) unmarshalInputDeleteSessionInput(ctx context.Context
 				return it, err
 			}
 			it.AgentSessionID = data
+		case "subtree":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subtree"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subtree = data
 		}
 	}
 	return it, nil
@@ -7153,6 +7850,69 @@ func UnmarshalStartSessionInput(ctx context.Context, raw any) (model.StartSessio
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUpdateSessionInput(ctx context.Context, obj any) (model.UpdateSessionInput, error) {
+	var it model.UpdateSessionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "title", "archived"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "agentSessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentSessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentSessionID = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "archived":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("archived"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Archived = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateSessionInput unmarshals raw into the UpdateSessionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateSessionInput(ctx context.Context, raw any) (model.UpdateSessionInput, error) {
+	var out model.UpdateSessionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateSessionInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -7388,6 +8148,17 @@ func (ec *executionContext) _AgentSession(ctx context.Context, sel ast.Selection
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AgentSession_approvals(ctx, field, obj)
+				})
+		case "archived":
+			out.Values[i] = ec._AgentSession_archived(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "forkPoints":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_forkPoints(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -7628,6 +8399,45 @@ func (ec *executionContext) _ComposerSettings(ctx context.Context, sel ast.Selec
 			}
 		case "computerUse":
 			out.Values[i] = ec._ComposerSettings_computerUse(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var forkPointImplementors = []string{"ForkPoint"}
+
+func (ec *executionContext) _ForkPoint(ctx context.Context, sel ast.SelectionSet, obj *lineage.ForkPoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, forkPointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ForkPoint")
+		case "turnId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ForkPoint_turnId(ctx, field, obj)
+				})
+		case "children":
+			out.Values[i] = ec._ForkPoint_children(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -7934,6 +8744,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "updateSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "startSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_startSession(ctx, field)
@@ -8064,6 +8881,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_forkTree(ctx, field)
 				})
+		case "compareSessions":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_compareSessions(ctx, field)
+				})
 		case "session":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, false,
@@ -8083,6 +8906,69 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var sessionComparisonImplementors = []string{"SessionComparison"}
+
+func (ec *executionContext) _SessionComparison(ctx context.Context, sel ast.SelectionSet, obj *lineage.Comparison) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionComparisonImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SessionComparison")
+		case "a":
+			out.Values[i] = ec._SessionComparison_a(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "b":
+			out.Values[i] = ec._SessionComparison_b(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "commonAncestor":
+			out.Values[i] = ec._SessionComparison_commonAncestor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sharedTurnCount":
+			out.Values[i] = ec._SessionComparison_sharedTurnCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sharedTurns":
+			out.Values[i] = ec._SessionComparison_sharedTurns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aOnly":
+			out.Values[i] = ec._SessionComparison_aOnly(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bOnly":
+			out.Values[i] = ec._SessionComparison_bOnly(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -8945,6 +9831,30 @@ func (ec *executionContext) unmarshalNDeleteSessionInput2tuttidᚋgraphᚋmodel�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNForkPoint2ᚕᚖtuttidᚋlineageᚐForkPointᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.ForkPoint) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNForkPoint2ᚖtuttidᚋlineageᚐForkPoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNForkPoint2ᚖtuttidᚋlineageᚐForkPoint(ctx context.Context, sel ast.SelectionSet, v *lineage.ForkPoint) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ForkPoint!")
+		return graphql.Null
+	}
+	return ec._ForkPoint(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNForkSessionInput2tuttidᚋgraphᚋmodelᚐForkSessionInput(ctx context.Context, v any) (model.ForkSessionInput, error) {
 	res, err := ec.unmarshalInputForkSessionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9135,6 +10045,14 @@ func (ec *executionContext) unmarshalNSendMessageInput2tuttidᚋgraphᚋmodelᚐ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNSessionComparison2ᚖtuttidᚋlineageᚐComparison(ctx context.Context, sel ast.SelectionSet, v *lineage.Comparison) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SessionComparison!")
+		return graphql.Null
+	}
+	return ec._SessionComparison(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSessionFork2ᚖtuttidᚋentᚐSessionFork(ctx context.Context, sel ast.SelectionSet, v *ent.SessionFork) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SessionFork!")
@@ -9229,6 +10147,11 @@ var (
 		turn.StatusFAILED:      "FAILED",
 	}
 )
+
+func (ec *executionContext) unmarshalNUpdateSessionInput2tuttidᚋgraphᚋmodelᚐUpdateSessionInput(ctx context.Context, v any) (model.UpdateSessionInput, error) {
+	res, err := ec.unmarshalInputUpdateSessionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
 
 func (ec *executionContext) marshalNWorkspace2ᚕᚖtuttidᚋentᚐWorkspaceᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Workspace) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {

@@ -30,6 +30,8 @@ type CreateWorkspaceInput struct {
 type DeleteSessionInput struct {
 	WorkspaceID    string `json:"workspaceId"`
 	AgentSessionID string `json:"agentSessionId"`
+	// true: delete the session and all its descendants, in one operation.
+	Subtree *bool `json:"subtree,omitempty"`
 }
 
 type ForkSessionInput struct {
@@ -112,6 +114,14 @@ type StartSessionInput struct {
 }
 
 type Subscription struct {
+}
+
+type UpdateSessionInput struct {
+	WorkspaceID    string `json:"workspaceId"`
+	AgentSessionID string `json:"agentSessionId"`
+	// Trimmed; empty clears it (displayTitle falls back). At most 500 bytes.
+	Title    *string `json:"title,omitempty"`
+	Archived *bool   `json:"archived,omitempty"`
 }
 
 type ApprovalDecision string

@@ -1,0 +1,205 @@
+// The conversation of one session: its turns, oldest first, each with its
+// messages, its "Fork from here" button and the forks made from it; in a
+// child, the inherited turns are set apart by a divider naming the parent.
+import { Button, Link, Text } from "@radix-ui/themes";
+import { Fragment, useEffect, useLayoutEffect, useRef, type ReactNode } from "react";
+import { ApprovalPrompt, type Approval } from "./Approvals";
+import { ForkIcon } from "./Icons";
+import { MessageView } from "./MessageView";
+import { StatusBadge } from "./Status";
+import type { Detail, Msg, TurnInfo } from "./types";
+
+export interface ForkMark {
+  id: string;
+  displayTitle: string;
+  status: string;
+  archived: boolean;
+}
+
+interface Props {
+  wsId: string;
+  detail: Detail;
+  turns: TurnInfo[];
+  messages: Msg[];
+  streams: Map<string, string>;
+  hasEarlier: boolean;
+  loadingEarlier: boolean;
+  onLoadEarlier: () => void;
+  inherited: Set<string>;
+  marks: Map<string, ForkMark[]>;
+  busy: boolean;
+  onForkFrom: (turnId: string) => void;
+  onOpen: (id: string) => void;
+  approvals: Approval[];
+  onDecide: (approvalId: string, decision: string) => void;
+  extra?: ReactNode;
+}
+
+export function Conversation(p: Props) {
+  const listRef = useRef<HTMLOListElement>(null);
+  const topRef = useRef<HTMLLIElement>(null);
+  const atBottom = useRef(true);
+  const prevHeight = useRef(0);
+  const prevFirst = useRef<string | undefined>(undefined);
+
+  const byTurn = new Map<string, Msg[]>();
+  for (const m of p.messages) {
+    const list = byTurn.get(m.turnId) ?? [];
+    list.push(m);
+    byTurn.set(m.turnId, list);
+  }
+  // While earlier messages are not loaded, show the turns from the first
+  // one that has a loaded message on.
+  let first = 0;
+  if (p.hasEarlier) {
+    const i = p.turns.findIndex((t) => byTurn.has(t.id));
+    first = i < 0 ? p.turns.length : i;
+  }
+  const shown = p.turns.slice(first);
+  const lastInherited = shown.reduce((acc, t, i) => (p.inherited.has(t.id) ? i : acc), -1);
+  const parentTitle = p.detail.parent?.displayTitle ?? "the parent";
+
+  // Keep the view at the bottom while new text arrives, and in place when
+  // earlier messages are put above.
+  useLayoutEffect(() => {
+    const el = listRef.current;
+    if (!el) return;
+    const firstId = p.messages[0]?.id;
+    if (prevFirst.current && firstId !== prevFirst.current && !atBottom.current) {
+      el.scrollTop += el.scrollHeight - prevHeight.current;
+    } else if (atBottom.current) {
+      el.scrollTop = el.scrollHeight;
+    }
+    prevHeight.current = el.scrollHeight;
+    prevFirst.current = firstId;
+  });
+
+  useEffect(() => {
+    const top = topRef.current;
+    if (!top || !p.hasEarlier) return;
+    const io = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) p.onLoadEarlier();
+    });
+    io.observe(top);
+    return () => io.disconnect();
+  }, [p.hasEarlier, p.onLoadEarlier]);
+
+  return (
+    <ol
+      ref={listRef}
+      className="conversation"
+      data-testid="conversation"
+      aria-label="Conversation"
+      onScroll={(e) => {
+        const el = e.currentTarget;
+        atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 60;
+      }}
+    >
+      {p.hasEarlier && (
+        <li ref={topRef} className="earlier">
+          <Button variant="ghost" size="1" onClick={p.onLoadEarlier} disabled={p.loadingEarlier} data-testid="load-earlier">
+            {p.loadingEarlier ? "Loading earlier messages…" : "Load earlier messages"}
+          </Button>
+        </li>
+      )}
+      {shown.length === 0 && (
+        <li className="empty muted">
+          <Text size="2">No messages yet. Say what the agent should do.</Text>
+        </li>
+      )}
+      {shown.map((t, i) => {
+        const msgs = byTurn.get(t.id) ?? [];
+        const marks = p.marks.get(t.id) ?? [];
+        const inherited = p.inherited.has(t.id);
+        return (
+          <Fragment key={t.id}>
+            <li className={inherited ? "turn inherited" : "turn"} data-testid="turn" data-turn-id={t.id} data-status={t.status} data-inherited={inherited ? "true" : undefined}>
+              <div className="turn-head">
+                <StatusBadge status={t.status} />
+                {inherited && (
+                  <Text size="1" className="muted">
+                    from {parentTitle}
+                  </Text>
+                )}
+                <span className="spacer" />
+                <Button
+                  size="1"
+                  variant="soft"
+                  data-testid="fork-from-here"
+                  data-turn-id={t.id}
+                  disabled={t.status !== "COMPLETED" || p.busy}
+                  title={t.status === "COMPLETED" ? "Fork a new session with the conversation up to this turn" : "Only a completed turn can be forked from"}
+                  onClick={() => p.onForkFrom(t.id)}
+                >
+                  Fork from here
+                </Button>
+              </div>
+              {msgs.map((m) => (
+                <MessageView key={m.id} m={m} streams={p.streams} />
+              ))}
+              {p.approvals
+                .filter((a) => a.turnId === t.id)
+                .map((a) => (
+                  <ApprovalPrompt key={a.id} a={a} busy={p.busy} onDecide={p.onDecide} />
+                ))}
+              {t.error && (
+                <div className="turn-error" role="note">
+                  {t.error}
+                </div>
+              )}
+              {marks.length > 0 && (
+                <div className="fork-marker" data-testid="fork-marker">
+                  <ForkIcon />
+                  <Text size="1">Forked here into </Text>
+                  {marks.map((c, j) => (
+                    <Fragment key={c.id}>
+                      {j > 0 && ", "}
+                      <Link
+                        size="1"
+                        href={`#w=${encodeURIComponent(p.wsId)}&s=${encodeURIComponent(c.id)}`}
+                        data-testid="fork-child-link"
+                        data-session-id={c.id}
+                        onClick={(e) => {
+                          e.preventDefault();
+                          p.onOpen(c.id);
+                        }}
+                      >
+                        {c.displayTitle}
+                        {c.archived ? " (archived)" : ""}
+                      </Link>
+                    </Fragment>
+                  ))}
+                </div>
+              )}
+            </li>
+            {i === lastInherited && (
+              <li className="fork-divider" data-testid="fork-divider" role="separator" aria-label={`Forked from ${parentTitle}`}>
+                <span>
+                  Forked from{" "}
+                  <Link
+                    href={`#w=${encodeURIComponent(p.wsId)}&s=${encodeURIComponent(p.detail.parent?.id ?? "")}`}
+                    onClick={(e) => {
+                      e.preventDefault();
+                      if (p.detail.parent) p.onOpen(p.detail.parent.id);
+                    }}
+                  >
+                    {parentTitle}
+                  </Link>{" "}
+                  — above: its turns; below: this fork's own
+                </span>
+              </li>
+            )}
+          </Fragment>
+        );
+      })}
+      {p.approvals
+        .filter((a) => !p.turns.some((t) => t.id === a.turnId))
+        .map((a) => (
+          <li key={a.id}>
+            <ApprovalPrompt a={a} busy={p.busy} onDecide={p.onDecide} />
+          </li>
+        ))}
+      {p.extra}
+    </ol>
+  );
+}

@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { countDescendants, forkMarks, inheritedTurns, sameTree } from "./lineage";
+import { buildForest } from "./Tree";
+import type { Detail, Summary } from "./types";
+
+const s = (id: string, parent?: string): Summary => ({
+  id,
+  workspaceId: "w",
+  title: id,
+  displayTitle: id,
+  status: "READY",
+  archived: false,
+  createdAt: "",
+  updatedAt: "",
+  parent: parent ? { id: parent } : null,
+  forkedFrom: parent ? { lastTurnId: null, forkedAtUnixMs: 0 } : null,
+});
+
+// root ─┬─ a ── a1
+//       └─ b
+// other
+const sessions = [s("root"), s("a", "root"), s("b", "root"), s("a1", "a"), s("other")];
+
+describe("buildForest", () => {
+  it("nests forks under parents with levels from 1", () => {
+    const forest = buildForest(sessions);
+    const flat = (ns: ReturnType<typeof buildForest>): string[] => ns.flatMap((n) => [`${n.s.id}@${n.level}`, ...flat(n.children)]);
+    expect(flat(forest)).toEqual(["root@1", "a@2", "a1@3", "b@2", "other@1"]);
+  });
+  it("makes a session whose parent is not listed (archived) a root", () => {
+    expect(buildForest([s("a1", "a")]).map((n) => n.level)).toEqual([1]);
+  });
+});
+
+describe("sameTree and countDescendants", () => {
+  const cases: [string, string[], number][] = [
+    ["root", ["a", "b", "a1"], 3],
+    ["a1", ["root", "a", "b"], 0],
+    ["a", ["root", "b", "a1"], 1],
+    ["other", [], 0],
+  ];
+  for (const [id, tree, n] of cases) {
+    it(id, () => {
+      expect(sameTree(sessions, id).map((x) => x.id)).toEqual(tree);
+      expect(countDescendants(sessions, id)).toBe(n);
+    });
+  }
+});
+
+const turn = (id: string, startedAt: string) => ({ id, status: "COMPLETED" as const, error: null, startedAt, completedAt: startedAt });
+
+describe("inheritedTurns", () => {
+  it("is the child's turns its parent has too", () => {
+    const d = {
+      parent: { id: "p", displayTitle: "p", turns: [{ id: "t1" }, { id: "t2" }, { id: "t3" }] },
+      forkedFrom: { lastTurnId: "t2", forkedAtUnixMs: 0 },
+      turns: [turn("t1", "2026-01-01T00:00:00Z"), turn("t2", "2026-01-01T00:00:01Z"), turn("c1", "2026-01-01T00:00:02Z")],
+    } as unknown as Detail;
+    expect([...inheritedTurns(d)]).toEqual(["t1", "t2"]);
+  });
+  it("is empty for a root", () => {
+    expect(inheritedTurns({ parent: null, forkedFrom: null, turns: [turn("t1", "")] } as unknown as Detail).size).toBe(0);
+  });
+});
+
+describe("forkMarks", () => {
+  it("marks the turn forked from, and a whole fork on the last turn started before it", () => {
+    const at = Date.parse("2026-01-01T00:00:05Z");
+    const d = {
+      turns: [turn("t1", "2026-01-01T00:00:00Z"), turn("t2", "2026-01-01T00:00:01Z"), turn("t3", "2026-01-01T00:00:09Z")],
+      forkPoints: [
+        { turnId: "t1", children: [{ id: "c1", displayTitle: "c1", status: "READY", archived: false, forkedFrom: { forkedAtUnixMs: 0 } }] },
+        { turnId: null, children: [{ id: "c2", displayTitle: "c2", status: "READY", archived: true, forkedFrom: { forkedAtUnixMs: at } }] },
+      ],
+    } as unknown as Detail;
+    const marks = forkMarks(d);
+    expect(marks.get("t1")?.map((m) => m.id)).toEqual(["c1"]);
+    expect(marks.get("t2")?.map((m) => m.id)).toEqual(["c2"]);
+    expect(marks.has("t3")).toBe(false);
+  });
+});
