@@ -36,9 +36,39 @@ type crashRig struct {
 func newCrashRig(t *testing.T) *crashRig {
 	bin := codextest.Binary(t)
 	model := codextest.StartModelServer(t)
-	dir := t.TempDir()
-	return &crashRig{t: t, bin: bin, model: model, home: codextest.NewCodexHome(t, model.URL()),
-		db: filepath.Join(dir, "tuttid.db"), root: t.TempDir(), start: time.Now()}
+	home := lingeringTempDir(t)
+	if err := codextest.WriteCodexHome(home, model.URL()); err != nil {
+		t.Fatal(err)
+	}
+	return &crashRig{t: t, bin: bin, model: model, home: home,
+		db: filepath.Join(lingeringTempDir(t), "tuttid.db"), root: lingeringTempDir(t), start: time.Now()}
+}
+
+// lingeringTempDir is a t.TempDir whose removal waits for writers: the
+// Codex child of a tuttid killed with SIGKILL outlives it (its own process
+// group) until it reads EOF, and may still be writing there when the test
+// ends, which fails t.TempDir's cleanup.
+func lingeringTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tuttid-crash-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			err := os.RemoveAll(dir)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("remove %s: %v", dir, err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
 }
 
 func (r *crashRig) tuttid(extra ...string) *proc {
