@@ -206,13 +206,26 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 		return "", apperr.Storage(err, "read the session's turns")
 	}
 	for _, t := range running {
-		if err := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: t.TurnID}); err != nil {
-			s.log.WarnContext(ctx, "delete: could not interrupt a running turn", "session", a.ID, "turn", t.TurnID, "err", err)
-		}
+		s.interruptBeforeDelete(ctx, a, t.TurnID)
 	}
 	if err := s.store.Client.AgentSession.DeleteOneID(a.ID).Exec(ctx); err != nil {
 		return "", apperr.Storage(err, "delete the session")
 	}
+	s.deleted(ctx, a)
+	return a.ID, nil
+}
+
+// interruptBeforeDelete stops a running turn of a session about to be
+// deleted; a failure is only logged, since the delete goes on.
+func (s *Service) interruptBeforeDelete(ctx context.Context, a *ent.AgentSession, turnID string) {
+	if err := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: turnID}); err != nil {
+		s.log.WarnContext(ctx, "delete: could not interrupt a running turn", "session", a.ID, "turn", turnID, "err", err)
+	}
+}
+
+// deleted follows a session's committed delete: its provider thread is
+// archived and SESSION_DELETED published.
+func (s *Service) deleted(ctx context.Context, a *ent.AgentSession) {
 	if a.ProviderSessionID != "" {
 		if err := s.rt.Archive(ctx, a.Provider, a.ProviderSessionID); err != nil {
 			// The session is gone for the user; the thread is only clutter.
@@ -221,5 +234,4 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 		}
 	}
 	s.publish(ctx, activity.Event{Kind: activity.SessionDeleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a})
-	return a.ID, nil
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"tuttid/activity"
-	"tuttid/agent"
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
@@ -135,12 +134,8 @@ func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID stri
 		return "", apperr.Storage(err, "read the running turns")
 	}
 	for _, t := range running {
-		if t.Edges.Session == nil {
-			continue
-		}
-		in := agent.InterruptInput{Provider: t.Edges.Session.Provider, ProviderSessionID: t.Edges.Session.ProviderSessionID, TurnID: t.TurnID}
-		if err := s.rt.Interrupt(ctx, in); err != nil {
-			s.log.WarnContext(ctx, "delete: could not interrupt a running turn", "agent_session_id", t.AgentSessionID, "turn_id", t.TurnID, "err", err)
+		if t.Edges.Session != nil {
+			s.interruptBeforeDelete(ctx, t.Edges.Session, t.TurnID)
 		}
 	}
 
@@ -158,15 +153,7 @@ func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID stri
 	}
 	slices.Reverse(nodes)
 	for _, n := range nodes {
-		d := n.Session
-		if d.ProviderSessionID != "" {
-			if err := s.rt.Archive(ctx, d.Provider, d.ProviderSessionID); err != nil {
-				// The session is gone for the user; the thread is only clutter.
-				s.log.WarnContext(ctx, "delete: provider thread not archived", "agent_session_id", d.ID,
-					"provider_session_id", d.ProviderSessionID, "err", err)
-			}
-		}
-		s.publish(ctx, activity.Event{Kind: activity.SessionDeleted, WorkspaceID: d.WorkspaceID, AgentSessionID: d.ID, Session: d})
+		s.deleted(ctx, n.Session)
 	}
 	return a.ID, nil
 }
