@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -19,7 +18,6 @@ import (
 
 	"tuttid/apperr"
 	"tuttid/server"
-	"tuttid/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -40,13 +38,9 @@ func run(args []string) error {
 		return runOrphans(args[1:], os.Stdout)
 	}
 	fs := flag.NewFlagSet("tuttid", flag.ContinueOnError)
-	defaultDB, err := store.DefaultPath()
-	if err != nil {
-		defaultDB = "tuttid.db"
-	}
 	addr := fs.String("addr", env("TUTTID_ADDR", "127.0.0.1:8080"), "address to listen on (TUTTID_ADDR)")
-	db := fs.String("db", env("TUTTID_DB", defaultDB), "SQLite database file (TUTTID_DB)")
-	codexBin := fs.String("codex-bin", env("CODEX_BIN", "codex"), "codex executable (CODEX_BIN)")
+	db := dbFlag(fs)
+	codexBin := codexBinFlag(fs)
 	origins := fs.String("allowed-origins", env("TUTTID_ALLOWED_ORIGINS", strings.Join(server.DefaultAllowedOrigins(), ",")),
 		"comma-separated host[:port] globs of more origins whose pages may change state and open a WebSocket (TUTTID_ALLOWED_ORIGINS)")
 	hosts := fs.String("allowed-hosts", env("TUTTID_ALLOWED_HOSTS", ""),
@@ -55,18 +49,17 @@ func run(args []string) error {
 		"the API token (TUTTID_TOKEN); default: generated and kept in the file token beside the database")
 	noAuth := fs.Bool("no-auth", envBool("TUTTID_NO_AUTH"), "no token check; only when listening on loopback (TUTTID_NO_AUTH=1)")
 	maxBody := fs.Int64("max-body", envInt("TUTTID_MAX_BODY", server.DefaultMaxBody), "largest request body in bytes (TUTTID_MAX_BODY)")
-	logLevel := fs.String("log-level", env("TUTTID_LOG_LEVEL", "info"), "debug, info, warn or error (TUTTID_LOG_LEVEL)")
+	logLevel := logLevelFlag(fs, "info")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	log, err := newLogger(*logLevel)
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
 	if *maxBody <= 0 {
 		return fmt.Errorf("--max-body must be positive")
@@ -145,11 +138,7 @@ func splitList(s string) []string {
 func runTree(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tuttid tree", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	defaultDB, err := store.DefaultPath()
-	if err != nil {
-		defaultDB = "tuttid.db"
-	}
-	db := fs.String("db", env("TUTTID_DB", defaultDB), "SQLite database file (TUTTID_DB)")
+	db := dbFlag(fs)
 	ws := fs.String("workspace", "", "workspace id (required)")
 	sessionID := fs.String("session", "", "only the tree this session belongs to, from its root")
 	format := fs.String("format", "text", "text, json or dot")
@@ -170,7 +159,7 @@ func runTree(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = server.PrintTree(ctx, server.TreeConfig{
+	err := server.PrintTree(ctx, server.TreeConfig{
 		DBPath: *db, WorkspaceID: *ws, SessionID: *sessionID, Format: *format, Archived: *archived,
 	}, stdout)
 	if err == nil {
