@@ -183,3 +183,81 @@ func BenchmarkLineage10k(b *testing.B) {
 		})
 	}
 }
+
+// TestConstantQueries10k: on the tree of 10,000 sessions,
+// Ancestors of the chain's deepest session and Tree from its root, its
+// deepest session and a session of the fan each cost one SQL statement,
+// as on a tree of three, and return every session.
+func TestConstantQueries10k(t *testing.T) {
+	e := newEnv(t)
+	e.workspace(t, "w")
+	ctx := context.Background()
+	small := chain(t, e, "small", 2)
+	e.count.n.Store(0)
+	if anc, err := lineage.Ancestors(ctx, e.c, "w", small[2]); err != nil || len(anc) != 2 {
+		t.Fatalf("Ancestors on three sessions: %v, %v", ids(anc), err)
+	}
+	if nodes, err := lineage.Tree(ctx, e.c, "w", small[1]); err != nil || len(nodes) != 3 {
+		t.Fatalf("Tree on three sessions: %d nodes, %v", len(nodes), err)
+	}
+	if n := e.count.n.Swap(0); n != 2 {
+		t.Fatalf("Ancestors and Tree on three sessions took %d statements, want 1 each", n)
+	}
+
+	root, deepest, fanned := chainAndFan(t, e)
+	anc, err := lineage.Ancestors(ctx, e.c, "w", deepest)
+	if n := e.count.n.Swap(0); err != nil || n != 1 {
+		t.Fatalf("Ancestors on 10,000 sessions: %d statements, %v; want 1", n, err)
+	}
+	if len(anc) != chainDepth || anc[0].ID != root || anc[len(anc)-1].ID == deepest {
+		t.Fatalf("Ancestors(%s) has %d sessions from %s", deepest, len(anc), anc[0].ID)
+	}
+	for _, from := range []string{root, deepest, fanned} {
+		nodes, err := lineage.Tree(ctx, e.c, "w", from)
+		if n := e.count.n.Swap(0); err != nil || n != 1 {
+			t.Fatalf("Tree(%s) on 10,000 sessions: %d statements, %v; want 1", from, n, err)
+		}
+		if len(nodes) != treeSize || nodes[0].Session.ID != root {
+			t.Fatalf("Tree(%s): %d nodes from %s, want %d from %s", from, len(nodes), nodes[0].Session.ID, treeSize, root)
+		}
+		depth := map[string]int{}
+		for _, n := range nodes {
+			depth[n.Session.ID] = n.Depth
+		}
+		if depth[deepest] != chainDepth || depth[fanned] != 1 {
+			t.Fatalf("Tree(%s): depth of %s = %d, of %s = %d", from, deepest, depth[deepest], fanned, depth[fanned])
+		}
+	}
+}
+
+// TestTreeForkRows: the lineage row Tree reads beside each session (in
+// the same query) is the stored row, field for field, even when the
+// client-chosen request id holds the separator the query joins them with.
+func TestTreeForkRows(t *testing.T) {
+	e := newEnv(t)
+	e.workspace(t, "w")
+	e.sessions(t, "w", "p", "c")
+	err := e.st.Client.SessionFork.Create().SetWorkspaceID("w").
+		SetParentAgentSessionID("p").SetChildAgentSessionID("c").
+		SetParentProviderSessionID("thread-p").SetChildProviderSessionID("thread-c").
+		SetProvider("codex").SetForkTurnID("turn-7").SetForkRequestID("req\x1fwith\x1fseparators").
+		SetForkRequestFingerprint("fp-1").SetForkedAtUnixMs(1234567890123).Exec(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := e.st.Client.SessionFork.Query().Only(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := lineage.Tree(context.Background(), e.c, "w", "c")
+	if err != nil || len(nodes) != 2 {
+		t.Fatalf("Tree: %d nodes, %v", len(nodes), err)
+	}
+	if nodes[0].Fork != nil {
+		t.Fatalf("the root has a lineage row: %+v", nodes[0].Fork)
+	}
+	got := nodes[1].Fork
+	if got == nil || got.String() != want.String() {
+		t.Fatalf("lineage row read by Tree:\n%v\nstored:\n%v", got, want)
+	}
+}
