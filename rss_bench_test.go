@@ -77,6 +77,8 @@ func BenchmarkServerRSS(b *testing.B) {
 		b.ReportMetric(float64(peak[0])/1024/float64(b.N), "small-MiB")
 		b.ReportMetric(float64(peak[1])/1024/float64(b.N), "large-MiB")
 		b.ReportMetric(float64(peak[1])/float64(peak[0]), "ratio")
+		b.ReportMetric(float64(started[0].Milliseconds())/float64(b.N), "small-start-ms")
+		b.ReportMetric(float64(started[1].Milliseconds())/float64(b.N), "large-start-ms")
 		b.ReportMetric(float64(started[1])/float64(started[0]), "start-ratio")
 	})
 }
@@ -103,7 +105,9 @@ func rssWorkload(b *testing.B, p *proc) {
 	}
 	var list struct {
 		Workspace struct {
-			Sessions struct{ Edges []struct{ Node struct{ ID string } } }
+			Sessions struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
 		}
 	}
 	p.must(`query($ws: ID!) { workspace(id: $ws) { sessions(first: 50) { edges { node {
@@ -139,7 +143,9 @@ func rssWorkload(b *testing.B, p *proc) {
 			b.Fatalf("a message page has %d messages, want 50", len(pg.Session.Messages.Edges))
 		}
 	}
-	var turns struct{ Session struct{ Turns []struct{ ID string } } }
+	var turns struct {
+		Session struct{ Turns []struct{ ID string } }
+	}
 	p.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { turns { id status startedAt } } }`, vars(), &turns)
 	if len(turns.Session.Turns) != rssPerSession/rssMessagesInTurn {
 		b.Fatalf("%d turns, want %d", len(turns.Session.Turns), rssPerSession/rssMessagesInTurn)

@@ -42,5 +42,9 @@ func (Turn) Edges() []ent.Edge {
 func (Turn) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("agent_session_id", "turn_id").Unique(),
+		// Only the turns a run left in progress, for the settling at start
+		// (session.runningTurns spells the same literal).
+		index.Fields("status").StorageKey("turn_in_progress").
+			Annotations(entsql.IndexWhere("status = 'IN_PROGRESS'")),
 	}
 }
