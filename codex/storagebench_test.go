@@ -125,6 +125,17 @@ func BenchmarkForkStorage(b *testing.B) {
 		contentBytes += sums.content
 	}
 	b.StopTimer()
+	// Where the bytes go: the messages table and its indexes (dbstat),
+	// per message stored.
+	var all, table, indexes int64
+	if err := st.DB.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM workspace_agent_messages),
+		(SELECT SUM(pgsize) FROM dbstat WHERE name = 'workspace_agent_messages'),
+		(SELECT SUM(pgsize) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master
+			WHERE type = 'index' AND tbl_name = 'workspace_agent_messages'))`).Scan(&all, &table, &indexes); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(table)/float64(all), "table-B/msg")
+	b.ReportMetric(float64(indexes)/float64(all), "indexes-B/msg")
 	b.ReportMetric(float64(messages)/float64(b.N), "msgs/fork")
 	b.ReportMetric(float64(tuttidBytes)/float64(messages), "tuttid-B/msg")
 	b.ReportMetric(float64(codexBytes)/float64(messages), "codex-B/msg")
