@@ -44,7 +44,9 @@ const turnPageQuery = `query($first: Int, $after: Cursor, $last: Int, $before: C
 
 func (e *env) turnPage(vars map[string]any) turnConn {
 	e.t.Helper()
-	var out struct{ Session struct{ TurnConnection turnConn } }
+	var out struct {
+		Session struct{ TurnConnection turnConn }
+	}
 	var opts []client.Option
 	for k, v := range vars {
 		opts = append(opts, client.Var(k, v))
@@ -123,7 +125,11 @@ func TestTurnConnection(t *testing.T) {
 	}
 
 	msgCursor := ""
-	var msgs struct{ Session struct{ Messages struct{ Edges []struct{ Cursor string } } } }
+	var msgs struct {
+		Session struct {
+			Messages struct{ Edges []struct{ Cursor string } }
+		}
+	}
 	e.post(`query { session(workspaceId: "ws", id: "s") { messages(first: 1) { edges { cursor } } } }`, &msgs)
 	msgCursor = msgs.Session.Messages.Edges[0].Cursor
 	for _, tc := range []struct{ name, query string }{
@@ -178,7 +184,9 @@ func TestTurnBounds(t *testing.T) {
 			t.Errorf("answered %s, want result_too_large", code)
 		}
 		// Without the messages, the list is small.
-		var out struct{ Session struct{ Turns []struct{ ID string } } }
+		var out struct {
+			Session struct{ Turns []struct{ ID string } }
+		}
 		e.post(`query { session(workspaceId: "ws", id: "s") { turns { id } } }`, &out)
 		if len(out.Session.Turns) != 12 {
 			t.Errorf("%d turns, want 12", len(out.Session.Turns))
@@ -200,7 +208,9 @@ func TestTurnBounds(t *testing.T) {
 		{"a page within the budget is whole", "s", map[string]any{"first": 2}, "t1 t2", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out struct{ Session struct{ TurnConnection turnConn } }
+			var out struct {
+				Session struct{ TurnConnection turnConn }
+			}
 			var opts []client.Option
 			for k, v := range tc.vars {
 				opts = append(opts, client.Var(k, v))
@@ -221,7 +231,9 @@ func TestTurnBounds(t *testing.T) {
 		})
 	}
 	t.Run("pages without messages have no byte budget", func(t *testing.T) {
-		var out struct{ Session struct{ TurnConnection turnConn } }
+		var out struct {
+			Session struct{ TurnConnection turnConn }
+		}
 		e.post(`query { session(workspaceId: "ws", id: "s") { turnConnection(first: 10) { pageInfo { hasNextPage } edges { node { id } } } } }`, &out)
 		if c := out.Session.TurnConnection; len(c.Edges) != 10 || !c.PageInfo.HasNextPage {
 			t.Errorf("%d turns, hasNextPage %v; want 10, true", len(c.Edges), c.PageInfo.HasNextPage)
@@ -265,7 +277,9 @@ func TestTurnPageQueryCount(t *testing.T) {
 		t.Errorf("queries: %v, want 5 for either", counts)
 	}
 	// Unselected, totalCount costs nothing.
-	var out struct{ Session struct{ TurnConnection turnConn } }
+	var out struct {
+		Session struct{ TurnConnection turnConn }
+	}
 	if n := e.queries.count(func() {
 		e.post(`query { session(workspaceId: "ws", id: "s") { turnConnection(last: 100) { edges { node { id messages { text } } } } } }`, &out)
 	}); n != 4 {
