@@ -244,7 +244,7 @@ func (e *env) messages(sessionID string) []*ent.Message {
 
 func (e *env) turns(sessionID string) []*ent.Turn {
 	e.t.Helper()
-	ts, err := e.sess.Turns(e.ctx, sessionID)
+	ts, err := e.sess.Turns(e.ctx, sessionID, session.TurnArgs{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
