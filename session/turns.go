@@ -58,7 +58,7 @@ func (s *Service) TurnPage(ctx context.Context, sessionID string, args TurnArgs)
 	if err != nil {
 		return Page[*ent.Turn]{}, apperr.Storage(err, "read turns")
 	}
-	if args.WithMessages && len(rows) > 0 {
+	if args.WithMessages && w.Limit > 0 && len(rows) > 0 {
 		n := min(len(rows), w.Limit)
 		sizes, err := s.turnSizes(ctx, sessionID, rows[:n])
 		if err != nil {
