@@ -269,6 +269,11 @@ var (
 				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[6], WorkspaceAgentTurnsColumns[1]},
 			},
 			{
+				Name:    "turn_agent_session_id_started_at",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[6], WorkspaceAgentTurnsColumns[4]},
+			},
+			{
 				Name:    "turn_in_progress",
 				Unique:  false,
 				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[2]},

@@ -42,6 +42,9 @@ func (Turn) Edges() []ent.Edge {
 func (Turn) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("agent_session_id", "turn_id").Unique(),
+		// Pages of a session's turns in (started_at, id) order: SQLite
+		// indexes end with the rowid, which is the id.
+		index.Fields("agent_session_id", "started_at"),
 		// Only the turns a run left in progress, for the settling at start
 		// (session.runningTurns spells the same literal).
 		index.Fields("status").StorageKey("turn_in_progress").
