@@ -32,7 +32,8 @@ const (
 // 1,000,000 messages (100 sessions of 10,000) over one holding 10,000 (one
 // such session), each started on its database and put through the same
 // client workload over HTTP (workspaces, the session list, first, next and
-// last message pages, the turns and the fork tree of one session).
+// last message pages, the latest turns with their messages and the first
+// page of turns, and the fork tree of one session).
 // Sessions are the same size in both, so what grows is only the data the
 // server holds, not what it is asked for; ratio is the large server's
 // peak over the small one's (target ≤ 1.2). start-ratio compares the time
@@ -143,12 +144,30 @@ func rssWorkload(b *testing.B, p *proc) {
 			b.Fatalf("a message page has %d messages, want 50", len(pg.Session.Messages.Edges))
 		}
 	}
-	var turns struct {
-		Session struct{ Turns []struct{ ID string } }
+	// The conversation as the GUI reads it: the latest 20 turns with their
+	// messages, then a page of the earliest.
+	type turnPage struct {
+		Session struct {
+			TurnConnection struct {
+				Edges []struct {
+					Node struct {
+						ID       string
+						Messages []struct{ ID string }
+					}
+				}
+			}
+		}
 	}
-	p.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { turns { id status startedAt } } }`, vars(), &turns)
-	if len(turns.Session.Turns) != rssPerSession/rssMessagesInTurn {
-		b.Fatalf("%d turns, want %d", len(turns.Session.Turns), rssPerSession/rssMessagesInTurn)
+	var latest, earliest turnPage
+	p.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { turnConnection(last: 20) {
+		edges { node { id status startedAt messages { id role text status } } } pageInfo { startCursor hasPreviousPage } } } }`, vars(), &latest)
+	p.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { turnConnection(first: 50) {
+		edges { node { id status startedAt } } pageInfo { endCursor hasNextPage } } } }`, vars(), &earliest)
+	if n := len(latest.Session.TurnConnection.Edges); n != 20 || len(latest.Session.TurnConnection.Edges[n-1].Node.Messages) != rssMessagesInTurn {
+		b.Fatalf("latest turns: %d, want 20 of %d messages", n, rssMessagesInTurn)
+	}
+	if n := len(earliest.Session.TurnConnection.Edges); n != 50 {
+		b.Fatalf("earliest turns: %d, want 50", n)
 	}
 	var tree struct{ ForkTree []struct{ Depth int } }
 	p.must(`query($ws: ID!, $id: ID!) { forkTree(workspaceId: $ws, agentSessionId: $id) { depth parentId session { id displayTitle } } }`, vars(), &tree)
