@@ -7,6 +7,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"math"
+	"slices"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/message"
@@ -891,6 +892,40 @@ func (_q *AgentSessionQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// AllWithStrings is like All, but scans the named columns, which a Modify
+// selects beside the AgentSession fields, as strings (read back with Value):
+// All types each such column per row by asking the driver for every
+// column's type.
+func (_q *AgentSessionQuery) AllWithStrings(ctx context.Context, columns ...string) ([]*AgentSession, error) {
+	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryAll)
+	if err := _q.prepareQuery(ctx); err != nil {
+		return nil, err
+	}
+	asStrings := func(_ context.Context, spec *sqlgraph.QuerySpec) {
+		scan := spec.ScanValues
+		spec.ScanValues = func(selected []string) ([]any, error) {
+			values, err := scan(selected)
+			if err != nil {
+				return nil, err
+			}
+			for i, c := range selected {
+				if !agentsession.ValidColumn(c) && slices.Contains(columns, c) {
+					values[i] = new(sql.NullString)
+				}
+			}
+			return values, nil
+		}
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		query, ok := q.(*AgentSessionQuery)
+		if !ok {
+			return nil, fmt.Errorf("unexpected query type %T", q)
+		}
+		return query.sqlAll(ctx, asStrings)
+	})
+	return withInterceptors[[]*AgentSession](ctx, _q, qr, _q.inters)
 }
 
 // ForUpdate locks the selected rows against concurrent updates, and prevent them from being

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
@@ -525,6 +526,40 @@ func (_q *MessageQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// AllWithStrings is like All, but scans the named columns, which a Modify
+// selects beside the Message fields, as strings (read back with Value):
+// All types each such column per row by asking the driver for every
+// column's type.
+func (_q *MessageQuery) AllWithStrings(ctx context.Context, columns ...string) ([]*Message, error) {
+	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryAll)
+	if err := _q.prepareQuery(ctx); err != nil {
+		return nil, err
+	}
+	asStrings := func(_ context.Context, spec *sqlgraph.QuerySpec) {
+		scan := spec.ScanValues
+		spec.ScanValues = func(selected []string) ([]any, error) {
+			values, err := scan(selected)
+			if err != nil {
+				return nil, err
+			}
+			for i, c := range selected {
+				if !message.ValidColumn(c) && slices.Contains(columns, c) {
+					values[i] = new(sql.NullString)
+				}
+			}
+			return values, nil
+		}
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		query, ok := q.(*MessageQuery)
+		if !ok {
+			return nil, fmt.Errorf("unexpected query type %T", q)
+		}
+		return query.sqlAll(ctx, asStrings)
+	})
+	return withInterceptors[[]*Message](ctx, _q, qr, _q.inters)
 }
 
 // ForUpdate locks the selected rows against concurrent updates, and prevent them from being

@@ -7,6 +7,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"math"
+	"slices"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/predicate"
 	"tuttid/ent/workspace"
@@ -525,6 +526,40 @@ func (_q *WorkspaceQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// AllWithStrings is like All, but scans the named columns, which a Modify
+// selects beside the Workspace fields, as strings (read back with Value):
+// All types each such column per row by asking the driver for every
+// column's type.
+func (_q *WorkspaceQuery) AllWithStrings(ctx context.Context, columns ...string) ([]*Workspace, error) {
+	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryAll)
+	if err := _q.prepareQuery(ctx); err != nil {
+		return nil, err
+	}
+	asStrings := func(_ context.Context, spec *sqlgraph.QuerySpec) {
+		scan := spec.ScanValues
+		spec.ScanValues = func(selected []string) ([]any, error) {
+			values, err := scan(selected)
+			if err != nil {
+				return nil, err
+			}
+			for i, c := range selected {
+				if !workspace.ValidColumn(c) && slices.Contains(columns, c) {
+					values[i] = new(sql.NullString)
+				}
+			}
+			return values, nil
+		}
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		query, ok := q.(*WorkspaceQuery)
+		if !ok {
+			return nil, fmt.Errorf("unexpected query type %T", q)
+		}
+		return query.sqlAll(ctx, asStrings)
+	})
+	return withInterceptors[[]*Workspace](ctx, _q, qr, _q.inters)
 }
 
 // ForUpdate locks the selected rows against concurrent updates, and prevent them from being

@@ -17,9 +17,11 @@ import (
 // forkColumns are the lineage row's columns read beside each session, as
 // one text column (forkText, the columns joined by forkSep), so that a walk
 // reads sessions and lineage in one query: the recursive CTE runs once.
-// One column, not nine, and text, not JSON: ent looks up the scan type of
-// each column it does not know on every row, and decoding JSON cost more
-// than the second query saved. fork_request_id, the one value a client
+// One column, not nine, and text, not JSON: decoding JSON cost more than
+// the second query saved. It is read with AllWithStrings (generated from
+// ent/template), which types it as a string once per query: All asks the
+// driver for every column's type on every row for a column ent does not
+// know. fork_request_id, the one value a client
 // chooses, comes last, so that a separator in it cannot shift the others.
 var forkColumns = []string{
 	sessionfork.FieldID, sessionfork.FieldForkedAtUnixMs, sessionfork.FieldParentAgentSessionID,
@@ -57,7 +59,7 @@ func sessionsWithForks(ctx context.Context, c *ent.Client, workspaceID string, w
 		}
 		s.AppendSelectExprAs(sql.Expr("COALESCE("+strings.Join(cols, " || char(31) || ")+", '')"), forkText)
 	})
-	sessions, err := q.All(ctx)
+	sessions, err := q.AllWithStrings(ctx, forkText)
 	if err != nil {
 		return nil, nil, err
 	}
