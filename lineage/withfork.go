@@ -23,7 +23,7 @@ import (
 // driver for every column's type on every row for a column ent does not
 // know. fork_request_id, the one value a client
 // chooses, comes last, so that a separator in it cannot shift the others.
-var forkColumns = []string{
+var forkColumns = [...]string{
 	sessionfork.FieldID, sessionfork.FieldForkedAtUnixMs, sessionfork.FieldParentAgentSessionID,
 	sessionfork.FieldChildProviderSessionID, sessionfork.FieldParentProviderSessionID,
 	sessionfork.FieldProvider, sessionfork.FieldForkTurnID,
@@ -86,10 +86,16 @@ func forkOf(workspaceID string, s *ent.AgentSession) (*ent.SessionFork, error) {
 	if text == "" {
 		return nil, nil // no row: a root
 	}
-	f := strings.SplitN(text, forkSep, len(forkColumns))
-	if len(f) != len(forkColumns) {
-		return nil, fmt.Errorf("read %s's lineage row: %d values, want %d", s.ID, len(f), len(forkColumns))
+	// Cut, not SplitN: no slice per row.
+	var f [len(forkColumns)]string
+	rest := text
+	for i := range len(f) - 1 {
+		var ok bool
+		if f[i], rest, ok = strings.Cut(rest, forkSep); !ok {
+			return nil, fmt.Errorf("read %s's lineage row: %d values, want %d", s.ID, i+1, len(f))
+		}
 	}
+	f[len(f)-1] = rest
 	id, err := strconv.Atoi(f[0])
 	if err != nil {
 		return nil, fmt.Errorf("read %s's lineage row id: %w", s.ID, err)
