@@ -539,15 +539,22 @@ func (_q *WorkspaceQuery) AllWithStrings(ctx context.Context, columns ...string)
 	}
 	asStrings := func(_ context.Context, spec *sqlgraph.QuerySpec) {
 		scan := spec.ScanValues
+		var at []int // where the named columns are: the same on every row
 		spec.ScanValues = func(selected []string) ([]any, error) {
 			values, err := scan(selected)
 			if err != nil {
 				return nil, err
 			}
-			for i, c := range selected {
-				if !workspace.ValidColumn(c) && slices.Contains(columns, c) {
-					values[i] = new(sql.NullString)
+			if at == nil {
+				at = make([]int, 0, len(columns))
+				for i, c := range selected {
+					if !workspace.ValidColumn(c) && slices.Contains(columns, c) {
+						at = append(at, i)
+					}
 				}
+			}
+			for _, i := range at {
+				values[i] = new(sql.NullString)
 			}
 			return values, nil
 		}

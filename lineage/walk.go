@@ -11,9 +11,9 @@ import (
 // forks are the lineage rows among sessions; a session missing from
 // sessions is left out with everything below it.
 func walk(roots []string, sessions []*ent.AgentSession, forks []*ent.SessionFork) []Node {
-	byID := make(map[string]*ent.AgentSession, len(sessions))
-	for _, s := range sessions {
-		byID[s.ID] = s
+	byID := make(map[string]int, len(sessions)) // index in sessions
+	for i, s := range sessions {
+		byID[s.ID] = i
 	}
 	children := make(map[string][]*ent.SessionFork)
 	for _, f := range forks {
@@ -32,18 +32,18 @@ func walk(roots []string, sessions []*ent.AgentSession, forks []*ent.SessionFork
 		fork         *ent.SessionFork
 	}
 	nodes := make([]Node, 0, len(sessions))
-	visited := make(map[string]bool, len(sessions))
+	visited := make([]bool, len(sessions))
 	for _, root := range roots {
 		stack := []pending{{id: root}}
 		for len(stack) > 0 {
 			p := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			s, ok := byID[p.id]
-			if visited[p.id] || !ok {
+			i, ok := byID[p.id]
+			if !ok || visited[i] {
 				continue
 			}
-			visited[p.id] = true
-			nodes = append(nodes, Node{Session: s, ParentID: p.parentID, Depth: p.depth, Fork: p.fork})
+			visited[i] = true
+			nodes = append(nodes, Node{Session: sessions[i], ParentID: p.parentID, Depth: p.depth, Fork: p.fork})
 			kids := children[p.id]
 			for i := len(kids) - 1; i >= 0; i-- {
 				stack = append(stack, pending{
