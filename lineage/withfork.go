@@ -17,12 +17,13 @@ import (
 // forkColumns are the lineage row's columns read beside each session, as
 // one text column (forkText, the columns joined by forkSep), so that a walk
 // reads sessions and lineage in one query: the recursive CTE runs once.
-// One column, not nine, and text, not JSON: decoding JSON cost more than
-// the second query saved. It is read with AllWithStrings (generated from
-// ent/template), which types it as a string once per query: All asks the
-// driver for every column's type on every row for a column ent does not
-// know. fork_request_id, the one value a client
-// chooses, comes last, so that a separator in it cannot shift the others.
+// One column, not nine (each extra column is a value per row in the
+// entity's map of selected values), and text, not JSON: decoding JSON cost
+// more than the second query saved. It is read with AllWithStrings
+// (generated from ent/template), which types it as a string once per
+// query, where All asks the driver for every column's type on every row.
+// fork_request_id, the one value a client chooses, comes last, so that a
+// separator in it cannot shift the others.
 var forkColumns = [...]string{
 	sessionfork.FieldID, sessionfork.FieldForkedAtUnixMs, sessionfork.FieldParentAgentSessionID,
 	sessionfork.FieldChildProviderSessionID, sessionfork.FieldParentProviderSessionID,
@@ -52,12 +53,13 @@ func sessionsWithForks(ctx context.Context, c *ent.Client, workspaceID string, w
 		s.LeftJoin(f).OnP(sql.And(
 			sql.ColumnsEQ(f.C(sessionfork.FieldChildAgentSessionID), s.C(agentsession.FieldID)),
 			sql.EQ(f.C(sessionfork.FieldWorkspaceID), workspaceID)))
-		// COALESCE: a root has no lineage row; ent cannot type a NULL.
+		// NULL for a root (no lineage row); the columns are NOT NULL, so
+		// a row present is never NULL.
 		cols := make([]string, len(forkColumns))
 		for i, col := range forkColumns {
 			cols[i] = f.C(col)
 		}
-		s.AppendSelectExprAs(sql.Expr("COALESCE("+strings.Join(cols, " || char(31) || ")+", '')"), forkText)
+		s.AppendSelectExprAs(sql.Expr(strings.Join(cols, " || char(31) || ")), forkText)
 	})
 	sessions, err := q.AllWithStrings(ctx, forkText)
 	if err != nil {
@@ -82,7 +84,7 @@ func forkOf(workspaceID string, s *ent.AgentSession) (*ent.SessionFork, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s's lineage row: %w", s.ID, err)
 	}
-	text, _ := v.(string)
+	text, _ := v.(string) // nil for NULL
 	if text == "" {
 		return nil, nil // no row: a root
 	}
