@@ -529,9 +529,9 @@ func (_q *WorkspaceQuery) sqlQuery(ctx context.Context) *sql.Selector {
 }
 
 // AllWithStrings is like All, but scans the named columns, which a Modify
-// selects beside the Workspace fields, as strings (read back with Value):
-// All types each such column per row by asking the driver for every
-// column's type.
+// selects beside the Workspace fields, as strings (Value gives a string, or
+// nil for NULL): All types each such column per row by asking the driver
+// for every column's type.
 func (_q *WorkspaceQuery) AllWithStrings(ctx context.Context, columns ...string) ([]*Workspace, error) {
 	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryAll)
 	if err := _q.prepareQuery(ctx); err != nil {
@@ -539,8 +539,18 @@ func (_q *WorkspaceQuery) AllWithStrings(ctx context.Context, columns ...string)
 	}
 	asStrings := func(_ context.Context, spec *sqlgraph.QuerySpec) {
 		scan := spec.ScanValues
-		var at []int // where the named columns are: the same on every row
+		var (
+			at  []int // where the named columns are: the same on every row
+			row []any // the buffers reused on every row, if they can be
+		)
 		spec.ScanValues = func(selected []string) ([]any, error) {
+			if row != nil {
+				// The entity keeps the named columns' values: new ones.
+				for _, i := range at {
+					row[i] = new(sql.NullString)
+				}
+				return row, nil
+			}
 			values, err := scan(selected)
 			if err != nil {
 				return nil, err
@@ -556,6 +566,14 @@ func (_q *WorkspaceQuery) AllWithStrings(ctx context.Context, columns ...string)
 			for _, i := range at {
 				values[i] = new(sql.NullString)
 			}
+			for _, v := range values {
+				switch v.(type) {
+				case *sql.NullString, *sql.NullBool, *sql.NullInt64, *sql.NullFloat64, *sql.NullTime, *[]byte:
+				default:
+					return values, nil // new buffers on every row
+				}
+			}
+			row = values
 			return values, nil
 		}
 	}
