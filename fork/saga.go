@@ -295,7 +295,7 @@ func (s *Service) providerFork(ctx context.Context, parent *ent.AgentSession, in
 	s.log.InfoContext(ctx, "fork of a session without turns: started a new provider thread",
 		"workspace", parent.WorkspaceID, "session", parent.ID, "child_thread", rs.ProviderSessionID)
 	return agent.RuntimeForkResult{
-		Session: rs, HistoryAvailable: true, Turns: []agent.RuntimeTurn{}, EmptyParent: true,
+		Session: rs, EmptyParent: true,
 		Fork: agent.RuntimeForkLineage{
 			SourceProviderSessionID: in.SourceProviderSessionID, TargetProviderSessionID: rs.ProviderSessionID,
 			Provider: in.Provider, ForkedAt: s.now(),
