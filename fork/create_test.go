@@ -33,8 +33,7 @@ func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T
 	}
 	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
 		Session:          agent.RuntimeSession{ProviderSessionID: "thread-child-x", Status: agent.ThreadIdle},
-		Turns:            providerTurns,
-		HistoryAvailable: true,
+		History:          agent.SliceHistory(providerTurns, 0),
 		Fork: agent.RuntimeForkLineage{SourceProviderSessionID: parentThread, TargetProviderSessionID: "thread-child-x",
 			Provider: agent.ProviderCodex, ForkedAt: forkedAt},
 	}})
@@ -161,7 +160,7 @@ func TestForkFallbackCopiesParentMessagesThroughBoundary(t *testing.T) {
 			for _, m := range viewMessages(e.messages(parentID)) {
 				parentMsgs[m.ID] = m
 			}
-			// The default fake answer has HistoryAvailable=false.
+			// The default fake answer has no History.
 			in := input("req-fallback")
 			in.LastTurnID = c.lastTurnID
 			res := e.mustFork(in)
