@@ -19,7 +19,7 @@ const maxHistoryPages = 10000
 // list, then slices it), so each page costs a read of the whole thread:
 // few pages are cheap, but a page is one JSON line held in memory, three
 // times over while decoded. See DEVELOPERS.md for the measurements.
-const historyPageBytes = 16 << 20
+const historyPageBytes = 4 << 20
 
 // firstPageTurns is the first page's limit, before any turn's size is
 // known: one turn of a real session can be 5 MB.

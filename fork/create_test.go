@@ -32,8 +32,8 @@ func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T
 		}},
 	}
 	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-		Session:          agent.RuntimeSession{ProviderSessionID: "thread-child-x", Status: agent.ThreadIdle},
-		History:          agent.SliceHistory(providerTurns, 0),
+		Session: agent.RuntimeSession{ProviderSessionID: "thread-child-x", Status: agent.ThreadIdle},
+		History: agent.SliceHistory(providerTurns, 0),
 		Fork: agent.RuntimeForkLineage{SourceProviderSessionID: parentThread, TargetProviderSessionID: "thread-child-x",
 			Provider: agent.ProviderCodex, ForkedAt: forkedAt},
 	}})

@@ -83,7 +83,7 @@ func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
 			before := e.counts()
 			const orphan = "thread-orphan-1"
 			e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-				Session:          agent.RuntimeSession{ProviderSessionID: orphan, Status: agent.ThreadIdle},
+				Session: agent.RuntimeSession{ProviderSessionID: orphan, Status: agent.ThreadIdle},
 				History: historyIf(c.history, []agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
 					{ID: "x1", TurnID: "t1", Role: "user", Text: "hi", Status: "completed"}}}}),
 			}})
