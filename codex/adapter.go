@@ -201,6 +201,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 		}
 		return io.EOF
 	}
+	h.start() // the first page is read while the caller gets ready to store it
 	res.History = h
 	return res, nil
 }

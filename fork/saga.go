@@ -90,6 +90,10 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		}
 		return nil, providerErr(err, in)
 	}
+	if rf.History != nil {
+		// Stored (or dropped) by persist; closed here on every path.
+		defer rf.History.Close()
+	}
 	if rf.Session.ProviderSessionID == "" {
 		s.journalSet(ctx, entry, forkjournal.StateFailed, "", "the provider's fork returned no thread id")
 		return nil, apperr.New(apperr.ForkProviderFailed, "the provider's fork returned no thread id")
