@@ -162,19 +162,19 @@ func (h *historyStream) readPage(params listParams, first bool) (turns []agent.R
 	}
 	if page.NextCursor != nil && *page.NextCursor != "" {
 		np.Cursor = page.NextCursor
-		np.Limit = nextLimit(size, len(turns), h.r.pageSize)
+		np.Limit = nextLimit(size, len(turns), h.r.pageBytes, h.r.pageSize)
 	}
 	return turns, np, nil
 }
 
 // nextLimit sizes the next page from this one's bytes per turn, so that a
-// page stays near historyPageBytes: between 1 and max turns.
-func nextLimit(bytes, turns, most int) int {
+// page stays near target bytes: between 1 and most turns.
+func nextLimit(bytes, turns, target, most int) int {
 	if turns == 0 || bytes <= 0 {
 		return most
 	}
 	perTurn := (bytes + turns - 1) / turns
-	return min(max(historyPageBytes/perTurn, 1), most)
+	return min(max(target/perTurn, 1), most)
 }
 
 // Close implements agent.HistoryStream: the read in flight is cancelled

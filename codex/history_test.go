@@ -1,0 +1,145 @@
+package codex
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"tuttid/agent"
+)
+
+func TestNextLimit(t *testing.T) {
+	for _, c := range []struct {
+		name                        string
+		bytes, turns, target, most int
+		want                        int
+	}{
+		{"small turns fill the page", 1000, 10, 4 << 20, 100, 100},
+		{"5 MB turns: one a page", 10 << 20, 2, 4 << 20, 100, 1},
+		{"1 MiB turns: four a page", 2 << 20, 2, 4 << 20, 100, 4},
+		{"a turn just over the target", 4<<20 + 1, 1, 4 << 20, 100, 1},
+		{"uneven bytes round the turn size up", 7, 2, 8, 100, 2},
+		{"empty page: the most", 0, 0, 4 << 20, 100, 100},
+		{"the most bounds", 10, 10, 4 << 20, 7, 7},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := nextLimit(c.bytes, c.turns, c.target, c.most); got != c.want {
+				t.Errorf("nextLimit(%d, %d, %d, %d) = %d, want %d", c.bytes, c.turns, c.target, c.most, got, c.want)
+			}
+		})
+	}
+}
+
+// TestFakeForkHistoryPagesByBytes: the child's history is read in pages
+// whose limit follows the bytes per turn of the page before (big turns
+// one a page), page by page as the caller asks, in order.
+func TestFakeForkHistoryPagesByBytes(t *testing.T) {
+	g := startFake(t, "fork_no_turns")
+	g.rt.pageBytes = 1024
+	parent := g.start(t, defaultSettings).ProviderSessionID
+	var want []string
+	for _, text := range []string{"s1", "s2", "s3", strings.Repeat("b", 3000), strings.Repeat("c", 3000), "s4", "s5", strings.Repeat("d", 500), "s6"} {
+		tr, _ := g.turn(t, parent, text, defaultSettings)
+		want = append(want, tr.ID)
+	}
+	// The sizes Codex reports for each turn (the fake's child holds copies).
+	p, err := g.rt.current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all rawTurnsPage
+	if err := g.rt.call(ctxT(t), p, "thread/turns/list", listParams{ThreadID: parent, Limit: 100, SortDirection: "asc", ItemsView: "full"}, &all); err != nil {
+		t.Fatal(err)
+	}
+	var wantLimits []int
+	for i, limit := 0, firstPageTurns; i < len(all.Data); {
+		wantLimits = append(wantLimits, limit)
+		page := all.Data[i:min(i+limit, len(all.Data))]
+		bytes := 0
+		for _, raw := range page {
+			bytes += len(raw)
+		}
+		i += len(page)
+		limit = nextLimit(bytes, len(page), g.rt.pageBytes, g.rt.pageSize)
+	}
+
+	res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent, Settings: defaultSettings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := res.Session.ProviderSessionID
+	var got []string
+	pages := 0
+	for {
+		page, err := res.History.Next(ctxT(t))
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		// At most one page is read ahead of the one the caller holds.
+		if asked := len(childLists(t, g, child)); asked > pages+1 {
+			t.Fatalf("after %d pages delivered, %d were asked of Codex", pages, asked)
+		}
+		for _, tr := range page {
+			got = append(got, tr.ID)
+		}
+	}
+	res.History.Close()
+	if !slices.Equal(got, want) {
+		t.Fatalf("child turns %v, want %v", got, want)
+	}
+	var limits []int
+	for _, p := range childLists(t, g, child) {
+		limits = append(limits, p.Limit)
+	}
+	if !slices.Equal(limits, wantLimits) || !slices.Contains(limits, 1) || slices.Max(limits) < 3 {
+		t.Fatalf("page limits %v, want %v (one big turn a page, several small ones)", limits, wantLimits)
+	}
+}
+
+// TestFakeForkHistoryFailsMidway: a Codex that fails a later page makes the
+// stream fail (the fork service then falls back to the parent's cache).
+func TestFakeForkHistoryFailsMidway(t *testing.T) {
+	g := startFake(t, "fork_no_turns")
+	g.rt.pageSize = 1
+	parent := g.start(t, defaultSettings).ProviderSessionID
+	for _, text := range []string{"a", "b", "c", "d"} {
+		g.turn(t, parent, text, defaultSettings)
+	}
+	res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent, Settings: defaultSettings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.History.Close()
+	if _, err := res.History.Next(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	// The fake forgets the child: the next page read fails.
+	g.rt.Archive(ctxT(t), agent.ProviderCodex, res.Session.ProviderSessionID)
+	var err2 error
+	for err2 == nil {
+		_, err2 = res.History.Next(ctxT(t))
+	}
+	if errors.Is(err2, io.EOF) {
+		t.Fatal("a history whose thread went away ended as if complete")
+	}
+}
+
+// childLists are the thread/turns/list params Codex got for a thread.
+func childLists(t *testing.T, g *fakeRig, thread string) []listParams {
+	t.Helper()
+	var out []listParams
+	for _, e := range g.log(t) {
+		var p listParams
+		if e.Method == "thread/turns/list" && json.Unmarshal(e.Params, &p) == nil && p.ThreadID == thread {
+			out = append(out, p)
+		}
+	}
+	return out
+}
