@@ -146,6 +146,10 @@ type RuntimeForkInput struct {
 	LastTurnID    string
 	Title         string
 	Visible       *bool
+	// HistoryBytesHint is about how many bytes of items the caller expects
+	// the child's history to hold (the parent's cached items), 0 when
+	// unknown: a provider may size its first history read from it.
+	HistoryBytesHint int64
 }
 
 // RuntimeForkResult is what a provider fork produced.

@@ -190,6 +190,11 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	// is not a failed fork; the service falls back to the parent's cached
 	// messages.
 	h := r.newHistoryStream(ctx, p, child)
+	if in.HistoryBytesHint > 0 && in.HistoryBytesHint <= int64(r.pageBytes)/2 {
+		// The whole history should fit in one page, with room to spare:
+		// read it in one instead of first learning its turns' size.
+		h.params.Limit = r.pageSize
+	}
 	h.onEmpty = func(ctx context.Context) error {
 		// An empty child is its true history only if the parent is empty too.
 		parentEmpty, err := r.historyEmpty(ctx, p, in.SourceProviderSessionID)

@@ -13,9 +13,9 @@ import (
 
 func TestNextLimit(t *testing.T) {
 	for _, c := range []struct {
-		name                        string
+		name                       string
 		bytes, turns, target, most int
-		want                        int
+		want                       int
 	}{
 		{"small turns fill the page", 1000, 10, 4 << 20, 100, 100},
 		{"5 MB turns: one a page", 10 << 20, 2, 4 << 20, 100, 1},
@@ -142,4 +142,39 @@ func childLists(t *testing.T, g *fakeRig, thread string) []listParams {
 		}
 	}
 	return out
+}
+
+// TestFakeForkHistoryHint: a caller's hint that the history is far smaller
+// than a page makes the first page a full one; no hint, or a big one,
+// keeps the small first page that learns the turns' size.
+func TestFakeForkHistoryHint(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		hint      int64
+		wantFirst int
+	}{
+		{"no hint", 0, firstPageTurns},
+		{"small history", 10 << 10, 100},
+		{"history past half a page", historyPageBytes/2 + 1, firstPageTurns},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := startFake(t, "fork_no_turns")
+			parent := g.start(t, defaultSettings).ProviderSessionID
+			for _, text := range []string{"a", "b", "c"} {
+				g.turn(t, parent, text, defaultSettings)
+			}
+			res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent,
+				Settings: defaultSettings, HistoryBytesHint: c.hint})
+			if err != nil {
+				t.Fatal(err)
+			}
+			turns, err := agent.ReadHistory(ctxT(t), res.History)
+			if err != nil || len(turns) != 3 {
+				t.Fatalf("history: %d turns, %v", len(turns), err)
+			}
+			if lists := childLists(t, g, res.Session.ProviderSessionID); len(lists) == 0 || lists[0].Limit != c.wantFirst {
+				t.Fatalf("child pages %+v, want a first limit of %d", lists, c.wantFirst)
+			}
+		})
+	}
 }

@@ -258,6 +258,13 @@ func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
 				Provider: agent.ProviderCodex, SourceProviderSessionID: parentThread, Cwd: parentCwd,
 				Settings: c.wantSettings(parentSettings), LastTurnID: c.lastTurnID, Title: parentTitle + "(fork1)",
 			}
+			// The hint is the size of the parent's cached items.
+			for _, m := range e.messages(parentID) {
+				want.HistoryBytesHint += int64(len(m.Content))
+			}
+			if want.HistoryBytesHint == 0 {
+				t.Fatal("the seeded parent has no item content to size")
+			}
 			if got != want {
 				t.Errorf("runtime input\n got %+v\nwant %+v", got, want)
 			}

@@ -26,6 +26,23 @@ func plannedSource(rf agent.RuntimeForkResult) string {
 	return SourceParentCache
 }
 
+// historyBytesSQL sums the sizes of a session's cached items: SQLite reads
+// a BLOB's length from its record header, without its content.
+var historyBytesSQL = fmt.Sprintf(`SELECT COALESCE(SUM(LENGTH(%s)), 0) FROM %s WHERE %s = ?`,
+	message.FieldContent, message.Table, message.FieldAgentSessionID)
+
+// historyBytes is about the size of the parent's history as the provider
+// will send it (its items), for the runtime to size its first read; 0
+// when it cannot be read.
+func (s *Service) historyBytes(ctx context.Context, sessionID string) int64 {
+	var n int64
+	if err := s.store.DB.QueryRowContext(ctx, historyBytesSQL, sessionID).Scan(&n); err != nil {
+		s.log.WarnContext(ctx, "fork: the parent's history size could not be read", "session", sessionID, "err", err)
+		return 0
+	}
+	return n
+}
+
 // streamError marks a failure of the provider's history stream, as
 // opposed to one of storage: the first falls back to the parent's cache,
 // the second fails the fork.

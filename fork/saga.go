@@ -79,6 +79,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		Provider: parent.Provider, SourceProviderSessionID: parent.ProviderSessionID, Cwd: parent.Cwd,
 		Settings: settings, ModelProvider: session.ModelProviderOf(parent),
 		LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
+		HistoryBytesHint: s.historyBytes(ctx, parent.ID),
 	})
 	if err != nil {
 		if errors.Is(err, agent.ErrRequestLost) {
