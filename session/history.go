@@ -3,11 +3,13 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
 	"tuttid/agent"
 	"tuttid/ent"
+	"tuttid/ent/agentsession"
 	"tuttid/ent/message"
 )
 
@@ -24,7 +26,7 @@ func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	first, err := nextVersions(ctx, tx, a.ID, int64(len(msgs)))
+	first, err := reserveVersions(ctx, tx, a.ID, int64(len(msgs)))
 	if err != nil {
 		return 0, err
 	}
@@ -40,6 +42,32 @@ func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []
 		}
 	}
 	return len(msgs), nil
+}
+
+// reserveVersionsSQL moves a session's version counter (and updated_at, as
+// ent's update would) and returns it, in one statement.
+var reserveVersionsSQL = fmt.Sprintf(`UPDATE %[1]s SET %[2]s = %[2]s + ?, %[3]s = ? WHERE %[4]s = ? RETURNING %[2]s`,
+	agentsession.Table, agentsession.FieldLastMessageVersion, agentsession.FieldUpdatedAt, agentsession.FieldID)
+
+// reserveVersions is nextVersions in one raw statement: for a short
+// history, ent's update-then-select was a fifth of the insert's time.
+func reserveVersions(ctx context.Context, tx *ent.Tx, sessionID string, n int64) (int64, error) {
+	rows, err := tx.QueryContext(ctx, reserveVersionsSQL, n, time.Now(), sessionID)
+	if err != nil {
+		return 0, fmt.Errorf("reserve message versions: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return 0, fmt.Errorf("reserve message versions: %w", err)
+		}
+		return 0, fmt.Errorf("reserve message versions: %w", &ent.NotFoundError{})
+	}
+	var last int64
+	if err := rows.Scan(&last); err != nil {
+		return 0, fmt.Errorf("reserve message versions: %w", err)
+	}
+	return last - n + 1, rows.Close()
 }
 
 // BulkRows bounds the rows of one INSERT: SQLite allows 32766 bound
