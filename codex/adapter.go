@@ -192,8 +192,9 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	h := r.newHistoryStream(ctx, p, child)
 	if in.HistoryBytesHint > 0 && in.HistoryBytesHint <= int64(r.pageBytes)/2 {
 		// The whole history should fit in one page, with room to spare:
-		// read it in one instead of first learning its turns' size.
-		h.params.Limit = r.pageSize
+		// read it in one instead of first learning its turns' size, from
+		// both ends at once.
+		h.params.Limit, h.bothEnds = r.pageSize, true
 	}
 	h.onEmpty = func(ctx context.Context) error {
 		// An empty child is its true history only if the parent is empty too.

@@ -107,7 +107,7 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // benchParent starts a session and runs n turns to completion on Codex.
-func benchParent(b *testing.B, ctx context.Context, sessions *session.Service, n int) *ent.AgentSession {
+func benchParent(b testing.TB, ctx context.Context, sessions *session.Service, n int) *ent.AgentSession {
 	parent, err := sessions.Start(ctx, session.StartInput{WorkspaceID: "w"})
 	if err != nil {
 		b.Fatal(err)

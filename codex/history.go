@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"tuttid/agent"
 )
@@ -60,6 +61,9 @@ type historyStream struct {
 	// onEmpty, when set, decides what an empty history means: its error
 	// replaces io.EOF.
 	onEmpty func(ctx context.Context) error
+	// bothEnds: the history is known to be small, so the first read asks
+	// for its oldest and its newest half at once (see readBothEnds).
+	bothEnds bool
 
 	ctx      context.Context // the reads in flight; cancelled by Close
 	cancel   context.CancelFunc
@@ -118,7 +122,11 @@ func (h *historyStream) start() {
 	}
 	params, first := h.params, h.pages == 1
 	go func() {
-		turns, next, err := h.readPage(params, first)
+		read := h.readPage
+		if first && h.bothEnds {
+			read = h.readBothEnds
+		}
+		turns, next, err := read(params, first)
 		ch <- pageResult{turns: turns, next: next, err: err}
 	}()
 }
@@ -165,6 +173,65 @@ func (h *historyStream) readPage(params listParams, first bool) (turns []agent.R
 		np.Limit = nextLimit(size, len(turns), h.r.pageBytes, h.r.pageSize)
 	}
 	return turns, np, nil
+}
+
+// readBothEnds reads a small history's first page as its oldest half and
+// its newest half at once (ascending and descending): Codex builds a page's
+// items on more than one core, so two half pages take about the time of
+// one (measured: 100 small turns of a fork child, 80 ms in one page, 45 ms
+// in two halves at once). The halves are joined only when Codex says they
+// meet (the turn after the oldest half is the newest half's first); else
+// the newest half is dropped and the history goes on in ascending pages.
+func (h *historyStream) readBothEnds(params listParams, first bool) ([]agent.RuntimeTurn, listParams, error) {
+	half := max(params.Limit/2, 1)
+	newest := params
+	newest.SortDirection, newest.Limit = "desc", params.Limit-half
+	params.Limit = half
+	type result struct {
+		turns []agent.RuntimeTurn
+		err   error
+	}
+	tail := make(chan result, 1)
+	go func() {
+		turns, _, err := h.readPage(newest, false)
+		tail <- result{turns, err}
+	}()
+	turns, next, err := h.readPage(params, first)
+	end := <-tail
+	if err != nil || next.Cursor == nil || end.err != nil || len(end.turns) == 0 {
+		// All of it in the oldest half, or no newest half to join.
+		return turns, next, err
+	}
+	slices.Reverse(end.turns)
+	after, err := h.turnAfter(next.Cursor)
+	if err != nil {
+		return turns, next, nil // the ascending pages go on
+	}
+	for i, t := range end.turns {
+		if t.ID == after {
+			done := next
+			done.Cursor = nil
+			return append(turns, end.turns[i:]...), done, nil
+		}
+	}
+	return turns, next, nil // a gap between the halves: read on in order
+}
+
+// turnAfter is the id of the turn a cursor points at, read without items.
+func (h *historyStream) turnAfter(cursor *string) (string, error) {
+	var page struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	params := listParams{ThreadID: h.threadID, Cursor: cursor, Limit: 1, SortDirection: "asc", ItemsView: "notLoaded"}
+	if err := h.r.call(h.ctx, h.p, "thread/turns/list", params, &page); err != nil {
+		return "", err
+	}
+	if len(page.Data) == 0 {
+		return "", io.EOF
+	}
+	return page.Data[0].ID, nil
 }
 
 // nextLimit sizes the next page from this one's bytes per turn, so that a

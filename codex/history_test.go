@@ -1,14 +1,21 @@
 package codex
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"tuttid/agent"
+	"tuttid/codex/codextest"
+	"tuttid/session"
+	"tuttid/store"
 )
 
 func TestNextLimit(t *testing.T) {
@@ -145,8 +152,9 @@ func childLists(t *testing.T, g *fakeRig, thread string) []listParams {
 }
 
 // TestFakeForkHistoryHint: a caller's hint that the history is far smaller
-// than a page makes the first page a full one; no hint, or a big one,
-// keeps the small first page that learns the turns' size.
+// than a page makes the first read a full page's worth, as two halves from
+// both ends; no hint, or a big one, keeps the small first page that learns
+// the turns' size.
 func TestFakeForkHistoryHint(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -154,7 +162,7 @@ func TestFakeForkHistoryHint(t *testing.T) {
 		wantFirst int
 	}{
 		{"no hint", 0, firstPageTurns},
-		{"small history", 10 << 10, 100},
+		{"small history", 10 << 10, 50},
 		{"history past half a page", historyPageBytes/2 + 1, firstPageTurns},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -174,6 +182,122 @@ func TestFakeForkHistoryHint(t *testing.T) {
 			}
 			if lists := childLists(t, g, res.Session.ProviderSessionID); len(lists) == 0 || lists[0].Limit != c.wantFirst {
 				t.Fatalf("child pages %+v, want a first limit of %d", lists, c.wantFirst)
+			}
+		})
+	}
+}
+
+// TestFakeForkHistoryBothEnds: a small history's first read asks for its
+// oldest and newest halves at once, and joins them only where Codex says
+// they meet; overlapping halves lose the overlap, and halves with a gap
+// between them leave the rest to ascending pages. Every way, the turns
+// come out once each, in order.
+func TestFakeForkHistoryBothEnds(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		turns     int
+		wantLists int // thread/turns/list calls for the child
+	}{
+		{"halves meet", 4, 3},       // asc 2, desc 2, the turn after asc
+		{"halves overlap", 3, 3},    // asc 2, desc 2 (one shared), the turn after
+		{"all in the oldest", 2, 2}, // asc 2 with no cursor after: desc dropped
+		{"a gap between", 7, 5},     // asc 2, desc 2, the turn after, then asc 4, asc 1
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := startFake(t, "fork_no_turns")
+			g.rt.pageSize = 4
+			parent := g.start(t, defaultSettings).ProviderSessionID
+			var want []string
+			for i := range c.turns {
+				tr, _ := g.turn(t, parent, string(rune('a'+i)), defaultSettings)
+				want = append(want, tr.ID)
+			}
+			res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent,
+				Settings: defaultSettings, HistoryBytesHint: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			turns, err := agent.ReadHistory(ctxT(t), res.History)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tr := range turns {
+				got = append(got, tr.ID)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("child turns %v, want %v", got, want)
+			}
+			lists := childLists(t, g, res.Session.ProviderSessionID)
+			if len(lists) != c.wantLists || lists[0].SortDirection != "asc" || lists[1].SortDirection != "desc" {
+				t.Fatalf("child lists %+v, want %d starting asc, desc", lists, c.wantLists)
+			}
+		})
+	}
+}
+
+// TestCodexForkHistoryBothEnds: on the real app-server, a fork child's
+// history read from both ends (halves that meet, and halves with a gap) is
+// the same, turn for turn and item for item, as its history read in
+// ascending pages.
+func TestCodexForkHistoryBothEnds(t *testing.T) {
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	model := codextest.StartModelServer(t)
+	home := codextest.NewCodexHome(t, model.URL())
+	rt := New(Config{Bin: codextest.Binary(t), Env: append(os.Environ(), "CODEX_HOME="+home), Logger: quiet})
+	t.Cleanup(func() { rt.Close() })
+	if err := rt.Launch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "tuttid.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ictx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	sessions := session.New(session.Config{Store: st, Runtime: rt, Logger: quiet})
+	go sessions.Ingest(ictx)
+	if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath(t.TempDir()).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	parent := benchParent(t, ctx, sessions, 5)
+	view := func(ts []agent.RuntimeTurn) []string {
+		var out []string
+		for _, tr := range ts {
+			for _, m := range tr.Messages {
+				out = append(out, tr.ID+"/"+m.ID+"/"+m.Text)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name      string
+		pageSize  int
+		wantPages int // 1: the halves were joined
+	}{{"halves meet", 5, 1}, {"halves overlap", 6, 1}, {"a gap between the halves", 4, 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			rt.pageSize = c.pageSize
+			res, err := rt.Fork(ctx, agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent.ProviderSessionID,
+				Settings: agent.ComposerSettings{PermissionModeID: agent.PermissionReadOnly}, HistoryBytesHint: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := agent.ReadHistory(ctx, res.History)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pages := res.History.(*historyStream).pages; pages != c.wantPages {
+				t.Errorf("read in %d pages, want %d", pages, c.wantPages)
+			}
+			rt.pageSize = 1
+			want, err := rt.History(ctx, agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: res.Session.ProviderSessionID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) != 5 || !slices.Equal(view(got), view(want)) {
+				t.Fatalf("read from both ends:\n%v\nin ascending pages:\n%v", view(got), view(want))
 			}
 		})
 	}
