@@ -52,7 +52,7 @@ func TestWindowBytes(t *testing.T) {
 			after: 1, want: []int64{2},
 		},
 		{
-			name: "the count bound still applies (wrap) with bytes to spare",
+			name:    "the count bound still applies (wrap) with bytes to spare",
 			publish: slices.Repeat([]Event{{Kind: MessageDelta, Delta: "a"}}, 6),
 			after:   2, want: []int64{3, 4, 5, 6},
 		},
