@@ -17,6 +17,11 @@ import (
 // hasPreviousPage backward), so clients page on as usual.
 const MaxPageBytes = 8 << 20
 
+// sizeExpr is a message row's size in SQL: its text and content bytes.
+// octet_length of a column is answered from the record header, so sizing
+// reads no text.
+const sizeExpr = "octet_length(" + message.FieldText + ") + ifnull(octet_length(" + message.FieldContent + "), 0)"
+
 // pageFit is the part of a window that fits in MaxPageBytes: the rows with
 // versions lo..hi (n of them, none when n is 0), and whether the window
 // has rows beyond them.
@@ -27,12 +32,11 @@ type pageFit struct {
 }
 
 // fitMessages sizes window w of a session's messages before they are
-// read: octet_length of a column is answered from the record header, so
-// this query reads no text.
+// read (sizeExpr reads no text).
 func (s *Service) fitMessages(ctx context.Context, sessionID string, w paging.Window) (pageFit, error) {
 	var q strings.Builder
-	q.WriteString("SELECT " + message.FieldVersion + ", octet_length(" + message.FieldText + ") + ifnull(octet_length(" +
-		message.FieldContent + "), 0) FROM " + message.Table + " WHERE " + message.FieldAgentSessionID + " = ?")
+	q.WriteString("SELECT " + message.FieldVersion + ", " + sizeExpr + " FROM " + message.Table +
+		" WHERE " + message.FieldAgentSessionID + " = ?")
 	args := []any{sessionID}
 	if w.After != nil {
 		q.WriteString(" AND " + message.FieldVersion + " > ?")

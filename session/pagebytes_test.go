@@ -77,3 +77,46 @@ func TestMessagesPageBytes(t *testing.T) {
 		})
 	}
 }
+
+// A list's batched pages (the read-ahead: one query for every listed
+// session) keep to MaxPageBytes per session the same way.
+func TestMessagePagesOfAListKeepToPageBytes(t *testing.T) {
+	const mb = 1 << 20
+	e := newTestEnv(t)
+	e.workspace(t, "w")
+	big := e.session(t, "w", "big")
+	e.insert(t, big, msg("b1", "user", "hi"), msg("b2", "assistant", strings.Repeat("x", 5*mb)),
+		msg("b3", "user", "more"), msg("b4", "assistant", strings.Repeat("y", 5*mb)))
+	small := e.session(t, "w", "small")
+	e.history(t, small, "s", 4)
+
+	ctx := WithReadAhead(context.Background())
+	if _, err := e.svc.Sessions(ctx, "w", true, nil, paging.Args{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		session string
+		args    paging.Args
+		want    []int64
+		more    bool
+	}{
+		{big.ID, paging.Args{Last: intp(50)}, []int64{3, 4}, true},
+		{big.ID, paging.Args{First: intp(50)}, []int64{1, 2, 3}, true},
+		{small.ID, paging.Args{Last: intp(50)}, []int64{1, 2, 3, 4}, false},
+		{small.ID, paging.Args{Last: intp(1)}, []int64{4}, true},
+		{big.ID, paging.Args{Last: intp(0)}, nil, true},
+	} {
+		p, err := e.svc.Messages(ctx, tc.session, tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		more := p.HasNextPage
+		if tc.args.Last != nil {
+			more = p.HasPreviousPage
+		}
+		if !slices.Equal(versions(p.Nodes), tc.want) || more != tc.more || p.TotalCount != 4 {
+			t.Errorf("%s %+v: versions %v more %v total %d, want %v more %v total 4",
+				tc.session, tc.args, versions(p.Nodes), more, p.TotalCount, tc.want, tc.more)
+		}
+	}
+}
