@@ -70,7 +70,25 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("%w: create %s: %w", ErrUnavailable, filepath.Dir(path), err)
 	}
+	if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("%w: create %s: %w", ErrUnavailable, path, err)
+	}
 	return OpenDSN(ctx, DSN(path))
+}
+
+// createPrivate creates the database file readable by its owner only,
+// whatever the umask: it holds every conversation and command output.
+// SQLite gives its -wal and -shm files the database file's mode. A file
+// that exists is left as it is.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // OpenDSN opens a database by its DSN and migrates its schema.
