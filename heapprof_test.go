@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
@@ -10,10 +11,12 @@ import (
 
 // heapProfEnv, set to a directory in a tuttid child, makes it write a heap
 // profile there each time its live heap reaches a new peak (by 16 MiB
-// steps): where the memory of TestLargeSessionBoundedMemory goes.
+// steps), as heap-<n>.pb.gz, n counting up: where the memory of
+// TestLargeSessionBoundedMemory goes (the files' times place them in its
+// phases).
 //
-//	TUTTID_TEST_HEAPPROF=/tmp/hp TUTTID_LARGE_SESSION=full go test -run TestLargeSession .
-//	go tool pprof -sample_index=inuse_space -top /tmp/hp/heap-peak.pb.gz
+//	TUTTID_TEST_HEAPPROF=/tmp/hp go test -run TestLargeSession .
+//	go tool pprof -sample_index=inuse_space -top /tmp/hp/heap-3.pb.gz
 const heapProfEnv = "TUTTID_TEST_HEAPPROF"
 
 func init() {
@@ -27,6 +30,7 @@ func init() {
 func profilePeaks(dir string) {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	var written uint64
+	n := 0
 	for range time.Tick(20 * time.Millisecond) {
 		metrics.Read(sample)
 		live := sample[0].Value.Uint64()
@@ -34,12 +38,12 @@ func profilePeaks(dir string) {
 			continue
 		}
 		written = live
-		f, err := os.Create(filepath.Join(dir, "heap-peak.pb.gz.tmp"))
+		n++
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("heap-%d.pb.gz", n)))
 		if err != nil {
 			continue
 		}
 		_ = pprof.Lookup("heap").WriteTo(f, 0)
 		f.Close()
-		_ = os.Rename(f.Name(), filepath.Join(dir, "heap-peak.pb.gz"))
 	}
 }
