@@ -22,7 +22,10 @@ const (
 	// Unauthenticated: an API request without the token, or with a wrong one.
 	Unauthenticated Code = "unauthenticated"
 	// RequestTooLarge: a request body over the limit (--max-body).
-	RequestTooLarge     Code = "request_too_large"
+	RequestTooLarge Code = "request_too_large"
+	// ResultTooLarge: an unpaged list would answer more than its bound
+	// (rows or bytes); the client must read it in pages.
+	ResultTooLarge      Code = "result_too_large"
 	Internal            Code = "internal"
 	RuntimeUnavailable  Code = "agent.runtime_unavailable"
 	StorageUnavailable  Code = "storage_unavailable"
@@ -60,6 +63,7 @@ var httpStatus = map[Code]int{
 	ForbiddenHost:              http.StatusForbidden,
 	Unauthenticated:            http.StatusUnauthorized,
 	RequestTooLarge:            http.StatusRequestEntityTooLarge,
+	ResultTooLarge:             http.StatusUnprocessableEntity,
 	Internal:                   http.StatusInternalServerError,
 	RuntimeUnavailable:         http.StatusServiceUnavailable,
 	StorageUnavailable:         http.StatusServiceUnavailable,

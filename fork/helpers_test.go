@@ -20,6 +20,7 @@ import (
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/fork"
+	"tuttid/paging"
 	"tuttid/session"
 	"tuttid/store"
 )
@@ -244,11 +245,21 @@ func (e *env) messages(sessionID string) []*ent.Message {
 
 func (e *env) turns(sessionID string) []*ent.Turn {
 	e.t.Helper()
-	ts, err := e.sess.Turns(e.ctx, sessionID)
-	if err != nil {
-		e.t.Fatal(err)
+	// Every turn, in pages: an unpaged list stops at session.MaxTurnList.
+	var ts []*ent.Turn
+	first := paging.MaxPage
+	args := session.TurnArgs{Args: paging.Args{First: &first}}
+	for {
+		p, err := e.sess.TurnPage(e.ctx, sessionID, args)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		ts = append(ts, p.Nodes...)
+		if !p.HasNextPage {
+			return ts
+		}
+		args.After = &p.Cursors[len(p.Cursors)-1]
 	}
-	return ts
 }
 
 func (e *env) lineage(childID string) *ent.SessionFork {

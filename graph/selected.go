@@ -4,16 +4,26 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// selected says whether the query asks for the named field of the object
-// the current field resolves to (a connection's totalCount costs a count).
-func selected(ctx context.Context, name string) bool {
-	if graphql.GetFieldContext(ctx) == nil {
+// selected says whether the query asks for the field at path below the
+// current field (a connection's totalCount costs a count; a turn list's
+// messages bound its size).
+func selected(ctx context.Context, path ...string) bool {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
 		return true // not under a GraphQL operation: assume it is wanted
 	}
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
-		if f.Name == name {
+	return selectedIn(graphql.GetOperationContext(ctx), fc.Field.Selections, path)
+}
+
+func selectedIn(op *graphql.OperationContext, set ast.SelectionSet, path []string) bool {
+	for _, f := range graphql.CollectFields(op, set, nil) {
+		if f.Name != path[0] {
+			continue
+		}
+		if len(path) == 1 || selectedIn(op, f.Selections, path[1:]) {
 			return true
 		}
 	}

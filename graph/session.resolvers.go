@@ -56,8 +56,27 @@ func (r *agentSessionResolver) ForkTree(ctx context.Context, obj *ent.AgentSessi
 }
 
 // Turns is the resolver for the turns field.
-func (r *agentSessionResolver) Turns(ctx context.Context, obj *ent.AgentSession) ([]*ent.Turn, error) {
-	return r.Sessions.Turns(ctx, obj.ID)
+func (r *agentSessionResolver) Turns(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) ([]*ent.Turn, error) {
+	return r.Sessions.Turns(ctx, obj.ID, session.TurnArgs{
+		Args:         paging.Args{First: first, After: after, Last: last, Before: before},
+		WithMessages: selected(ctx, "messages"),
+	})
+}
+
+// TurnConnection is the resolver for the turnConnection field.
+func (r *agentSessionResolver) TurnConnection(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) (*model.TurnConnection, error) {
+	p, err := r.Sessions.TurnPage(ctx, obj.ID, session.TurnArgs{
+		Args:         paging.Args{First: first, After: after, Last: last, Before: before, SkipTotal: !selected(ctx, "totalCount")},
+		WithMessages: selected(ctx, "edges", "node", "messages"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	conn := &model.TurnConnection{PageInfo: pageInfo(p), TotalCount: p.TotalCount, Edges: []*model.TurnEdge{}}
+	for i, n := range p.Nodes {
+		conn.Edges = append(conn.Edges, &model.TurnEdge{Cursor: p.Cursors[i], Node: n})
+	}
+	return conn, nil
 }
 
 // Messages is the resolver for the messages field.

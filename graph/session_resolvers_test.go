@@ -180,9 +180,10 @@ func TestAgentSessionFields(t *testing.T) {
 			t.Errorf("assistant message: %+v", a)
 		}
 	}
-	// session, forkedFrom, turns, and the messages of all turns.
-	if q != 4 {
-		t.Errorf("%d queries for the conversation, want 4", q)
+	// session, forkedFrom, turns, their messages' size (the list's byte
+	// bound), and the messages of all turns.
+	if q != 5 {
+		t.Errorf("%d queries for the conversation, want 5", q)
 	}
 }
 

@@ -36,6 +36,10 @@ func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
 		return 1 + n*childComplexity
 	}
 	cfg.Complexity.AgentSession.Messages = connection
+	cfg.Complexity.AgentSession.TurnConnection = connection
+	// An unpaged turns list is costed as a default page: what it answers
+	// is bounded when it runs (session.MaxTurnList, MaxTurnListBytes).
+	cfg.Complexity.AgentSession.Turns = connection
 	cfg.Complexity.Workspace.Sessions = func(childComplexity int, first *int, after *string, last *int, before *string, _, _ *bool) int {
 		return connection(childComplexity, first, after, last, before)
 	}

@@ -282,6 +282,13 @@ func (tb *tab) noError() {
 // page's treeitems, in document order.
 func (tb *tab) axTreeItems() []string {
 	tb.t.Helper()
+	return tb.axNames("treeitem")
+}
+
+// axNames returns the accessible names Chromium computed for the page's
+// elements of an ARIA role, in document order.
+func (tb *tab) axNames(role string) []string {
+	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, guiWait)
 	defer cancel()
 	names, err := chromedp.Run(ctx, chromedp.Action[[]string](func(ctx context.Context, tg *chromedp.Target) ([]string, error) {
@@ -291,7 +298,7 @@ func (tb *tab) axTreeItems() []string {
 		}
 		var out []string
 		for _, n := range res.Nodes {
-			if n.Ignored || n.Role == nil || string(n.Role.Value) != `"treeitem"` {
+			if n.Ignored || n.Role == nil || string(n.Role.Value) != `"`+role+`"` {
 				continue
 			}
 			var name string
@@ -1046,7 +1053,7 @@ func TestGUI(t *testing.T) {
 		}
 	})
 
-	t.Run("MessagesArePagedAsTheUserScrollsBack", func(t *testing.T) {
+	t.Run("TurnsArePagedAsTheUserScrollsBack", func(t *testing.T) {
 		h := shared.forGUI(t)
 		ws := h.createWorkspace(t.Name())
 		s := h.startSession(ws, "Long one")
@@ -1070,11 +1077,55 @@ func TestGUI(t *testing.T) {
 		if !atBottom {
 			t.Error("the conversation does not open at its latest message")
 		}
-		// Scrolling back to the top loads the earlier messages.
+		// Scrolling back to the top loads the earlier turns.
 		tb.waitJS("all turns after scrolling back", `(() => {
 		  const c = document.querySelector('[data-testid="conversation"]'); c.scrollTop = 0;
 		  return document.querySelectorAll('[data-testid="turn"]').length === 30
 		    && [...document.querySelectorAll('[data-testid="message"][data-role="user"]')][0].textContent.includes("message 00"); })()`)
+		tb.noError()
+	})
+
+	t.Run("LoadEarlierTurns", func(t *testing.T) {
+		h := shared.forGUI(t)
+		ws := h.createWorkspace(t.Name())
+		s := h.startSession(ws, "Many turns")
+		// More turns than the page the GUI shows (20).
+		const n = 26
+		var turns []string
+		for i := range n {
+			turns = append(turns, h.send(ws, s.ID, fmt.Sprintf("turn %02d", i)))
+		}
+		tb := openTab(t, browser, base)
+		tb.open(ws, s.ID)
+		tb.run("the last turn", chromedp.WaitVisible(chromedp.CSS(turnSel(turns[n-1]))))
+		var shown int
+		tb.eval(`document.querySelectorAll('[data-testid="turn"]').length`, &shown)
+		if shown != 20 {
+			t.Fatalf("the first page shows %d turns, want the latest 20", shown)
+		}
+		var firstShown string
+		tb.eval(`document.querySelector('[data-testid="turn"]').dataset.turnId`, &firstShown)
+		if firstShown != turns[n-20] {
+			t.Errorf("the first turn shown is %s, want %s (the 7th)", firstShown, turns[n-20])
+		}
+		// The control is a button a screen reader names.
+		if names := tb.axNames("button"); !slices.Contains(names, "Load earlier turns") {
+			t.Fatalf("no button named \"Load earlier turns\" among %q", names)
+		}
+		// Activated from the keyboard, without scrolling to the top.
+		tb.waitJS("focus and press the button", `(() => {
+		  const b = document.querySelector('[data-testid="load-earlier"]'); if (!b) return false;
+		  b.focus({ preventScroll: true }); return document.activeElement === b; })()`)
+		tb.run("press Enter", chromedp.KeyEvent("\r"))
+		tb.waitJS("every turn, oldest first", fmt.Sprintf(`(() => {
+		  const ts = [...document.querySelectorAll('[data-testid="turn"]')];
+		  return ts.length === %d && ts[0].dataset.turnId === %q
+		    && ts[0].querySelector('[data-testid="message"][data-role="user"]').textContent.includes("turn 00"); })()`, n, turns[0]))
+		tb.waitJS("the button gone once nothing is left", `!document.querySelector('[data-testid="load-earlier"]')`)
+		// A new turn keeps the earlier turns loaded.
+		last := h.send(ws, s.ID, "one more")
+		tb.run("the new turn", chromedp.WaitVisible(chromedp.CSS(turnSel(last))))
+		tb.waitJS("all turns still shown", fmt.Sprintf(`document.querySelectorAll('[data-testid="turn"]').length === %d`, n+1))
 		tb.noError()
 	})
 

@@ -83,6 +83,24 @@ func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w pagin
 	return out, nil
 }
 
+// turnsMessages returns, by provider turn id, the messages of a session's
+// turns in version order, in one query.
+func (s *Service) turnsMessages(ctx context.Context, sessionID string, turnIDs []string) (map[string][]*ent.Message, error) {
+	q := s.store.Client.Message.Query().Where(message.AgentSessionID(sessionID))
+	if len(turnIDs) <= paging.MaxPage {
+		q.Where(message.TurnIDIn(turnIDs...))
+	} // else a longer list (a comparison of long sessions): the whole session
+	msgs, err := q.Order(ent.Asc(message.FieldVersion)).All(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the turns' messages")
+	}
+	byTurn := map[string][]*ent.Message{}
+	for _, m := range msgs {
+		byTurn[m.TurnID] = append(byTurn[m.TurnID], m)
+	}
+	return byTurn, nil
+}
+
 // rowIn is "(agent_session_id, version) IN (subquery)".
 func rowIn(subquery string, args ...any) func(*entsql.Selector) {
 	return func(sel *entsql.Selector) {

@@ -26,10 +26,10 @@ func (s *Service) Compare(ctx context.Context, workspaceID, a, b string) (*linea
 	if err != nil {
 		return nil, apperr.Storage(err, "compare the sessions")
 	}
-	// Both sides' turns are listed: their messages load per session, not per turn.
+	// Both sides' turns are listed: their messages load per side, not per turn.
 	ra := readAheadFrom(ctx)
-	ra.turnsListed(sa.ID)
-	ra.turnsListed(sb.ID)
+	ra.turnsListed(append(append([]*ent.Turn{}, c.SharedTurns...), c.AOnly...))
+	ra.turnsListed(c.BOnly)
 	return c, nil
 }
 

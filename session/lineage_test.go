@@ -20,7 +20,7 @@ func TestReadFailuresAreStorageUnavailable(t *testing.T) {
 	if _, err := e.svc.Sessions(listed, "ws", true, nil, paging.Args{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.Turns(listed, a.ID); err != nil {
+	if _, err := e.svc.Turns(listed, a.ID, TurnArgs{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.st.DB.Close(); err != nil {
@@ -38,7 +38,7 @@ func TestReadFailuresAreStorageUnavailable(t *testing.T) {
 			"Messages":     func() error { _, err := e.svc.Messages(ctx, a.ID, paging.Args{Last: intp(1)}); return err },
 			"TurnMessages": func() error { _, err := e.svc.TurnMessages(ctx, turn); return err },
 			"Session":      func() error { _, err := e.svc.Session(ctx, "ws", a.ID); return err },
-			"Turns":        func() error { _, err := e.svc.Turns(ctx, a.ID); return err },
+			"Turns":        func() error { _, err := e.svc.Turns(ctx, a.ID, TurnArgs{}); return err },
 		}
 		for what, read := range reads {
 			if code := apperr.CodeOf(read()); code != apperr.StorageUnavailable {

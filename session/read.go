@@ -174,28 +174,12 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	return p, nil
 }
 
-// Turns lists a session's turns, oldest first.
-func (s *Service) Turns(ctx context.Context, sessionID string) ([]*ent.Turn, error) {
-	ts, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID)).
-		Order(ent.Asc(turn.FieldStartedAt), ent.Asc(turn.FieldID)).All(ctx)
-	if err != nil {
-		return nil, apperr.Storage(err, "read turns")
-	}
-	readAheadFrom(ctx).turnsListed(sessionID)
-	return ts, nil
-}
-
 // TurnMessages lists a turn's messages in version order.
 func (s *Service) TurnMessages(ctx context.Context, t *ent.Turn) ([]*ent.Message, error) {
-	if tl := readAheadFrom(ctx).turns(t.AgentSessionID); tl != nil {
-		// The session's turns were listed: one query for all their messages.
+	if tl := readAheadFrom(ctx).turnList(t); tl != nil {
+		// The turn was listed: one query for the messages of the list.
 		byTurn, err := tl.byTurn.get(func() (map[string][]*ent.Message, error) {
-			msgs, err := s.SessionMessages(ctx, t.AgentSessionID)
-			byTurn := map[string][]*ent.Message{}
-			for _, m := range msgs {
-				byTurn[m.TurnID] = append(byTurn[m.TurnID], m)
-			}
-			return byTurn, err
+			return s.turnsMessages(ctx, tl.sessionID, tl.turnIDs)
 		})
 		if err != nil {
 			return nil, err

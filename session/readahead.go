@@ -18,7 +18,7 @@ import (
 type readAhead struct {
 	mu       sync.Mutex
 	pageOf   map[string]*sessionPage // session id -> the list it came in
-	turnsOf  map[string]*turnList    // session id -> its listed turns
+	turnsOf  map[turnKey]*turnList   // a listed turn -> the list it came in
 	messages map[msgKey]*msgPages
 }
 
@@ -47,8 +47,15 @@ type pageArgs struct {
 
 type msgPages = loaded[map[string]Page[*ent.Message]]
 
+// turnKey is a turn by session and provider turn id.
+type turnKey struct{ session, turn string }
+
+// turnList is turns of one session read together (a page, a list, a
+// comparison's side) and their messages once loaded.
 type turnList struct {
-	byTurn loaded[map[string][]*ent.Message] // by provider turn id
+	sessionID string
+	turnIDs   []string
+	byTurn    loaded[map[string][]*ent.Message] // by provider turn id
 }
 
 // loaded is a value loaded once; a failed load is retried by the next
@@ -80,7 +87,7 @@ type readAheadKey struct{}
 // have one: they would serve later events from their first reads.
 func WithReadAhead(ctx context.Context) context.Context {
 	return context.WithValue(ctx, readAheadKey{}, &readAhead{
-		pageOf: map[string]*sessionPage{}, turnsOf: map[string]*turnList{}, messages: map[msgKey]*msgPages{},
+		pageOf: map[string]*sessionPage{}, turnsOf: map[turnKey]*turnList{}, messages: map[msgKey]*msgPages{},
 	})
 }
 
@@ -126,25 +133,34 @@ func (ra *readAhead) messagePages(p *sessionPage, args pageArgs) *msgPages {
 	return ra.messages[k]
 }
 
-// turnsListed records that a session's turns were listed.
-func (ra *readAhead) turnsListed(sessionID string) {
-	if ra == nil {
+// turnsListed records turns read together: the first of them whose
+// messages are asked for loads the messages of all of them.
+func (ra *readAhead) turnsListed(turns []*ent.Turn) {
+	if ra == nil || len(turns) == 0 {
 		return
 	}
+	lists := map[string]*turnList{}
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
-	if ra.turnsOf[sessionID] == nil {
-		ra.turnsOf[sessionID] = &turnList{}
+	for _, t := range turns {
+		l := lists[t.AgentSessionID]
+		if l == nil {
+			l = &turnList{sessionID: t.AgentSessionID}
+			lists[t.AgentSessionID] = l
+		}
+		l.turnIDs = append(l.turnIDs, t.TurnID)
+		ra.turnsOf[turnKey{t.AgentSessionID, t.TurnID}] = l
 	}
 }
 
-func (ra *readAhead) turns(sessionID string) *turnList {
+// turnList is the list a turn came in, or nil (read on its own).
+func (ra *readAhead) turnList(t *ent.Turn) *turnList {
 	if ra == nil {
 		return nil
 	}
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
-	return ra.turnsOf[sessionID]
+	return ra.turnsOf[turnKey{t.AgentSessionID, t.TurnID}]
 }
 
 // batchable reports whether a message page can be read for many sessions

@@ -260,6 +260,11 @@ var (
 				Unique:  true,
 				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[6], WorkspaceAgentTurnsColumns[1]},
 			},
+			{
+				Name:    "turn_agent_session_id_started_at",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[6], WorkspaceAgentTurnsColumns[4]},
+			},
 		},
 	}
 	// WorkspacesColumns holds the columns for the "workspaces" table.

@@ -42,5 +42,8 @@ func (Turn) Edges() []ent.Edge {
 func (Turn) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("agent_session_id", "turn_id").Unique(),
+		// Pages of a session's turns in (started_at, id) order: SQLite
+		// indexes end with the rowid, which is the id.
+		index.Fields("agent_session_id", "started_at"),
 	}
 }

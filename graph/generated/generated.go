@@ -92,7 +92,8 @@ type ComplexityRoot struct {
 		Settings          func(childComplexity int) int
 		Status            func(childComplexity int) int
 		Title             func(childComplexity int) int
-		Turns             func(childComplexity int) int
+		TurnConnection    func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Turns             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		UpdatedAt         func(childComplexity int) int
 		Visible           func(childComplexity int) int
 		WorkspaceID       func(childComplexity int) int
@@ -235,6 +236,17 @@ type ComplexityRoot struct {
 		TurnID         func(childComplexity int) int
 	}
 
+	TurnConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	TurnEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Workspace struct {
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
@@ -264,7 +276,8 @@ type AgentSessionResolver interface {
 	Children(ctx context.Context, obj *ent.AgentSession) ([]*ent.AgentSession, error)
 	Ancestors(ctx context.Context, obj *ent.AgentSession) ([]*ent.AgentSession, error)
 	ForkTree(ctx context.Context, obj *ent.AgentSession) ([]*model.ForkTreeNode, error)
-	Turns(ctx context.Context, obj *ent.AgentSession) ([]*ent.Turn, error)
+	Turns(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) ([]*ent.Turn, error)
+	TurnConnection(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) (*model.TurnConnection, error)
 	Messages(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) (*model.MessageConnection, error)
 	PendingApprovals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
 	Approvals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
@@ -545,12 +558,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.Title(childComplexity), true
+	case "AgentSession.turnConnection":
+		if e.ComplexityRoot.AgentSession.TurnConnection == nil {
+			break
+		}
+
+		args, err := ec.field_AgentSession_turnConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.AgentSession.TurnConnection(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "AgentSession.turns":
 		if e.ComplexityRoot.AgentSession.Turns == nil {
 			break
 		}
 
-		return e.ComplexityRoot.AgentSession.Turns(childComplexity), true
+		args, err := ec.field_AgentSession_turns_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.AgentSession.Turns(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "AgentSession.updatedAt":
 		if e.ComplexityRoot.AgentSession.UpdatedAt == nil {
 			break
@@ -1169,6 +1198,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Turn.TurnID(childComplexity), true
 
+	case "TurnConnection.edges":
+		if e.ComplexityRoot.TurnConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnConnection.Edges(childComplexity), true
+	case "TurnConnection.pageInfo":
+		if e.ComplexityRoot.TurnConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnConnection.PageInfo(childComplexity), true
+	case "TurnConnection.totalCount":
+		if e.ComplexityRoot.TurnConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnConnection.TotalCount(childComplexity), true
+
+	case "TurnEdge.cursor":
+		if e.ComplexityRoot.TurnEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnEdge.Cursor(childComplexity), true
+	case "TurnEdge.node":
+		if e.ComplexityRoot.TurnEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnEdge.Node(childComplexity), true
+
 	case "Workspace.createdAt":
 		if e.ComplexityRoot.Workspace.CreatedAt == nil {
 			break
@@ -1658,7 +1719,22 @@ type AgentSession {
   ancestors: [AgentSession!]!
   "The whole tree this session belongs to, from its root."
   forkTree: [ForkTreeNode!]!
-  turns: [Turn!]!
+  """
+  The session's turns, oldest first. Without arguments: all of them, up to
+  500; a session with more fails with result_too_large. With first/last
+  (at most 500) and after/before (cursors of turnConnection): that window.
+  Never cut short silently: when the turns' messages are selected and they
+  hold more than 16 MiB of text and content, result_too_large. Read a
+  large session with turnConnection.
+  """
+  turns(first: Int, after: Cursor, last: Int, before: Cursor): [Turn!]!
+  """
+  The session's turns, oldest first, in Relay pages (default 50, at most
+  500). When the turns' messages are selected, a page stops adding turns
+  once their messages hold more than 4 MiB of text and content (always at
+  least one turn), and says so with hasNextPage (hasPreviousPage for last).
+  """
+  turnConnection(first: Int, after: Cursor, last: Int, before: Cursor): TurnConnection!
   messages(first: Int, after: Cursor, last: Int, before: Cursor): MessageConnection!
 }
 
@@ -1708,6 +1784,18 @@ type Message {
   version: Int!
   createdAt: Time!
   updatedAt: Time!
+}
+
+type TurnConnection {
+  edges: [TurnEdge!]!
+  pageInfo: PageInfo!
+  "Counted only when selected."
+  totalCount: Int!
+}
+
+type TurnEdge {
+  cursor: Cursor!
+  node: Turn!
 }
 
 type MessageConnection {
@@ -1836,6 +1924,8 @@ func (ec *executionContext) childFields_AgentSession(ctx context.Context, field 
 		return ec.fieldContext_AgentSession_forkTree(ctx, field)
 	case "turns":
 		return ec.fieldContext_AgentSession_turns(ctx, field)
+	case "turnConnection":
+		return ec.fieldContext_AgentSession_turnConnection(ctx, field)
 	case "messages":
 		return ec.fieldContext_AgentSession_messages(ctx, field)
 	case "pendingApprovals":
@@ -2078,6 +2168,28 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 	return nil, fmt.Errorf("no field named %q was found under type Turn", field.Name)
 }
 
+func (ec *executionContext) childFields_TurnConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_TurnConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_TurnConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_TurnConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TurnConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_TurnEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_TurnEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_TurnEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TurnEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Workspace(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2211,6 +2323,82 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // region    ***************************** args.gotpl *****************************
 
 func (ec *executionContext) field_AgentSession_messages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOCursor2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOCursor2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_AgentSession_turnConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOCursor2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOCursor2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_AgentSession_turns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -3441,7 +3629,8 @@ func (ec *executionContext) _AgentSession_turns(ctx context.Context, field graph
 			return ec.fieldContext_AgentSession_turns(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.AgentSession().Turns(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.AgentSession().Turns(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Turn) graphql.Marshaler {
@@ -3451,7 +3640,7 @@ func (ec *executionContext) _AgentSession_turns(ctx context.Context, field graph
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_AgentSession_turns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_AgentSession_turns(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "AgentSession",
 		Field:      field,
@@ -3460,6 +3649,61 @@ func (ec *executionContext) fieldContext_AgentSession_turns(_ context.Context, f
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Turn(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_AgentSession_turns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AgentSession_turnConnection(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_turnConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.AgentSession().TurnConnection(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TurnConnection) graphql.Marshaler {
+			return ec.marshalNTurnConnection2ᚖtuttidᚋgraphᚋmodelᚐTurnConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_turnConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TurnConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_AgentSession_turnConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -6116,6 +6360,148 @@ func (ec *executionContext) fieldContext_Turn_messages(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _TurnConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TurnConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TurnEdge) graphql.Marshaler {
+			return ec.marshalNTurnEdge2ᚕᚖtuttidᚋgraphᚋmodelᚐTurnEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TurnConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TurnEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TurnConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TurnConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖtuttidᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TurnConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TurnConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.TurnConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TurnEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.TurnEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNCursor2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnEdge", field, false, false, "Cursor")
+}
+
+func (ec *executionContext) _TurnEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.TurnEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
+			return ec.marshalNTurn2ᚖtuttidᚋentᚐTurn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TurnEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Workspace_id(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8131,6 +8517,12 @@ func (ec *executionContext) _AgentSession(ctx context.Context, sel ast.Selection
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AgentSession_turns(ctx, field, obj)
 				})
+		case "turnConnection":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_turnConnection(ctx, field, obj)
+				})
 		case "messages":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -9135,6 +9527,87 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var turnConnectionImplementors = []string{"TurnConnection"}
+
+func (ec *executionContext) _TurnConnection(ctx context.Context, sel ast.SelectionSet, obj *model.TurnConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, turnConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TurnConnection")
+		case "edges":
+			out.Values[i] = ec._TurnConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._TurnConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._TurnConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var turnEdgeImplementors = []string{"TurnEdge"}
+
+func (ec *executionContext) _TurnEdge(ctx context.Context, sel ast.SelectionSet, obj *model.TurnEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, turnEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TurnEdge")
+		case "cursor":
+			out.Values[i] = ec._TurnEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._TurnEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var workspaceImplementors = []string{"Workspace"}
 
 func (ec *executionContext) _Workspace(ctx context.Context, sel ast.SelectionSet, obj *ent.Workspace) graphql.Marshaler {
@@ -10116,6 +10589,38 @@ func (ec *executionContext) marshalNTurn2ᚖtuttidᚋentᚐTurn(ctx context.Cont
 		return graphql.Null
 	}
 	return ec._Turn(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTurnConnection2ᚖtuttidᚋgraphᚋmodelᚐTurnConnection(ctx context.Context, sel ast.SelectionSet, v *model.TurnConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TurnConnection!")
+		return graphql.Null
+	}
+	return ec._TurnConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTurnEdge2ᚕᚖtuttidᚋgraphᚋmodelᚐTurnEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TurnEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTurnEdge2ᚖtuttidᚋgraphᚋmodelᚐTurnEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTurnEdge2ᚖtuttidᚋgraphᚋmodelᚐTurnEdge(ctx context.Context, sel ast.SelectionSet, v *model.TurnEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TurnEdge!")
+		return graphql.Null
+	}
+	return ec._TurnEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTurnStatus2tuttidᚋentᚋturnᚐStatus(ctx context.Context, v any) (turn.Status, error) {

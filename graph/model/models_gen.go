@@ -116,6 +116,18 @@ type StartSessionInput struct {
 type Subscription struct {
 }
 
+type TurnConnection struct {
+	Edges    []*TurnEdge `json:"edges"`
+	PageInfo *PageInfo   `json:"pageInfo"`
+	// Counted only when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+type TurnEdge struct {
+	Cursor string    `json:"cursor"`
+	Node   *ent.Turn `json:"node"`
+}
+
 type UpdateSessionInput struct {
 	WorkspaceID    string `json:"workspaceId"`
 	AgentSessionID string `json:"agentSessionId"`

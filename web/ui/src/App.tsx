@@ -14,7 +14,7 @@ import {
   PendingApprovalsDocument,
   type ApprovalDecision,
   CreateWorkspaceDocument,
-  EarlierMessagesDocument,
+  EarlierTurnsDocument,
   ForkSessionDocument,
   InterruptTurnDocument,
   SendMessageDocument,
@@ -24,7 +24,7 @@ import {
   WorkspacesDocument,
   type WorkspacesQuery,
 } from "./gql/graphql";
-import { countDescendants, forkMarks, inheritedTurns, sameTree } from "./lineage";
+import { countDescendants, forkMarks, inheritedTurns, mergeLatest, sameTree } from "./lineage";
 import { CompareView, ComparePicker, type Comparison } from "./Compare";
 import { RenameForm, TidyActions } from "./Tidy";
 import type { Approval } from "./Approvals";
@@ -32,10 +32,11 @@ import { readRoute, writeRoute } from "./route";
 import { StatusBadge } from "./Status";
 import { coalesce } from "./store";
 import { ForkTree } from "./Tree";
-import type { Detail, Msg, Summary } from "./types";
+import type { Detail, LoadedTurn, Summary } from "./types";
 import { SignIn } from "./SignIn";
 
-const PAGE = 50;
+// Turns per page: the latest page is shown, earlier ones on request.
+const PAGE = 20;
 
 type Workspace = WorkspacesQuery["workspaces"][number];
 
@@ -45,9 +46,11 @@ export function App() {
   const [sessions, setSessions] = useState<Summary[]>([]);
   const [activeId, setActiveId] = useState<string | undefined>();
   const [detail, setDetail] = useState<Detail | null>(null);
-  const [messages, setMessages] = useState<Msg[]>([]);
+  const [turns, setTurns] = useState<LoadedTurn[]>([]);
   const [earlier, setEarlier] = useState<{ has: boolean; cursor?: string | null }>({ has: false });
   const [loadingEarlier, setLoadingEarlier] = useState(false);
+  const turnsRef = useRef(turns);
+  turnsRef.current = turns;
   const [streams, setStreams] = useState<Map<string, string>>(new Map());
   const [error, setError] = useState<ApiError | null>(null);
   const [conn, setConn] = useState<ConnState | "idle">("idle");
@@ -63,7 +66,7 @@ export function App() {
   const [compareWith, setCompareWith] = useState<string | undefined>();
   const [comparison, setComparison] = useState<Comparison | null>(null);
   const [renaming, setRenaming] = useState(false);
-  const cur = useRef({ wsId, activeId, loaded: 0, showArchived, compareWith });
+  const cur = useRef({ wsId, activeId, showArchived, compareWith });
   cur.current.showArchived = showArchived;
   cur.current.compareWith = compareWith;
   cur.current.wsId = wsId;
@@ -113,8 +116,7 @@ export function App() {
       coalesce(async () => {
         const { wsId: ws, activeId: id } = cur.current;
         if (!ws || !id) return;
-        const last = Math.max(PAGE, cur.current.loaded);
-        const [d, pa] = await Promise.all([query(SessionDetailDocument, { ws, id, last }), query(PendingApprovalsDocument, { ws, id })]);
+        const [d, pa] = await Promise.all([query(SessionDetailDocument, { ws, id, last: PAGE }), query(PendingApprovalsDocument, { ws, id })]);
         if (ws !== cur.current.wsId || id !== cur.current.activeId) return;
         if (!d.session) {
           // Deleted meanwhile (here or elsewhere), or a stale link: say so
@@ -125,11 +127,13 @@ export function App() {
         }
         setMissing(undefined);
         setApprovals(pa.session?.pendingApprovals ?? []);
-        const msgs = d.session.messages.edges.map((e) => e.node);
-        cur.current.loaded = msgs.length;
+        // The latest page replaces what it covers; earlier pages loaded
+        // stay, and so does the cursor to the ones before them.
+        const page = d.session.turnConnection;
+        const merged = mergeLatest(turnsRef.current, page.edges.map((e) => e.node));
         setDetail(d.session);
-        setMessages(msgs);
-        setEarlier({ has: d.session.messages.pageInfo.hasPreviousPage, cursor: d.session.messages.pageInfo.startCursor });
+        setTurns(merged.turns);
+        if (merged.kept === 0) setEarlier({ has: page.pageInfo.hasPreviousPage, cursor: page.pageInfo.startCursor });
       }),
     [],
   );
@@ -162,15 +166,12 @@ export function App() {
     if (!ws || !id || !earlier.has || !earlier.cursor || loadingEarlier) return;
     setLoadingEarlier(true);
     guarded(async () => {
-      const d = await query(EarlierMessagesDocument, { ws, id, before: earlier.cursor!, last: PAGE });
+      const d = await query(EarlierTurnsDocument, { ws, id, before: earlier.cursor!, last: PAGE });
       if (id !== cur.current.activeId || !d.session) return;
-      const older = d.session.messages.edges.map((e) => e.node);
-      setMessages((m) => {
-        const next = [...older, ...m];
-        cur.current.loaded = next.length;
-        return next;
-      });
-      setEarlier({ has: d.session.messages.pageInfo.hasPreviousPage, cursor: d.session.messages.pageInfo.startCursor });
+      const page = d.session.turnConnection;
+      const older = page.edges.map((e) => e.node);
+      setTurns((ts) => [...older.filter((o) => !ts.some((t) => t.id === o.id)), ...ts]);
+      setEarlier({ has: page.pageInfo.hasPreviousPage, cursor: page.pageInfo.startCursor });
     }).finally(() => setLoadingEarlier(false));
   }, [earlier, loadingEarlier, guarded]);
 
@@ -183,10 +184,10 @@ export function App() {
         setComparison(null);
         setRenaming(false);
         cur.current.activeId = id;
-        cur.current.loaded = 0;
         setActiveId(id);
         setDetail(null);
-        setMessages([]);
+        turnsRef.current = [];
+        setTurns([]);
         setStreams(new Map());
         setApprovals([]);
         setEarlier({ has: false });
@@ -316,6 +317,7 @@ export function App() {
     };
   }, [wsId, activate, guarded, refreshActive, refreshSessions, refreshCompare]);
 
+  const messages = useMemo(() => turns.flatMap((t) => t.messages), [turns]);
   const messagesRef = useRef(messages);
   messagesRef.current = messages;
   const detailRef = useRef(detail);
@@ -355,7 +357,7 @@ export function App() {
     });
   };
 
-  const running = detail?.turns.find((t) => t.status === "IN_PROGRESS");
+  const running = turns.find((t) => t.status === "IN_PROGRESS");
   const stop = () =>
     act(async () => {
       if (!wsId || !activeId || !running) return;
@@ -423,8 +425,8 @@ export function App() {
       await refreshActive();
     });
 
-  const inherited = useMemo(() => (detail ? inheritedTurns(detail) : new Set<string>()), [detail]);
-  const marks = useMemo(() => (detail ? forkMarks(detail) : new Map()), [detail]);
+  const inherited = useMemo(() => (detail ? inheritedTurns(detail, turns) : new Set<string>()), [detail, turns]);
+  const marks = useMemo(() => (detail ? forkMarks(detail, turns) : new Map()), [detail, turns]);
 
   if (signIn) return <SignIn />;
 
@@ -587,7 +589,7 @@ export function App() {
               <Conversation
                 wsId={wsId}
                 detail={detail}
-                turns={detail.turns}
+                turns={turns}
                 messages={messages}
                 streams={streams}
                 hasEarlier={earlier.has}

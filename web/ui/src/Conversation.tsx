@@ -1,4 +1,5 @@
-// The conversation of one session: its turns, oldest first, each with its
+// The conversation of one session: its loaded turns (the latest page, then
+// earlier pages as the person scrolls back or asks), oldest first, each with its
 // messages, its "Fork from here" button and the forks made from it; in a
 // child, the inherited turns are set apart by a divider naming the parent.
 import { Button, Link, Text } from "@radix-ui/themes";
@@ -48,23 +49,17 @@ export function Conversation(p: Props) {
     list.push(m);
     byTurn.set(m.turnId, list);
   }
-  // While earlier messages are not loaded, show the turns from the first
-  // one that has a loaded message on.
-  let first = 0;
-  if (p.hasEarlier) {
-    const i = p.turns.findIndex((t) => byTurn.has(t.id));
-    first = i < 0 ? p.turns.length : i;
-  }
-  const shown = p.turns.slice(first);
+  // The loaded turns: the latest page, and earlier pages once asked for.
+  const shown = p.turns;
   const lastInherited = shown.reduce((acc, t, i) => (p.inherited.has(t.id) ? i : acc), -1);
   const parentTitle = p.detail.parent?.displayTitle ?? "the parent";
 
   // Keep the view at the bottom while new text arrives, and in place when
-  // earlier messages are put above.
+  // earlier turns are put above.
   useLayoutEffect(() => {
     const el = listRef.current;
     if (!el) return;
-    const firstId = p.messages[0]?.id;
+    const firstId = p.turns[0]?.id;
     if (prevFirst.current && firstId !== prevFirst.current && !atBottom.current) {
       el.scrollTop += el.scrollHeight - prevHeight.current;
     } else if (atBottom.current) {
@@ -97,11 +92,19 @@ export function Conversation(p: Props) {
     >
       {p.hasEarlier && (
         <li ref={topRef} className="earlier">
-          <Button variant="ghost" size="1" onClick={p.onLoadEarlier} disabled={p.loadingEarlier} data-testid="load-earlier">
-            {p.loadingEarlier ? "Loading earlier messages…" : "Load earlier messages"}
+          <Button
+            variant="ghost"
+            size="1"
+            onClick={p.onLoadEarlier}
+            aria-disabled={p.loadingEarlier}
+            aria-busy={p.loadingEarlier}
+            data-testid="load-earlier"
+          >
+            {p.loadingEarlier ? "Loading earlier turns…" : "Load earlier turns"}
           </Button>
         </li>
       )}
+
       {shown.length === 0 && (
         <li className="empty muted">
           <Text size="2">No messages yet. Say what the agent should do.</Text>

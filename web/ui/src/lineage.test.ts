@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countDescendants, forkMarks, inheritedTurns, sameTree } from "./lineage";
+import { countDescendants, forkMarks, inheritedTurns, mergeLatest, sameTree } from "./lineage";
 import { buildForest } from "./Tree";
 import type { Detail, Summary } from "./types";
 
@@ -50,32 +50,54 @@ describe("sameTree and countDescendants", () => {
 const turn = (id: string, startedAt: string) => ({ id, status: "COMPLETED" as const, error: null, startedAt, completedAt: startedAt });
 
 describe("inheritedTurns", () => {
-  it("is the child's turns its parent has too", () => {
+  it("is the child's turns stored with it at the fork", () => {
     const d = {
-      parent: { id: "p", displayTitle: "p", turns: [{ id: "t1" }, { id: "t2" }, { id: "t3" }] },
+      createdAt: "2026-01-01T00:00:01.5Z",
+      parent: { id: "p", displayTitle: "p" },
       forkedFrom: { lastTurnId: "t2", forkedAtUnixMs: 0 },
-      turns: [turn("t1", "2026-01-01T00:00:00Z"), turn("t2", "2026-01-01T00:00:01Z"), turn("c1", "2026-01-01T00:00:02Z")],
     } as unknown as Detail;
-    expect([...inheritedTurns(d)]).toEqual(["t1", "t2"]);
+    const turns = [turn("t1", "2026-01-01T00:00:00Z"), turn("t2", "2026-01-01T00:00:01.499999Z"), turn("c1", "2026-01-01T00:00:02Z")];
+    expect([...inheritedTurns(d, turns)]).toEqual(["t1", "t2"]);
   });
   it("is empty for a root", () => {
-    expect(inheritedTurns({ parent: null, forkedFrom: null, turns: [turn("t1", "")] } as unknown as Detail).size).toBe(0);
+    const d = { createdAt: "2026-01-01T00:00:09Z", parent: null, forkedFrom: null } as unknown as Detail;
+    expect(inheritedTurns(d, [turn("t1", "2026-01-01T00:00:00Z")]).size).toBe(0);
   });
 });
 
 describe("forkMarks", () => {
   it("marks the turn forked from, and a whole fork on the last turn started before it", () => {
     const at = Date.parse("2026-01-01T00:00:05Z");
+    const turns = [turn("t1", "2026-01-01T00:00:00Z"), turn("t2", "2026-01-01T00:00:01Z"), turn("t3", "2026-01-01T00:00:09Z")];
     const d = {
-      turns: [turn("t1", "2026-01-01T00:00:00Z"), turn("t2", "2026-01-01T00:00:01Z"), turn("t3", "2026-01-01T00:00:09Z")],
       forkPoints: [
         { turnId: "t1", children: [{ id: "c1", displayTitle: "c1", status: "READY", archived: false, forkedFrom: { forkedAtUnixMs: 0 } }] },
         { turnId: null, children: [{ id: "c2", displayTitle: "c2", status: "READY", archived: true, forkedFrom: { forkedAtUnixMs: at } }] },
       ],
     } as unknown as Detail;
-    const marks = forkMarks(d);
+    const marks = forkMarks(d, turns);
     expect(marks.get("t1")?.map((m) => m.id)).toEqual(["c1"]);
     expect(marks.get("t2")?.map((m) => m.id)).toEqual(["c2"]);
     expect(marks.has("t3")).toBe(false);
   });
+});
+
+describe("mergeLatest", () => {
+  const ids = (ts: { id: string }[]) => ts.map((t) => t.id).join(" ");
+  const t = (...xs: string[]) => xs.map((id) => ({ id }));
+  const cases: [string, string[], string[], string, number][] = [
+    ["first load", [], ["t3", "t4"], "t3 t4", 0],
+    ["a new turn", ["t3", "t4"], ["t4", "t5"], "t3 t4 t5", 1],
+    ["earlier pages kept", ["t1", "t2", "t3", "t4"], ["t3", "t4", "t5"], "t1 t2 t3 t4 t5", 2],
+    ["same page", ["t3", "t4"], ["t3", "t4"], "t3 t4", 0],
+    ["no overlap", ["t1", "t2"], ["t8", "t9"], "t8 t9", 0],
+    ["no turns", ["t1"], [], "", 0],
+  ];
+  for (const [name, loaded, page, want, kept] of cases) {
+    it(name, () => {
+      const got = mergeLatest(t(...loaded), t(...page));
+      expect(ids(got.turns)).toBe(want);
+      expect(got.kept).toBe(kept);
+    });
+  }
 });

@@ -36,24 +36,26 @@ export function countDescendants(sessions: Summary[], id: string | undefined): n
 }
 
 // inheritedTurns are the turns a child got from its parent at the fork:
-// Codex keeps a forked turn's id, so they are the child's turns that the
-// parent has too (the parent's own, or what it inherited itself).
-export function inheritedTurns(d: Detail): Set<string> {
+// they were stored with the child, so they started no later than it was
+// created, and its own turns after (a page of turns does not hold the
+// parent's, so their ids cannot be compared).
+export function inheritedTurns(d: Detail, turns: TurnInfo[]): Set<string> {
   const out = new Set<string>();
   if (!d.parent || !d.forkedFrom) return out;
-  const inParent = new Set(d.parent.turns.map((t) => t.id));
-  for (const t of d.turns) if (inParent.has(t.id)) out.add(t.id);
+  const created = Date.parse(d.createdAt);
+  for (const t of turns) if (Date.parse(t.startedAt) <= created) out.add(t.id);
   return out;
 }
 
-// forkMarks maps each turn of a parent that was forked from to its
+// forkMarks maps each shown turn of a parent that was forked from to its
 // children (forkPoints). A whole-conversation fork is marked on the last
-// turn that had started when it was made.
-export function forkMarks(d: Detail): Map<string, ForkMark[]> {
+// turn that had started when it was made (turns are a contiguous run of
+// the latest, so that turn is shown when any later one is).
+export function forkMarks(d: Detail, turns: TurnInfo[]): Map<string, ForkMark[]> {
   const out = new Map<string, ForkMark[]>();
   for (const fp of d.forkPoints) {
     for (const c of fp.children) {
-      const turnId = fp.turnId ?? lastTurnAt(d.turns, c.forkedFrom?.forkedAtUnixMs);
+      const turnId = fp.turnId ?? lastTurnAt(turns, c.forkedFrom?.forkedAtUnixMs);
       if (!turnId) continue;
       const list = out.get(turnId) ?? [];
       list.push({ id: c.id, displayTitle: c.displayTitle, status: c.status, archived: c.archived });
@@ -61,6 +63,16 @@ export function forkMarks(d: Detail): Map<string, ForkMark[]> {
     }
   }
   return out;
+}
+
+// mergeLatest puts a fresh latest page of turns in place of the turns it
+// covers; earlier turns loaded before it are kept (kept says how many).
+// A page that shares no turn with what is loaded replaces it all.
+export function mergeLatest<T extends { id: string }>(loaded: T[], page: T[]): { turns: T[]; kept: number } {
+  if (page.length === 0) return { turns: page, kept: 0 };
+  const i = loaded.findIndex((t) => t.id === page[0].id);
+  if (i < 0) return { turns: page, kept: 0 };
+  return { turns: [...loaded.slice(0, i), ...page], kept: i };
 }
 
 function lastTurnAt(turns: TurnInfo[], atMs: number | undefined): string | undefined {
