@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 
 // proc is a tuttid child process.
 type proc struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	url    string
 	exited chan struct{}
@@ -56,7 +56,7 @@ func tuttidEnv(home string, extra ...string) []string {
 
 // startTuttid starts `tuttid --addr 127.0.0.1:0 --db db` and waits until it
 // listens.
-func startTuttid(t *testing.T, db, codexBin, home string, extra ...string) *proc {
+func startTuttid(t testing.TB, db, codexBin, home string, extra ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "--addr", "127.0.0.1:0", "--db", db, "--codex-bin", codexBin)
 	cmd.Env = tuttidEnv(home, extra...)

@@ -403,8 +403,9 @@ func (_q *AgentSessionQuery) Clone() *AgentSessionQuery {
 		withForkOrigin:   _q.withForkOrigin.Clone(),
 		withForkChildren: _q.withForkChildren.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -918,6 +919,12 @@ func (_q *AgentSessionQuery) ForShare(opts ...sql.LockOption) *AgentSessionQuery
 	return _q
 }
 
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *AgentSessionQuery) Modify(modifiers ...func(s *sql.Selector)) *AgentSessionSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
+}
+
 // AgentSessionGroupBy is the group-by builder for AgentSession entities.
 type AgentSessionGroupBy struct {
 	selector
@@ -1006,4 +1013,10 @@ func (_s *AgentSessionSelect) sqlScan(ctx context.Context, root *AgentSessionQue
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *AgentSessionSelect) Modify(modifiers ...func(s *sql.Selector)) *AgentSessionSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

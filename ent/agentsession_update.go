@@ -23,8 +23,9 @@ import (
 // AgentSessionUpdate is the builder for updating AgentSession entities.
 type AgentSessionUpdate struct {
 	config
-	hooks    []Hook
-	mutation *AgentSessionMutation
+	hooks     []Hook
+	mutation  *AgentSessionMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the AgentSessionUpdate builder.
@@ -393,6 +394,12 @@ func (_u *AgentSessionUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *AgentSessionUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *AgentSessionUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *AgentSessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -650,6 +657,7 @@ func (_u *AgentSessionUpdate) sqlSave(ctx context.Context) (_node int, err error
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{agentsession.Label}
@@ -665,9 +673,10 @@ func (_u *AgentSessionUpdate) sqlSave(ctx context.Context) (_node int, err error
 // AgentSessionUpdateOne is the builder for updating a single AgentSession entity.
 type AgentSessionUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *AgentSessionMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *AgentSessionMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetProviderSessionID sets the "provider_session_id" field.
@@ -1043,6 +1052,12 @@ func (_u *AgentSessionUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *AgentSessionUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *AgentSessionUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *AgentSessionUpdateOne) sqlSave(ctx context.Context) (_node *AgentSession, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -1317,6 +1332,7 @@ func (_u *AgentSessionUpdateOne) sqlSave(ctx context.Context) (_node *AgentSessi
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &AgentSession{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -278,8 +278,9 @@ func (_q *ApprovalRequestQuery) Clone() *ApprovalRequestQuery {
 		predicates:  append([]predicate.ApprovalRequest{}, _q.predicates...),
 		withSession: _q.withSession.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -552,6 +553,12 @@ func (_q *ApprovalRequestQuery) ForShare(opts ...sql.LockOption) *ApprovalReques
 	return _q
 }
 
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *ApprovalRequestQuery) Modify(modifiers ...func(s *sql.Selector)) *ApprovalRequestSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
+}
+
 // ApprovalRequestGroupBy is the group-by builder for ApprovalRequest entities.
 type ApprovalRequestGroupBy struct {
 	selector
@@ -640,4 +647,10 @@ func (_s *ApprovalRequestSelect) sqlScan(ctx context.Context, root *ApprovalRequ
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *ApprovalRequestSelect) Modify(modifiers ...func(s *sql.Selector)) *ApprovalRequestSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -18,8 +18,9 @@ import (
 // ApprovalRequestUpdate is the builder for updating ApprovalRequest entities.
 type ApprovalRequestUpdate struct {
 	config
-	hooks    []Hook
-	mutation *ApprovalRequestMutation
+	hooks     []Hook
+	mutation  *ApprovalRequestMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the ApprovalRequestUpdate builder.
@@ -127,6 +128,12 @@ func (_u *ApprovalRequestUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ApprovalRequestUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ApprovalRequestUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ApprovalRequestUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -157,6 +164,7 @@ func (_u *ApprovalRequestUpdate) sqlSave(ctx context.Context) (_node int, err er
 	if value, ok := _u.mutation.ResolvedBy(); ok {
 		_spec.SetField(approvalrequest.FieldResolvedBy, field.TypeString, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{approvalrequest.Label}
@@ -172,9 +180,10 @@ func (_u *ApprovalRequestUpdate) sqlSave(ctx context.Context) (_node int, err er
 // ApprovalRequestUpdateOne is the builder for updating a single ApprovalRequest entity.
 type ApprovalRequestUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *ApprovalRequestMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *ApprovalRequestMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetResolvedAt sets the "resolved_at" field.
@@ -289,6 +298,12 @@ func (_u *ApprovalRequestUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ApprovalRequestUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ApprovalRequestUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ApprovalRequestUpdateOne) sqlSave(ctx context.Context) (_node *ApprovalRequest, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -336,6 +351,7 @@ func (_u *ApprovalRequestUpdateOne) sqlSave(ctx context.Context) (_node *Approva
 	if value, ok := _u.mutation.ResolvedBy(); ok {
 		_spec.SetField(approvalrequest.FieldResolvedBy, field.TypeString, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &ApprovalRequest{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -253,8 +253,9 @@ func (_q *ForkJournalQuery) Clone() *ForkJournalQuery {
 		inters:     append([]Interceptor{}, _q.inters...),
 		predicates: append([]predicate.ForkJournal{}, _q.predicates...),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -473,6 +474,12 @@ func (_q *ForkJournalQuery) ForShare(opts ...sql.LockOption) *ForkJournalQuery {
 	return _q
 }
 
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *ForkJournalQuery) Modify(modifiers ...func(s *sql.Selector)) *ForkJournalSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
+}
+
 // ForkJournalGroupBy is the group-by builder for ForkJournal entities.
 type ForkJournalGroupBy struct {
 	selector
@@ -561,4 +568,10 @@ func (_s *ForkJournalSelect) sqlScan(ctx context.Context, root *ForkJournalQuery
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *ForkJournalSelect) Modify(modifiers ...func(s *sql.Selector)) *ForkJournalSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

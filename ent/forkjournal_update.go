@@ -18,8 +18,9 @@ import (
 // ForkJournalUpdate is the builder for updating ForkJournal entities.
 type ForkJournalUpdate struct {
 	config
-	hooks    []Hook
-	mutation *ForkJournalMutation
+	hooks     []Hook
+	mutation  *ForkJournalMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the ForkJournalUpdate builder.
@@ -196,6 +197,12 @@ func (_u *ForkJournalUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ForkJournalUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ForkJournalUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ForkJournalUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -235,6 +242,7 @@ func (_u *ForkJournalUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(forkjournal.FieldUpdatedAt, field.TypeTime, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{forkjournal.Label}
@@ -250,9 +258,10 @@ func (_u *ForkJournalUpdate) sqlSave(ctx context.Context) (_node int, err error)
 // ForkJournalUpdateOne is the builder for updating a single ForkJournal entity.
 type ForkJournalUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *ForkJournalMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *ForkJournalMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetParentProviderSessionID sets the "parent_provider_session_id" field.
@@ -436,6 +445,12 @@ func (_u *ForkJournalUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ForkJournalUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ForkJournalUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ForkJournalUpdateOne) sqlSave(ctx context.Context) (_node *ForkJournal, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -492,6 +507,7 @@ func (_u *ForkJournalUpdateOne) sqlSave(ctx context.Context) (_node *ForkJournal
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(forkjournal.FieldUpdatedAt, field.TypeTime, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &ForkJournal{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

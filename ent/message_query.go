@@ -278,8 +278,9 @@ func (_q *MessageQuery) Clone() *MessageQuery {
 		predicates:  append([]predicate.Message{}, _q.predicates...),
 		withSession: _q.withSession.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -552,6 +553,12 @@ func (_q *MessageQuery) ForShare(opts ...sql.LockOption) *MessageQuery {
 	return _q
 }
 
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *MessageQuery) Modify(modifiers ...func(s *sql.Selector)) *MessageSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
+}
+
 // MessageGroupBy is the group-by builder for Message entities.
 type MessageGroupBy struct {
 	selector
@@ -640,4 +647,10 @@ func (_s *MessageSelect) sqlScan(ctx context.Context, root *MessageQuery, v any)
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *MessageSelect) Modify(modifiers ...func(s *sql.Selector)) *MessageSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

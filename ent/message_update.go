@@ -20,8 +20,9 @@ import (
 // MessageUpdate is the builder for updating Message entities.
 type MessageUpdate struct {
 	config
-	hooks    []Hook
-	mutation *MessageMutation
+	hooks     []Hook
+	mutation  *MessageMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the MessageUpdate builder.
@@ -178,6 +179,12 @@ func (_u *MessageUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *MessageUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *MessageUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -219,6 +226,7 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(message.FieldUpdatedAt, field.TypeTime, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{message.Label}
@@ -234,9 +242,10 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // MessageUpdateOne is the builder for updating a single Message entity.
 type MessageUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *MessageMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *MessageMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetTurnID sets the "turn_id" field.
@@ -400,6 +409,12 @@ func (_u *MessageUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *MessageUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *MessageUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -458,6 +473,7 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(message.FieldUpdatedAt, field.TypeTime, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Message{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -302,8 +302,9 @@ func (_q *SessionForkQuery) Clone() *SessionForkQuery {
 		withChild:  _q.withChild.Clone(),
 		withParent: _q.withParent.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -626,6 +627,12 @@ func (_q *SessionForkQuery) ForShare(opts ...sql.LockOption) *SessionForkQuery {
 	return _q
 }
 
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *SessionForkQuery) Modify(modifiers ...func(s *sql.Selector)) *SessionForkSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
+}
+
 // SessionForkGroupBy is the group-by builder for SessionFork entities.
 type SessionForkGroupBy struct {
 	selector
@@ -714,4 +721,10 @@ func (_s *SessionForkSelect) sqlScan(ctx context.Context, root *SessionForkQuery
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *SessionForkSelect) Modify(modifiers ...func(s *sql.Selector)) *SessionForkSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -17,8 +17,9 @@ import (
 // SessionForkUpdate is the builder for updating SessionFork entities.
 type SessionForkUpdate struct {
 	config
-	hooks    []Hook
-	mutation *SessionForkMutation
+	hooks     []Hook
+	mutation  *SessionForkMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the SessionForkUpdate builder.
@@ -70,6 +71,12 @@ func (_u *SessionForkUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SessionForkUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SessionForkUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SessionForkUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -82,6 +89,7 @@ func (_u *SessionForkUpdate) sqlSave(ctx context.Context) (_node int, err error)
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{sessionfork.Label}
@@ -97,9 +105,10 @@ func (_u *SessionForkUpdate) sqlSave(ctx context.Context) (_node int, err error)
 // SessionForkUpdateOne is the builder for updating a single SessionFork entity.
 type SessionForkUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *SessionForkMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *SessionForkMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Mutation returns the SessionForkMutation object of the builder.
@@ -158,6 +167,12 @@ func (_u *SessionForkUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SessionForkUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SessionForkUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SessionForkUpdateOne) sqlSave(ctx context.Context) (_node *SessionFork, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -187,6 +202,7 @@ func (_u *SessionForkUpdateOne) sqlSave(ctx context.Context) (_node *SessionFork
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &SessionFork{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -278,8 +278,9 @@ func (_q *TurnQuery) Clone() *TurnQuery {
 		predicates:  append([]predicate.Turn{}, _q.predicates...),
 		withSession: _q.withSession.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -552,6 +553,12 @@ func (_q *TurnQuery) ForShare(opts ...sql.LockOption) *TurnQuery {
 	return _q
 }
 
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *TurnQuery) Modify(modifiers ...func(s *sql.Selector)) *TurnSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
+}
+
 // TurnGroupBy is the group-by builder for Turn entities.
 type TurnGroupBy struct {
 	selector
@@ -640,4 +647,10 @@ func (_s *TurnSelect) sqlScan(ctx context.Context, root *TurnQuery, v any) error
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *TurnSelect) Modify(modifiers ...func(s *sql.Selector)) *TurnSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -18,8 +18,9 @@ import (
 // TurnUpdate is the builder for updating Turn entities.
 type TurnUpdate struct {
 	config
-	hooks    []Hook
-	mutation *TurnMutation
+	hooks     []Hook
+	mutation  *TurnMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the TurnUpdate builder.
@@ -121,6 +122,12 @@ func (_u *TurnUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *TurnUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *TurnUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *TurnUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -145,6 +152,7 @@ func (_u *TurnUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.CompletedAtCleared() {
 		_spec.ClearField(turn.FieldCompletedAt, field.TypeTime)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{turn.Label}
@@ -160,9 +168,10 @@ func (_u *TurnUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // TurnUpdateOne is the builder for updating a single Turn entity.
 type TurnUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *TurnMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *TurnMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetStatus sets the "status" field.
@@ -271,6 +280,12 @@ func (_u *TurnUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *TurnUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *TurnUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *TurnUpdateOne) sqlSave(ctx context.Context) (_node *Turn, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -312,6 +327,7 @@ func (_u *TurnUpdateOne) sqlSave(ctx context.Context) (_node *Turn, err error) {
 	if _u.mutation.CompletedAtCleared() {
 		_spec.ClearField(turn.FieldCompletedAt, field.TypeTime)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Turn{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

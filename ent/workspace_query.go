@@ -279,8 +279,9 @@ func (_q *WorkspaceQuery) Clone() *WorkspaceQuery {
 		predicates:   append([]predicate.Workspace{}, _q.predicates...),
 		withSessions: _q.withSessions.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -552,6 +553,12 @@ func (_q *WorkspaceQuery) ForShare(opts ...sql.LockOption) *WorkspaceQuery {
 	return _q
 }
 
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *WorkspaceQuery) Modify(modifiers ...func(s *sql.Selector)) *WorkspaceSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
+}
+
 // WorkspaceGroupBy is the group-by builder for Workspace entities.
 type WorkspaceGroupBy struct {
 	selector
@@ -640,4 +647,10 @@ func (_s *WorkspaceSelect) sqlScan(ctx context.Context, root *WorkspaceQuery, v 
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *WorkspaceSelect) Modify(modifiers ...func(s *sql.Selector)) *WorkspaceSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -66,12 +66,10 @@ func in(column, subquery string, args ...any) func(*sql.Selector) {
 	}
 }
 
-// Ancestors returns a session's ancestors, root first and parent last.
+// Ancestors returns a session's ancestors, root first and parent last, in
+// one query.
 func Ancestors(ctx context.Context, c *ent.Client, workspaceID, sessionID string) ([]*ent.AgentSession, error) {
-	forks, err := c.SessionFork.Query().
-		Where(sessionfork.WorkspaceID(workspaceID),
-			in(sessionfork.FieldChildAgentSessionID, chainSQL, sessionID, workspaceID)).
-		All(ctx)
+	sessions, forks, err := sessionsWithForks(ctx, c, workspaceID, in(agentsession.FieldID, chainSQL, sessionID, workspaceID))
 	if err != nil {
 		return nil, fmt.Errorf("query ancestors: %w", err)
 	}
@@ -87,33 +85,16 @@ func Ancestors(ctx context.Context, c *ent.Client, workspaceID, sessionID string
 		ids = append(ids, id)
 	}
 	slices.Reverse(ids)
-	if len(ids) == 0 {
-		return []*ent.AgentSession{}, nil
-	}
-	sessions, err := c.AgentSession.Query().
-		Where(agentsession.WorkspaceID(workspaceID), in(agentsession.FieldID, chainSQL, sessionID, workspaceID)).
-		All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load ancestors: %w", err)
-	}
 	return inOrder(sessions, ids), nil
 }
 
 // Tree returns the whole fork tree a session belongs to, from its root,
-// depth-first with siblings oldest first (the order of Children).
+// depth-first with siblings oldest first (the order of Children), in one
+// query.
 func Tree(ctx context.Context, c *ent.Client, workspaceID, sessionID string) ([]Node, error) {
-	forks, err := c.SessionFork.Query().
-		Where(sessionfork.WorkspaceID(workspaceID),
-			in(sessionfork.FieldChildAgentSessionID, treeSQL, sessionID, workspaceID, workspaceID)).
-		All(ctx)
+	sessions, forks, err := sessionsWithForks(ctx, c, workspaceID, in(agentsession.FieldID, treeSQL, sessionID, workspaceID, workspaceID))
 	if err != nil {
 		return nil, fmt.Errorf("query fork tree: %w", err)
-	}
-	sessions, err := c.AgentSession.Query().
-		Where(agentsession.WorkspaceID(workspaceID), in(agentsession.FieldID, treeSQL, sessionID, workspaceID, workspaceID)).
-		All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load fork tree: %w", err)
 	}
 	parentOf := make(map[string]string, len(forks))
 	for _, f := range forks {

@@ -5,7 +5,6 @@ import (
 
 	"tuttid/apperr"
 	"tuttid/ent/agentsession"
-	"tuttid/ent/message"
 )
 
 // Reconcile runs at start: turns that were running when the previous
@@ -19,7 +18,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.Client.Message.Update().Where(message.Status("in_progress")).
+	if err := s.store.Client.Message.Update().Where(inProgressItems()).
 		SetStatus("failed").SetUpdatedAt(now).Exec(ctx); err != nil {
 		return apperr.Storage(err, "close the items of the previous run")
 	}

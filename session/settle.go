@@ -171,7 +171,7 @@ func (s *Service) storeRecorded(ctx context.Context, a *ent.AgentSession, rt age
 // failed; so does every turn when Codex cannot be read. It returns how
 // many turns it settled.
 func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
-	running, err := s.store.Client.Turn.Query().Where(turn.StatusEQ(turn.StatusIN_PROGRESS)).
+	running, err := s.store.Client.Turn.Query().Where(runningTurns()).
 		WithSession().All(ctx)
 	if err != nil {
 		return 0, apperr.Storage(err, "read the turns of the previous run")

@@ -178,6 +178,14 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{WorkspaceAgentMessagesColumns[12], WorkspaceAgentMessagesColumns[3]},
 			},
+			{
+				Name:    "message_in_progress",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentMessagesColumns[8]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "status = 'in_progress'",
+				},
+			},
 		},
 	}
 	// WorkspaceAgentSessionForksColumns holds the columns for the "workspace_agent_session_forks" table.
@@ -264,6 +272,14 @@ var (
 				Name:    "turn_agent_session_id_started_at",
 				Unique:  false,
 				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[6], WorkspaceAgentTurnsColumns[4]},
+			},
+			{
+				Name:    "turn_in_progress",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[2]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "status = 'IN_PROGRESS'",
+				},
 			},
 		},
 	}

@@ -53,5 +53,11 @@ func (Message) Indexes() []ent.Index {
 		index.Fields("agent_session_id", "message_id").Unique(),
 		index.Fields("agent_session_id", "version").Unique(),
 		index.Fields("agent_session_id", "turn_id"),
+		// Only the items a run left in progress: Reconcile finds them at
+		// start without reading every message (a full scan of a 1 GB table
+		// otherwise). SQLite uses a partial index only for a query that
+		// spells the same literal (session.InProgressItems).
+		index.Fields("status").StorageKey("message_in_progress").
+			Annotations(entsql.IndexWhere("status = 'in_progress'")),
 	}
 }

@@ -45,5 +45,9 @@ func (Turn) Indexes() []ent.Index {
 		// Pages of a session's turns in (started_at, id) order: SQLite
 		// indexes end with the rowid, which is the id.
 		index.Fields("agent_session_id", "started_at"),
+		// Only the turns a run left in progress, for the settling at start
+		// (session.runningTurns spells the same literal).
+		index.Fields("status").StorageKey("turn_in_progress").
+			Annotations(entsql.IndexWhere("status = 'IN_PROGRESS'")),
 	}
 }
