@@ -56,36 +56,6 @@ func upsertMessage(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, m agent
 	return saved, true, err
 }
 
-// InsertHistory stores a new session's history (a fork child's) with
-// versions 1..n in order.
-func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []agent.RuntimeMessage, now time.Time) ([]*ent.Message, error) {
-	if len(msgs) == 0 {
-		return nil, nil
-	}
-	first, err := nextVersions(ctx, tx, a.ID, int64(len(msgs)))
-	if err != nil {
-		return nil, err
-	}
-	saved := make([]*ent.Message, 0, len(msgs))
-	for start := 0; start < len(msgs); start += BulkRows {
-		end := min(start+BulkRows, len(msgs))
-		builders := make([]*ent.MessageCreate, 0, end-start)
-		for i := start; i < end; i++ {
-			builders = append(builders, createMessage(tx, a, msgs[i], first+int64(i), now))
-		}
-		rows, err := tx.Message.CreateBulk(builders...).Save(ctx)
-		if err != nil {
-			return nil, err
-		}
-		saved = append(saved, rows...)
-	}
-	return saved, nil
-}
-
-// BulkRows bounds the rows of one INSERT: SQLite allows 32766 bound
-// parameters a statement, and a message row binds 12.
-const BulkRows = 500
-
 // nextVersions reserves n versions for a session and returns the first.
 func nextVersions(ctx context.Context, tx *ent.Tx, sessionID string, n int64) (int64, error) {
 	a, err := tx.AgentSession.UpdateOneID(sessionID).AddLastMessageVersion(n).Save(ctx)
