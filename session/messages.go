@@ -20,21 +20,31 @@ func upsertMessage(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, m agent
 	switch {
 	case err == nil:
 		// Only what the provider filled in replaces what is stored.
-		upd := existing.Update().SetKind(m.Kind).SetText(m.Text).SetUpdatedAt(now)
+		upd := tx.Message.UpdateOneID(existing.ID).SetKind(m.Kind).SetText(m.Text).SetUpdatedAt(now)
+		existing.Kind, existing.Text, existing.UpdatedAt = m.Kind, m.Text, now
 		if m.Role != "" {
 			upd.SetRole(m.Role)
+			existing.Role = m.Role
 		}
 		if m.Status != "" {
 			upd.SetStatus(m.Status)
+			existing.Status = m.Status
 		}
 		if m.TurnID != "" {
 			upd.SetTurnID(m.TurnID)
+			existing.TurnID = m.TurnID
 		}
 		if len(m.Content) > 0 && json.Valid(m.Content) {
 			upd.SetContent(m.Content)
+			existing.Content = m.Content
 		}
-		saved, err := upd.Save(ctx)
-		return saved, false, err
+		// Exec, not Save: Save reads the row back (on SQLite a SELECT after
+		// the UPDATE), two more copies of a long reply's text and content
+		// for what is already in hand.
+		if err := upd.Exec(ctx); err != nil {
+			return nil, false, err
+		}
+		return existing, false, nil
 	case !ent.IsNotFound(err):
 		return nil, false, err
 	}
