@@ -130,6 +130,11 @@ type InterruptInput struct {
 type HistoryInput struct {
 	Provider          string
 	ProviderSessionID string
+	// TurnIDs, when set, are the only turns wanted: the runtime may read
+	// newest first and stop once it has them all, and returns just those
+	// (in any order), so that settling a session's last turn does not
+	// read, or hold, its whole history.
+	TurnIDs []string
 }
 
 // RuntimeForkInput is the spec's fork input.

@@ -123,7 +123,39 @@ func (r *Runtime) History(ctx context.Context, in agent.HistoryInput) ([]agent.R
 	if err != nil {
 		return nil, err
 	}
+	if len(in.TurnIDs) > 0 {
+		return r.someTurns(ctx, p, in.ProviderSessionID, in.TurnIDs)
+	}
 	return r.history(ctx, p, in.ProviderSessionID)
+}
+
+// someTurns reads a thread's pages newest first until it has the turns
+// asked for (a turn to settle is among the newest), keeping only those.
+func (r *Runtime) someTurns(ctx context.Context, p *process, threadID string, ids []string) ([]agent.RuntimeTurn, error) {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	h := r.newHistoryStream(ctx, p, threadID)
+	h.params.SortDirection = "desc"
+	defer h.Close()
+	turns := []agent.RuntimeTurn{}
+	for len(want) > 0 {
+		page, err := h.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range page {
+			if want[t.ID] {
+				delete(want, t.ID)
+				turns = append(turns, t)
+			}
+		}
+	}
+	return turns, nil
 }
 
 // history reads every turn with thread/turns/list (oldest first, full

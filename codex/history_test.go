@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -304,6 +305,68 @@ func TestCodexForkHistoryBothEnds(t *testing.T) {
 			}
 			if len(want) != 5 || !slices.Equal(view(got), view(want)) {
 				t.Fatalf("read from both ends:\n%v\nin ascending pages:\n%v", view(got), view(want))
+			}
+		})
+	}
+}
+
+// TestFakeHistoryOfSomeTurns: History for named turns reads newest first
+// and stops once it has them, returning only them; a turn Codex does not
+// have costs the whole read and is simply absent.
+func TestFakeHistoryOfSomeTurns(t *testing.T) {
+	g := startFake(t, "fork_no_turns")
+	g.rt.pageSize = 2 // 9 turns: 5 pages in all
+	const last = -1
+	for _, c := range []struct {
+		name               string
+		want               []int // indexes of the turns asked for; last: one Codex lacks
+		minLists, maxLists int   // thread/turns/list calls, the one read ahead included
+	}{
+		{"the newest", []int{8}, 1, 2},
+		{"the two newest", []int{7, 8}, 1, 2},
+		{"the oldest", []int{0}, 5, 5},
+		{"one Codex lacks", []int{last}, 5, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// A thread each: a page read ahead and cancelled may reach the
+			// fake's log late.
+			thread := g.start(t, defaultSettings).ProviderSessionID
+			var ids []string
+			for i := range 9 {
+				tr, _ := g.turn(t, thread, fmt.Sprintf("turn %d", i), defaultSettings)
+				ids = append(ids, tr.ID)
+			}
+			var ask, want []string
+			for _, i := range c.want {
+				if i == last {
+					ask = append(ask, "no-such-turn")
+					continue
+				}
+				ask = append(ask, ids[i])
+				want = append(want, ids[i])
+			}
+			turns, err := g.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex,
+				ProviderSessionID: thread, TurnIDs: ask})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tr := range turns {
+				got = append(got, tr.ID)
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("turns %v, want %v", got, want)
+			}
+			lists := childLists(t, g, thread)
+			if len(lists) < c.minLists || len(lists) > c.maxLists {
+				t.Fatalf("%d thread/turns/list calls, want %d..%d", len(lists), c.minLists, c.maxLists)
+			}
+			for _, l := range lists {
+				if l.SortDirection != "desc" {
+					t.Fatalf("list %+v, want newest first", l)
+				}
 			}
 		})
 	}
