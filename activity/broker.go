@@ -9,8 +9,9 @@ import (
 
 // Defaults for the zero Options.
 const (
-	DefaultBuffer = 256
-	DefaultWindow = 1024
+	DefaultBuffer      = 256
+	DefaultWindow      = 1024
+	DefaultWindowBytes = 32 << 20
 )
 
 // Options configures a Broker; the zero value is usable.
@@ -21,6 +22,12 @@ type Options struct {
 	// Window is how many recent events per workspace are kept for resuming
 	// (0 = DefaultWindow, negative = none: only AfterSeq = latest resumes).
 	Window int
+	// WindowBytes bounds the payload the window holds per workspace, as
+	// counted by payloadBytes (0 = DefaultWindowBytes): without it a
+	// workspace whose messages are megabytes each (long replies, big tool
+	// output) would keep Window of them alive. The newest event is kept
+	// whatever its size.
+	WindowBytes int
 	// Logger receives the drops of slow subscribers (nil = slog.Default()).
 	Logger *slog.Logger
 	// FirstSeq is the first sequence number of every workspace (0 = 1).
@@ -46,6 +53,7 @@ func EpochSeq(now time.Time) int64 { return now.UnixMilli() << 10 }
 // the client as kind RESYNC_REQUIRED, with the seq to resume after.
 type Broker struct {
 	buffer, window int
+	windowBytes    int
 	base           int64 // FirstSeq - 1
 	log            *slog.Logger
 
@@ -56,12 +64,15 @@ type Broker struct {
 
 // New returns a ready Broker.
 func New(opts Options) *Broker {
-	b := &Broker{buffer: opts.Buffer, window: opts.Window, log: opts.Logger, topics: map[string]*topic{}}
+	b := &Broker{buffer: opts.Buffer, window: opts.Window, windowBytes: opts.WindowBytes, log: opts.Logger, topics: map[string]*topic{}}
 	if b.buffer <= 0 {
 		b.buffer = DefaultBuffer
 	}
 	if b.window == 0 {
 		b.window = DefaultWindow
+	}
+	if b.windowBytes <= 0 {
+		b.windowBytes = DefaultWindowBytes
 	}
 	if b.log == nil {
 		b.log = slog.Default()
@@ -163,7 +174,7 @@ func (b *Broker) lookup(ws string) *topic {
 		return nil
 	}
 	if t = b.topics[ws]; t == nil {
-		t = &topic{id: ws, window: b.window, base: b.base, last: b.base, bySession: map[string][]*subscriber{}}
+		t = &topic{id: ws, window: b.window, maxBytes: b.windowBytes, base: b.base, last: b.base, floor: b.base, bySession: map[string][]*subscriber{}}
 		b.topics[ws] = t
 	}
 	return t

@@ -8,8 +8,9 @@ import (
 // topic is the state of one workspace: its sequence counter, replay window
 // and subscribers, all guarded by mu.
 type topic struct {
-	id     string
-	window int
+	id       string
+	window   int
+	maxBytes int // bound of bytes, see Options.WindowBytes
 
 	// base is the seq before this topic's first event: the broker's epoch,
 	// so that numbers from an earlier process are never mistaken for ours.
@@ -18,6 +19,8 @@ type topic struct {
 	mu        sync.Mutex
 	last      int64   // seq of the latest published event; base = none yet
 	ring      []Event // replay window, see store
+	floor     int64   // events up to this seq were evicted for their bytes
+	bytes     int     // payloadBytes of the events retained in ring
 	all       []*subscriber
 	bySession map[string][]*subscriber
 	closed    bool // Broker.Close ran
@@ -33,18 +36,52 @@ type subscriber struct {
 
 // store keeps e (whose Seq is t.last) in the window. The ring grows up to
 // the window size and then wraps, so seq s always sits at (s-base-1) % window.
+// Then the oldest events go until the window holds at most maxBytes of
+// payload (their slots are cleared so that the payload can be freed), the
+// newest excepted.
 func (t *topic) store(e Event) {
 	switch {
 	case t.window <= 0:
+		return
 	case len(t.ring) < t.window:
 		t.ring = append(t.ring, e)
 	default:
-		t.ring[(e.Seq-t.base-1)%int64(t.window)] = e
+		i := t.slot(e.Seq)
+		if t.ring[i].Seq > t.floor { // still retained: it leaves now
+			t.bytes -= payloadBytes(t.ring[i])
+		}
+		t.ring[i] = e
+	}
+	t.bytes += payloadBytes(e)
+	for t.bytes > t.maxBytes {
+		lo := t.oldest()
+		if lo >= e.Seq {
+			break
+		}
+		i := t.slot(lo)
+		t.bytes -= payloadBytes(t.ring[i])
+		t.ring[i] = Event{}
+		t.floor = lo
 	}
 }
 
+func (t *topic) slot(seq int64) int64 { return (seq - t.base - 1) % int64(t.window) }
+
+// payloadBytes is what an event keeps alive beyond its fixed fields: the
+// texts that grow with what the agent writes.
+func payloadBytes(e Event) int {
+	n := len(e.Delta)
+	if m := e.Message; m != nil {
+		n += len(m.Text) + len(m.Content)
+	}
+	if a := e.Approval; a != nil {
+		n += len(a.Command) + len(a.Reason) + len(a.Details)
+	}
+	return n
+}
+
 // oldest is the smallest retained seq; oldest > t.last when none is.
-func (t *topic) oldest() int64 { return t.last - int64(len(t.ring)) + 1 }
+func (t *topic) oldest() int64 { return max(t.last-int64(len(t.ring))+1, t.floor+1) }
 
 // replay checks that a subscriber who saw everything up to after can be
 // brought up to date, and returns the retained events after it that match
@@ -63,7 +100,7 @@ func (t *topic) replay(after int64, session string) ([]Event, error) {
 	}
 	var out []Event
 	for seq := after + 1; seq <= t.last; seq++ {
-		e := t.ring[(seq-t.base-1)%int64(t.window)]
+		e := t.ring[t.slot(seq)]
 		if session == "" || e.AgentSessionID == session {
 			out = append(out, e)
 		}

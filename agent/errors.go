@@ -12,6 +12,9 @@ var (
 	ErrTurnNotFound    = errors.New("provider turn not found")
 	ErrTurnInProgress  = errors.New("provider turn in progress")
 	ErrInvalidSettings = errors.New("invalid settings")
+	// ErrHistoryUnavailable: the provider cannot vouch for a thread's
+	// history (a fork then falls back to the parent's cached messages).
+	ErrHistoryUnavailable = errors.New("provider history unavailable")
 )
 
 // ProviderError is a provider's error reply, kept whole for logs and

@@ -6,6 +6,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"time"
 )
 
@@ -128,6 +130,11 @@ type InterruptInput struct {
 type HistoryInput struct {
 	Provider          string
 	ProviderSessionID string
+	// TurnIDs, when set, are the only turns wanted: the runtime may read
+	// newest first and stop once it has them all, and returns just those
+	// (in any order), so that settling a session's last turn does not
+	// read, or hold, its whole history.
+	TurnIDs []string
 }
 
 // RuntimeForkInput is the spec's fork input.
@@ -144,29 +151,82 @@ type RuntimeForkInput struct {
 	LastTurnID    string
 	Title         string
 	Visible       *bool
+	// HistoryBytesHint is about how many bytes of items the caller expects
+	// the child's history to hold (the parent's cached items), 0 when
+	// unknown: a provider may size its first history read from it.
+	HistoryBytesHint int64
 }
 
 // RuntimeForkResult is what a provider fork produced.
 type RuntimeForkResult struct {
 	Session RuntimeSession
-	// Turns holds the child's provider history through the fork boundary
-	// when HistoryAvailable; otherwise the service falls back to copying the
-	// parent's cached messages.
-	Turns            []RuntimeTurn
-	HistoryAvailable bool
+	// History streams the child's provider history through the fork
+	// boundary, a page at a time, so that no whole history is ever held in
+	// memory. Nil when the provider could not offer it; a stream that fails
+	// (an error other than io.EOF, such as ErrHistoryUnavailable) means the
+	// same. Either way the service falls back to copying the parent's
+	// cached messages. The caller closes it.
+	History HistoryStream
 	// EmptyParent: the parent had no history to fork, and the child is a
 	// new thread with the same settings.
 	EmptyParent bool
 	Fork        RuntimeForkLineage
 }
 
-// Messages flattens the child's history in order.
-func (r RuntimeForkResult) Messages() []RuntimeMessage {
-	var out []RuntimeMessage
-	for _, t := range r.Turns {
-		out = append(out, t.Messages...)
+// HistoryStream yields a thread's turns oldest first, a page at a time.
+type HistoryStream interface {
+	// Next returns the next page of turns (each with its messages), or
+	// io.EOF after the last page. An empty history is the thread's true
+	// history only when Next returns io.EOF; a provider that cannot vouch
+	// for it (Codex: an empty child of a parent that is not empty) fails
+	// with ErrHistoryUnavailable instead.
+	Next(ctx context.Context) ([]RuntimeTurn, error)
+	// Close releases the stream and whatever read it has in flight.
+	Close()
+}
+
+// SliceHistory is a HistoryStream over turns already in memory, one page
+// of pageSize turns at a time (all in one page when pageSize <= 0): for
+// providers and tests whose history is small and known up front.
+func SliceHistory(turns []RuntimeTurn, pageSize int) HistoryStream {
+	if pageSize <= 0 {
+		pageSize = max(len(turns), 1)
 	}
-	return out
+	return &sliceHistory{turns: turns, size: pageSize}
+}
+
+type sliceHistory struct {
+	turns []RuntimeTurn
+	size  int
+}
+
+func (s *sliceHistory) Next(context.Context) ([]RuntimeTurn, error) {
+	if len(s.turns) == 0 {
+		return nil, io.EOF
+	}
+	n := min(s.size, len(s.turns))
+	page := s.turns[:n]
+	s.turns = s.turns[n:]
+	return page, nil
+}
+
+func (s *sliceHistory) Close() { s.turns = nil }
+
+// ReadHistory drains a stream into one slice: only for callers that need
+// the whole of a small history (tests, diagnostics), never the fork path.
+func ReadHistory(ctx context.Context, h HistoryStream) ([]RuntimeTurn, error) {
+	defer h.Close()
+	var out []RuntimeTurn
+	for {
+		page, err := h.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, page...)
+	}
 }
 
 // RuntimeForkLineage records where a provider thread came from.

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"tuttid/agent"
 )
-
-// maxHistoryPages bounds how many thread/turns/list pages History follows.
-const maxHistoryPages = 1000
 
 // Start implements agent.Runtime: thread/start.
 func (r *Runtime) Start(ctx context.Context, in agent.StartInput) (agent.RuntimeSession, error) {
@@ -125,50 +123,52 @@ func (r *Runtime) History(ctx context.Context, in agent.HistoryInput) ([]agent.R
 	if err != nil {
 		return nil, err
 	}
+	if len(in.TurnIDs) > 0 {
+		return r.someTurns(ctx, p, in.ProviderSessionID, in.TurnIDs)
+	}
 	return r.history(ctx, p, in.ProviderSessionID)
+}
+
+// someTurns reads a thread's pages newest first until it has the turns
+// asked for (a turn to settle is among the newest), keeping only those.
+func (r *Runtime) someTurns(ctx context.Context, p *process, threadID string, ids []string) ([]agent.RuntimeTurn, error) {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	h := r.newHistoryStream(ctx, p, threadID)
+	h.params.SortDirection = "desc"
+	defer h.Close()
+	turns := []agent.RuntimeTurn{}
+	for len(want) > 0 {
+		page, err := h.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range page {
+			if want[t.ID] {
+				delete(want, t.ID)
+				turns = append(turns, t)
+			}
+		}
+	}
+	return turns, nil
 }
 
 // history reads every turn with thread/turns/list (oldest first, full
 // items), or with thread/read on a Codex that lacks turns/list.
 func (r *Runtime) history(ctx context.Context, p *process, threadID string) ([]agent.RuntimeTurn, error) {
-	type listParams struct {
-		ThreadID      string  `json:"threadId"`
-		Cursor        *string `json:"cursor,omitempty"`
-		Limit         int     `json:"limit"`
-		SortDirection string  `json:"sortDirection"`
-		ItemsView     string  `json:"itemsView"`
-	}
-	params := listParams{ThreadID: threadID, Limit: r.pageSize, SortDirection: "asc", ItemsView: "full"}
-	turns := []agent.RuntimeTurn{}
-	for page := 0; ; page++ {
-		if page == maxHistoryPages {
-			return nil, fmt.Errorf("codex thread/turns/list: thread %s has more than %d pages of turns", threadID, maxHistoryPages)
-		}
-		var resp wireTurnsPage
-		err := r.call(ctx, p, "thread/turns/list", params, &resp)
-		switch {
-		case errors.Is(err, errNotMaterialized):
-			return turns, nil
-		case errors.Is(err, errMethodUnsupported) && page == 0:
-			return r.readHistory(ctx, p, threadID)
-		case err != nil:
-			return nil, err
-		}
-		turns = append(turns, projectTurns(resp.Data)...)
-		if resp.NextCursor == nil || *resp.NextCursor == "" || len(resp.Data) == 0 {
-			return turns, nil
-		}
-		params.Cursor = resp.NextCursor
-	}
-}
-
-func (r *Runtime) readHistory(ctx context.Context, p *process, threadID string) ([]agent.RuntimeTurn, error) {
-	params := map[string]any{"threadId": threadID, "includeTurns": true}
-	var resp wireThreadRead
-	if err := r.call(ctx, p, "thread/read", params, &resp); err != nil {
+	turns, err := agent.ReadHistory(ctx, r.newHistoryStream(ctx, p, threadID))
+	if err != nil {
 		return nil, err
 	}
-	return projectTurns(resp.Thread.Turns), nil
+	if turns == nil {
+		turns = []agent.RuntimeTurn{}
+	}
+	return turns, nil
 }
 
 // Fork implements agent.Runtime: thread/fork with the same settings-derived
@@ -215,26 +215,32 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 		},
 	}
 	if len(resp.Thread.Turns) > 0 {
-		res.Turns, res.HistoryAvailable = projectTurns(resp.Thread.Turns), true
+		res.History = agent.SliceHistory(projectTurns(resp.Thread.Turns), 0)
 		return res, nil
 	}
-	// Read the child in pages. Failure here is not a failed fork; the
-	// service falls back to the parent's cached messages.
-	turns, err := r.history(ctx, p, child)
-	if err != nil {
-		r.log.Warn("codex fork: child history unavailable", "thread", in.SourceProviderSessionID, "child_thread", child, "err", err)
-		return res, nil
+	// The child is read in pages as the caller stores them. Failure there
+	// is not a failed fork; the service falls back to the parent's cached
+	// messages.
+	h := r.newHistoryStream(ctx, p, child)
+	if in.HistoryBytesHint > 0 && in.HistoryBytesHint <= int64(r.pageBytes)/2 {
+		// The whole history should fit in one page, with room to spare:
+		// read it in one instead of first learning its turns' size, from
+		// both ends at once.
+		h.params.Limit, h.bothEnds = r.pageSize, true
 	}
-	if len(turns) > 0 {
-		res.Turns, res.HistoryAvailable = turns, true
-		return res, nil
+	h.onEmpty = func(ctx context.Context) error {
+		// An empty child is its true history only if the parent is empty too.
+		parentEmpty, err := r.historyEmpty(ctx, p, in.SourceProviderSessionID)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: child %s is empty and its parent %s could not be read: %w", agent.ErrHistoryUnavailable, child, in.SourceProviderSessionID, err)
+		case !parentEmpty:
+			return fmt.Errorf("%w: child %s is empty but its parent %s is not", agent.ErrHistoryUnavailable, child, in.SourceProviderSessionID)
+		}
+		return io.EOF
 	}
-	// An empty child is its true history only if the parent is empty too.
-	parentEmpty, err := r.historyEmpty(ctx, p, in.SourceProviderSessionID)
-	if err != nil {
-		r.log.Warn("codex fork: parent history unavailable", "thread", in.SourceProviderSessionID, "err", err)
-	}
-	res.HistoryAvailable = err == nil && parentEmpty
+	h.start() // the first page is read while the caller gets ready to store it
+	res.History = h
 	return res, nil
 }
 

@@ -53,9 +53,23 @@ const codeMethodNotFound = -32601
 type wireMessage struct {
 	ID     json.RawMessage `json:"id,omitempty"`
 	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
+	Params lineRaw         `json:"params,omitempty"`
+	Result lineRaw         `json:"result,omitempty"`
 	Error  *rpcError       `json:"error,omitempty"`
+}
+
+// lineRaw is a json.RawMessage that keeps the bytes it was decoded from
+// instead of copying them: params and results are most of a line, and a
+// line can be megabytes (an item with a 5 MB reply, a page of history).
+// Safe because json.Unmarshal hands UnmarshalJSON a piece of its input and
+// readLine gives every line a buffer of its own, never reused: what is
+// kept past the line's dispatch (an event's content, a call's decoded
+// result) is copied out by its decoder, and the line is then garbage.
+type lineRaw []byte
+
+func (r *lineRaw) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
 }
 
 // outgoing is what the client writes. Codex omits the "jsonrpc" member.
@@ -276,7 +290,7 @@ func (c *conn) dispatch(line []byte) {
 		c.serveRequest(m)
 	case m.Method != "":
 		if c.h.notify != nil {
-			c.h.notify(m.Method, m.Params)
+			c.h.notify(m.Method, json.RawMessage(m.Params))
 		}
 	case hasID:
 		c.deliver(m)
@@ -303,7 +317,7 @@ func (c *conn) deliver(m wireMessage) {
 		ch <- rpcResult{err: m.Error}
 		return
 	}
-	ch <- rpcResult{result: m.Result}
+	ch <- rpcResult{result: json.RawMessage(m.Result)}
 }
 
 // serveRequest answers a server-to-client request, always: an unanswered
@@ -311,17 +325,20 @@ func (c *conn) deliver(m wireMessage) {
 func (c *conn) serveRequest(m wireMessage) {
 	var answer func(context.Context) (any, *rpcError)
 	if c.h.request != nil {
-		answer = c.h.request(m.ID, m.Method, m.Params)
+		answer = c.h.request(m.ID, m.Method, json.RawMessage(m.Params))
 	}
+	// The goroutine keeps the id and method only, not the line under
+	// m.Params: an answer may wait for a person.
+	id, method := m.ID, m.Method
 	c.reqs.Add(1)
 	go func() {
 		defer c.reqs.Done()
 		var result any
-		rerr := &rpcError{Code: codeMethodNotFound, Message: "method not supported by tuttid: " + m.Method}
+		rerr := &rpcError{Code: codeMethodNotFound, Message: "method not supported by tuttid: " + method}
 		if answer != nil {
 			result, rerr = answer(c.ctx)
 		}
-		reply := outgoing{ID: m.ID, Error: rerr}
+		reply := outgoing{ID: id, Error: rerr}
 		if rerr == nil {
 			if result == nil {
 				result = struct{}{}
@@ -329,7 +346,7 @@ func (c *conn) serveRequest(m wireMessage) {
 			reply.Result = result
 		}
 		if err := c.write(reply); err != nil {
-			c.log.Warn("codex: could not answer server request", "method", m.Method, "err", err)
+			c.log.Warn("codex: could not answer server request", "method", method, "err", err)
 		}
 	}()
 }

@@ -95,7 +95,7 @@ func toEvent(method string, params json.RawMessage) agent.Event {
 	case "item/started", "item/completed":
 		var p wireItemNotification
 		if json.Unmarshal(params, &p) == nil && len(p.Item) > 0 {
-			m := projectItem(p.TurnID, p.Item, method == "item/started")
+			m := projectItem(p.TurnID, json.RawMessage(p.Item), method == "item/started")
 			e.Kind, e.Message = agent.EventItemCompleted, &m
 			if method == "item/started" {
 				e.Kind = agent.EventItemStarted

@@ -198,14 +198,15 @@ func (f *fakeServer) handle(line []byte) {
 		return
 	}
 	var p struct {
-		ThreadID     string `json:"threadId"`
-		TurnID       string `json:"turnId"`
-		LastTurnID   string `json:"lastTurnId"`
-		Cwd          string `json:"cwd"`
-		Cursor       string `json:"cursor"`
-		Limit        int    `json:"limit"`
-		IncludeTurns bool   `json:"includeTurns"`
-		Input        []struct {
+		ThreadID      string `json:"threadId"`
+		TurnID        string `json:"turnId"`
+		LastTurnID    string `json:"lastTurnId"`
+		Cwd           string `json:"cwd"`
+		Cursor        string `json:"cursor"`
+		Limit         int    `json:"limit"`
+		SortDirection string `json:"sortDirection"`
+		IncludeTurns  bool   `json:"includeTurns"`
+		Input         []struct {
 			Text string `json:"text"`
 		} `json:"input"`
 	}
@@ -277,6 +278,9 @@ func (f *fakeServer) handle(line []byte) {
 		case len(turns) == 0:
 			f.fail(m.ID, "thread "+p.ThreadID+" is not materialized yet; thread/turns/list is unavailable before first user message")
 		default:
+			if p.SortDirection == "desc" {
+				slices.Reverse(turns)
+			}
 			start, _ := strconv.Atoi(p.Cursor)
 			end := len(turns)
 			if p.Limit > 0 && start+p.Limit < end {

@@ -180,7 +180,7 @@ func TestCodexTurnsHistoryForkInterrupt(t *testing.T) {
 		t.Fatalf("turn 1 = %v %q %s", roles, texts, hist[0].Status)
 	}
 
-	fork := func(last string) agent.RuntimeForkResult {
+	fork := func(last string) (agent.RuntimeForkResult, []agent.RuntimeTurn) {
 		t.Helper()
 		res, err := g.rt.Fork(rctx(t), agent.RuntimeForkInput{
 			Provider: agent.ProviderCodex, SourceProviderSessionID: parent, LastTurnID: last, Settings: readOnly,
@@ -191,23 +191,27 @@ func TestCodexTurnsHistoryForkInterrupt(t *testing.T) {
 		if c := res.Session.ProviderSessionID; c == "" || c == parent || res.Session.ForkedFromID != parent || res.Fork.TargetProviderSessionID != c {
 			t.Fatalf("fork session %+v lineage %+v", res.Session, res.Fork)
 		}
-		if !res.HistoryAvailable {
+		if res.History == nil {
 			t.Fatal("fork without history")
 		}
-		return res
+		turns, err := agent.ReadHistory(rctx(t), res.History)
+		if err != nil {
+			t.Fatalf("fork's history: %v", err)
+		}
+		return res, turns
 	}
 
-	whole := fork("")
-	if !slices.Equal(turnIDs(whole.Turns), []string{t1.ID, t2.ID}) {
-		t.Fatalf("whole fork turns %v", turnIDs(whole.Turns))
+	_, whole := fork("")
+	if !slices.Equal(turnIDs(whole), []string{t1.ID, t2.ID}) {
+		t.Fatalf("whole fork turns %v", turnIDs(whole))
 	}
 
 	// Fork through turn 1 of 2: the child's next turn sends turn 1's text
 	// and not turn 2's; the parent still carries both.
-	partial := fork(t1.ID)
-	child := partial.Session.ProviderSessionID
-	if !slices.Equal(turnIDs(partial.Turns), []string{t1.ID}) || partial.Messages()[0].Text != "first question" {
-		t.Fatalf("partial fork turns %v", turnIDs(partial.Turns))
+	partialRes, partial := fork(t1.ID)
+	child := partialRes.Session.ProviderSessionID
+	if !slices.Equal(turnIDs(partial), []string{t1.ID}) || partial[0].Messages[0].Text != "first question" {
+		t.Fatalf("partial fork turns %v", turnIDs(partial))
 	}
 	g.turn(t, child, "child question", readOnly)
 	wantTexts(t, "child", g.lastUserTexts(t, child), "first question", "child question")

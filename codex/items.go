@@ -11,7 +11,7 @@ import (
 // itemProjection says how one ThreadItem type appears in tuttid.
 type itemProjection struct {
 	role string
-	text func(item map[string]json.RawMessage) string
+	text func(item itemFields) string
 }
 
 // itemProjections is the one mapping from Codex item types to roles and
@@ -34,17 +34,22 @@ var itemProjections = map[string]itemProjection{
 	"collabAgentToolCall": {role: "agent_tool_call", text: field("prompt")},
 	"subAgentActivity":    {role: "sub_agent", text: field("agentPath")},
 	"imageView":           {role: "image_view", text: field("path")},
-	"sleep":               {role: "sleep", text: func(map[string]json.RawMessage) string { return "" }},
+	"sleep":               {role: "sleep", text: func(itemFields) string { return "" }},
 	"imageGeneration":     {role: "image_generation", text: field("revisedPrompt")},
 	"enteredReviewMode":   {role: "review_started", text: field("review")},
 	"exitedReviewMode":    {role: "review_ended", text: field("review")},
-	"contextCompaction":   {role: "context_compaction", text: func(map[string]json.RawMessage) string { return "" }},
+	"contextCompaction":   {role: "context_compaction", text: func(itemFields) string { return "" }},
 }
+
+// itemFields are an item's top-level fields, each still JSON. They are
+// lineRaw, pieces of the item's bytes, not copies: a 5 MB reply's text
+// field would otherwise be copied once more before it is decoded.
+type itemFields map[string]lineRaw
 
 // projectItem maps one ThreadItem. started says the item came from
 // item/started (so it is still running unless it says otherwise).
 func projectItem(turnID string, raw json.RawMessage, started bool) agent.RuntimeMessage {
-	var fields map[string]json.RawMessage
+	var fields itemFields
 	_ = json.Unmarshal(raw, &fields) // a non-object item still keeps its raw Content
 	kind := str(fields["type"])
 	msg := agent.RuntimeMessage{
@@ -104,7 +109,7 @@ func turnStatus(s string) agent.TurnStatus {
 	}
 }
 
-func str(raw json.RawMessage) string {
+func str(raw []byte) string {
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
 		return ""
@@ -112,20 +117,20 @@ func str(raw json.RawMessage) string {
 	return s
 }
 
-func field(name string) func(map[string]json.RawMessage) string {
-	return func(f map[string]json.RawMessage) string { return str(f[name]) }
+func field(name string) func(itemFields) string {
+	return func(f itemFields) string { return str(f[name]) }
 }
 
-func joinedField(name string) func(map[string]json.RawMessage) string {
-	return func(f map[string]json.RawMessage) string {
+func joinedField(name string) func(itemFields) string {
+	return func(f itemFields) string {
 		var parts []string
 		_ = json.Unmarshal(f[name], &parts)
 		return strings.Join(parts, "\n")
 	}
 }
 
-func toolName(ns, name string) func(map[string]json.RawMessage) string {
-	return func(f map[string]json.RawMessage) string {
+func toolName(ns, name string) func(itemFields) string {
+	return func(f itemFields) string {
 		if n := str(f[ns]); n != "" {
 			return n + "." + str(f[name])
 		}
@@ -133,7 +138,7 @@ func toolName(ns, name string) func(map[string]json.RawMessage) string {
 	}
 }
 
-func userText(f map[string]json.RawMessage) string {
+func userText(f itemFields) string {
 	var content []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
@@ -148,7 +153,7 @@ func userText(f map[string]json.RawMessage) string {
 	return strings.Join(parts, "\n")
 }
 
-func changedPaths(f map[string]json.RawMessage) string {
+func changedPaths(f itemFields) string {
 	var changes []struct {
 		Path string `json:"path"`
 	}
@@ -176,7 +181,7 @@ func snake(s string) string {
 	return b.String()
 }
 
-func fragments(f map[string]json.RawMessage) string {
+func fragments(f itemFields) string {
 	var frags []struct {
 		Text string `json:"text"`
 	}

@@ -22,6 +22,7 @@ type Runtime struct {
 	events    *eventQueue
 	approvals *approvals
 	pageSize  int // thread/turns/list page size; tests lower it
+	pageBytes int // the bytes a thread/turns/list page aims at; tests lower it
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -57,14 +58,15 @@ func New(cfg Config) *Runtime {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Runtime{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		events:   newEventQueue(),
-		pageSize: 100,
-		ctx:      ctx,
-		cancel:   cancel,
-		downErr:  fmt.Errorf("%w: codex runtime not launched", agent.ErrRuntimeUnavailable),
-		threads:  make(map[string]*threadState),
+		cfg:       cfg,
+		log:       cfg.Logger,
+		events:    newEventQueue(),
+		pageSize:  100,
+		pageBytes: historyPageBytes,
+		ctx:       ctx,
+		cancel:    cancel,
+		downErr:   fmt.Errorf("%w: codex runtime not launched", agent.ErrRuntimeUnavailable),
+		threads:   make(map[string]*threadState),
 	}
 	r.approvals = newApprovals(cfg.Logger, r.modeOf, r.events.push)
 	r.approvals.interrupt = func(ctx context.Context, threadID, turnID string) error {

@@ -66,9 +66,9 @@ type wireTurnNotification struct {
 }
 
 type wireItemNotification struct {
-	ThreadID string          `json:"threadId"`
-	TurnID   string          `json:"turnId"`
-	Item     json.RawMessage `json:"item"`
+	ThreadID string  `json:"threadId"`
+	TurnID   string  `json:"turnId"`
+	Item     lineRaw `json:"item"` // projectItem copies what it keeps
 }
 
 type wireAgentMessageDelta struct {

@@ -32,9 +32,8 @@ func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T
 		}},
 	}
 	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-		Session:          agent.RuntimeSession{ProviderSessionID: "thread-child-x", Status: agent.ThreadIdle},
-		Turns:            providerTurns,
-		HistoryAvailable: true,
+		Session: agent.RuntimeSession{ProviderSessionID: "thread-child-x", Status: agent.ThreadIdle},
+		History: agent.SliceHistory(providerTurns, 0),
 		Fork: agent.RuntimeForkLineage{SourceProviderSessionID: parentThread, TargetProviderSessionID: "thread-child-x",
 			Provider: agent.ProviderCodex, ForkedAt: forkedAt},
 	}})
@@ -161,7 +160,7 @@ func TestForkFallbackCopiesParentMessagesThroughBoundary(t *testing.T) {
 			for _, m := range viewMessages(e.messages(parentID)) {
 				parentMsgs[m.ID] = m
 			}
-			// The default fake answer has HistoryAvailable=false.
+			// The default fake answer has no History.
 			in := input("req-fallback")
 			in.LastTurnID = c.lastTurnID
 			res := e.mustFork(in)
@@ -258,6 +257,13 @@ func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
 				WorkspaceID: wsID, SourceAgentSessionID: parentID, TargetAgentSessionID: res.Session.ID,
 				Provider: agent.ProviderCodex, SourceProviderSessionID: parentThread, Cwd: parentCwd,
 				Settings: c.wantSettings(parentSettings), LastTurnID: c.lastTurnID, Title: parentTitle + "(fork1)",
+			}
+			// The hint is the size of the parent's cached items.
+			for _, m := range e.messages(parentID) {
+				want.HistoryBytesHint += int64(len(m.Content))
+			}
+			if want.HistoryBytesHint == 0 {
+				t.Fatal("the seeded parent has no item content to size")
 			}
 			if got != want {
 				t.Errorf("runtime input\n got %+v\nwant %+v", got, want)

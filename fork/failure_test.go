@@ -30,7 +30,7 @@ func TestForkProviderFailureMapsCodeAndStoresNothing(t *testing.T) {
 		{"untyped error", "", forkScript{Err: errors.New("something odd")}, apperr.ForkProviderFailed},
 		{"deadline not marked lost (the request never went out)", "", forkScript{Err: fmt.Errorf("codex app-server did not answer within 1m: %w", context.DeadlineExceeded)}, apperr.RuntimeUnavailable},
 		{"invalid settings", "", forkScript{Err: fmt.Errorf("thread/fork: %w", agent.ErrInvalidSettings)}, apperr.InvalidInput},
-		{"success without a thread id", "", forkScript{Result: agent.RuntimeForkResult{HistoryAvailable: true}}, apperr.ForkProviderFailed},
+		{"success without a thread id", "", forkScript{Result: agent.RuntimeForkResult{History: agent.SliceHistory(nil, 0)}}, apperr.ForkProviderFailed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -83,10 +83,9 @@ func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
 			before := e.counts()
 			const orphan = "thread-orphan-1"
 			e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-				Session:          agent.RuntimeSession{ProviderSessionID: orphan, Status: agent.ThreadIdle},
-				HistoryAvailable: c.history,
-				Turns: []agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
-					{ID: "x1", TurnID: "t1", Role: "user", Text: "hi", Status: "completed"}}}},
+				Session: agent.RuntimeSession{ProviderSessionID: orphan, Status: agent.ThreadIdle},
+				History: historyIf(c.history, []agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
+					{ID: "x1", TurnID: "t1", Role: "user", Text: "hi", Status: "completed"}}}}),
 			}})
 			if _, err := e.st.DB.ExecContext(e.ctx, `CREATE TRIGGER fail_lineage BEFORE INSERT ON workspace_agent_session_forks
 				BEGIN SELECT RAISE(ABORT, 'injected'); END;`); err != nil {
@@ -163,11 +162,10 @@ func TestForkLeavesParentUnchanged(t *testing.T) {
 			if c.history {
 				e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
 					Session: agent.RuntimeSession{ProviderSessionID: "thread-child-h", Status: agent.ThreadIdle},
-					Turns: []agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
+					History: agent.SliceHistory([]agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
 						// Same item id as a parent message: it must land
 						// under the child only.
-						{ID: "t1-user", TurnID: "t1", Role: "user", Text: "changed text", Status: "completed"}}}},
-					HistoryAvailable: true,
+						{ID: "t1-user", TurnID: "t1", Role: "user", Text: "changed text", Status: "completed"}}}}, 0),
 				}})
 			}
 			in := input("req-unchanged")

@@ -154,3 +154,11 @@ func (f *fakeRuntime) RespondToApproval(ctx context.Context, in agent.ApprovalRe
 }
 
 var _ agent.Runtime = (*fakeRuntime)(nil)
+
+// historyIf is a stream of turns when available, else no history.
+func historyIf(available bool, turns []agent.RuntimeTurn) agent.HistoryStream {
+	if !available {
+		return nil
+	}
+	return agent.SliceHistory(turns, 0)
+}

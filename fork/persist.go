@@ -3,13 +3,11 @@ package fork
 import (
 	"context"
 	"errors"
-	"time"
 
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/forkjournal"
-	"tuttid/ent/message"
 	"tuttid/ent/turn"
 	"tuttid/session"
 )
@@ -32,6 +30,7 @@ type persistInput struct {
 // persist stores the child session, its lineage row, its turns and messages
 // in one transaction, so that nothing is stored unless all is (a child
 // without lineage, or lineage without history, would be a fork that lies).
+// The history is written page by page as the provider streams it.
 func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSession, *ent.SessionFork, error) {
 	now := s.now()
 	forkedAt := p.rf.Fork.ForkedAt
@@ -54,10 +53,6 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		if taken {
 			return errTargetTaken
 		}
-		turns, source, err := s.history(ctx, tx, p)
-		if err != nil {
-			return err
-		}
 		if generated {
 			if p.title, err = nextTitle(ctx, tx.Client(), p.parent, p.parentTitle); err != nil {
 				return err
@@ -69,7 +64,7 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			"forkedFromTurnId":            p.in.LastTurnID,
 			"forkParentTitle":             p.parentTitle,
 			"forkedAtUnixMs":              forkedAt.UnixMilli(),
-			"forkMessageSource":           source,
+			"forkMessageSource":           plannedSource(p.rf),
 		}
 		// The child is what the provider says it is: its model, model
 		// provider and cwd come from the fork's response.
@@ -102,15 +97,15 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			SetChildProviderSessionID(child.ProviderSessionID).SetUpdatedAt(now).Exec(ctx); err != nil {
 			return err
 		}
-		if err := insertTurns(ctx, tx, child, turns, now); err != nil {
+		source, err := s.writeHistory(ctx, tx, child, p, now)
+		if err != nil {
 			return err
 		}
-		var msgs []agent.RuntimeMessage
-		for _, t := range turns {
-			msgs = append(msgs, t.Messages...)
-		}
-		if _, err := session.InsertHistory(ctx, tx, child, msgs, now); err != nil {
-			return err
+		if source != plannedSource(p.rf) {
+			rc["forkMessageSource"] = source
+			if err := tx.AgentSession.UpdateOneID(child.ID).SetRuntimeContext(rc).Exec(ctx); err != nil {
+				return err
+			}
 		}
 		// Re-read: message versions moved the row's counter.
 		child, err = tx.AgentSession.Get(ctx, child.ID)
@@ -122,96 +117,6 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	// Detach the entities from the committed transaction, so that callers
 	// (and subscribers of the published events) can query and update them.
 	return child.Unwrap(), row.Unwrap(), nil
-}
-
-// history is the child's history: the provider's turns when it returned
-// them, else the parent's cached turns and messages through the boundary.
-func (s *Service) history(ctx context.Context, tx *ent.Tx, p persistInput) ([]agent.RuntimeTurn, string, error) {
-	if p.rf.EmptyParent {
-		return nil, SourceEmptyParent, nil
-	}
-	if p.rf.HistoryAvailable {
-		turns := make([]agent.RuntimeTurn, len(p.rf.Turns))
-		for i, t := range p.rf.Turns {
-			msgs := make([]agent.RuntimeMessage, len(t.Messages))
-			for j, m := range t.Messages {
-				if m.TurnID == "" {
-					m.TurnID = t.ID
-				}
-				msgs[j] = m
-			}
-			t.Messages = msgs
-			turns[i] = t
-		}
-		return turns, SourceProviderTurns, nil
-	}
-	turns, err := copyParentHistory(ctx, tx, p.parent.ID, p.in.LastTurnID)
-	return turns, SourceParentCache, err
-}
-
-// copyParentHistory applies the design's fallback rules: only completed
-// persisted turns, all of them or through lastTurnID inclusive, and no
-// in-progress messages.
-func copyParentHistory(ctx context.Context, tx *ent.Tx, parentID, lastTurnID string) ([]agent.RuntimeTurn, error) {
-	pturns, err := tx.Turn.Query().Where(turn.AgentSessionID(parentID)).
-		Order(ent.Asc(turn.FieldStartedAt), ent.Asc(turn.FieldID)).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var keep []agent.RuntimeTurn
-	index := map[string]int{}
-	for _, t := range pturns {
-		if t.Status == turn.StatusCOMPLETED {
-			index[t.TurnID] = len(keep)
-			keep = append(keep, agent.RuntimeTurn{ID: t.TurnID, Status: agent.TurnCompleted})
-		}
-		if lastTurnID != "" && t.TurnID == lastTurnID {
-			break
-		}
-	}
-	if len(keep) == 0 {
-		return nil, nil
-	}
-	// Filtered here rather than with an IN list, which a long session would
-	// push past SQLite's bound-parameter limit.
-	msgs, err := tx.Message.Query().
-		Where(message.AgentSessionID(parentID), message.StatusNEQ("in_progress")).
-		Order(ent.Asc(message.FieldVersion)).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range msgs {
-		i, ok := index[m.TurnID]
-		if !ok {
-			continue
-		}
-		keep[i].Messages = append(keep[i].Messages, agent.RuntimeMessage{
-			ID: m.MessageID, TurnID: m.TurnID, Role: m.Role, Kind: m.Kind, Text: m.Text,
-			Content: m.Content, Status: m.Status,
-		})
-	}
-	return keep, nil
-}
-
-func insertTurns(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, turns []agent.RuntimeTurn, now time.Time) error {
-	if len(turns) == 0 {
-		return nil
-	}
-	for start := 0; start < len(turns); start += session.BulkRows {
-		end := min(start+session.BulkRows, len(turns))
-		builders := make([]*ent.TurnCreate, 0, end-start)
-		for i := start; i < end; i++ {
-			t := turns[i]
-			// Distinct start times keep the copied turns in their order.
-			at := now.Add(time.Duration(i-len(turns)) * time.Microsecond)
-			builders = append(builders, tx.Turn.Create().SetTurnID(t.ID).SetAgentSessionID(child.ID).
-				SetStatus(turnStatus(t.Status)).SetError(t.Error).SetStartedAt(at).SetCompletedAt(at))
-		}
-		if err := tx.Turn.CreateBulk(builders...).Exec(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func turnStatus(s agent.TurnStatus) turn.Status {

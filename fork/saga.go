@@ -79,6 +79,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		Provider: parent.Provider, SourceProviderSessionID: parent.ProviderSessionID, Cwd: parent.Cwd,
 		Settings: settings, ModelProvider: session.ModelProviderOf(parent),
 		LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
+		HistoryBytesHint: s.historyBytes(ctx, parent.ID),
 	})
 	if err != nil {
 		if errors.Is(err, agent.ErrRequestLost) {
@@ -89,6 +90,10 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 			s.journalSet(ctx, entry, forkjournal.StateFailed, "", err.Error())
 		}
 		return nil, providerErr(err, in)
+	}
+	if rf.History != nil {
+		// Stored (or dropped) by persist; closed here on every path.
+		defer rf.History.Close()
 	}
 	if rf.Session.ProviderSessionID == "" {
 		s.journalSet(ctx, entry, forkjournal.StateFailed, "", "the provider's fork returned no thread id")
@@ -295,7 +300,7 @@ func (s *Service) providerFork(ctx context.Context, parent *ent.AgentSession, in
 	s.log.InfoContext(ctx, "fork of a session without turns: started a new provider thread",
 		"workspace", parent.WorkspaceID, "session", parent.ID, "child_thread", rs.ProviderSessionID)
 	return agent.RuntimeForkResult{
-		Session: rs, HistoryAvailable: true, Turns: []agent.RuntimeTurn{}, EmptyParent: true,
+		Session: rs, EmptyParent: true,
 		Fork: agent.RuntimeForkLineage{
 			SourceProviderSessionID: in.SourceProviderSessionID, TargetProviderSessionID: rs.ProviderSessionID,
 			Provider: in.Provider, ForkedAt: s.now(),

@@ -49,11 +49,14 @@ func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w pagin
 	if w.Backward {
 		dir = "DESC"
 	}
-	// One row more than the page, to learn whether there are more.
+	// Each session's first w.Limit rows that fit in MaxPageBytes (the first
+	// one whatever its size); sizes come from octet_length, which reads no
+	// text. Without cursors, the count says whether there are more.
 	ranked := "SELECT agent_session_id, version FROM (SELECT agent_session_id, version, " +
-		"ROW_NUMBER() OVER (PARTITION BY agent_session_id ORDER BY version " + dir + ") AS n FROM " + message.Table +
-		" WHERE agent_session_id IN (" + placeholders(len(sessionIDs)) + ")) WHERE n <= ?"
-	args := append(anys(sessionIDs), w.Limit+1)
+		"ROW_NUMBER() OVER w AS n, SUM(" + sizeExpr + ") OVER w AS bytes FROM " + message.Table +
+		" WHERE agent_session_id IN (" + placeholders(len(sessionIDs)) + ")" +
+		" WINDOW w AS (PARTITION BY agent_session_id ORDER BY version " + dir + ")) WHERE n <= ? AND (n = 1 OR bytes <= ?)"
+	args := append(anys(sessionIDs), w.Limit, MaxPageBytes)
 	order := ent.Asc(message.FieldVersion)
 	if w.Backward {
 		order = ent.Desc(message.FieldVersion)
@@ -74,7 +77,8 @@ func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w pagin
 	}
 	out := make(map[string]Page[*ent.Message], len(sessionIDs))
 	for _, id := range sessionIDs {
-		out[id] = newPage(bySession[id], w, total[id], func(m *ent.Message) string { return paging.Cursor("m", m.Version) })
+		rows := bySession[id]
+		out[id] = pageOf(rows, w, total[id] > len(rows), total[id], func(m *ent.Message) string { return paging.Cursor("m", m.Version) })
 	}
 	return out, nil
 }

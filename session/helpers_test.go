@@ -9,6 +9,7 @@ import (
 
 	"tuttid/agent"
 	"tuttid/ent"
+	"tuttid/ent/message"
 	"tuttid/store"
 )
 
@@ -68,14 +69,23 @@ func (e *testEnv) history(t *testing.T, a *ent.AgentSession, prefix string, n in
 
 func (e *testEnv) insert(t *testing.T, a *ent.AgentSession, msgs ...agent.RuntimeMessage) []*ent.Message {
 	t.Helper()
-	var saved []*ent.Message
-	err := e.st.WithTx(context.Background(), func(tx *ent.Tx) error {
-		var err error
-		saved, err = InsertHistory(context.Background(), tx, a, msgs, time.Now())
+	cur, err := e.st.Client.AgentSession.Get(context.Background(), a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.st.WithTx(context.Background(), func(tx *ent.Tx) error {
+		_, err := InsertHistory(context.Background(), tx, a, msgs, time.Now())
 		return err
 	})
 	if err != nil {
 		t.Fatalf("InsertHistory: %v", err)
+	}
+	// InsertHistory returns no rows; read back the ones it stored.
+	saved, err := e.st.Client.Message.Query().
+		Where(message.AgentSessionID(a.ID), message.VersionGT(cur.LastMessageVersion)).
+		Order(ent.Asc(message.FieldVersion)).All(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return saved
 }

@@ -20,21 +20,31 @@ func upsertMessage(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, m agent
 	switch {
 	case err == nil:
 		// Only what the provider filled in replaces what is stored.
-		upd := existing.Update().SetKind(m.Kind).SetText(m.Text).SetUpdatedAt(now)
+		upd := tx.Message.UpdateOneID(existing.ID).SetKind(m.Kind).SetText(m.Text).SetUpdatedAt(now)
+		existing.Kind, existing.Text, existing.UpdatedAt = m.Kind, m.Text, now
 		if m.Role != "" {
 			upd.SetRole(m.Role)
+			existing.Role = m.Role
 		}
 		if m.Status != "" {
 			upd.SetStatus(m.Status)
+			existing.Status = m.Status
 		}
 		if m.TurnID != "" {
 			upd.SetTurnID(m.TurnID)
+			existing.TurnID = m.TurnID
 		}
 		if len(m.Content) > 0 && json.Valid(m.Content) {
 			upd.SetContent(m.Content)
+			existing.Content = m.Content
 		}
-		saved, err := upd.Save(ctx)
-		return saved, false, err
+		// Exec, not Save: Save reads the row back (on SQLite a SELECT after
+		// the UPDATE), two more copies of a long reply's text and content
+		// for what is already in hand.
+		if err := upd.Exec(ctx); err != nil {
+			return nil, false, err
+		}
+		return existing, false, nil
 	case !ent.IsNotFound(err):
 		return nil, false, err
 	}
@@ -45,36 +55,6 @@ func upsertMessage(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, m agent
 	saved, err := createMessage(tx, a, m, ver, now).Save(ctx)
 	return saved, true, err
 }
-
-// InsertHistory stores a new session's history (a fork child's) with
-// versions 1..n in order.
-func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []agent.RuntimeMessage, now time.Time) ([]*ent.Message, error) {
-	if len(msgs) == 0 {
-		return nil, nil
-	}
-	first, err := nextVersions(ctx, tx, a.ID, int64(len(msgs)))
-	if err != nil {
-		return nil, err
-	}
-	saved := make([]*ent.Message, 0, len(msgs))
-	for start := 0; start < len(msgs); start += BulkRows {
-		end := min(start+BulkRows, len(msgs))
-		builders := make([]*ent.MessageCreate, 0, end-start)
-		for i := start; i < end; i++ {
-			builders = append(builders, createMessage(tx, a, msgs[i], first+int64(i), now))
-		}
-		rows, err := tx.Message.CreateBulk(builders...).Save(ctx)
-		if err != nil {
-			return nil, err
-		}
-		saved = append(saved, rows...)
-	}
-	return saved, nil
-}
-
-// BulkRows bounds the rows of one INSERT: SQLite allows 32766 bound
-// parameters a statement, and a message row binds 12.
-const BulkRows = 500
 
 // nextVersions reserves n versions for a session and returns the first.
 func nextVersions(ctx context.Context, tx *ent.Tx, sessionID string, n int64) (int64, error) {

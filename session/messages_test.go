@@ -87,7 +87,7 @@ func TestInsertHistoryKeepsOrderAndFields(t *testing.T) {
 	if m := ms[2]; string(m.Content) != `{}` {
 		t.Errorf("invalid JSON content stored as %s, want {}", m.Content)
 	}
-	if got, err := InsertHistory(context.Background(), nil, a, nil, e.svc.now()); err != nil || got != nil {
+	if got, err := InsertHistory(context.Background(), nil, a, nil, e.svc.now()); err != nil || got != 0 {
 		t.Errorf("empty history: %v, %v", got, err)
 	}
 }

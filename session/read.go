@@ -80,21 +80,24 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 			return Page[*ent.Message]{}, apperr.Storage(err, "count messages")
 		}
 	}
-	if w.After != nil {
-		q.Where(message.VersionGT(*w.After))
-	}
-	if w.Before != nil {
-		q.Where(message.VersionLT(*w.Before))
-	}
-	order := ent.Asc(message.FieldVersion)
-	if w.Backward {
-		order = ent.Desc(message.FieldVersion)
-	}
-	rows, err := q.Order(order).Limit(w.Limit + 1).All(ctx)
+	// The page's rows are sized first and read by their versions, so that
+	// it stays under MaxPageBytes (pagebytes.go).
+	fit, err := s.fitMessages(ctx, sessionID, w)
 	if err != nil {
-		return Page[*ent.Message]{}, apperr.Storage(err, "read messages")
+		return Page[*ent.Message]{}, err
 	}
-	return newPage(rows, w, total, func(m *ent.Message) string { return paging.Cursor("m", m.Version) }), nil
+	var rows []*ent.Message
+	if fit.n > 0 {
+		order := ent.Asc(message.FieldVersion)
+		if w.Backward {
+			order = ent.Desc(message.FieldVersion)
+		}
+		rows, err = q.Where(message.VersionGTE(fit.lo), message.VersionLTE(fit.hi)).Order(order).All(ctx)
+		if err != nil {
+			return Page[*ent.Message]{}, apperr.Storage(err, "read messages")
+		}
+	}
+	return pageOf(rows, w, fit.more, total, func(m *ent.Message) string { return paging.Cursor("m", m.Version) }), nil
 }
 
 // newPage trims the one extra row fetched to learn whether there are more,
@@ -104,6 +107,12 @@ func newPage[T any](rows []T, w paging.Window, total int, cursor func(T) string)
 	if more {
 		rows = rows[:w.Limit]
 	}
+	return pageOf(rows, w, more, total, cursor)
+}
+
+// pageOf makes the page of rows (in window order) when more says whether
+// the window has rows beyond them.
+func pageOf[T any](rows []T, w paging.Window, more bool, total int, cursor func(T) string) Page[T] {
 	if w.Backward {
 		reverse(rows)
 	}

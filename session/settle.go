@@ -132,7 +132,8 @@ func (s *Service) settleOpenItems(ctx context.Context, a *ent.AgentSession, turn
 		return err
 	}
 	if s.rt != nil && a.ProviderSessionID != "" {
-		turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID})
+		turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID,
+			TurnIDs: []string{turnID}})
 		if err != nil {
 			s.log.WarnContext(ctx, "ingest: Codex's record of the turn unavailable", "turn", turnID, "err", err)
 		}
@@ -176,6 +177,11 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, apperr.Storage(err, "read the turns of the previous run")
 	}
+	// Codex is asked for just these turns (its newest), not whole histories.
+	wanted := map[string][]string{} // turn ids by session
+	for _, t := range running {
+		wanted[t.AgentSessionID] = append(wanted[t.AgentSessionID], t.TurnID)
+	}
 	histories := map[string]map[string]agent.RuntimeTurn{} // by session, by turn id
 	for _, t := range running {
 		a := t.Edges.Session
@@ -183,7 +189,8 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 		if !ok {
 			h = map[string]agent.RuntimeTurn{}
 			if s.rt != nil && a.ProviderSessionID != "" {
-				turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID})
+				turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID,
+					TurnIDs: wanted[a.ID]})
 				if err != nil {
 					s.log.WarnContext(ctx, "reconcile: Codex's record unavailable; the running turns are failed",
 						"session", a.ID, "err", err)

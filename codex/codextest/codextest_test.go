@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // ---- unit tests: SSE output and request parsing ----
@@ -76,6 +77,14 @@ func TestReplyEvents(t *testing.T) {
 			wantNames:  []string{created, added, delta, delta, delta, delta, done, completed},
 			wantText:   "abcd",
 			wantDeltas: []string{"a", "b", "c", "d"},
+			wantPause:  2,
+		},
+		{
+			name:       "ChunkBytes cuts by bytes, never inside a rune",
+			reply:      Reply{Text: "abcdéfg", ChunkBytes: 3},
+			wantNames:  []string{created, added, delta, delta, delta, done, completed},
+			wantText:   "abcdéfg",
+			wantDeltas: []string{"abc", "dé", "fg"},
 			wantPause:  2,
 		},
 		{
@@ -161,6 +170,48 @@ func TestReplyEvents(t *testing.T) {
 				t.Errorf("call arguments = %q, want %q", callArgs, tc.wantCall)
 			}
 		})
+	}
+}
+
+func TestSplitBytes(t *testing.T) {
+	long := strings.Repeat("0123456789", 1000)
+	tests := []struct {
+		name string
+		s    string
+		n    int
+		want int // pieces
+	}{
+		{"empty", "", 4, 0},
+		{"shorter than n", "abc", 4, 1},
+		{"exact multiple", long, 1000, 10},
+		{"remainder", long, 3000, 4},
+		{"rune wider than n", "ééé", 1, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := splitBytes(tc.s, tc.n)
+			if len(got) != tc.want {
+				t.Fatalf("%d pieces, want %d", len(got), tc.want)
+			}
+			if strings.Join(got, "") != tc.s {
+				t.Fatal("pieces do not concatenate to the text")
+			}
+			for _, p := range got {
+				if !utf8.ValidString(p) || (len(p) > tc.n && utf8.RuneCountInString(p) > 1) {
+					t.Fatalf("piece %q: cut inside a rune or over %d bytes", p, tc.n)
+				}
+			}
+		})
+	}
+}
+
+func TestLogTextIsShort(t *testing.T) {
+	if got := logText("short"); got != "short" {
+		t.Errorf("logText(short) = %q", got)
+	}
+	got := logText(strings.Repeat("é", 1<<20))
+	if len(got) > 300 || !strings.HasSuffix(got, "(2097152 bytes)") || !utf8.ValidString(got) {
+		t.Errorf("logText(2 MB) = %q", got)
 	}
 }
 

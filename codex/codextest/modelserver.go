@@ -68,6 +68,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // Request is one POST /v1/responses call as Codex sent it.
@@ -293,8 +294,12 @@ type Reply struct {
 	// With no Text, no Chunks and a FunctionCall, no message is sent.
 	Text string
 	// Chunks, when set, are the exact deltas; Text is then ignored. Otherwise
-	// Text is cut into up to DefaultChunks pieces.
+	// Text is cut into up to DefaultChunks pieces, or by ChunkBytes.
 	Chunks []string
+	// ChunkBytes, when set, cuts Text into deltas of at most this many bytes
+	// (whole runes), the way a model streams a long reply: a 5 MB Text with
+	// ChunkBytes 4096 is about 1,300 deltas.
+	ChunkBytes int
 	// Delay holds the stream open after the first delta (or after
 	// response.created when there is no text), so a test can watch a working
 	// turn and interrupt it. It ends early when the client disconnects or the
@@ -614,7 +619,7 @@ func describeReply(r Reply) string {
 	if r.Status != 0 && r.Status != http.StatusOK {
 		parts = append(parts, fmt.Sprintf("HTTP %d", r.Status))
 	} else {
-		parts = append(parts, fmt.Sprintf("text=%q", strings.Join(replyChunks(r), "")))
+		parts = append(parts, fmt.Sprintf("text=%q", logText(strings.Join(replyChunks(r), ""))))
 	}
 	if r.FunctionCall != nil {
 		parts = append(parts, "call="+r.FunctionCall.name())
@@ -623,6 +628,20 @@ func describeReply(r Reply) string {
 		parts = append(parts, "delay="+r.Delay.String())
 	}
 	return strings.Join(parts, " ")
+}
+
+// logText keeps a log line short: a long reply is shown by its head and
+// its size.
+func logText(s string) string {
+	const n = 200
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
 }
 
 // writeError answers in the OpenAI error shape, which Codex shows for 4xx.
@@ -680,7 +699,28 @@ func replyChunks(r Reply) []string {
 	if len(r.Chunks) > 0 {
 		return r.Chunks
 	}
+	if r.ChunkBytes > 0 {
+		return splitBytes(r.Text, r.ChunkBytes)
+	}
 	return splitChunks(r.Text, DefaultChunks)
+}
+
+// splitBytes cuts s into pieces of at most n bytes, never inside a rune
+// (a rune longer than n is a piece of its own). The pieces concatenate to s.
+func splitBytes(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		end := min(n, len(s))
+		for end < len(s) && end > 0 && !utf8.RuneStart(s[end]) {
+			end--
+		}
+		if end == 0 {
+			_, end = utf8.DecodeRuneInString(s)
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
 }
 
 // splitChunks cuts s into at most n pieces of about equal rune count, so the

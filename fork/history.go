@@ -1,0 +1,194 @@
+package fork
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"tuttid/agent"
+	"tuttid/ent"
+	"tuttid/ent/message"
+	"tuttid/ent/turn"
+	"tuttid/session"
+)
+
+// plannedSource is the forkMessageSource a fork records unless the
+// provider's history stream fails on the way.
+func plannedSource(rf agent.RuntimeForkResult) string {
+	switch {
+	case rf.EmptyParent:
+		return SourceEmptyParent
+	case rf.History != nil:
+		return SourceProviderTurns
+	}
+	return SourceParentCache
+}
+
+// historyBytesSQL sums the sizes of a session's cached items: SQLite reads
+// a BLOB's length from its record header, without its content.
+var historyBytesSQL = fmt.Sprintf(`SELECT COALESCE(SUM(LENGTH(%s)), 0) FROM %s WHERE %s = ?`,
+	message.FieldContent, message.Table, message.FieldAgentSessionID)
+
+// historyBytes is about the size of the parent's history as the provider
+// will send it (its items), for the runtime to size its first read; 0
+// when it cannot be read.
+func (s *Service) historyBytes(ctx context.Context, sessionID string) int64 {
+	var n int64
+	if err := s.store.DB.QueryRowContext(ctx, historyBytesSQL, sessionID).Scan(&n); err != nil {
+		s.log.WarnContext(ctx, "fork: the parent's history size could not be read", "session", sessionID, "err", err)
+		return 0
+	}
+	return n
+}
+
+// streamError marks a failure of the provider's history stream, as
+// opposed to one of storage: the first falls back to the parent's cache,
+// the second fails the fork.
+type streamError struct{ err error }
+
+func (e streamError) Error() string { return e.err.Error() }
+func (e streamError) Unwrap() error { return e.err }
+
+// writeHistory stores the child's history in the child's transaction: the
+// provider's pages as they arrive, or (no stream, or a stream that fails
+// midway) the parent's cached history. What a failed stream wrote is
+// rolled back to a savepoint first, so the fallback starts clean. It
+// returns the forkMessageSource.
+func (s *Service) writeHistory(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, p persistInput, now time.Time) (string, error) {
+	h := p.rf.History
+	if h != nil {
+		defer h.Close()
+	}
+	if p.rf.EmptyParent {
+		return SourceEmptyParent, nil
+	}
+	if h != nil {
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT fork_history"); err != nil {
+			return "", err
+		}
+		err := streamHistory(ctx, tx, child, h, now)
+		var se streamError
+		if err != nil && !errors.As(err, &se) {
+			return "", err
+		}
+		if err != nil {
+			if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO fork_history"); rerr != nil {
+				return "", errors.Join(err, fmt.Errorf("rollback to savepoint: %w", rerr))
+			}
+		}
+		if _, rerr := tx.ExecContext(ctx, "RELEASE fork_history"); rerr != nil {
+			return "", rerr
+		}
+		if err == nil {
+			return SourceProviderTurns, nil
+		}
+		s.log.WarnContext(ctx, "fork: the provider's history of the child failed; copying the parent's cached history",
+			"workspace", p.parent.WorkspaceID, "session", p.parent.ID, "child_session", child.ID,
+			"child_thread", child.ProviderSessionID, "err", err)
+	}
+	return SourceParentCache, copyParentHistory(ctx, tx, p.parent.ID, child, p.in.LastTurnID, now)
+}
+
+// streamHistory stores the stream's pages one at a time (the stream reads
+// the next while this one is stored); versions run 1..n across pages.
+func streamHistory(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, h agent.HistoryStream, now time.Time) error {
+	stored := 0 // turns so far: their index orders their start times
+	for {
+		page, err := h.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return streamError{err}
+		}
+		if err := insertTurns(ctx, tx, child, page, stored, now); err != nil {
+			return err
+		}
+		stored += len(page)
+		var msgs []agent.RuntimeMessage
+		for _, t := range page {
+			for _, m := range t.Messages {
+				if m.TurnID == "" {
+					m.TurnID = t.ID
+				}
+				msgs = append(msgs, m)
+			}
+		}
+		if _, err := session.InsertHistory(ctx, tx, child, msgs, now); err != nil {
+			return err
+		}
+	}
+}
+
+// orderedTurns is how many stored turns get distinct start times before
+// now, a microsecond apart, so the child's turns keep the provider's order
+// (ties, past it, keep it by row id).
+const orderedTurns = 1_000_000
+
+func insertTurns(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, turns []agent.RuntimeTurn, offset int, now time.Time) error {
+	for start := 0; start < len(turns); start += session.BulkRows {
+		end := min(start+session.BulkRows, len(turns))
+		builders := make([]*ent.TurnCreate, 0, end-start)
+		for i := start; i < end; i++ {
+			t := turns[i]
+			at := now.Add(time.Duration(min(offset+i, orderedTurns-1)-orderedTurns) * time.Microsecond)
+			builders = append(builders, tx.Turn.Create().SetTurnID(t.ID).SetAgentSessionID(child.ID).
+				SetStatus(turnStatus(t.Status)).SetError(t.Error).SetStartedAt(at).SetCompletedAt(at))
+		}
+		if err := tx.Turn.CreateBulk(builders...).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyParentTurnsSQL copies the design's fallback turns: the parent's
+// completed turns (in their order, with their times), all of them or
+// through lastTurnID inclusive. Args: parent, lastTurnID, child.
+var copyParentTurnsSQL = fmt.Sprintf(`WITH ordered AS (
+	SELECT %[2]s, %[4]s, %[5]s, %[6]s, ROW_NUMBER() OVER (ORDER BY %[5]s, %[7]s) AS rn
+	FROM %[1]s WHERE %[3]s = ?1
+), bound AS (SELECT MIN(rn) AS rn FROM ordered WHERE %[2]s = ?2)
+INSERT INTO %[1]s (%[2]s, %[3]s, %[4]s, %[8]s, %[5]s, %[6]s)
+SELECT %[2]s, ?3, %[4]s, '', %[5]s, %[6]s FROM ordered
+WHERE %[4]s = '%[9]s' AND rn <= COALESCE((SELECT rn FROM bound), 9223372036854775807)
+ORDER BY rn`,
+	turn.Table, turn.FieldTurnID, turn.FieldAgentSessionID, turn.FieldStatus, turn.FieldStartedAt,
+	turn.FieldCompletedAt, turn.FieldID, turn.FieldError, turn.StatusCOMPLETED)
+
+// copyParentMessagesSQL copies the parent's messages of the child's turns
+// (those just copied), but no in-progress one, with versions 1..n in the
+// parent's order. Args: parent, child, workspace, now.
+var copyParentMessagesSQL = fmt.Sprintf(`INSERT INTO %[1]s
+	(%[2]s, %[3]s, %[4]s, %[5]s, %[6]s, %[7]s, %[8]s, %[9]s, %[10]s, %[11]s, %[12]s, %[13]s)
+SELECT m.%[2]s, ?2, ?3, m.%[5]s, m.%[6]s, m.%[7]s, m.%[8]s, m.%[9]s, m.%[10]s,
+	ROW_NUMBER() OVER (ORDER BY m.%[11]s), ?4, ?4
+FROM %[1]s AS m
+WHERE m.%[3]s = ?1 AND m.%[10]s <> 'in_progress'
+	AND m.%[5]s IN (SELECT %[15]s FROM %[14]s WHERE %[16]s = ?2)
+ORDER BY m.%[11]s`,
+	message.Table, message.FieldMessageID, message.FieldAgentSessionID, message.FieldWorkspaceID,
+	message.FieldTurnID, message.FieldRole, message.FieldKind, message.FieldText, message.FieldContent,
+	message.FieldStatus, message.FieldVersion, message.FieldCreatedAt, message.FieldUpdatedAt,
+	turn.Table, turn.FieldTurnID, turn.FieldAgentSessionID)
+
+// copyParentHistory applies the design's fallback rules in SQL, so that no
+// history passes through memory: only completed persisted turns, all of
+// them or through lastTurnID inclusive, and no in-progress messages.
+func copyParentHistory(ctx context.Context, tx *ent.Tx, parentID string, child *ent.AgentSession, lastTurnID string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, copyParentTurnsSQL, parentID, lastTurnID, child.ID); err != nil {
+		return fmt.Errorf("copy the parent's turns: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, copyParentMessagesSQL, parentID, child.ID, child.WorkspaceID, now)
+	if err != nil {
+		return fmt.Errorf("copy the parent's messages: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil || n == 0 {
+		return err
+	}
+	// The child is new: its versions are 1..n.
+	return tx.AgentSession.UpdateOneID(child.ID).AddLastMessageVersion(n).Exec(ctx)
+}
