@@ -3,10 +3,6 @@ package codex
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -16,7 +12,6 @@ import (
 	"tuttid/ent/turn"
 	"tuttid/fork"
 	"tuttid/session"
-	"tuttid/store"
 )
 
 // BenchmarkForkVsRawCodex forks a parent of 100 completed turns on the real
@@ -29,27 +24,8 @@ import (
 func BenchmarkForkVsRawCodex(b *testing.B) {
 	const turns = 100
 	ctx := context.Background()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	model := codextest.StartModelServer(b)
-	home := codextest.NewCodexHome(b, model.URL())
-	rt := New(Config{Bin: codextest.Binary(b), Env: append(os.Environ(), "CODEX_HOME="+home), Logger: quiet})
-	b.Cleanup(func() { rt.Close() })
-	if err := rt.Launch(ctx); err != nil {
-		b.Fatal(err)
-	}
-	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "tuttid.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	ictx, stop := context.WithCancel(ctx)
-	b.Cleanup(stop)
-	sessions := session.New(session.Config{Store: st, Runtime: rt, Logger: quiet})
-	go sessions.Ingest(ictx)
-	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: rt, Logger: quiet})
-	if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath(b.TempDir()).Exec(ctx); err != nil {
-		b.Fatal(err)
-	}
+	g := startRealRig(b, codextest.StartModelServer(b), 0)
+	rt, st, sessions, forks := g.rt, g.st, g.sessions, g.forks
 	parent := benchParent(b, ctx, sessions, turns)
 
 	tuttid := make([]time.Duration, 0, b.N)

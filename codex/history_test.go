@@ -6,17 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"tuttid/agent"
 	"tuttid/codex/codextest"
-	"tuttid/session"
-	"tuttid/store"
 )
 
 func TestNextLimit(t *testing.T) {
@@ -249,26 +244,8 @@ func TestFakeForkHistoryBothEnds(t *testing.T) {
 // ascending pages.
 func TestCodexForkHistoryBothEnds(t *testing.T) {
 	ctx := context.Background()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	model := codextest.StartModelServer(t)
-	home := codextest.NewCodexHome(t, model.URL())
-	rt := New(Config{Bin: codextest.Binary(t), Env: append(os.Environ(), "CODEX_HOME="+home), Logger: quiet})
-	t.Cleanup(func() { rt.Close() })
-	if err := rt.Launch(ctx); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "tuttid.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ictx, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	sessions := session.New(session.Config{Store: st, Runtime: rt, Logger: quiet})
-	go sessions.Ingest(ictx)
-	if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath(t.TempDir()).Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	g := startRealRig(t, codextest.StartModelServer(t), 0)
+	rt, sessions := g.rt, g.sessions
 	parent := benchParent(t, ctx, sessions, 5)
 	view := func(ts []agent.RuntimeTurn) []string {
 		var out []string

@@ -3,9 +3,7 @@ package codex
 import (
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +14,6 @@ import (
 	"tuttid/ent/turn"
 	"tuttid/fork"
 	"tuttid/session"
-	"tuttid/store"
 )
 
 // storageWords make replies of a realistic size that do not compress to
@@ -51,33 +48,14 @@ func storageReply(seed, size int) string {
 func BenchmarkForkStorage(b *testing.B) {
 	const turns = 40
 	ctx := context.Background()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	model := codextest.StartModelServer(b)
 	seed := 0
 	model.SetReply(func(r codextest.Request) codextest.Reply {
 		seed++
 		return codextest.Reply{Text: storageReply(seed*7, 400)}
 	})
-	home := codextest.NewCodexHome(b, model.URL())
-	rt := New(Config{Bin: codextest.Binary(b), Env: append(os.Environ(), "CODEX_HOME="+home), Logger: quiet})
-	b.Cleanup(func() { rt.Close() })
-	if err := rt.Launch(ctx); err != nil {
-		b.Fatal(err)
-	}
-	dbPath := filepath.Join(b.TempDir(), "tuttid.db")
-	st, err := store.Open(ctx, dbPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	ictx, stop := context.WithCancel(ctx)
-	b.Cleanup(stop)
-	sessions := session.New(session.Config{Store: st, Runtime: rt, Logger: quiet})
-	go sessions.Ingest(ictx)
-	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: rt, Logger: quiet})
-	if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath(b.TempDir()).Exec(ctx); err != nil {
-		b.Fatal(err)
-	}
+	g := startRealRig(b, model, 0)
+	home, dbPath, st, sessions, forks := g.home, g.dbPath, g.st, g.sessions, g.forks
 	// A fork at a quarter of the history first: Codex's child rollout is
 	// the same size whatever the history (codex-growth near 1), tuttid's
 	// copy grows with it.

@@ -3,17 +3,11 @@ package codex
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"tuttid/codex/codextest"
-	"tuttid/session"
-	"tuttid/store"
 )
 
 // BenchmarkTurnsListPages measures what a thread/turns/list page costs on
@@ -24,28 +18,11 @@ import (
 func BenchmarkTurnsListPages(b *testing.B) {
 	const turns, replyBytes = 16, 1 << 20
 	ctx := context.Background()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	model := codextest.StartModelServer(b)
 	reply := strings.Repeat("lorem ipsum dolor sit amet ", replyBytes/27)
 	model.SetReply(func(codextest.Request) codextest.Reply { return codextest.Reply{Text: reply} })
-	home := codextest.NewCodexHome(b, model.URL())
-	rt := New(Config{Bin: codextest.Binary(b), Env: append(os.Environ(), "CODEX_HOME="+home), Logger: quiet, RequestTimeout: 5 * time.Minute})
-	b.Cleanup(func() { rt.Close() })
-	if err := rt.Launch(ctx); err != nil {
-		b.Fatal(err)
-	}
-	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "tuttid.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	ictx, stop := context.WithCancel(ctx)
-	b.Cleanup(stop)
-	sessions := session.New(session.Config{Store: st, Runtime: rt, Logger: quiet})
-	go sessions.Ingest(ictx)
-	if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath(b.TempDir()).Exec(ctx); err != nil {
-		b.Fatal(err)
-	}
+	g := startRealRig(b, model, 5*time.Minute)
+	rt, sessions := g.rt, g.sessions
 	parent := benchParent(b, ctx, sessions, turns)
 	p, err := rt.current()
 	if err != nil {

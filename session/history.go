@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -109,17 +108,6 @@ func buildInsertSQL(rows int) string {
 // appendMessageRow appends one row's values in messageColumns order, with
 // the defaults createMessage applies.
 func appendMessageRow(args []any, a *ent.AgentSession, m agent.RuntimeMessage, version int64, now time.Time) []any {
-	content := []byte(m.Content)
-	if len(content) == 0 || !json.Valid(content) {
-		content = []byte(`{}`)
-	}
-	status := m.Status
-	if status == "" {
-		status = "completed"
-	}
-	role := m.Role
-	if role == "" {
-		role = "unknown"
-	}
-	return append(args, m.ID, a.ID, a.WorkspaceID, m.TurnID, role, m.Kind, m.Text, content, status, version, now, now)
+	m = withDefaults(m)
+	return append(args, m.ID, a.ID, a.WorkspaceID, m.TurnID, m.Role, m.Kind, m.Text, []byte(m.Content), m.Status, version, now, now)
 }

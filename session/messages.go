@@ -66,21 +66,25 @@ func nextVersions(ctx context.Context, tx *ent.Tx, sessionID string, n int64) (i
 }
 
 func createMessage(tx *ent.Tx, a *ent.AgentSession, m agent.RuntimeMessage, version int64, now time.Time) *ent.MessageCreate {
-	content := m.Content
-	if len(content) == 0 || !json.Valid(content) {
-		content = json.RawMessage(`{}`)
-	}
-	status := m.Status
-	if status == "" {
-		status = "completed"
-	}
-	role := m.Role
-	if role == "" {
-		role = "unknown"
-	}
+	m = withDefaults(m)
 	return tx.Message.Create().
 		SetMessageID(m.ID).SetAgentSessionID(a.ID).SetWorkspaceID(a.WorkspaceID).
-		SetTurnID(m.TurnID).SetRole(role).SetKind(m.Kind).SetText(m.Text).
-		SetContent(content).SetStatus(status).SetVersion(version).
+		SetTurnID(m.TurnID).SetRole(m.Role).SetKind(m.Kind).SetText(m.Text).
+		SetContent(m.Content).SetStatus(m.Status).SetVersion(version).
 		SetCreatedAt(now).SetUpdatedAt(now)
+}
+
+// withDefaults is a provider message as it is stored: content that is not
+// JSON becomes {}, a missing status completed, a missing role unknown.
+func withDefaults(m agent.RuntimeMessage) agent.RuntimeMessage {
+	if len(m.Content) == 0 || !json.Valid(m.Content) {
+		m.Content = json.RawMessage(`{}`)
+	}
+	if m.Status == "" {
+		m.Status = "completed"
+	}
+	if m.Role == "" {
+		m.Role = "unknown"
+	}
+	return m
 }
