@@ -58,7 +58,7 @@ func newEnv(t *testing.T, rt agent.Runtime) *env {
 	t.Cleanup(broker.Close)
 	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker, Subscriber: broker})
 	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: rt})
-	res := &graph.Resolver{Sessions: sessions, Lineage: sessions, Forks: forks}
+	res := &graph.Resolver{Sessions: sessions, Lineage: sessions, Tooling: sessions, Forks: forks}
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
 	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: time.Second})
 	srv.AddTransport(transport.POST{})

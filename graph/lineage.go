@@ -11,7 +11,7 @@ import (
 // LineageTooling is what the lineage tooling resolvers call (compare,
 // fork points, rename/archive, subtree delete); session.Service is one.
 type LineageTooling interface {
-	Compare(ctx context.Context, workspaceID, a, b string) (*lineage.Comparison, error)
+	Compare(ctx context.Context, workspaceID, a, b string, withMessages bool) (*lineage.Comparison, error)
 	ForkPoints(ctx context.Context, a *ent.AgentSession) ([]lineage.ForkPoint, error)
 	Update(ctx context.Context, in session.UpdateInput) (*ent.AgentSession, error)
 	DeleteSubtree(ctx context.Context, workspaceID, sessionID string) (string, error)

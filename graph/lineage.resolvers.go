@@ -34,7 +34,8 @@ func (r *mutationResolver) UpdateSession(ctx context.Context, input model.Update
 
 // CompareSessions is the resolver for the compareSessions field.
 func (r *queryResolver) CompareSessions(ctx context.Context, workspaceID string, a string, b string) (*lineage.Comparison, error) {
-	return r.Tooling.Compare(ctx, workspaceID, a, b)
+	withMessages := selected(ctx, "sharedTurns", "messages") || selected(ctx, "aOnly", "messages") || selected(ctx, "bOnly", "messages")
+	return r.Tooling.Compare(ctx, workspaceID, a, b, withMessages)
 }
 
 // ForkPoint returns generated.ForkPointResolver implementation.

@@ -193,6 +193,38 @@ func TestTurnBounds(t *testing.T) {
 		}
 	})
 
+	t.Run("comparison over the byte bound", func(t *testing.T) {
+		// s's 18 MiB against huge's 10: each side's own turns are listed.
+		for _, field := range []string{"aOnly", "bOnly", "sharedTurns"} {
+			q := fmt.Sprintf(`query { compareSessions(workspaceId: "ws", a: "s", b: "huge") { sharedTurnCount %s { id messages { id } } } }`, field)
+			want := "result_too_large"
+			if code := e.postErr(q); code != want {
+				t.Errorf("%s with messages: answered %s, want %s", field, code, want)
+			}
+		}
+		var out struct {
+			CompareSessions struct {
+				AOnly, BOnly []struct{ ID string }
+			}
+		}
+		e.post(`query { compareSessions(workspaceId: "ws", a: "s", b: "huge") { aOnly { id } bOnly { id } } }`, &out)
+		if len(out.CompareSessions.AOnly) != 12 || len(out.CompareSessions.BOnly) != 2 {
+			t.Errorf("without messages: %d and %d turns, want 12 and 2", len(out.CompareSessions.AOnly), len(out.CompareSessions.BOnly))
+		}
+		// 10 MiB and 501 small turns (sized in chunks): within the bound.
+		type turnWithMessages struct {
+			ID       string
+			Messages []struct{ ID string }
+		}
+		var within struct {
+			CompareSessions struct{ AOnly, BOnly []turnWithMessages }
+		}
+		e.post(`query { compareSessions(workspaceId: "ws", a: "huge", b: "many") { aOnly { id messages { id } } bOnly { id messages { id } } } }`, &within)
+		if a, b := within.CompareSessions.AOnly, within.CompareSessions.BOnly; len(a) != 2 || len(b) != session.MaxTurnList+1 || len(a[0].Messages) == 0 {
+			t.Errorf("within the bound: %d and %d turns, want 2 and %d, with messages", len(a), len(b), session.MaxTurnList+1)
+		}
+	})
+
 	for _, tc := range []struct {
 		name             string
 		session          string
