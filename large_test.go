@@ -100,7 +100,11 @@ func TestLargeSessionBoundedMemory(t *testing.T) {
 	readParent := rss.phase()
 	t.Logf("read parent: %s in %s, tuttid peak RSS %s", ph, time.Since(start).Round(time.Millisecond), mib(readParent))
 
-	// Fork the whole session.
+	// Fork the whole session while another client writes: its writes wait
+	// for the fork's one transaction (SQLite has one writer) but must not
+	// fail.
+	stopWrites, writes := make(chan struct{}), make(chan writesDuring, 1)
+	go func() { writes <- writeUntil(p, r.root, stopWrites) }()
 	start = time.Now()
 	var f forkPayload
 	largeGQL(t, p, 10*time.Minute, `mutation($in: ForkSessionInput!) { forkSession(input: $in) { session { id providerSessionId } } }`,
@@ -108,6 +112,12 @@ func TestLargeSessionBoundedMemory(t *testing.T) {
 	child := f.ForkSession.Session.ID
 	forked := rss.phase()
 	t.Logf("fork: %s, tuttid peak RSS %s", time.Since(start).Round(time.Millisecond), mib(forked))
+	close(stopWrites)
+	wd := <-writes
+	t.Logf("writes of another client during the fork: %d, the slowest %s", wd.n, wd.slowest.Round(time.Millisecond))
+	if wd.err != nil {
+		t.Errorf("a write of another client during the fork failed: %v", wd.err)
+	}
 
 	// Read the child the same way.
 	start = time.Now()
@@ -295,3 +305,50 @@ func (r *rssProbe) hwm() int64 {
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+// writesDuring is what writeUntil saw.
+type writesDuring struct {
+	n       int
+	slowest time.Duration
+	err     error
+}
+
+// writeUntil creates workspaces, one after another, until stop is closed,
+// and reports how many, the slowest, and the first failure.
+func writeUntil(p *proc, root string, stop <-chan struct{}) writesDuring {
+	var wd writesDuring
+	for {
+		select {
+		case <-stop:
+			return wd
+		default:
+		}
+		body, _ := json.Marshal(map[string]any{
+			"query":     `mutation($in: CreateWorkspaceInput!) { createWorkspace(input: $in) { id } }`,
+			"variables": map[string]any{"in": map[string]any{"name": fmt.Sprintf("during-%d", wd.n), "rootPath": root}},
+		})
+		req, _ := http.NewRequest(http.MethodPost, p.url+"/query", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			wd.err = err
+			return wd
+		}
+		var env struct{ Errors []gqlErr }
+		err = json.NewDecoder(resp.Body).Decode(&env)
+		resp.Body.Close()
+		wd.slowest = max(wd.slowest, time.Since(start))
+		switch {
+		case err != nil:
+			wd.err = err
+			return wd
+		case len(env.Errors) > 0:
+			wd.err = fmt.Errorf("%+v", env.Errors)
+			return wd
+		}
+		wd.n++
+		time.Sleep(50 * time.Millisecond)
+	}
+}

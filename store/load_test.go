@@ -81,7 +81,7 @@ func TestConcurrentWritersSeeNoBusy(t *testing.T) {
 func TestPragmas(t *testing.T) {
 	st, _ := openStore(t)
 	ctx := context.Background()
-	want := map[string]string{"journal_mode": "wal", "synchronous": "1", "busy_timeout": "5000", "foreign_keys": "1"}
+	want := map[string]string{"journal_mode": "wal", "synchronous": "1", "busy_timeout": "30000", "foreign_keys": "1"}
 	for i := 0; i < 3; i++ { // several connections of the pool
 		conn, err := st.DB.Conn(ctx)
 		if err != nil {

@@ -28,12 +28,14 @@ var uriPath = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
 // DSN is the connection string for a database file: foreign keys on, WAL,
 // a busy timeout, and immediate transactions, since a deferred transaction
 // that upgrades from read to write fails with SQLITE_BUSY under contention
-// whatever the busy timeout.
+// whatever the busy timeout. The timeout is long because a fork stores the
+// child's whole history in one transaction: on an 80 MB session other
+// writers waited 5 s for it on a loaded machine, and should wait, not fail.
 func DSN(path string) string {
 	q := url.Values{}
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "busy_timeout(30000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")
 	// Times are written in one zone and one format so that SQL compares

@@ -217,7 +217,7 @@ func TestConnectionPragmas(t *testing.T) {
 		for _, tc := range []struct{ pragma, want string }{
 			{"foreign_keys", "1"},
 			{"journal_mode", "wal"},
-			{"busy_timeout", "5000"},
+			{"busy_timeout", "30000"},
 			{"synchronous", "1"}, // NORMAL
 		} {
 			var got string
@@ -233,7 +233,7 @@ func TestConnectionPragmas(t *testing.T) {
 
 func TestDSN(t *testing.T) {
 	dsn := store.DSN("/data/tuttid.db")
-	for _, want := range []string{"file:/data/tuttid.db?", "_txlock=immediate", "foreign_keys%281%29", "journal_mode%28WAL%29", "busy_timeout%285000%29"} {
+	for _, want := range []string{"file:/data/tuttid.db?", "_txlock=immediate", "foreign_keys%281%29", "journal_mode%28WAL%29", "busy_timeout%2830000%29"} {
 		if !strings.Contains(dsn, want) {
 			t.Errorf("DSN %q lacks %q", dsn, want)
 		}
