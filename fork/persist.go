@@ -39,6 +39,22 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	}
 	var child *ent.AgentSession
 	var row *ent.SessionFork
+	if p.rf.History != nil && !p.rf.EmptyParent {
+		spooled, err := spoolHistory(ctx, p.rf.History)
+		var se streamError
+		switch {
+		case errors.As(err, &se):
+			// As a stream that fails in the transaction: the parent's cache.
+			s.log.WarnContext(ctx, "fork: the provider's history of the child failed; copying the parent's cached history",
+				"workspace", p.parent.WorkspaceID, "session", p.parent.ID, "child_session", p.childID,
+				"child_thread", p.rf.Session.ProviderSessionID, "err", err)
+			p.rf.History = nil
+		case err != nil:
+			return nil, nil, err
+		default:
+			p.rf.History = spooled
+		}
+	}
 	generated := p.in.Title == nil
 	if generated {
 		defer s.lockTitle(p.parent.WorkspaceID, p.parentTitle)()

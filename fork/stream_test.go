@@ -23,6 +23,9 @@ import (
 type pageStream struct {
 	pages, turnsPerPage, textBytes int
 	failAt                         int // 1-based page whose Next fails; 0: none
+	// probe, when set, runs in each Next before the page is made: what
+	// the server can do while the provider is still sending.
+	probe func()
 
 	mu       sync.Mutex
 	served   int
@@ -49,6 +52,9 @@ func (s *pageStream) Next(ctx context.Context) ([]agent.RuntimeTurn, error) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		s.heapSeen = append(s.heapSeen, ms.HeapAlloc)
+	}
+	if s.probe != nil {
+		s.probe()
 	}
 	if s.served == s.pages {
 		return nil, io.EOF
@@ -173,5 +179,47 @@ func TestForkStreamFailsMidway(t *testing.T) {
 				t.Errorf("rows: messages %d -> %d, turns %d -> %d", before.Messages, after.Messages, before.Turns, after.Turns)
 			}
 		})
+	}
+}
+
+// TestForkWritesWhileTheProviderSends: while the provider's pages are
+// still coming, the write lock is free. A long history on a busy Codex
+// takes seconds a page; holding SQLite's one write lock meanwhile made
+// every other write of the server wait, past the busy timeout (the long
+// soak's sendMessage failed with SQLITE_BUSY). Each page's Next takes the
+// lock itself on another connection, without waiting.
+func TestForkWritesWhileTheProviderSends(t *testing.T) {
+	e := newEnv(t)
+	e.seed(defaultParent())
+	var busy []error
+	st := &pageStream{pages: 4, turnsPerPage: 2, probe: func() {
+		conn, err := e.st.DB.Conn(e.ctx)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		defer conn.ExecContext(e.ctx, "PRAGMA busy_timeout = 30000")
+		if _, err := conn.ExecContext(e.ctx, "PRAGMA busy_timeout = 0"); err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := conn.ExecContext(e.ctx, "BEGIN IMMEDIATE"); err != nil {
+			busy = append(busy, err)
+			return
+		}
+		if _, err := conn.ExecContext(e.ctx, "ROLLBACK"); err != nil {
+			t.Error(err)
+		}
+	}}
+	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
+		Session: agent.RuntimeSession{ProviderSessionID: "thread-probed", Status: agent.ThreadIdle}, History: st,
+	}})
+	res := e.mustFork(input("req-probed"))
+	if len(busy) > 0 {
+		t.Errorf("the write lock was held while the provider sent pages: %v", busy)
+	}
+	if n := len(e.turns(res.Session.ID)); n != 8 {
+		t.Errorf("child has %d turns, want 8", n)
 	}
 }
