@@ -9,7 +9,6 @@ import (
 
 	"tuttid/codex/codextest"
 	"tuttid/ent"
-	"tuttid/ent/turn"
 	"tuttid/fork"
 	"tuttid/session"
 )
@@ -88,25 +87,6 @@ func benchParent(b testing.TB, ctx context.Context, sessions *session.Service, n
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := 0; i < n; i++ {
-		t, err := sessions.Send(ctx, "w", parent.ID, fmt.Sprintf("turn %d", i))
-		if err != nil {
-			b.Fatal(err)
-		}
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			cur, err := sessions.Turn(ctx, parent.ID, t.TurnID)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if cur.Status == turn.StatusCOMPLETED {
-				break
-			}
-			if cur.Status != turn.StatusIN_PROGRESS || time.Now().After(deadline) {
-				b.Fatalf("turn %d ended %s", i, cur.Status)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	sendTurns(b, ctx, sessions, parent.ID, 0, n)
 	return parent
 }

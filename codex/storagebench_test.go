@@ -127,7 +127,7 @@ func BenchmarkForkStorage(b *testing.B) {
 }
 
 // sendTurns runs turns from..to-1 of a session to completion.
-func sendTurns(b *testing.B, ctx context.Context, sessions *session.Service, id string, from, to int) {
+func sendTurns(b testing.TB, ctx context.Context, sessions *session.Service, id string, from, to int) {
 	for i := from; i < to; i++ {
 		t, err := sessions.Send(ctx, "w", id, fmt.Sprintf("turn %d", i))
 		if err != nil {
