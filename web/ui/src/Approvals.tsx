@@ -1,19 +1,9 @@
 // What Codex asks a person: each pending approval as a prompt with the
 // decisions it offers.
 import { Button, Callout, Code, Flex, Text } from "@radix-ui/themes";
+import type { ApprovalDecision, ApprovalFieldsFragment, ApprovalKind } from "./gql/graphql";
 
-export interface Approval {
-  id: string;
-  turnId: string;
-  kind: string;
-  command?: string | null;
-  cwd?: string | null;
-  reason?: string | null;
-  details: unknown;
-  availableDecisions: string[];
-}
-
-const decisionLabels: Record<string, string> = {
+const decisionLabels: Record<ApprovalDecision, string> = {
   ACCEPT: "Accept",
   ACCEPT_FOR_SESSION: "Accept for this session",
   ACCEPT_ALWAYS: "Always accept this command",
@@ -21,7 +11,7 @@ const decisionLabels: Record<string, string> = {
   CANCEL: "Decline and stop the turn",
 };
 
-const kindLabels: Record<string, string> = {
+const kindLabels: Record<ApprovalKind, string> = {
   COMMAND: "Run a command",
   FILE_CHANGE: "Change files",
   PERMISSIONS: "Grant permissions",
@@ -29,7 +19,7 @@ const kindLabels: Record<string, string> = {
   MCP_ELICITATION: "Answer a tool's question",
 };
 
-export function ApprovalPrompt({ a, busy, onDecide }: { a: Approval; busy: boolean; onDecide: (id: string, d: string) => void }) {
+export function ApprovalPrompt({ a, busy, onDecide }: { a: ApprovalFieldsFragment; busy: boolean; onDecide: (id: string, d: ApprovalDecision) => void }) {
   const details = a.kind === "COMMAND" ? null : a.details && typeof a.details === "object" ? JSON.stringify(a.details, null, 2) : null;
   return (
     <div className="approval" data-testid="approval" data-approval-id={a.id} data-kind={a.kind} role="group" aria-label={`The agent asks: ${kindLabels[a.kind] ?? a.kind}`}>

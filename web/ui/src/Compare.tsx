@@ -4,29 +4,9 @@ import { Button, Flex, Heading, Link, Popover, Text } from "@radix-ui/themes";
 import { useState } from "react";
 import { MessageView } from "./MessageView";
 import { StatusBadge } from "./Status";
-import type { Msg } from "./types";
+import type { ComparisonFragment, CompareTurnFragment } from "./gql/graphql";
 
-export interface CmpTurn {
-  id: string;
-  status: string;
-  messages: Msg[];
-}
-export interface CmpSession {
-  id: string;
-  displayTitle: string;
-  status: string;
-}
-export interface Comparison {
-  a: CmpSession;
-  b: CmpSession;
-  commonAncestor?: { id: string; displayTitle: string } | null;
-  sharedTurnCount: number;
-  sharedTurns: CmpTurn[];
-  aOnly: CmpTurn[];
-  bOnly: CmpTurn[];
-}
-
-function Turns({ turns, empty }: { turns: CmpTurn[]; empty: string }) {
+function Turns({ turns, empty }: { turns: CompareTurnFragment[]; empty: string }) {
   if (turns.length === 0) return <Text className="muted" size="2">{empty}</Text>;
   return (
     <ol className="cmp-turns">
@@ -45,7 +25,7 @@ function Turns({ turns, empty }: { turns: CmpTurn[]; empty: string }) {
 }
 
 interface Props {
-  cmp: Comparison;
+  cmp: ComparisonFragment;
   onOpen: (id: string) => void;
   onClose: () => void;
 }

@@ -3,37 +3,29 @@
 // messages, its "Fork from here" button and the forks made from it; in a
 // child, the inherited turns are set apart by a divider naming the parent.
 import { Button, Link, Text } from "@radix-ui/themes";
-import { Fragment, useEffect, useLayoutEffect, useRef, type ReactNode } from "react";
-import { ApprovalPrompt, type Approval } from "./Approvals";
+import { Fragment, useEffect, useLayoutEffect, useRef } from "react";
+import { ApprovalPrompt } from "./Approvals";
 import { ForkIcon } from "./Icons";
 import { MessageView } from "./MessageView";
 import { StatusBadge } from "./Status";
-import type { Detail, Msg, TurnInfo } from "./types";
-
-export interface ForkMark {
-  id: string;
-  displayTitle: string;
-  status: string;
-  archived: boolean;
-}
+import type { ApprovalDecision, ApprovalFieldsFragment, ForkChildFragment, MessageFieldsFragment, SessionHeadFragment, TurnFieldsFragment } from "./gql/graphql";
 
 interface Props {
   wsId: string;
-  detail: Detail;
-  turns: TurnInfo[];
-  messages: Msg[];
-  streams: Map<string, string>;
+  head: SessionHeadFragment;
+  turns: TurnFieldsFragment[];
+  messages: MessageFieldsFragment[];
+  streams: ReadonlyMap<string, string>;
   hasEarlier: boolean;
   loadingEarlier: boolean;
   onLoadEarlier: () => void;
   inherited: Set<string>;
-  marks: Map<string, ForkMark[]>;
+  marks: Map<string, ForkChildFragment[]>;
   busy: boolean;
   onForkFrom: (turnId: string) => void;
   onOpen: (id: string) => void;
-  approvals: Approval[];
-  onDecide: (approvalId: string, decision: string) => void;
-  extra?: ReactNode;
+  approvals: ApprovalFieldsFragment[];
+  onDecide: (approvalId: string, decision: ApprovalDecision) => void;
 }
 
 export function Conversation(p: Props) {
@@ -43,7 +35,7 @@ export function Conversation(p: Props) {
   const prevHeight = useRef(0);
   const prevFirst = useRef<string | undefined>(undefined);
 
-  const byTurn = new Map<string, Msg[]>();
+  const byTurn = new Map<string, MessageFieldsFragment[]>();
   for (const m of p.messages) {
     const list = byTurn.get(m.turnId) ?? [];
     list.push(m);
@@ -52,7 +44,7 @@ export function Conversation(p: Props) {
   // The loaded turns: the latest page, and earlier pages once asked for.
   const shown = p.turns;
   const lastInherited = shown.reduce((acc, t, i) => (p.inherited.has(t.id) ? i : acc), -1);
-  const parentTitle = p.detail.parent?.displayTitle ?? "the parent";
+  const parentTitle = p.head.parent?.displayTitle ?? "the parent";
 
   // Keep the view at the bottom while new text arrives, and in place when
   // earlier turns are put above.
@@ -180,10 +172,10 @@ export function Conversation(p: Props) {
                 <span>
                   Forked from{" "}
                   <Link
-                    href={`#w=${encodeURIComponent(p.wsId)}&s=${encodeURIComponent(p.detail.parent?.id ?? "")}`}
+                    href={`#w=${encodeURIComponent(p.wsId)}&s=${encodeURIComponent(p.head.parent?.id ?? "")}`}
                     onClick={(e) => {
                       e.preventDefault();
-                      if (p.detail.parent) p.onOpen(p.detail.parent.id);
+                      if (p.head.parent) p.onOpen(p.head.parent.id);
                     }}
                   >
                     {parentTitle}
@@ -202,7 +194,6 @@ export function Conversation(p: Props) {
             <ApprovalPrompt a={a} busy={p.busy} onDecide={p.onDecide} />
           </li>
         ))}
-      {p.extra}
     </ol>
   );
 }

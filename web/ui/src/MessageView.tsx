@@ -2,7 +2,7 @@
 // text, reasoning (collapsed), plans, commands with their output, file
 // changes as diffs, tool calls and web searches; anything else as JSON.
 import { Code, Text } from "@radix-ui/themes";
-import type { Msg } from "./types";
+import type { MessageFieldsFragment } from "./gql/graphql";
 
 type Obj = Record<string, unknown>;
 
@@ -29,12 +29,12 @@ function Diff({ text, kind }: { text: string; kind: string }) {
 
 // streamed returns the text streamed so far for m (its MESSAGE_DELTAs),
 // when it is ahead of what is stored.
-function streamed(streams: Map<string, string> | undefined, m: Msg, stored: string): string {
+function streamed(streams: ReadonlyMap<string, string> | undefined, m: MessageFieldsFragment, stored: string): string {
   const s = streams?.get(m.id);
   return s && s.length > stored.length ? s : stored;
 }
 
-function Body({ m, streams }: { m: Msg; streams?: Map<string, string> }) {
+function Body({ m, streams }: { m: MessageFieldsFragment; streams?: ReadonlyMap<string, string> }) {
   const c = obj(m.content);
   switch (m.kind) {
     case "userMessage":
@@ -132,7 +132,7 @@ const labels: Record<string, string> = {
   file_change: "File change",
 };
 
-export function MessageView({ m, streams }: { m: Msg; streams?: Map<string, string> }) {
+export function MessageView({ m, streams }: { m: MessageFieldsFragment; streams?: ReadonlyMap<string, string> }) {
   return (
     <div className="message" data-testid="message" data-role={m.role} data-kind={m.kind} data-message-id={m.id} data-status={m.status}>
       <div className="msg-role" aria-hidden="true">

@@ -4,15 +4,15 @@
 import { useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { Badge } from "@radix-ui/themes";
 import { StatusBadge } from "./Status";
-import type { Summary } from "./types";
+import type { SessionSummaryFragment } from "./gql/graphql";
 
 interface Node {
-  s: Summary;
+  s: SessionSummaryFragment;
   level: number;
   children: Node[];
 }
 
-export function buildForest(sessions: Summary[]): Node[] {
+export function buildForest(sessions: SessionSummaryFragment[]): Node[] {
   const byId = new Map<string, Node>();
   for (const s of sessions) byId.set(s.id, { s, level: 1, children: [] });
   const roots: Node[] = [];
@@ -31,7 +31,7 @@ export function buildForest(sessions: Summary[]): Node[] {
 }
 
 interface Props {
-  sessions: Summary[];
+  sessions: SessionSummaryFragment[];
   selected?: string;
   onSelect: (id: string) => void;
 }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { countDescendants, forkMarks, inheritedTurns, mergeLatest, sameTree } from "./lineage";
+import type { SessionHeadFragment, SessionSummaryFragment } from "./gql/graphql";
+import { countDescendants, forkMarks, inheritedTurns, mergeLatest, prependEarlier, sameTree } from "./lineage";
 import { buildForest } from "./Tree";
-import type { Detail, Summary } from "./types";
 
-const s = (id: string, parent?: string): Summary => ({
+const s = (id: string, parent?: string): SessionSummaryFragment => ({
   id,
   workspaceId: "w",
   title: id,
@@ -55,12 +55,12 @@ describe("inheritedTurns", () => {
       createdAt: "2026-01-01T00:00:01.5Z",
       parent: { id: "p", displayTitle: "p" },
       forkedFrom: { lastTurnId: "t2", forkedAtUnixMs: 0 },
-    } as unknown as Detail;
+    } as unknown as SessionHeadFragment;
     const turns = [turn("t1", "2026-01-01T00:00:00Z"), turn("t2", "2026-01-01T00:00:01.499999Z"), turn("c1", "2026-01-01T00:00:02Z")];
     expect([...inheritedTurns(d, turns)]).toEqual(["t1", "t2"]);
   });
   it("is empty for a root", () => {
-    const d = { createdAt: "2026-01-01T00:00:09Z", parent: null, forkedFrom: null } as unknown as Detail;
+    const d = { createdAt: "2026-01-01T00:00:09Z", parent: null, forkedFrom: null } as unknown as SessionHeadFragment;
     expect(inheritedTurns(d, [turn("t1", "2026-01-01T00:00:00Z")]).size).toBe(0);
   });
 });
@@ -74,7 +74,7 @@ describe("forkMarks", () => {
         { turnId: "t1", children: [{ id: "c1", displayTitle: "c1", status: "READY", archived: false, forkedFrom: { forkedAtUnixMs: 0 } }] },
         { turnId: null, children: [{ id: "c2", displayTitle: "c2", status: "READY", archived: true, forkedFrom: { forkedAtUnixMs: at } }] },
       ],
-    } as unknown as Detail;
+    } as unknown as SessionHeadFragment;
     const marks = forkMarks(d, turns);
     expect(marks.get("t1")?.map((m) => m.id)).toEqual(["c1"]);
     expect(marks.get("t2")?.map((m) => m.id)).toEqual(["c2"]);
@@ -99,5 +99,18 @@ describe("mergeLatest", () => {
       expect(ids(got.turns)).toBe(want);
       expect(got.kept).toBe(kept);
     });
+  }
+});
+
+describe("prependEarlier", () => {
+  const ids = (ts: { id: string }[]) => ts.map((t) => t.id).join(" ");
+  const t = (...xs: string[]) => xs.map((id) => ({ id }));
+  const cases: [string, string[], string[], string][] = [
+    ["an earlier page", ["t3", "t4"], ["t1", "t2"], "t1 t2 t3 t4"],
+    ["overlapping", ["t2", "t3"], ["t1", "t2"], "t1 t2 t3"],
+    ["nothing earlier", ["t1"], [], "t1"],
+  ];
+  for (const [name, loaded, older, want] of cases) {
+    it(name, () => expect(ids(prependEarlier(t(...loaded), t(...older)))).toBe(want));
   }
 });

@@ -1,10 +1,14 @@
 // Where forks happened, from a session's point of view.
-import type { ForkMark } from "./Conversation";
-import type { Detail, Summary, TurnInfo } from "./types";
+import type { ForkChildFragment, SessionHeadFragment, SessionSummaryFragment, TurnFieldsFragment } from "./gql/graphql";
+
+// The fields the functions read, so a test can build a session or a turn
+// with those alone.
+type Linked = Pick<SessionSummaryFragment, "id" | "parent">;
+type Turn = Pick<TurnFieldsFragment, "id" | "startedAt">;
 
 // sameTree lists the other sessions of id's fork tree (those it can be
 // compared with), in the order given.
-export function sameTree(sessions: Summary[], id: string | undefined): Summary[] {
+export function sameTree<S extends Linked>(sessions: S[], id: string | undefined): S[] {
   if (!id) return [];
   const byId = new Map(sessions.map((s) => [s.id, s]));
   const rootOf = (sid: string): string => {
@@ -21,7 +25,7 @@ export function sameTree(sessions: Summary[], id: string | undefined): Summary[]
 }
 
 // countDescendants counts the listed sessions forked, directly or not, from id.
-export function countDescendants(sessions: Summary[], id: string | undefined): number {
+export function countDescendants(sessions: Linked[], id: string | undefined): number {
   if (!id) return 0;
   const kids = new Map<string, string[]>();
   for (const s of sessions) if (s.parent) kids.set(s.parent.id, [...(kids.get(s.parent.id) ?? []), s.id]);
@@ -39,7 +43,7 @@ export function countDescendants(sessions: Summary[], id: string | undefined): n
 // they were stored with the child, so they started no later than it was
 // created, and its own turns after (a page of turns does not hold the
 // parent's, so their ids cannot be compared).
-export function inheritedTurns(d: Detail, turns: TurnInfo[]): Set<string> {
+export function inheritedTurns(d: Pick<SessionHeadFragment, "parent" | "forkedFrom" | "createdAt">, turns: Turn[]): Set<string> {
   const out = new Set<string>();
   if (!d.parent || !d.forkedFrom) return out;
   const created = Date.parse(d.createdAt);
@@ -51,14 +55,14 @@ export function inheritedTurns(d: Detail, turns: TurnInfo[]): Set<string> {
 // children (forkPoints). A whole-conversation fork is marked on the last
 // turn that had started when it was made (turns are a contiguous run of
 // the latest, so that turn is shown when any later one is).
-export function forkMarks(d: Detail, turns: TurnInfo[]): Map<string, ForkMark[]> {
-  const out = new Map<string, ForkMark[]>();
+export function forkMarks(d: Pick<SessionHeadFragment, "forkPoints">, turns: Turn[]): Map<string, ForkChildFragment[]> {
+  const out = new Map<string, ForkChildFragment[]>();
   for (const fp of d.forkPoints) {
     for (const c of fp.children) {
       const turnId = fp.turnId ?? lastTurnAt(turns, c.forkedFrom?.forkedAtUnixMs);
       if (!turnId) continue;
       const list = out.get(turnId) ?? [];
-      list.push({ id: c.id, displayTitle: c.displayTitle, status: c.status, archived: c.archived });
+      list.push(c);
       out.set(turnId, list);
     }
   }
@@ -75,7 +79,13 @@ export function mergeLatest<T extends { id: string }>(loaded: T[], page: T[]): {
   return { turns: [...loaded.slice(0, i), ...page], kept: i };
 }
 
-function lastTurnAt(turns: TurnInfo[], atMs: number | undefined): string | undefined {
+// prependEarlier puts an earlier page before the loaded turns, leaving out
+// the turns loaded already.
+export function prependEarlier<T extends { id: string }>(loaded: T[], older: T[]): T[] {
+  return [...older.filter((o) => !loaded.some((t) => t.id === o.id)), ...loaded];
+}
+
+function lastTurnAt(turns: Turn[], atMs: number | undefined): string | undefined {
   let id: string | undefined;
   for (const t of turns) {
     if (atMs === undefined || Date.parse(t.startedAt) <= atMs) id = t.id;

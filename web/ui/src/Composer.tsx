@@ -1,0 +1,51 @@
+// The composer: the message to send (Ctrl+Enter sends it), and Stop while
+// a turn runs. The draft is the page's, so it outlives the session shown.
+import { Button, TextArea } from "@radix-ui/themes";
+
+interface Props {
+  draft: string;
+  onDraft: (text: string) => void;
+  busy: boolean;
+  // working: the session is at work (nothing can be sent); running: a
+  // loaded turn runs (it can be stopped).
+  working: boolean;
+  running: boolean;
+  onSend: () => void;
+  onStop: () => void;
+}
+
+export function Composer(p: Props) {
+  return (
+    <form
+      className="composer"
+      data-testid="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        p.onSend();
+      }}
+    >
+      <TextArea
+        data-testid="composer-input"
+        aria-label="Message"
+        rows={3}
+        placeholder="Message the agent (Ctrl+Enter to send)"
+        value={p.draft}
+        onChange={(e) => p.onDraft(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault();
+            e.currentTarget.form?.requestSubmit();
+          }
+        }}
+      />
+      <div className="composer-buttons">
+        <Button type="submit" data-testid="send" disabled={p.busy || p.working}>
+          Send
+        </Button>
+        <Button type="button" color="red" variant="soft" data-testid="interrupt" hidden={!p.running} disabled={p.busy} onClick={p.onStop}>
+          Stop
+        </Button>
+      </div>
+    </form>
+  );
+}

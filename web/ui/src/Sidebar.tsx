@@ -1,0 +1,38 @@
+// The sidebar: a new session, the workspace's fork tree, and whether it
+// lists archived sessions.
+import { Button, Flex, Text } from "@radix-ui/themes";
+import type { SessionSummaryFragment } from "./gql/graphql";
+import { ForkTree } from "./Tree";
+
+interface Props {
+  wsId?: string;
+  sessions: SessionSummaryFragment[];
+  activeId?: string;
+  busy: boolean;
+  showArchived: boolean;
+  onNew: () => void;
+  onSelect: (id: string) => void;
+  onShowArchived: (show: boolean) => void;
+}
+
+export function Sidebar(p: Props) {
+  return (
+    <nav className="sidebar" aria-label="Sessions">
+      <Button data-testid="new-session" disabled={!p.wsId || p.busy} onClick={p.onNew}>
+        New session
+      </Button>
+      <ForkTree sessions={p.sessions} selected={p.activeId} onSelect={p.onSelect} />
+      <Text as="label" size="1" className="muted show-archived">
+        <Flex gap="1" align="center">
+          <input type="checkbox" data-testid="show-archived" checked={p.showArchived} onChange={(e) => p.onShowArchived(e.target.checked)} />
+          Show archived sessions
+        </Flex>
+      </Text>
+      {p.wsId && p.sessions.length === 0 && (
+        <Text size="2" className="muted">
+          No sessions yet.
+        </Text>
+      )}
+    </nav>
+  );
+}

@@ -1,0 +1,64 @@
+// The top bar: the workspace picker, the form for a new workspace, and the
+// live-updates indicator.
+import { Button, Text } from "@radix-ui/themes";
+import type { Conn } from "./state/activity";
+import type { WorkspaceFieldsFragment } from "./gql/graphql";
+
+interface Props {
+  workspaces: WorkspaceFieldsFragment[] | null;
+  wsId?: string;
+  conn: Conn;
+  busy: boolean;
+  onPick: (ws: string) => void;
+  // onCreate makes the workspace; created runs once the server took it.
+  onCreate: (input: { name: string; rootPath: string }, created: () => void) => void;
+}
+
+export function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate }: Props) {
+  const noWorkspaces = workspaces !== null && workspaces.length === 0;
+  return (
+    <header className="topbar">
+      <span className="brand">tuttid</span>
+      <label className="ws-picker">
+        <Text size="2">Workspace</Text>
+        <select data-testid="workspace-select" aria-label="Workspace" value={wsId ?? ""} onChange={(e) => e.target.value && onPick(e.target.value)}>
+          {(workspaces ?? []).map((w) => (
+            <option key={w.id} value={w.id} title={w.rootPath}>
+              {w.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <details className="ws-create" open={noWorkspaces || undefined}>
+        <summary data-testid="new-workspace">New workspace</summary>
+        <form
+          className="ws-form"
+          data-testid="workspace-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const form = e.currentTarget;
+            const f = new FormData(form);
+            onCreate({ name: String(f.get("name") ?? ""), rootPath: String(f.get("rootPath") ?? "") }, () => {
+              form.reset();
+              form.closest("details")?.removeAttribute("open");
+            });
+          }}
+        >
+          <label>
+            Name <input name="name" data-testid="workspace-name" required maxLength={200} autoComplete="off" />
+          </label>
+          <label>
+            Root path <input name="rootPath" data-testid="workspace-root" required placeholder="/home/me/project" autoComplete="off" />
+          </label>
+          <Button type="submit" size="1" data-testid="create-workspace" disabled={busy}>
+            Create
+          </Button>
+        </form>
+      </details>
+      <span className="spacer" />
+      <span className="conn" data-testid="connection" data-state={conn} title="Live updates">
+        {conn === "live" ? "live" : conn === "idle" ? "offline" : conn === "closed" ? "offline" : `${conn}…`}
+      </span>
+    </header>
+  );
+}

@@ -1,0 +1,114 @@
+// What the person does: each action runs one mutation while the page is
+// busy, then shows its outcome (the new session, workspace, or the
+// session reloaded).
+import { mutate, newRequestId } from "../client";
+import {
+  CreateWorkspaceDocument,
+  DeleteSessionDocument,
+  ForkSessionDocument,
+  InterruptTurnDocument,
+  RespondToApprovalDocument,
+  SendMessageDocument,
+  StartSessionDocument,
+  UpdateSessionDocument,
+  type ApprovalDecision,
+  type CreateWorkspaceInput,
+} from "../gql/graphql";
+
+interface Deps {
+  act: (fn: () => Promise<void>) => Promise<void>;
+  wsId?: string;
+  activeId?: string;
+  parentId?: string;
+  runningTurnId?: string;
+  refreshSessions: () => Promise<void>;
+  refreshShown: () => Promise<void>;
+  reloadWorkspaces: () => Promise<unknown>;
+  activate: (id: string | undefined) => void;
+  selectWorkspace: (ws: string) => void;
+  // clearDraft empties the composer if it still holds text.
+  clearDraft: (text: string) => void;
+}
+
+export function actions(d: Deps) {
+  const { act, wsId, activeId } = d;
+  const refreshBoth = () => Promise.all([d.refreshSessions(), d.refreshShown()]).then(() => undefined);
+
+  return {
+    fork: (lastTurnId?: string) =>
+      act(async () => {
+        if (!wsId || !activeId) return;
+        const r = await mutate(ForkSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, requestId: newRequestId(), lastTurnId } });
+        d.activate(r.forkSession.session.id);
+        await d.refreshSessions();
+      }),
+
+    send: (text: string) => {
+      if (!text.trim() || !wsId || !activeId) return;
+      void act(async () => {
+        await mutate(SendMessageDocument, { input: { workspaceId: wsId, agentSessionId: activeId, text } });
+        // The typed text is cleared only once the server took it.
+        d.clearDraft(text);
+        await d.refreshShown();
+      });
+    },
+
+    stop: () =>
+      act(async () => {
+        if (!wsId || !activeId || !d.runningTurnId) return;
+        await mutate(InterruptTurnDocument, { input: { workspaceId: wsId, agentSessionId: activeId, turnId: d.runningTurnId } });
+        await d.refreshShown();
+      }),
+
+    newSession: () =>
+      act(async () => {
+        if (!wsId) return;
+        const r = await mutate(StartSessionDocument, { input: { workspaceId: wsId } });
+        d.activate(r.startSession.id);
+        await d.refreshSessions();
+      }),
+
+    createWorkspace: (input: CreateWorkspaceInput, created: () => void) =>
+      act(async () => {
+        const r = await mutate(CreateWorkspaceDocument, { input });
+        created();
+        await d.reloadWorkspaces();
+        d.selectWorkspace(r.createWorkspace.id);
+      }),
+
+    // rename resolves to whether the title was saved.
+    rename: async (title: string): Promise<boolean> => {
+      let ok = false;
+      await act(async () => {
+        if (!wsId || !activeId) return;
+        await mutate(UpdateSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, title } });
+        ok = true;
+        await refreshBoth();
+      });
+      return ok;
+    },
+
+    archive: (archived: boolean) =>
+      act(async () => {
+        if (!wsId || !activeId) return;
+        await mutate(UpdateSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, archived } });
+        await refreshBoth();
+      }),
+
+    // remove deletes the shown session with its forks and shows its parent.
+    remove: () =>
+      act(async () => {
+        if (!wsId || !activeId) return;
+        await mutate(DeleteSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, subtree: true } });
+        d.activate(d.parentId);
+        await d.refreshSessions();
+      }),
+
+    decide: (approvalId: string, decision: ApprovalDecision) =>
+      act(async () => {
+        if (!wsId || !activeId) return;
+        await mutate(RespondToApprovalDocument, { input: { workspaceId: wsId, agentSessionId: activeId, approvalId, decision } });
+        await d.refreshShown();
+      }),
+  };
+}

@@ -1,0 +1,123 @@
+import { describe, expect, it } from "vitest";
+import type { ActivityFieldsFragment, ActivityKind } from "../gql/graphql";
+import { idle, reduceActivity, type Effect, type LiveState, type Shown } from "./activity";
+
+const ev = (kind: ActivityKind, agentSessionId: string, more: Partial<ActivityFieldsFragment> = {}): ActivityFieldsFragment => ({
+  kind,
+  seq: 1,
+  agentSessionId,
+  messageId: null,
+  delta: null,
+  session: null,
+  ...more,
+});
+
+// The page shows "a" (forked from "p", with a fork "c" made from its
+// turn t1), with message m1 loaded.
+const showingA: Shown = {
+  activeId: "a",
+  head: { parent: { id: "p", displayTitle: "p" }, forkPoints: [{ turnId: "t1", children: [{ id: "c", displayTitle: "c", status: "READY", archived: false, forkedFrom: null }] }] },
+  messages: [{ id: "m1" }],
+};
+const comparingAWithB: Shown = { ...showingA, compareWith: "b" };
+const nothingShown: Shown = { head: null, messages: [] };
+
+const live: LiveState = { conn: "live", streams: new Map() };
+
+describe("reduceActivity: events", () => {
+  const cases: [string, ActivityFieldsFragment, Shown, Effect[]][] = [
+    ["subscribed reads what happened before", ev("SUBSCRIBED", ""), showingA, ["sessions", "active"]],
+    ["resync reloads all shown", ev("RESYNC_REQUIRED", ""), showingA, ["sessions", "active"]],
+    ["resync reloads the comparison too", ev("RESYNC_REQUIRED", ""), comparingAWithB, ["sessions", "active", "compare"]],
+    ["a new session elsewhere: the list", ev("SESSION_CREATED", "x"), showingA, ["sessions"]],
+    ["the shown session renamed", ev("SESSION_UPDATED", "a"), showingA, ["sessions", "active"]],
+    ["the shown session deleted: show none", ev("SESSION_DELETED", "a"), showingA, ["sessions", "close"]],
+    ["its parent renamed: the header names it", ev("SESSION_UPDATED", "p"), showingA, ["sessions", "active"]],
+    ["a fork of it archived: the fork marks name it", ev("SESSION_UPDATED", "c"), showingA, ["sessions", "active"]],
+    ["a fork made elsewhere with nothing shown", ev("SESSION_FORKED", "x"), nothingShown, ["sessions"]],
+    ["a turn of the shown session starts", ev("TURN_STARTED", "a"), showingA, ["active", "sessions"]],
+    ["a turn elsewhere completes: the list's status", ev("TURN_COMPLETED", "x"), showingA, ["sessions"]],
+    ["a message elsewhere", ev("MESSAGE_ADDED", "x"), showingA, []],
+    ["a message of the shown session", ev("MESSAGE_UPDATED", "a"), showingA, ["active"]],
+    ["an approval while comparing", ev("APPROVAL_REQUESTED", "a"), comparingAWithB, ["active", "compare"]],
+    ["the compared session's message", ev("MESSAGE_ADDED", "b"), comparingAWithB, ["compare"]],
+    ["an approval resolved elsewhere", ev("APPROVAL_RESOLVED", "x"), comparingAWithB, []],
+  ];
+  for (const [name, event, shown, want] of cases) {
+    it(name, () => {
+      expect(reduceActivity(live, { type: "event", event, shown }).effects).toEqual(want);
+    });
+  }
+
+  it("goes live on SUBSCRIBED, not before", () => {
+    const connecting = reduceActivity(idle, { type: "subscribe" }).state;
+    expect(connecting.conn).toBe("connecting");
+    expect(reduceActivity(connecting, { type: "connection", state: "live" }).state.conn).toBe("connecting");
+    expect(reduceActivity(connecting, { type: "event", event: ev("SUBSCRIBED", ""), shown: nothingShown }).state.conn).toBe("live");
+  });
+
+  it("leaves the state as it was for an event that changes nothing shown", () => {
+    const step = reduceActivity(live, { type: "event", event: ev("MESSAGE_ADDED", "a"), shown: showingA });
+    expect(step.state).toBe(live);
+  });
+});
+
+describe("reduceActivity: streamed text", () => {
+  const delta = (agentSessionId: string, messageId: string | null, d: string | null) => ev("MESSAGE_DELTA", agentSessionId, { messageId, delta: d });
+
+  it("appends the shown session's deltas by message, without a reload for a loaded message", () => {
+    let state = live;
+    for (const d of ["Hel", "lo"]) {
+      const step = reduceActivity(state, { type: "event", event: delta("a", "m1", d), shown: showingA });
+      expect(step.effects).toEqual([]);
+      state = step.state;
+    }
+    expect(state.streams.get("m1")).toBe("Hello");
+    expect(live.streams.size).toBe(0);
+  });
+
+  it("reloads the shown session for a message it has not loaded", () => {
+    const step = reduceActivity(live, { type: "event", event: delta("a", "m2", "x"), shown: showingA });
+    expect(step.effects).toEqual(["active"]);
+    expect(step.state.streams.get("m2")).toBe("x");
+  });
+
+  const ignored: [string, ActivityFieldsFragment][] = [
+    ["another session's", delta("x", "m1", "x")],
+    ["without a message", delta("a", null, "x")],
+    ["empty", delta("a", "m1", "")],
+  ];
+  for (const [name, event] of ignored) {
+    it(`ignores ${name} deltas`, () => {
+      const step = reduceActivity(live, { type: "event", event, shown: showingA });
+      expect(step).toEqual({ state: live, effects: [] });
+    });
+  }
+
+  it("empties the streams when another session is shown", () => {
+    const streaming = reduceActivity(live, { type: "event", event: delta("a", "m1", "x"), shown: showingA }).state;
+    expect(reduceActivity(streaming, { type: "show" }).state.streams.size).toBe(0);
+    expect(reduceActivity(live, { type: "show" }).state).toBe(live);
+  });
+});
+
+describe("reduceActivity: the connection", () => {
+  const cases: [string, LiveState["conn"], { state: "connecting" | "live" | "reconnecting" | "closed"; code?: number }, LiveState["conn"], Effect[]][] = [
+    ["connecting", "idle", { state: "connecting" }, "connecting", []],
+    ["a retry", "live", { state: "reconnecting" }, "reconnecting", []],
+    ["closed: it retries", "live", { state: "closed", code: 1006 }, "reconnecting", []],
+    ["refused token", "live", { state: "closed", code: 4403 }, "reconnecting", ["signIn"]],
+    ["connected", "reconnecting", { state: "live" }, "reconnecting", []],
+  ];
+  for (const [name, from, input, to, effects] of cases) {
+    it(name, () => {
+      const step = reduceActivity({ conn: from, streams: new Map() }, { type: "connection", ...input });
+      expect(step.state.conn).toBe(to);
+      expect(step.effects).toEqual(effects);
+    });
+  }
+
+  it("is idle without a workspace", () => {
+    expect(reduceActivity(live, { type: "unsubscribe" }).state.conn).toBe("idle");
+  });
+});

@@ -1,0 +1,116 @@
+// The activity stream as a pure reducer: what each input (the workspace's
+// subscription starting or ending, the WebSocket's state, an event) does to
+// what the stream shows (the connection, the text streamed per message) and
+// which loads it asks for. useActivity runs it; the tests run it alone.
+import type { ConnState } from "../client";
+import type { ActivityFieldsFragment, SessionHeadFragment } from "../gql/graphql";
+
+export type Conn = ConnState | "idle";
+
+export interface LiveState {
+  conn: Conn;
+  // The text streamed so far (MESSAGE_DELTA) by message id, for the shown
+  // session only: another session shown starts empty.
+  streams: ReadonlyMap<string, string>;
+}
+
+export const idle: LiveState = { conn: "idle", streams: new Map() };
+
+// Shown is what the page shows when an event arrives: which events concern
+// it.
+export interface Shown {
+  activeId?: string;
+  compareWith?: string;
+  head: Pick<SessionHeadFragment, "parent" | "forkPoints"> | null;
+  messages: readonly { id: string }[];
+}
+
+// Effect is what an input asks of the page: reload the session list, the
+// shown session or the comparison; show no session (it was deleted); ask
+// for the token (the server refused it).
+export type Effect = "sessions" | "active" | "compare" | "close" | "signIn";
+
+export type ActivityInput =
+  | { type: "subscribe" }
+  | { type: "unsubscribe" }
+  | { type: "connection"; state: ConnState; code?: number }
+  | { type: "show" }
+  | { type: "event"; event: ActivityFieldsFragment; shown: Shown };
+
+export interface Step {
+  state: LiveState;
+  effects: Effect[];
+}
+
+// The WebSocket close code for a token the server no longer accepts.
+const closeForbidden = 4403;
+
+// reduceActivity returns the state after input and the effects it asks
+// for; a state it leaves alone is returned as given (React then skips the
+// render).
+export function reduceActivity(state: LiveState, input: ActivityInput): Step {
+  switch (input.type) {
+    case "subscribe":
+      return { state: withConn(state, "connecting"), effects: [] };
+    case "unsubscribe":
+      return { state: withConn(state, "idle"), effects: [] };
+    case "show":
+      return { state: state.streams.size === 0 ? state : { ...state, streams: new Map() }, effects: [] };
+    case "connection": {
+      const effects: Effect[] = input.state === "closed" && input.code === closeForbidden ? ["signIn"] : [];
+      // "live" comes with the SUBSCRIBED event, once the subscription is
+      // registered on the server; a bare connection is not yet that.
+      if (input.state === "live") return { state, effects };
+      return { state: withConn(state, input.state === "closed" ? "reconnecting" : input.state), effects };
+    }
+    case "event":
+      return onEvent(state, input.event, input.shown);
+  }
+}
+
+function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): Step {
+  const active = shown.activeId;
+  const mine = ev.agentSessionId === active;
+  switch (ev.kind) {
+    case "SUBSCRIBED":
+      // Registered: every later change arrives as an event; what happened
+      // before (or while reconnecting) is read now.
+      return { state: withConn(state, "live"), effects: ["sessions", "active"] };
+    case "RESYNC_REQUIRED":
+      return { state, effects: shown.compareWith ? ["sessions", "active", "compare"] : ["sessions", "active"] };
+    case "MESSAGE_DELTA": {
+      if (!mine || !ev.messageId || !ev.delta) return { state, effects: [] };
+      // By item: its view shows the stream where it belongs (an agent
+      // message's text, a command's output, a plan); reasoning stays
+      // collapsed and is read when done.
+      const streams = new Map(state.streams).set(ev.messageId, (state.streams.get(ev.messageId) ?? "") + ev.delta);
+      const known = shown.messages.some((m) => m.id === ev.messageId);
+      return { state: { ...state, streams }, effects: known ? [] : ["active"] };
+    }
+    case "SESSION_CREATED":
+    case "SESSION_FORKED":
+    case "SESSION_UPDATED":
+    case "SESSION_DELETED":
+      if (mine) return { state, effects: ["sessions", ev.kind === "SESSION_DELETED" ? "close" : "active"] };
+      return { state, effects: related(shown, ev.agentSessionId) ? ["sessions", "active"] : ["sessions"] };
+    default: {
+      const effects: Effect[] = [];
+      if (mine) effects.push("active");
+      if (shown.compareWith && (mine || ev.agentSessionId === shown.compareWith)) effects.push("compare");
+      if (ev.kind === "TURN_STARTED" || ev.kind === "TURN_COMPLETED") effects.push("sessions");
+      return { state, effects };
+    }
+  }
+}
+
+// related: id is the shown session's parent or one of its forks, which
+// its header or fork marks name.
+function related(shown: Shown, id: string): boolean {
+  const h = shown.head;
+  if (!h) return false;
+  return h.parent?.id === id || h.forkPoints.some((fp) => fp.children.some((c) => c.id === id));
+}
+
+function withConn(state: LiveState, conn: Conn): LiveState {
+  return state.conn === conn ? state : { ...state, conn };
+}

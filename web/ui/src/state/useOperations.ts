@@ -1,0 +1,58 @@
+// How the page runs what can fail: a load that fails shows the error (or
+// the sign-in page when the token is refused); an action the person asked
+// for also marks the page busy meanwhile and clears the last error first.
+import { useCallback, useState } from "react";
+import { toApiError, type ApiError } from "../client";
+
+export interface Operations {
+  error: ApiError | null;
+  dismiss: () => void;
+  signIn: boolean;
+  needSignIn: () => void;
+  fail: (e: unknown) => void;
+  guarded: (fn: () => Promise<void>) => Promise<void>;
+  busy: boolean;
+  act: (fn: () => Promise<void>) => Promise<void>;
+}
+
+export function useOperations(): Operations {
+  const [error, setError] = useState<ApiError | null>(null);
+  const [signIn, setSignIn] = useState(false);
+  const [busy, setBusy] = useState(false);
+
+  const fail = useCallback((e: unknown) => {
+    const err = toApiError(e);
+    if (err.code === "unauthenticated") setSignIn(true);
+    else setError(err);
+  }, []);
+
+  const guarded = useCallback(
+    async (fn: () => Promise<void>) => {
+      try {
+        await fn();
+      } catch (e) {
+        fail(e);
+      }
+    },
+    [fail],
+  );
+
+  const act = useCallback(
+    async (fn: () => Promise<void>) => {
+      setBusy(true);
+      setError(null);
+      try {
+        await fn();
+      } catch (e) {
+        fail(e);
+      } finally {
+        setBusy(false);
+      }
+    },
+    [fail],
+  );
+
+  const dismiss = useCallback(() => setError(null), []);
+  const needSignIn = useCallback(() => setSignIn(true), []);
+  return { error, dismiss, signIn, needSignIn, fail, guarded, busy, act };
+}
