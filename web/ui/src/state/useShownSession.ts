@@ -9,6 +9,7 @@ import {
   PendingApprovalsDocument,
   SessionDetailDocument,
   type ApprovalFieldsFragment,
+  type ForkChildFragment,
   type SessionHeadFragment,
   type TurnWithMessagesFragment,
 } from "../gql/graphql";
@@ -101,7 +102,7 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
   const now = useCallback(() => ({ activeId: activeRef.current, ...rendered.current }), []);
   const running = turns.find((t) => t.status === "IN_PROGRESS");
   const inherited = useMemo(() => (head ? inheritedTurns(head, turns) : new Set<string>()), [head, turns]);
-  const marks = useMemo(() => (head ? forkMarks(head, turns) : new Map()), [head, turns]);
+  const marks = useMemo(() => (head ? forkMarks(head, turns) : new Map<string, ForkChildFragment[]>()), [head, turns]);
 
   return {
     activeId,
