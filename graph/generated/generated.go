@@ -1377,17 +1377,30 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../activity.graphqls", Input: `enum ActivityKind {
+	{Name: "../activity.graphqls", Input: `"What an activity event reports."
+enum ActivityKind {
+  "A session was started or forked (session); readable by a query on receipt."
   SESSION_CREATED
+  "A session's status, title or archived flag changed (session)."
   SESSION_UPDATED
+  "On the parent: a fork of it was stored (session is the child, fork the lineage row)."
   SESSION_FORKED
+  "A session was deleted (session, as it was); descendants before their ancestors."
   SESSION_DELETED
+  "A turn started (turn); the session is WORKING."
   TURN_STARTED
+  "A turn ended (turn); the session is already READY (or its final status)."
   TURN_COMPLETED
+  "A message (a Codex item) was stored (message)."
   MESSAGE_ADDED
+  "A stored message changed (message)."
   MESSAGE_UPDATED
+  "Streamed text of a message (delta, messageId, deltaKind)."
   MESSAGE_DELTA
-  "The subscriber missed events it cannot be sent; reload with queries."
+  """
+  The subscriber missed events it cannot be sent (it fell 256 events behind);
+  seq is the last one it got, and the subscription ends. Reload with queries.
+  """
   RESYNC_REQUIRED
   """
   The first event of every subscription, sent once it is registered: nothing
@@ -1398,16 +1411,23 @@ var sources = []*ast.Source{
   SUBSCRIBED
 }
 
+"One thing that happened in a workspace, sent after it was committed."
 type ActivityEvent {
   kind: ActivityKind!
   "Increasing per workspace; pass the last one seen as afterSeq to resume."
   seq: Int64!
   workspaceId: ID!
+  "The session the event is about (the parent for SESSION_FORKED); empty on a workspace-wide SUBSCRIBED."
   agentSessionId: ID!
+  "For SESSION_CREATED, SESSION_UPDATED, SESSION_DELETED, and SESSION_FORKED (the child)."
   session: AgentSession
+  "For TURN_STARTED and TURN_COMPLETED."
   turn: Turn
+  "For MESSAGE_ADDED and MESSAGE_UPDATED."
   message: Message
+  "For SESSION_FORKED: the lineage row."
   fork: SessionFork
+  "For MESSAGE_DELTA: the streamed text."
   delta: String
   "For MESSAGE_DELTA: the message the text belongs to."
   messageId: ID
@@ -1419,6 +1439,8 @@ type Subscription {
   Everything that happens in a workspace, or in one session of it, starting
   with SUBSCRIBED. Events are sent after what they report is committed: a
   session is READY (or its final status) when its TURN_COMPLETED arrives.
+  afterSeq resumes after that seq, replaying from the last 1024 events of the
+  workspace (at most 32 MiB); older than that, activity.resync_required.
   """
   activity(workspaceId: ID!, agentSessionId: ID, afterSeq: Int64): ActivityEvent!
 }
@@ -1426,14 +1448,21 @@ type Subscription {
 	{Name: "../approval.graphqls", Input: `# Approvals: a person answers what Codex asks (shared/api-contract.md,
 # section "Approvals").
 
+"What Codex asks the person."
 enum ApprovalKind {
+  "Run a command outside the sandbox (an escalation, with a justification)."
   COMMAND
+  "A file change outside the writable roots."
   FILE_CHANGE
+  "More permissions for the agent."
   PERMISSIONS
+  "Answers to the model's questions (request_user_input); answers go in answers."
   USER_INPUT
+  "An MCP server's form; its content goes in answers."
   MCP_ELICITATION
 }
 
+"A person's answer to an approval request."
 enum ApprovalDecision {
   "Run it (outside the sandbox when escalation was asked); the turn goes on."
   ACCEPT
@@ -1464,7 +1493,9 @@ type ApprovalRequest {
   "DECLINE and CANCEL always, plus what the provider offers."
   availableDecisions: [ApprovalDecision!]!
   createdAt: Time!
+  "When it was answered, or settled as CANCEL because its turn ended."
   resolvedAt: Time
+  "null while pending."
   decision: ApprovalDecision
 }
 
@@ -1485,11 +1516,19 @@ input RespondToApprovalInput {
 }
 
 extend type Mutation {
+  """
+  Answers a pending approval request; the turn goes on (or ends, for CANCEL).
+  A decision it does not offer is invalid_input; a request already answered,
+  or whose turn ended, agent.approval_already_resolved. Publishes
+  APPROVAL_RESOLVED.
+  """
   respondToApproval(input: RespondToApprovalInput!): ApprovalRequest!
 }
 
 extend enum ActivityKind {
+  "Codex asked the person something (approval); the turn waits, without a timeout."
   APPROVAL_REQUESTED
+  "An approval request was answered, or settled as CANCEL when its turn ended (approval)."
   APPROVAL_RESOLVED
 }
 
@@ -1499,25 +1538,44 @@ extend type ActivityEvent {
 }
 `, BuiltIn: false},
 	{Name: "../fork.graphqls", Input: `extend type Query {
+  "The whole fork tree the session belongs to, from its root; archived sessions included."
   forkTree(workspaceId: ID!, agentSessionId: ID!): [ForkTreeNode!]!
 }
 
 extend type Mutation {
+  """
+  Forks a session, whole or through a completed turn, into a child with its
+  own Codex thread; the parent is untouched. Idempotent per requestId. The
+  child's history is read from Codex page by page and spooled to a private
+  temporary file, then stored with the child in one transaction; if Codex's
+  history stream fails, the parent's stored history is copied instead. A
+  spool that cannot be written or read back fails the fork with
+  storage_unavailable. Publishes SESSION_CREATED and, on the parent,
+  SESSION_FORKED. docs/api.md, "Forking".
+  """
   forkSession(input: ForkSessionInput!): ForkSessionPayload!
 }
 
+"The lineage row of one fork: source is the parent, target the child."
 type SessionFork {
+  "The parent session."
   sourceAgentSessionId: ID!
+  "The child session."
   targetAgentSessionId: ID!
+  "The parent's Codex thread."
   sourceProviderSessionId: String!
+  "The child's Codex thread."
   targetProviderSessionId: String!
   provider: String!
+  "The turn forked through (inclusive); null for a whole-conversation fork."
   lastTurnId: String
   forkedAtUnixMs: Int64!
 }
 
+"One session of a fork tree."
 type ForkTreeNode {
   session: AgentSession!
+  "The parent's id; null for the root."
   parentId: ID
   "The root has depth 0."
   depth: Int!
@@ -1525,18 +1583,23 @@ type ForkTreeNode {
 
 input ForkSessionInput {
   workspaceId: ID!
+  "The parent session; it must be idle (agent.fork_session_not_idle)."
   agentSessionId: ID!
   "Idempotency key, unique per workspace."
   requestId: ID!
+  "The child's id; generated when absent. agent.fork_target_conflict if it exists."
   targetAgentSessionId: ID
   "Fork through this completed turn; the whole conversation when absent."
   lastTurnId: ID
   "Used as given; absent means <parent title>(fork<num>)."
   title: String
+  "false hides the child from Workspace.sessions (default true)."
   visible: Boolean
+  "Overrides of the parent's settings for the child."
   settings: ComposerSettingsInput
 }
 
+"The child session and its lineage row."
 type ForkSessionPayload {
   session: AgentSession!
   fork: SessionFork!
@@ -1556,7 +1619,12 @@ type ForkSessionPayload {
 # a session was forked from.
 
 extend type Query {
-  "Two sessions of a workspace side by side from where they part."
+  """
+  Two sessions of a workspace side by side from where they part. When the
+  listed turns' messages are selected and hold more than 16 MiB in all,
+  result_too_large: compare without messages, then read each side with
+  turnConnection.
+  """
   compareSessions(workspaceId: ID!, a: ID!, b: ID!): SessionComparison!
 }
 
@@ -1588,11 +1656,17 @@ type SessionComparison {
   bOnly: [Turn!]!
 }
 
+"Fields left out are kept."
 input UpdateSessionInput {
   workspaceId: ID!
   agentSessionId: ID!
   "Trimmed; empty clears it (displayTitle falls back). At most 500 bytes."
   title: String
+  """
+  true archives the session and its branch (nothing is deleted; an archived
+  session can still be read, sent to and forked); false restores the branch
+  and the session's ancestors.
+  """
   archived: Boolean
 }
 
@@ -1622,26 +1696,46 @@ extend input DeleteSessionInput {
 	{Name: "../schema.graphqls", Input: `# tuttid: coding-agent sessions on the Codex app-server, and their forks.
 # The names here are the API contract (shared/api-contract.md).
 
+"A point in time, RFC 3339 (fractional seconds when present)."
 scalar Time
+"A 64-bit integer (activity sequences, Unix milliseconds)."
 scalar Int64
+"Any JSON value, passed through as the provider gave it."
 scalar JSON
+"An opaque position in a connection; pass it back as after or before."
 scalar Cursor
 
 # Each domain file (session, fork, activity) extends Query and Mutation
 # with its own fields; this one holds the workspaces and what all share.
 
+"""
+tuttid's API: workspaces, their agent sessions, turns and messages, forks
+and their lineage, approvals, and live activity. Every field needs the token
+(Authorization: Bearer, or the GUI's cookie). Errors carry a stable code in
+extensions.code (docs/errors.md).
+"""
 type Query {
+  "The workspace, or null when there is none with this id."
   workspace(id: ID!): Workspace
+  "Every workspace, oldest first."
   workspaces: [Workspace!]!
 }
 
+"Operations that change state; each publishes what it changed as activity."
 type Mutation {
+  """
+  Creates a workspace on an existing directory. rootPath must be absolute,
+  not /, and is stored with symlinks resolved; otherwise invalid_input.
+  """
   createWorkspace(input: CreateWorkspaceInput!): Workspace!
 }
 
+"A directory and the agent sessions run in it."
 type Workspace {
   id: ID!
+  "At most 200 bytes."
   name: String!
+  "An absolute directory, symlinks resolved; sessions run inside it."
   rootPath: String!
   createdAt: Time!
   """
@@ -1653,43 +1747,83 @@ type Workspace {
 }
 
 input CreateWorkspaceInput {
+  "At most 200 bytes."
   name: String!
+  "An absolute path of an existing directory other than /; at most 4096 bytes."
   rootPath: String!
 }
 
+"Relay page information."
 type PageInfo {
+  """
+  More items after this page. Also true when a page stopped early at its
+  byte bound: the next page starts where it stopped.
+  """
   hasNextPage: Boolean!
+  "More items before this page (the same rule as hasNextPage for last)."
   hasPreviousPage: Boolean!
   startCursor: Cursor
   endCursor: Cursor
 }
 `, BuiltIn: false},
 	{Name: "../session.graphqls", Input: `extend type Query {
+  "The session, or null when the workspace has none with this id."
   session(workspaceId: ID!, id: ID!): AgentSession
 }
 
 extend type Mutation {
+  "Starts a session on a new Codex thread; it is READY for its first message."
   startSession(input: StartSessionInput!): AgentSession!
-  "Starts a turn and returns at once; completion arrives as activity and status."
+  """
+  Starts a turn and returns at once; its items and status arrive as activity
+  (TURN_STARTED, MESSAGE_*, TURN_COMPLETED) and in the session's turns.
+  agent.session_busy while a turn runs.
+  """
   sendMessage(input: SendMessageInput!): Turn!
+  """
+  Asks Codex to stop a running turn; it ends INTERRUPTED. agent.session_not_busy
+  when the turn is not running (or not yet running at Codex).
+  """
   interruptTurn(input: InterruptTurnInput!): Turn!
+  """
+  Deletes a session (with subtree: true, every session forked from it too) in
+  one transaction: running turns are interrupted first, the Codex threads
+  archived after. Without subtree, its forks become roots. Returns the id;
+  one SESSION_DELETED per session, descendants first.
+  """
   deleteSession(input: DeleteSessionInput!): ID!
 }
 
+"A session's status, committed before the activity event that reports it."
 enum AgentSessionStatus {
+  "Idle: takes the next message and can be forked."
   READY
+  "A turn runs (or waits on an approval)."
   WORKING
+  "The contract's finished state; tuttid treats it as idle, like READY."
   COMPLETED
+  """
+  Codex reported a failure of the session's thread; the session becomes
+  READY again once Codex is back (the thread is reloaded before its next turn).
+  """
   FAILED
 }
 
+"A turn's status, as Codex reports it; one turn at a time runs in a session."
 enum TurnStatus {
   IN_PROGRESS
   COMPLETED
+  "Stopped by interruptTurn, by a CANCEL decision, or cut by a crash."
   INTERRUPTED
+  "Codex failed it, Codex exited, or its events could not be stored; error says why."
   FAILED
 }
 
+"""
+An agent session: one conversation tuttid runs on its own Codex thread,
+with its turns, messages, settings and status. A fork is a session whose
+parent is another (forkedFrom, parent); see docs/glossary.md for the names.
+"""
 type AgentSession {
   "The agentSessionId; the same id the REST path uses."
   id: ID!
@@ -1698,14 +1832,21 @@ type AgentSession {
   title: String!
   "The title, or the fallback shown for an untitled session."
   displayTitle: String!
+  "The agent backend: codex."
   provider: String!
-  "The Codex thread id."
+  "The Codex thread id (the provider session)."
   providerSessionId: String!
   status: AgentSessionStatus!
+  "false: left out of Workspace.sessions unless includeHidden."
   visible: Boolean!
+  "The directory the agent works in, inside the workspace's rootPath."
   cwd: String!
+  "The effective settings: the session's overrides over the defaults."
   settings: ComposerSettings!
-  "Includes the spec's cached fork keys for a child."
+  """
+  What Codex reported for the thread (model, modelProvider, cwd), and for a
+  child the spec's cached fork keys.
+  """
   runtimeContext: JSON!
   createdAt: Time!
   updatedAt: Time!
@@ -1735,38 +1876,66 @@ type AgentSession {
   least one turn), and says so with hasNextPage (hasPreviousPage for last).
   """
   turnConnection(first: Int, after: Cursor, last: Int, before: Cursor): TurnConnection!
+  """
+  The session's messages in insertion order (version), in Relay pages
+  (default 50, at most 500). A page stops before 8 MiB of text and content
+  (always at least one message) and says so with hasNextPage
+  (hasPreviousPage for last).
+  """
   messages(first: Int, after: Cursor, last: Int, before: Cursor): MessageConnection!
 }
 
+"How Codex runs a session's turns (docs/api.md, Settings)."
 type ComposerSettings {
+  "The model name; null leaves it to Codex's configuration."
   model: String
+  "none, minimal, low, medium, high or xhigh (Codex's model_reasoning_effort)."
   reasoningEffort: String
+  """
+  read-only, workspace-write (the default: asks before leaving the sandbox)
+  or full-access (no sandbox, every request approved).
+  """
   permissionModeId: String
+  "Codex's plan collaboration mode on each turn."
   planMode: Boolean!
+  "Codex's web search tool (web_search live, else disabled)."
   browserUse: Boolean!
+  "Always false: true is refused (Codex's computer use does nothing in the app-server)."
   computerUse: Boolean!
 }
 
 "An override where given."
 input ComposerSettingsInput {
+  "At most 200 bytes."
   model: String
+  "none, minimal, low, medium, high or xhigh."
   reasoningEffort: String
+  "read-only, workspace-write or full-access; anything else is invalid_input."
   permissionModeId: String
   planMode: Boolean
   browserUse: Boolean
+  "true is refused with invalid_input."
   computerUse: Boolean
 }
 
+"One exchange: the person's message and what the agent did until it stopped."
 type Turn {
+  "Codex's turn id. A fork keeps the ids of the turns it copies."
   id: ID!
   agentSessionId: ID!
   status: TurnStatus!
+  "Why the turn failed, for FAILED."
   error: String
   startedAt: Time!
   completedAt: Time
+  """
+  The turn's messages in insertion order, read with those of the other turns
+  of its page or list (a constant number of queries per page).
+  """
   messages: [Message!]!
 }
 
+"One Codex item of a turn: the person's text, a reply, reasoning, a command, a file change, a plan."
 type Message {
   "The provider's item id; unique within its session."
   id: ID!
@@ -1779,6 +1948,11 @@ type Message {
   text: String!
   "The provider's whole item."
   content: JSON!
+  """
+  in_progress while it streams, then Codex's final status (completed, ...);
+  an item left open when its turn ended is failed (the turn failed) or
+  incomplete (Codex kept no completed copy).
+  """
   status: String!
   "Per-session, increasing in insertion order."
   version: Int!
@@ -1786,6 +1960,7 @@ type Message {
   updatedAt: Time!
 }
 
+"A page of turns, oldest first."
 type TurnConnection {
   edges: [TurnEdge!]!
   pageInfo: PageInfo!
@@ -1794,24 +1969,30 @@ type TurnConnection {
 }
 
 type TurnEdge {
+  "A keyset position (start time, row id); give it to turns or turnConnection as after or before."
   cursor: Cursor!
   node: Turn!
 }
 
+"A page of messages, in insertion order."
 type MessageConnection {
   edges: [MessageEdge!]!
   pageInfo: PageInfo!
+  "Every message of the session; counted only when selected."
   totalCount: Int!
 }
 
 type MessageEdge {
+  "The message's version, as an opaque position."
   cursor: Cursor!
   node: Message!
 }
 
+"A page of sessions, oldest first."
 type AgentSessionConnection {
   edges: [AgentSessionEdge!]!
   pageInfo: PageInfo!
+  "Every session the same filters list."
   totalCount: Int!
 }
 
@@ -1822,21 +2003,30 @@ type AgentSessionEdge {
 
 input StartSessionInput {
   workspaceId: ID!
+  "At most 500 bytes; empty or absent shows as Untitled session."
   title: String
+  """
+  The directory to work in: the workspace's root when absent, else an existing
+  directory inside it (relative to the root or absolute, symlinks resolved).
+  """
   cwd: String
+  "Overrides of the default settings (workspace-write)."
   settings: ComposerSettingsInput
+  "false hides the session from Workspace.sessions (default true)."
   visible: Boolean
 }
 
 input SendMessageInput {
   workspaceId: ID!
   agentSessionId: ID!
+  "The person's message; at most 256 KiB of UTF-8."
   text: String!
 }
 
 input InterruptTurnInput {
   workspaceId: ID!
   agentSessionId: ID!
+  "The running turn's id (Turn.id)."
   turnId: ID!
 }
 

@@ -11,10 +11,12 @@ import (
 	"tuttid/session"
 )
 
+// A page of sessions, oldest first.
 type AgentSessionConnection struct {
-	Edges      []*AgentSessionEdge `json:"edges"`
-	PageInfo   *PageInfo           `json:"pageInfo"`
-	TotalCount int                 `json:"totalCount"`
+	Edges    []*AgentSessionEdge `json:"edges"`
+	PageInfo *PageInfo           `json:"pageInfo"`
+	// Every session the same filters list.
+	TotalCount int `json:"totalCount"`
 }
 
 type AgentSessionEdge struct {
@@ -23,7 +25,9 @@ type AgentSessionEdge struct {
 }
 
 type CreateWorkspaceInput struct {
-	Name     string `json:"name"`
+	// At most 200 bytes.
+	Name string `json:"name"`
+	// An absolute path of an existing directory other than /; at most 4096 bytes.
 	RootPath string `json:"rootPath"`
 }
 
@@ -35,27 +39,34 @@ type DeleteSessionInput struct {
 }
 
 type ForkSessionInput struct {
-	WorkspaceID    string `json:"workspaceId"`
+	WorkspaceID string `json:"workspaceId"`
+	// The parent session; it must be idle (agent.fork_session_not_idle).
 	AgentSessionID string `json:"agentSessionId"`
 	// Idempotency key, unique per workspace.
-	RequestID            string  `json:"requestId"`
+	RequestID string `json:"requestId"`
+	// The child's id; generated when absent. agent.fork_target_conflict if it exists.
 	TargetAgentSessionID *string `json:"targetAgentSessionId,omitempty"`
 	// Fork through this completed turn; the whole conversation when absent.
 	LastTurnID *string `json:"lastTurnId,omitempty"`
 	// Used as given; absent means <parent title>(fork<num>).
-	Title    *string                   `json:"title,omitempty"`
-	Visible  *bool                     `json:"visible,omitempty"`
+	Title *string `json:"title,omitempty"`
+	// false hides the child from Workspace.sessions (default true).
+	Visible *bool `json:"visible,omitempty"`
+	// Overrides of the parent's settings for the child.
 	Settings *session.SettingsOverride `json:"settings,omitempty"`
 }
 
+// The child session and its lineage row.
 type ForkSessionPayload struct {
 	Session *ent.AgentSession `json:"session"`
 	Fork    *ent.SessionFork  `json:"fork"`
 }
 
+// One session of a fork tree.
 type ForkTreeNode struct {
-	Session  *ent.AgentSession `json:"session"`
-	ParentID *string           `json:"parentId,omitempty"`
+	Session *ent.AgentSession `json:"session"`
+	// The parent's id; null for the root.
+	ParentID *string `json:"parentId,omitempty"`
 	// The root has depth 0.
 	Depth int `json:"depth"`
 }
@@ -63,30 +74,43 @@ type ForkTreeNode struct {
 type InterruptTurnInput struct {
 	WorkspaceID    string `json:"workspaceId"`
 	AgentSessionID string `json:"agentSessionId"`
-	TurnID         string `json:"turnId"`
+	// The running turn's id (Turn.id).
+	TurnID string `json:"turnId"`
 }
 
+// A page of messages, in insertion order.
 type MessageConnection struct {
-	Edges      []*MessageEdge `json:"edges"`
-	PageInfo   *PageInfo      `json:"pageInfo"`
-	TotalCount int            `json:"totalCount"`
+	Edges    []*MessageEdge `json:"edges"`
+	PageInfo *PageInfo      `json:"pageInfo"`
+	// Every message of the session; counted only when selected.
+	TotalCount int `json:"totalCount"`
 }
 
 type MessageEdge struct {
+	// The message's version, as an opaque position.
 	Cursor string       `json:"cursor"`
 	Node   *ent.Message `json:"node"`
 }
 
+// Operations that change state; each publishes what it changed as activity.
 type Mutation struct {
 }
 
+// Relay page information.
 type PageInfo struct {
-	HasNextPage     bool    `json:"hasNextPage"`
+	// More items after this page. Also true when a page stopped early at its
+	// byte bound: the next page starts where it stopped.
+	HasNextPage bool `json:"hasNextPage"`
+	// More items before this page (the same rule as hasNextPage for last).
 	HasPreviousPage bool    `json:"hasPreviousPage"`
 	StartCursor     *string `json:"startCursor,omitempty"`
 	EndCursor       *string `json:"endCursor,omitempty"`
 }
 
+// tuttid's API: workspaces, their agent sessions, turns and messages, forks
+// and their lineage, approvals, and live activity. Every field needs the token
+// (Authorization: Bearer, or the GUI's cookie). Errors carry a stable code in
+// extensions.code (docs/errors.md).
 type Query struct {
 }
 
@@ -102,20 +126,27 @@ type RespondToApprovalInput struct {
 type SendMessageInput struct {
 	WorkspaceID    string `json:"workspaceId"`
 	AgentSessionID string `json:"agentSessionId"`
-	Text           string `json:"text"`
+	// The person's message; at most 256 KiB of UTF-8.
+	Text string `json:"text"`
 }
 
 type StartSessionInput struct {
-	WorkspaceID string                    `json:"workspaceId"`
-	Title       *string                   `json:"title,omitempty"`
-	Cwd         *string                   `json:"cwd,omitempty"`
-	Settings    *session.SettingsOverride `json:"settings,omitempty"`
-	Visible     *bool                     `json:"visible,omitempty"`
+	WorkspaceID string `json:"workspaceId"`
+	// At most 500 bytes; empty or absent shows as Untitled session.
+	Title *string `json:"title,omitempty"`
+	// The directory to work in: the workspace's root when absent, else an existing
+	// directory inside it (relative to the root or absolute, symlinks resolved).
+	Cwd *string `json:"cwd,omitempty"`
+	// Overrides of the default settings (workspace-write).
+	Settings *session.SettingsOverride `json:"settings,omitempty"`
+	// false hides the session from Workspace.sessions (default true).
+	Visible *bool `json:"visible,omitempty"`
 }
 
 type Subscription struct {
 }
 
+// A page of turns, oldest first.
 type TurnConnection struct {
 	Edges    []*TurnEdge `json:"edges"`
 	PageInfo *PageInfo   `json:"pageInfo"`
@@ -124,18 +155,24 @@ type TurnConnection struct {
 }
 
 type TurnEdge struct {
+	// A keyset position (start time, row id); give it to turns or turnConnection as after or before.
 	Cursor string    `json:"cursor"`
 	Node   *ent.Turn `json:"node"`
 }
 
+// Fields left out are kept.
 type UpdateSessionInput struct {
 	WorkspaceID    string `json:"workspaceId"`
 	AgentSessionID string `json:"agentSessionId"`
 	// Trimmed; empty clears it (displayTitle falls back). At most 500 bytes.
-	Title    *string `json:"title,omitempty"`
-	Archived *bool   `json:"archived,omitempty"`
+	Title *string `json:"title,omitempty"`
+	// true archives the session and its branch (nothing is deleted; an archived
+	// session can still be read, sent to and forked); false restores the branch
+	// and the session's ancestors.
+	Archived *bool `json:"archived,omitempty"`
 }
 
+// A person's answer to an approval request.
 type ApprovalDecision string
 
 const (

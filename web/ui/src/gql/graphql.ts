@@ -4,17 +4,30 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+/** What an activity event reports. */
 export type ActivityKind =
+  /** Codex asked the person something (approval); the turn waits, without a timeout. */
   | 'APPROVAL_REQUESTED'
+  /** An approval request was answered, or settled as CANCEL when its turn ended (approval). */
   | 'APPROVAL_RESOLVED'
+  /** A message (a Codex item) was stored (message). */
   | 'MESSAGE_ADDED'
+  /** Streamed text of a message (delta, messageId, deltaKind). */
   | 'MESSAGE_DELTA'
+  /** A stored message changed (message). */
   | 'MESSAGE_UPDATED'
-  /** The subscriber missed events it cannot be sent; reload with queries. */
+  /**
+   * The subscriber missed events it cannot be sent (it fell 256 events behind);
+   * seq is the last one it got, and the subscription ends. Reload with queries.
+   */
   | 'RESYNC_REQUIRED'
+  /** A session was started or forked (session); readable by a query on receipt. */
   | 'SESSION_CREATED'
+  /** A session was deleted (session, as it was); descendants before their ancestors. */
   | 'SESSION_DELETED'
+  /** On the parent: a fork of it was stored (session is the child, fork the lineage row). */
   | 'SESSION_FORKED'
+  /** A session's status, title or archived flag changed (session). */
   | 'SESSION_UPDATED'
   /**
    * The first event of every subscription, sent once it is registered: nothing
@@ -23,15 +36,26 @@ export type ActivityKind =
    * readable with queries), or afterSeq when resuming (the replay follows).
    */
   | 'SUBSCRIBED'
+  /** A turn ended (turn); the session is already READY (or its final status). */
   | 'TURN_COMPLETED'
+  /** A turn started (turn); the session is WORKING. */
   | 'TURN_STARTED';
 
+/** A session's status, committed before the activity event that reports it. */
 export type AgentSessionStatus =
+  /** The contract's finished state; tuttid treats it as idle, like READY. */
   | 'COMPLETED'
+  /**
+   * Codex reported a failure of the session's thread; the session becomes
+   * READY again once Codex is back (the thread is reloaded before its next turn).
+   */
   | 'FAILED'
+  /** Idle: takes the next message and can be forked. */
   | 'READY'
+  /** A turn runs (or waits on an approval). */
   | 'WORKING';
 
+/** A person's answer to an approval request. */
 export type ApprovalDecision =
   /** Run it (outside the sandbox when escalation was asked); the turn goes on. */
   | 'ACCEPT'
@@ -44,25 +68,37 @@ export type ApprovalDecision =
   /** Skip it; the model is told it was rejected and the turn goes on. */
   | 'DECLINE';
 
+/** What Codex asks the person. */
 export type ApprovalKind =
+  /** Run a command outside the sandbox (an escalation, with a justification). */
   | 'COMMAND'
+  /** A file change outside the writable roots. */
   | 'FILE_CHANGE'
+  /** An MCP server's form; its content goes in answers. */
   | 'MCP_ELICITATION'
+  /** More permissions for the agent. */
   | 'PERMISSIONS'
+  /** Answers to the model's questions (request_user_input); answers go in answers. */
   | 'USER_INPUT';
 
 /** An override where given. */
 export type ComposerSettingsInput = {
   browserUse?: boolean | null | undefined;
+  /** true is refused with invalid_input. */
   computerUse?: boolean | null | undefined;
+  /** At most 200 bytes. */
   model?: string | null | undefined;
+  /** read-only, workspace-write or full-access; anything else is invalid_input. */
   permissionModeId?: string | null | undefined;
   planMode?: boolean | null | undefined;
+  /** none, minimal, low, medium, high or xhigh. */
   reasoningEffort?: string | null | undefined;
 };
 
 export type CreateWorkspaceInput = {
+  /** At most 200 bytes. */
   name: string;
+  /** An absolute path of an existing directory other than /; at most 4096 bytes. */
   rootPath: string;
 };
 
@@ -74,21 +110,26 @@ export type DeleteSessionInput = {
 };
 
 export type ForkSessionInput = {
+  /** The parent session; it must be idle (agent.fork_session_not_idle). */
   agentSessionId: string | number;
   /** Fork through this completed turn; the whole conversation when absent. */
   lastTurnId?: string | number | null | undefined;
   /** Idempotency key, unique per workspace. */
   requestId: string | number;
+  /** Overrides of the parent's settings for the child. */
   settings?: ComposerSettingsInput | null | undefined;
+  /** The child's id; generated when absent. agent.fork_target_conflict if it exists. */
   targetAgentSessionId?: string | number | null | undefined;
   /** Used as given; absent means <parent title>(fork<num>). */
   title?: string | null | undefined;
+  /** false hides the child from Workspace.sessions (default true). */
   visible?: boolean | null | undefined;
   workspaceId: string | number;
 };
 
 export type InterruptTurnInput = {
   agentSessionId: string | number;
+  /** The running turn's id (Turn.id). */
   turnId: string | number;
   workspaceId: string | number;
 };
@@ -104,26 +145,43 @@ export type RespondToApprovalInput = {
 
 export type SendMessageInput = {
   agentSessionId: string | number;
+  /** The person's message; at most 256 KiB of UTF-8. */
   text: string;
   workspaceId: string | number;
 };
 
 export type StartSessionInput = {
+  /**
+   * The directory to work in: the workspace's root when absent, else an existing
+   * directory inside it (relative to the root or absolute, symlinks resolved).
+   */
   cwd?: string | null | undefined;
+  /** Overrides of the default settings (workspace-write). */
   settings?: ComposerSettingsInput | null | undefined;
+  /** At most 500 bytes; empty or absent shows as Untitled session. */
   title?: string | null | undefined;
+  /** false hides the session from Workspace.sessions (default true). */
   visible?: boolean | null | undefined;
   workspaceId: string | number;
 };
 
+/** A turn's status, as Codex reports it; one turn at a time runs in a session. */
 export type TurnStatus =
   | 'COMPLETED'
+  /** Codex failed it, Codex exited, or its events could not be stored; error says why. */
   | 'FAILED'
+  /** Stopped by interruptTurn, by a CANCEL decision, or cut by a crash. */
   | 'INTERRUPTED'
   | 'IN_PROGRESS';
 
+/** Fields left out are kept. */
 export type UpdateSessionInput = {
   agentSessionId: string | number;
+  /**
+   * true archives the session and its branch (nothing is deleted; an archived
+   * session can still be read, sent to and forked); false restores the branch
+   * and the session's ancestors.
+   */
   archived?: boolean | null | undefined;
   /** Trimmed; empty clears it (displayTitle falls back). At most 500 bytes. */
   title?: string | null | undefined;
