@@ -45,8 +45,16 @@ func (c *Counter) record(query string) {
 	c.mu.Unlock()
 }
 
-// N is the number of statements sent so far.
+// N is the number of statements sent since the last Reset.
 func (c *Counter) N() int64 { return c.n.Load() }
+
+// Reset returns N and starts counting (and keeping statements) afresh.
+func (c *Counter) Reset() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stmts = nil
+	return c.n.Swap(0)
+}
 
 // Count runs fn and returns how many statements it sent.
 func (c *Counter) Count(fn func()) int64 {
@@ -55,7 +63,7 @@ func (c *Counter) Count(fn func()) int64 {
 	return c.n.Load() - before
 }
 
-// Statements returns the statements sent so far, in order.
+// Statements returns the statements sent since the last Reset, in order.
 func (c *Counter) Statements() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

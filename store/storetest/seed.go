@@ -117,6 +117,40 @@ func (s *Store) Sessions(specs ...Session) {
 	}
 }
 
+// Turns adds turns, with their messages, to a stored session: their
+// messages' versions follow the session's last one. The nth turn given
+// starts n minutes after SeedTime unless it says otherwise.
+func (s *Store) Turns(sessionID string, turns ...Turn) {
+	s.t.Helper()
+	err := s.WithTx(s.ctx, func(tx *ent.Tx) error {
+		a, err := tx.AgentSession.Get(s.ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		spec := Session{ID: a.ID, Workspace: a.WorkspaceID}
+		var rows []*ent.TurnCreate
+		var msgs []*ent.MessageCreate
+		version := a.LastMessageVersion
+		for i, t := range turns {
+			rows = append(rows, t.create(tx, sessionID, i))
+			for _, m := range t.Messages {
+				version++
+				msgs = append(msgs, m.create(tx, spec, t.ID, version))
+			}
+		}
+		if err := inChunks(rows, func(b []*ent.TurnCreate) error { return tx.Turn.CreateBulk(b...).Exec(s.ctx) }); err != nil {
+			return err
+		}
+		if err := inChunks(msgs, func(b []*ent.MessageCreate) error { return tx.Message.CreateBulk(b...).Exec(s.ctx) }); err != nil {
+			return err
+		}
+		return tx.AgentSession.UpdateOneID(sessionID).SetLastMessageVersion(version).Exec(s.ctx)
+	})
+	if err != nil {
+		s.t.Fatalf("seed %d turns of %s: %v", len(turns), sessionID, err)
+	}
+}
+
 func inChunks[T any](rows []T, insert func([]T) error) error {
 	for start := 0; start < len(rows); start += bulkRows {
 		if err := insert(rows[start:min(start+bulkRows, len(rows))]); err != nil {
