@@ -11,10 +11,10 @@
 //   - Every conversion between service and model types is in convert.go
 //     (connections through one edges helper, "" as null, stored JSON).
 //   - Fields that cost a query per row are read ahead for the whole list
-//     (ReadAhead installs session's read-ahead around each query and
+//     (readAhead installs session's read-ahead around each query and
 //     mutation); selected tells a resolver what the query asks for, so
 //     that an unselected totalCount or messages costs nothing.
-//   - Errors leave through PresentError: a stable extensions.code and a
+//   - Errors leave through presentError: a stable extensions.code and a
 //     message without internals.
 //
 // gqlgen generates graph/generated and graph/model (go generate ./...);

@@ -14,16 +14,19 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"tuttid/apperr"
+	"tuttid/fork"
 	"tuttid/graph/generated"
+	"tuttid/session"
 )
 
-// ComplexityLimit rejects queries that would fan out without bound (a fork
+// complexityLimit rejects queries that would fan out without bound (a fork
 // tree of message connections of fork trees...).
-const ComplexityLimit = 5000
+const complexityLimit = 5000
 
 // HandlerConfig is what NewHandler serves and how.
 type HandlerConfig struct {
-	Resolver *Resolver
+	Sessions *session.Service
+	Forks    *fork.Service
 	Logger   *slog.Logger
 	// WebSocketInit checks a WebSocket's connection_init (the token); nil
 	// accepts every connection.
@@ -41,7 +44,7 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: cfg.Resolver, Complexity: complexity()}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Forks: cfg.Forks}, Complexity: complexity()}))
 	ws := transport.Websocket{
 		// ka messages for graphql-ws; pings for graphql-transport-ws, where a
 		// missing pong is tolerated (browsers' clients do not all answer).
@@ -68,9 +71,9 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
-	srv.Use(extension.FixedComplexityLimit(ComplexityLimit))
-	srv.AroundOperations(ReadAhead)
-	srv.SetErrorPresenter(PresentError(log))
+	srv.Use(extension.FixedComplexityLimit(complexityLimit))
+	srv.AroundOperations(readAhead)
+	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		log.ErrorContext(ctx, "graphql resolver panic", "panic", fmt.Sprint(v))
 		return apperr.New(apperr.Internal, "internal error")

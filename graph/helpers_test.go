@@ -49,7 +49,7 @@ func newEnv(t *testing.T, rt agent.Runtime) *env {
 	t.Cleanup(broker.Close)
 	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker, Subscriber: broker})
 	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: rt})
-	h := graph.NewHandler(graph.HandlerConfig{Resolver: &graph.Resolver{Sessions: sessions, Forks: forks}})
+	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Forks: forks})
 	return &env{t: t, ctx: t.Context(), db: db, sessions: sessions, broker: broker, c: client.New(h), queries: queries}
 }
 

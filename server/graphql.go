@@ -11,7 +11,8 @@ import (
 // answering request errors as GraphQL over HTTP says.
 func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
 	return graphQLOverHTTP(graph.NewHandler(graph.HandlerConfig{
-		Resolver:        &graph.Resolver{Sessions: s.Sessions, Forks: s.Forks},
+		Sessions:        s.Sessions,
+		Forks:           s.Forks,
 		Logger:          s.log,
 		WebSocketInit:   a.wsInit,
 		MaxMessageBytes: maxBody,

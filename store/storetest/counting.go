@@ -13,7 +13,9 @@ import (
 )
 
 // Counter is a dialect.Driver that counts, and keeps, the statements an
-// ent client sends (queries and execs alike).
+// ent client sends outside transactions (queries and execs alike): a read
+// path's cost. Statements inside a transaction (ent's UpdateOne and
+// CreateBulk open their own) are not counted.
 type Counter struct {
 	dialect.Driver
 	n     atomic.Int64

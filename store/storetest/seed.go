@@ -117,13 +117,17 @@ func (s *Store) Sessions(specs ...Session) {
 	}
 }
 
-// Turns adds turns, with their messages, to a stored session: their
-// messages' versions follow the session's last one. The nth turn given
-// starts n minutes after SeedTime unless it says otherwise.
+// Turns adds turns, with their messages, to a stored session: they start
+// after its turns (the session's nth turn n minutes after SeedTime, unless
+// it says otherwise) and their messages' versions follow its last one.
 func (s *Store) Turns(sessionID string, turns ...Turn) {
 	s.t.Helper()
 	err := s.WithTx(s.ctx, func(tx *ent.Tx) error {
 		a, err := tx.AgentSession.Get(s.ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		stored, err := tx.Turn.Query().Where(turn.AgentSessionID(sessionID)).Count(s.ctx)
 		if err != nil {
 			return err
 		}
@@ -132,7 +136,7 @@ func (s *Store) Turns(sessionID string, turns ...Turn) {
 		var msgs []*ent.MessageCreate
 		version := a.LastMessageVersion
 		for i, t := range turns {
-			rows = append(rows, t.create(tx, sessionID, i))
+			rows = append(rows, t.create(tx, sessionID, stored+i))
 			for _, m := range t.Messages {
 				version++
 				msgs = append(msgs, m.create(tx, spec, t.ID, version))
