@@ -3,7 +3,6 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
 	"testing"
@@ -58,22 +57,15 @@ var seedTime = storetest.SeedTime()
 func (e *env) workspace(id string) { e.db.Workspace(storetest.Workspace{ID: id}) }
 
 // sessionSpec is a session of workspace ws created i seconds after
-// seedTime, with turns turns (<id>-t<n>, n minutes after seedTime), each
-// with a user and an assistant message ("<id> q<n>", "<id> a<n>").
+// seedTime, with turns storetest.Exchanges (<id>-t<n>, n minutes after
+// seedTime, "<id> q<n>" and "<id> a<n>").
 func sessionSpec(ws, id, title string, i, turns int) storetest.Session {
-	s := storetest.Session{
+	return storetest.Session{
 		ID: id, Workspace: ws, Title: title, Cwd: "/work/" + ws,
 		Settings:       agent.ComposerSettings{Model: "gpt-5", PermissionModeID: agent.PermissionWorkspaceWrite, BrowserUse: true},
 		RuntimeContext: map[string]any{"k": "v"}, CreatedAt: seedTime.Add(time.Duration(i) * time.Second),
+		Turns: storetest.Exchanges(id, turns),
 	}
-	for n := 1; n <= turns; n++ {
-		tid := fmt.Sprintf("%s-t%d", id, n)
-		s.Turns = append(s.Turns, storetest.Turn{ID: tid, Messages: []storetest.Message{
-			{ID: tid + "-u", Role: "user", Kind: "userMessage", Text: fmt.Sprintf("%s q%d", id, n), Content: json.RawMessage(`{"type":"userMessage"}`)},
-			{ID: tid + "-a", Role: "assistant", Kind: "agentMessage", Text: fmt.Sprintf("%s a%d", id, n)},
-		}})
-	}
-	return s
 }
 
 // session stores sessionSpec's session.

@@ -270,3 +270,18 @@ func (f Fork) create(c *ent.Client) *ent.SessionForkCreate {
 		SetParentProviderSessionID(f.ParentThread).SetChildProviderSessionID(f.ChildThread).
 		SetProvider(f.Provider).SetForkTurnID(f.TurnID).SetForkRequestID(f.RequestID).SetForkedAtUnixMs(f.At)
 }
+
+// Exchanges is n turns of a conversation (<id>-t1 ...), each a user's
+// question and the assistant's answer: messages <turn>-u ("<id> q<n>",
+// with content {"type":"userMessage"}) and <turn>-a ("<id> a<n>").
+func Exchanges(id string, n int) []Turn {
+	turns := make([]Turn, n)
+	for k := range turns {
+		tid := fmt.Sprintf("%s-t%d", id, k+1)
+		turns[k] = Turn{ID: tid, Messages: []Message{
+			{ID: tid + "-u", Role: "user", Kind: "userMessage", Text: fmt.Sprintf("%s q%d", id, k+1), Content: json.RawMessage(`{"type":"userMessage"}`)},
+			{ID: tid + "-a", Role: "assistant", Kind: "agentMessage", Text: fmt.Sprintf("%s a%d", id, k+1)},
+		}}
+	}
+	return turns
+}

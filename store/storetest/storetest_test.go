@@ -76,3 +76,16 @@ func TestCounting(t *testing.T) {
 		t.Errorf("Reset returned %d, then N %d", got, count.N())
 	}
 }
+
+func TestExchanges(t *testing.T) {
+	t.Parallel()
+	turns := storetest.Exchanges("s", 2)
+	if len(turns) != 2 || turns[1].ID != "s-t2" || len(turns[1].Messages) != 2 {
+		t.Fatalf("%+v", turns)
+	}
+	u, a := turns[1].Messages[0], turns[1].Messages[1]
+	if u.ID != "s-t2-u" || u.Role != "user" || u.Text != "s q2" || string(u.Content) != `{"type":"userMessage"}` ||
+		a.ID != "s-t2-a" || a.Role != "assistant" || a.Text != "s a2" || a.Content != nil {
+		t.Errorf("messages %+v", turns[1].Messages)
+	}
+}
