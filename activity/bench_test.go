@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tuttid/ent"
+	"tuttid/logtest"
 )
 
 // benchEvent is a typical MESSAGE_DELTA, the most frequent kind.
@@ -104,7 +105,7 @@ func BenchmarkFanout(b *testing.B) {
 			b.ReportAllocs()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			br := New(Options{Buffer: benchBuffer, Logger: discardLogger()})
+			br := New(Options{Buffer: benchBuffer, Logger: logtest.Discard()})
 			defer br.Close()
 
 			gates := make([]gate, b.N/benchBatch+1) // gates[k]: all got seq k*benchBatch
@@ -200,7 +201,7 @@ func BenchmarkPublishReceive(b *testing.B) {
 			b.ReportAllocs()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			br := New(Options{Logger: discardLogger()})
+			br := New(Options{Logger: logtest.Discard()})
 			defer br.Close()
 
 			var got sync.WaitGroup

@@ -3,6 +3,7 @@ package activity
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strconv"
@@ -13,11 +14,12 @@ import (
 	"time"
 
 	"tuttid/ent"
+	"tuttid/logtest"
 )
 
 func TestPublishAssignsSeqPerWorkspace(t *testing.T) {
 	ctx := t.Context()
-	b := New(Options{Logger: discardLogger()})
+	b := New(Options{Logger: logtest.Discard()})
 	defer b.Close()
 
 	before := time.Now()
@@ -33,7 +35,7 @@ func TestPublishAssignsSeqPerWorkspace(t *testing.T) {
 }
 
 func TestPublishTakesIDsFromSession(t *testing.T) {
-	b := New(Options{Logger: discardLogger()})
+	b := New(Options{Logger: logtest.Discard()})
 	defer b.Close()
 	ch := subscribe(t, t.Context(), b, Filter{WorkspaceID: "w", AgentSessionID: "s1"})
 
@@ -47,8 +49,8 @@ func TestPublishTakesIDsFromSession(t *testing.T) {
 }
 
 func TestPublishRejects(t *testing.T) {
-	log := &syncBuffer{}
-	b := New(Options{Logger: slogTo(log)})
+	logger, log := logtest.New(slog.LevelInfo)
+	b := New(Options{Logger: logger})
 	defer b.Close()
 	for _, e := range []Event{
 		{Kind: MessageAdded},                 // no workspace
@@ -70,7 +72,7 @@ func TestPublishRejects(t *testing.T) {
 func TestConcurrentPublishOrder(t *testing.T) {
 	const workspaces, publishers, perPublisher = 3, 8, 200
 	ctx := t.Context()
-	b := New(Options{Buffer: publishers * perPublisher, Logger: discardLogger()})
+	b := New(Options{Buffer: publishers * perPublisher, Logger: logtest.Discard()})
 	defer b.Close()
 
 	subs := make([]<-chan Event, workspaces)
@@ -114,7 +116,7 @@ func TestConcurrentPublishOrder(t *testing.T) {
 
 func TestFilter(t *testing.T) {
 	ctx := t.Context()
-	b := New(Options{Logger: discardLogger()})
+	b := New(Options{Logger: logtest.Discard()})
 	published := []Event{
 		{Kind: SessionCreated, WorkspaceID: "A", AgentSessionID: "s1"}, // A seq 1
 		{Kind: SessionCreated, WorkspaceID: "A", AgentSessionID: "s2"}, // A seq 2
@@ -197,7 +199,7 @@ func TestManySubscribers(t *testing.T) {
 	ctx := t.Context()
 	// The buffer holds the whole burst: this test is about fan-out
 	// completeness; falling behind is TestStalledSubscriber's.
-	b := New(Options{Buffer: burst, Logger: discardLogger()})
+	b := New(Options{Buffer: burst, Logger: logtest.Discard()})
 	defer b.Close()
 
 	var wg sync.WaitGroup
@@ -232,8 +234,8 @@ func TestManySubscribers(t *testing.T) {
 func TestStalledSubscriber(t *testing.T) {
 	const buffer, active, total, batch = 64, 20, 1000, 32
 	ctx := t.Context()
-	log := &syncBuffer{}
-	b := New(Options{Buffer: buffer, Logger: slogTo(log)})
+	logger, log := logtest.New(slog.LevelInfo)
+	b := New(Options{Buffer: buffer, Logger: logger})
 	defer b.Close()
 
 	// It does not even read its Subscribed event.
@@ -322,7 +324,7 @@ func TestStalledSubscriber(t *testing.T) {
 func TestCancelLeavesNoGoroutines(t *testing.T) {
 	const subscribers = 200
 	before := runtime.NumGoroutine()
-	b := New(Options{Buffer: 8, Logger: discardLogger()})
+	b := New(Options{Buffer: 8, Logger: logtest.Discard()})
 
 	var wg sync.WaitGroup
 	cancels := make([]context.CancelFunc, subscribers)
@@ -367,7 +369,7 @@ func TestCancelLeavesNoGoroutines(t *testing.T) {
 
 // Subscriptions to workspaces that never had an event leave nothing behind.
 func TestUnusedTopicIsForgotten(t *testing.T) {
-	b := New(Options{Logger: discardLogger()})
+	b := New(Options{Logger: logtest.Discard()})
 	defer b.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	ch := subscribe(t, ctx, b, Filter{WorkspaceID: "ghost"})
@@ -394,7 +396,7 @@ func TestUnusedTopicIsForgotten(t *testing.T) {
 // workspace: no event may land in a forgotten topic.
 func TestReapRacesPublish(t *testing.T) {
 	const rounds = 200
-	b := New(Options{Logger: discardLogger()})
+	b := New(Options{Logger: logtest.Discard()})
 	defer b.Close()
 	var wg sync.WaitGroup
 	for range 4 {
@@ -420,7 +422,7 @@ func TestReapRacesPublish(t *testing.T) {
 }
 
 func TestCloseEndsSubscriptions(t *testing.T) {
-	b := New(Options{Logger: discardLogger()})
+	b := New(Options{Logger: logtest.Discard()})
 	a := subscribe(t, t.Context(), b, Filter{WorkspaceID: "w"})
 	s := subscribe(t, t.Context(), b, Filter{WorkspaceID: "w", AgentSessionID: "s"})
 	b.Publish(t.Context(), Event{Kind: SessionCreated, WorkspaceID: "w", AgentSessionID: "s"})

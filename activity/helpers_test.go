@@ -1,36 +1,13 @@
 package activity
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
 	"testing"
 	"time"
 )
 
 const wait = 10 * time.Second // generous: only a failing test waits this long
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // subscribe subscribes and consumes the Subscribed event every
 // subscription starts with (checked by checkSubscribed); the channel
@@ -126,5 +103,3 @@ func eventually(t testing.TB, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
-
-func slogTo(w *syncBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

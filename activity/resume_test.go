@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"tuttid/logtest"
 )
 
 func TestResume(t *testing.T) {
@@ -38,7 +39,7 @@ func TestResume(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			b := New(Options{Window: tc.window, Logger: discardLogger()})
+			b := New(Options{Window: tc.window, Logger: logtest.Discard()})
 			defer b.Close()
 			for seq := int64(1); seq <= tc.published; seq++ {
 				b.Publish(ctx, Event{Kind: MessageAdded, WorkspaceID: "w", AgentSessionID: parity(seq)})
@@ -81,7 +82,7 @@ func TestResumeUnderConcurrentPublish(t *testing.T) {
 	const total = publishers * perPublisher
 	ctx := t.Context()
 	// Window and buffer hold everything so only the seam is under test.
-	b := New(Options{Buffer: total, Window: total, Logger: discardLogger()})
+	b := New(Options{Buffer: total, Window: total, Logger: logtest.Discard()})
 	defer b.Close()
 
 	reference := subscribe(t, ctx, b, Filter{WorkspaceID: "w"})
@@ -152,7 +153,7 @@ func TestResumeSessionUnderConcurrentPublish(t *testing.T) {
 	const total = 2000
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	b := New(Options{Buffer: total, Window: total, Logger: discardLogger()})
+	b := New(Options{Buffer: total, Window: total, Logger: logtest.Discard()})
 	defer b.Close()
 	reference := subscribe(t, ctx, b, Filter{WorkspaceID: "w", AgentSessionID: "odd"})
 

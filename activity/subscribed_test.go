@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"tuttid/logtest"
 )
 
 // TestSubscribedFirst: every subscription starts with a Subscribed event
@@ -37,7 +38,7 @@ func TestSubscribedFirst(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			b := New(Options{FirstSeq: tc.firstSeq, Logger: discardLogger()})
+			b := New(Options{FirstSeq: tc.firstSeq, Logger: logtest.Discard()})
 			base := max(tc.firstSeq, 1) - 1
 			for i := int64(1); i <= tc.published; i++ {
 				b.Publish(ctx, Event{Kind: MessageAdded, WorkspaceID: "w", AgentSessionID: parity(i)})
@@ -82,7 +83,7 @@ func TestSubscribedUnderConcurrentPublish(t *testing.T) {
 	const publishers, perPublisher, subscribers = 4, 300, 30
 	const total = publishers * perPublisher
 	ctx := t.Context()
-	b := New(Options{Buffer: total, Window: total, Logger: discardLogger()})
+	b := New(Options{Buffer: total, Window: total, Logger: logtest.Discard()})
 	defer b.Close()
 
 	var published atomic.Int64 // highest seq Publish has returned
@@ -160,7 +161,7 @@ func TestSubscribedUnderConcurrentPublish(t *testing.T) {
 // is dropped.
 func TestSubscribedIsNotABufferSlot(t *testing.T) {
 	const buffer = 8
-	b := New(Options{Buffer: buffer, Logger: discardLogger()})
+	b := New(Options{Buffer: buffer, Logger: logtest.Discard()})
 	defer b.Close()
 	ch, err := b.Subscribe(t.Context(), Filter{WorkspaceID: "w"})
 	if err != nil {

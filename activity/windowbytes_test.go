@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tuttid/ent"
+	"tuttid/logtest"
 )
 
 // The replay window keeps at most WindowBytes of payload: big messages push
@@ -69,7 +70,7 @@ func TestWindowBytes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			b := New(Options{Window: 4, WindowBytes: 1000, Logger: discardLogger()})
+			b := New(Options{Window: 4, WindowBytes: 1000, Logger: logtest.Discard()})
 			defer b.Close()
 			for _, e := range tc.publish {
 				e.WorkspaceID = "w"

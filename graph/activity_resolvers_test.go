@@ -8,9 +8,10 @@ import (
 )
 
 func TestActivitySubscription(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.workspace("ws")
-	a := e.session("ws", "s", "S", 0)
+	a := e.session("ws", "s", "S", 0, 0)
 
 	sub := e.c.Websocket(`subscription { activity(workspaceId: "ws") { kind seq workspaceId agentSessionId session { id } delta messageId deltaKind } }`)
 	defer sub.Close()
@@ -47,6 +48,7 @@ func TestActivitySubscription(t *testing.T) {
 }
 
 func TestActivitySubscriptionRejects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.workspace("ws")
 	cases := []struct {

@@ -56,11 +56,7 @@ func (r *approvalRequestResolver) AvailableDecisions(ctx context.Context, obj *e
 
 // Decision is the resolver for the decision field.
 func (r *approvalRequestResolver) Decision(ctx context.Context, obj *ent.ApprovalRequest) (*model.ApprovalDecision, error) {
-	if obj.Decision == nil {
-		return nil, nil
-	}
-	d := model.ApprovalDecision(*obj.Decision)
-	return &d, nil
+	return approvalDecision(obj.Decision), nil
 }
 
 // RespondToApproval is the resolver for the respondToApproval field.

@@ -10,19 +10,20 @@ import (
 )
 
 func TestApprovalFields(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.workspace("ws")
-	e.session("ws", "s", "S", 0)
+	e.session("ws", "s", "S", 0, 0)
 	decided := approvalrequest.DecisionDECLINE
 	resolved := seedTime.Add(time.Minute)
-	if err := e.st.Client.ApprovalRequest.Create().SetID("a1").SetAgentSessionID("s").SetWorkspaceID("ws").
+	if err := e.db.Client.ApprovalRequest.Create().SetID("a1").SetAgentSessionID("s").SetWorkspaceID("ws").
 		SetTurnID("t1").SetItemID("call_1").SetKind(approvalrequest.KindCOMMAND).SetCommand("rm -rf build").
 		SetCwd("/work/ws").SetReason("clean up").SetDetails([]byte(`{"command":"rm -rf build"}`)).
 		SetAvailableDecisions([]string{"ACCEPT", "DECLINE", "CANCEL"}).SetCreatedAt(seedTime).
 		SetResolvedAt(resolved).SetDecision(decided).Exec(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.Client.ApprovalRequest.Create().SetID("a2").SetAgentSessionID("s").SetWorkspaceID("ws").
+	if err := e.db.Client.ApprovalRequest.Create().SetID("a2").SetAgentSessionID("s").SetWorkspaceID("ws").
 		SetTurnID("t1").SetKind(approvalrequest.KindUSER_INPUT).
 		SetAvailableDecisions([]string{"ACCEPT", "DECLINE", "CANCEL"}).SetCreatedAt(seedTime.Add(time.Second)).Exec(e.ctx); err != nil {
 		t.Fatal(err)

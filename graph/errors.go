@@ -11,9 +11,9 @@ import (
 	"tuttid/apperr"
 )
 
-// PresentError gives every failure a stable extensions.code and a message
+// presentError gives every failure a stable extensions.code and a message
 // without internals; the cause of a server-side failure goes to log.
-func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gerr := graphql.DefaultErrorPresenter(ctx, err)
 		var app *apperr.Error

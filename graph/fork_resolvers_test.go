@@ -7,11 +7,12 @@ import (
 )
 
 func TestSessionForkFields(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.workspace("ws")
-	e.session("ws", "p", "P", 0)
-	e.session("ws", "c1", "", 1)
-	e.session("ws", "c2", "", 2)
+	e.session("ws", "p", "P", 0, 0)
+	e.session("ws", "c1", "", 1, 0)
+	e.session("ws", "c2", "", 2, 0)
 	e.fork("ws", "p", "c1", "p-t1", 1234)
 	e.fork("ws", "p", "c2", "", 1235)
 	type lineage struct {
@@ -46,9 +47,10 @@ func TestSessionForkFields(t *testing.T) {
 }
 
 func TestForkSessionRejects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.workspace("ws")
-	e.session("ws", "p", "P", 0)
+	e.session("ws", "p", "P", 0, 0)
 	const m = `mutation($in: ForkSessionInput!) { forkSession(input: $in) { session { id } } }`
 	cases := []struct {
 		in   map[string]any

@@ -3,149 +3,81 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/client"
-	"github.com/99designs/gqlgen/graphql/handler"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"tuttid/activity"
 	"tuttid/agent"
+	"tuttid/agent/agenttest"
 	"tuttid/codex"
 	"tuttid/codex/codextest"
 	"tuttid/ent"
-	"tuttid/ent/agentsession"
 	"tuttid/fork"
 	"tuttid/graph"
-	"tuttid/graph/generated"
 	"tuttid/session"
-	"tuttid/store"
+	"tuttid/store/storetest"
 )
 
-// env is the GraphQL executor over a real SQLite file, in process, with
-// gqlgen's test client; queries counts the SQL queries ent sends.
+// env is the server's GraphQL handler (graph.NewHandler) over a real
+// SQLite file, in process, with gqlgen's test client; the services' client
+// counts its statements in queries.
 type env struct {
 	t        *testing.T
 	ctx      context.Context
-	st       *store.Store
+	db       *storetest.Store // seeds through a client that is not counted
 	sessions *session.Service
 	broker   *activity.Broker
 	c        *client.Client
-	queries  *countingDriver
+	queries  *storetest.Counter
 }
 
-// newEnv wires the resolvers as the server does; rt may be nil for
-// read-only tests.
+// newEnv wires the resolvers as the server does; a nil rt is an idle
+// runtime (for tests that only read or are refused first).
 func newEnv(t *testing.T, rt agent.Runtime) *env {
 	t.Helper()
-	ctx := t.Context()
-	opened, err := store.Open(ctx, filepath.Join(t.TempDir(), "tuttid.db"))
-	if err != nil {
-		t.Fatal(err)
+	if rt == nil {
+		rt = agenttest.Idle()
 	}
-	t.Cleanup(func() { opened.Close() })
-	drv := &countingDriver{Driver: entsql.OpenDB(dialect.SQLite, opened.DB)}
-	st := &store.Store{Client: ent.NewClient(ent.Driver(drv)), DB: opened.DB}
+	db := storetest.New(t)
+	st, queries := db.Counting()
 	broker := activity.New(activity.Options{})
 	t.Cleanup(broker.Close)
 	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker, Subscriber: broker})
 	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: rt})
-	res := &graph.Resolver{Sessions: sessions, Lineage: sessions, Tooling: sessions, Forks: forks}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
-	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: time.Second})
-	srv.AddTransport(transport.POST{})
-	srv.AroundOperations(graph.ReadAhead)
-	srv.SetErrorPresenter(graph.PresentError(slog.New(slog.DiscardHandler)))
-	return &env{t: t, ctx: ctx, st: st, sessions: sessions, broker: broker, c: client.New(srv), queries: drv}
+	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Forks: forks})
+	return &env{t: t, ctx: t.Context(), db: db, sessions: sessions, broker: broker, c: client.New(h), queries: queries}
 }
 
-// countingDriver counts the queries that reach the database.
-type countingDriver struct {
-	dialect.Driver
-	n atomic.Int64
-}
+var seedTime = storetest.SeedTime()
 
-func (d *countingDriver) Query(ctx context.Context, query string, args, v any) error {
-	d.n.Add(1)
-	return d.Driver.Query(ctx, query, args, v)
-}
+func (e *env) workspace(id string) { e.db.Workspace(storetest.Workspace{ID: id}) }
 
-// count runs fn and returns how many queries it sent.
-func (d *countingDriver) count(fn func()) int64 {
-	before := d.n.Load()
-	fn()
-	return d.n.Load() - before
-}
-
-var seedTime = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
-
-func (e *env) workspace(id string) {
-	e.t.Helper()
-	if err := e.st.Client.Workspace.Create().SetID(id).SetName("workspace " + id).SetRootPath("/work/" + id).
-		SetCreatedAt(seedTime).SetUpdatedAt(seedTime).Exec(e.ctx); err != nil {
-		e.t.Fatal(err)
+// sessionSpec is a session of workspace ws created i seconds after
+// seedTime, with turns storetest.Exchanges (<id>-t<n>, n minutes after
+// seedTime, "<id> q<n>" and "<id> a<n>").
+func sessionSpec(ws, id, title string, i, turns int) storetest.Session {
+	return storetest.Session{
+		ID: id, Workspace: ws, Title: title, Cwd: "/work/" + ws,
+		Settings:       agent.ComposerSettings{Model: "gpt-5", PermissionModeID: agent.PermissionWorkspaceWrite, BrowserUse: true},
+		RuntimeContext: map[string]any{"k": "v"}, CreatedAt: seedTime.Add(time.Duration(i) * time.Second),
+		Turns: storetest.Exchanges(id, turns),
 	}
 }
 
-// session stores a session created i seconds after seedTime.
-func (e *env) session(ws, id, title string, i int) *ent.AgentSession {
+// session stores sessionSpec's session.
+func (e *env) session(ws, id, title string, i, turns int) *ent.AgentSession {
 	e.t.Helper()
-	at := seedTime.Add(time.Duration(i) * time.Second)
-	a, err := e.st.Client.AgentSession.Create().SetID(id).SetWorkspaceID(ws).SetProvider(agent.ProviderCodex).
-		SetProviderSessionID("thread-" + id).SetTitle(title).SetStatus(agentsession.StatusREADY).SetCwd("/work/" + ws).
-		SetSettings(agent.ComposerSettings{Model: "gpt-5", PermissionModeID: agent.PermissionWorkspaceWrite, BrowserUse: true}).
-		SetRuntimeContext(map[string]any{"k": "v"}).SetCreatedAt(at).SetUpdatedAt(at).Save(e.ctx)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return a
+	return e.db.Session(sessionSpec(ws, id, title, i, turns))
 }
 
 // fork records child as a fork of parent through turn lastTurn.
-func (e *env) fork(ws, parent, child, lastTurn string, at int64) *ent.SessionFork {
+func (e *env) fork(ws, parent, child, lastTurn string, at int64) {
 	e.t.Helper()
-	f, err := e.st.Client.SessionFork.Create().SetWorkspaceID(ws).
-		SetParentAgentSessionID(parent).SetChildAgentSessionID(child).
-		SetParentProviderSessionID("thread-" + parent).SetChildProviderSessionID("thread-" + child).
-		SetProvider(agent.ProviderCodex).SetForkTurnID(lastTurn).SetForkRequestID("req-" + child).
-		SetForkedAtUnixMs(at).Save(e.ctx)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return f
-}
-
-// history stores turns of a session, each with a user and an assistant
-// message ("<id> q<n>", "<id> a<n>").
-func (e *env) history(a *ent.AgentSession, turns int) {
-	e.t.Helper()
-	var msgs []agent.RuntimeMessage
-	for i := 1; i <= turns; i++ {
-		tid := fmt.Sprintf("%s-t%d", a.ID, i)
-		if err := e.st.Client.Turn.Create().SetTurnID(tid).SetAgentSessionID(a.ID).SetStatus("COMPLETED").
-			SetStartedAt(seedTime.Add(time.Duration(i) * time.Minute)).Exec(e.ctx); err != nil {
-			e.t.Fatal(err)
-		}
-		msgs = append(msgs,
-			agent.RuntimeMessage{ID: tid + "-u", TurnID: tid, Role: "user", Kind: "userMessage", Text: fmt.Sprintf("%s q%d", a.ID, i), Status: "completed",
-				Content: []byte(`{"type":"userMessage"}`)},
-			agent.RuntimeMessage{ID: tid + "-a", TurnID: tid, Role: "assistant", Kind: "agentMessage", Text: fmt.Sprintf("%s a%d", a.ID, i), Status: "completed"})
-	}
-	err := e.st.WithTx(e.ctx, func(tx *ent.Tx) error {
-		_, err := session.InsertHistory(e.ctx, tx, a, msgs, seedTime)
-		return err
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	e.db.Forks(storetest.Fork{Workspace: ws, Parent: parent, Child: child, TurnID: lastTurn, At: at})
 }
 
 // post runs an operation and fails the test on any error.

@@ -16,7 +16,7 @@ import (
 
 // ForkPoints is the resolver for the forkPoints field.
 func (r *agentSessionResolver) ForkPoints(ctx context.Context, obj *ent.AgentSession) ([]*lineage.ForkPoint, error) {
-	points, err := r.Tooling.ForkPoints(ctx, obj)
+	points, err := r.Sessions.ForkPoints(ctx, obj)
 	return forkPoints(points), err
 }
 
@@ -27,7 +27,7 @@ func (r *forkPointResolver) TurnID(ctx context.Context, obj *lineage.ForkPoint) 
 
 // UpdateSession is the resolver for the updateSession field.
 func (r *mutationResolver) UpdateSession(ctx context.Context, input model.UpdateSessionInput) (*ent.AgentSession, error) {
-	return r.Tooling.Update(ctx, session.UpdateInput{
+	return r.Sessions.Update(ctx, session.UpdateInput{
 		WorkspaceID: input.WorkspaceID, AgentSessionID: input.AgentSessionID, Title: input.Title, Archived: input.Archived,
 	})
 }
@@ -35,7 +35,7 @@ func (r *mutationResolver) UpdateSession(ctx context.Context, input model.Update
 // CompareSessions is the resolver for the compareSessions field.
 func (r *queryResolver) CompareSessions(ctx context.Context, workspaceID string, a string, b string) (*lineage.Comparison, error) {
 	withMessages := selected(ctx, "sharedTurns", "messages") || selected(ctx, "aOnly", "messages") || selected(ctx, "bOnly", "messages")
-	return r.Tooling.Compare(ctx, workspaceID, a, b, withMessages)
+	return r.Sessions.Compare(ctx, workspaceID, a, b, withMessages)
 }
 
 // ForkPoint returns generated.ForkPointResolver implementation.

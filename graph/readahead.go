@@ -9,11 +9,11 @@ import (
 	"tuttid/session"
 )
 
-// ReadAhead gives each query and mutation session's read-ahead, so that a
+// readAhead gives each query and mutation session's read-ahead, so that a
 // list's per-row fields cost a constant number of queries. Subscriptions
 // get none: they live long and would serve later events from their first
 // reads.
-func ReadAhead(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+func readAhead(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation != ast.Subscription {
 		ctx = session.WithReadAhead(ctx)
 	}

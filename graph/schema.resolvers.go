@@ -34,11 +34,7 @@ func (r *workspaceResolver) Sessions(ctx context.Context, obj *ent.Workspace, fi
 	if err != nil {
 		return nil, err
 	}
-	conn := &model.AgentSessionConnection{PageInfo: pageInfo(p), TotalCount: p.TotalCount}
-	for i, n := range p.Nodes {
-		conn.Edges = append(conn.Edges, &model.AgentSessionEdge{Cursor: p.Cursors[i], Node: n})
-	}
-	return conn, nil
+	return &model.AgentSessionConnection{PageInfo: pageInfo(p), TotalCount: p.TotalCount, Edges: edges(p, sessionEdge)}, nil
 }
 
 // Mutation returns generated.MutationResolver implementation.

@@ -10,6 +10,7 @@ import (
 )
 
 func TestWorkspaceQueriesAndMutations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	root := t.TempDir()
 	var created struct {
@@ -39,15 +40,15 @@ func TestWorkspaceQueriesAndMutations(t *testing.T) {
 }
 
 func TestSessionQueriesAndPaging(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.workspace("ws")
 	for i := range 5 {
-		e.session("ws", fmt.Sprintf("s%d", i), "", i)
+		e.session("ws", fmt.Sprintf("s%d", i), "", i, 0)
 	}
-	hidden := e.session("ws", "hidden", "", 9)
-	if err := hidden.Update().SetVisible(false).Exec(e.ctx); err != nil {
-		t.Fatal(err)
-	}
+	hidden := sessionSpec("ws", "hidden", "", 9, 0)
+	hidden.Hidden = true
+	e.db.Session(hidden)
 	e.fork("ws", "s0", "s1", "", 1)
 
 	var one struct {
@@ -110,6 +111,7 @@ func TestSessionQueriesAndPaging(t *testing.T) {
 
 // TestSessionLifecycle runs the mutations on the real codex app-server.
 func TestSessionLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newCodexEnv(t)
 	var ws struct{ CreateWorkspace struct{ ID string } }
 	e.post(`mutation($in: CreateWorkspaceInput!) { createWorkspace(input: $in) { id } }`, &ws,

@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/graph/generated"
@@ -23,35 +22,32 @@ func (r *agentSessionResolver) DisplayTitle(ctx context.Context, obj *ent.AgentS
 
 // RuntimeContext is the resolver for the runtimeContext field.
 func (r *agentSessionResolver) RuntimeContext(ctx context.Context, obj *ent.AgentSession) (any, error) {
-	if obj.RuntimeContext == nil {
-		return map[string]any{}, nil
-	}
-	return obj.RuntimeContext, nil
+	return jsonObject(obj.RuntimeContext), nil
 }
 
 // Parent is the resolver for the parent field.
 func (r *agentSessionResolver) Parent(ctx context.Context, obj *ent.AgentSession) (*ent.AgentSession, error) {
-	return r.Lineage.Parent(ctx, obj)
+	return r.Sessions.Parent(ctx, obj)
 }
 
 // ForkedFrom is the resolver for the forkedFrom field.
 func (r *agentSessionResolver) ForkedFrom(ctx context.Context, obj *ent.AgentSession) (*ent.SessionFork, error) {
-	return r.Lineage.ForkedFrom(ctx, obj)
+	return r.Sessions.ForkedFrom(ctx, obj)
 }
 
 // Children is the resolver for the children field.
 func (r *agentSessionResolver) Children(ctx context.Context, obj *ent.AgentSession) ([]*ent.AgentSession, error) {
-	return r.Lineage.Children(ctx, obj)
+	return r.Sessions.Children(ctx, obj)
 }
 
 // Ancestors is the resolver for the ancestors field.
 func (r *agentSessionResolver) Ancestors(ctx context.Context, obj *ent.AgentSession) ([]*ent.AgentSession, error) {
-	return r.Lineage.Ancestors(ctx, obj)
+	return r.Sessions.Ancestors(ctx, obj)
 }
 
 // ForkTree is the resolver for the forkTree field.
 func (r *agentSessionResolver) ForkTree(ctx context.Context, obj *ent.AgentSession) ([]*model.ForkTreeNode, error) {
-	nodes, err := r.Lineage.Tree(ctx, obj.WorkspaceID, obj.ID)
+	nodes, err := r.Sessions.Tree(ctx, obj.WorkspaceID, obj.ID)
 	return treeNodes(nodes), err
 }
 
@@ -72,11 +68,7 @@ func (r *agentSessionResolver) TurnConnection(ctx context.Context, obj *ent.Agen
 	if err != nil {
 		return nil, err
 	}
-	conn := &model.TurnConnection{PageInfo: pageInfo(p), TotalCount: p.TotalCount, Edges: []*model.TurnEdge{}}
-	for i, n := range p.Nodes {
-		conn.Edges = append(conn.Edges, &model.TurnEdge{Cursor: p.Cursors[i], Node: n})
-	}
-	return conn, nil
+	return &model.TurnConnection{PageInfo: pageInfo(p), TotalCount: p.TotalCount, Edges: edges(p, turnEdge)}, nil
 }
 
 // Messages is the resolver for the messages field.
@@ -85,11 +77,7 @@ func (r *agentSessionResolver) Messages(ctx context.Context, obj *ent.AgentSessi
 	if err != nil {
 		return nil, err
 	}
-	conn := &model.MessageConnection{PageInfo: pageInfo(p), TotalCount: p.TotalCount, Edges: []*model.MessageEdge{}}
-	for i, n := range p.Nodes {
-		conn.Edges = append(conn.Edges, &model.MessageEdge{Cursor: p.Cursors[i], Node: n})
-	}
-	return conn, nil
+	return &model.MessageConnection{PageInfo: pageInfo(p), TotalCount: p.TotalCount, Edges: edges(p, messageEdge)}, nil
 }
 
 // Model is the resolver for the model field.
@@ -109,10 +97,7 @@ func (r *composerSettingsResolver) PermissionModeID(ctx context.Context, obj *ag
 
 // Content is the resolver for the content field.
 func (r *messageResolver) Content(ctx context.Context, obj *ent.Message) (any, error) {
-	if len(obj.Content) == 0 {
-		return map[string]any{}, nil
-	}
-	return json.RawMessage(obj.Content), nil
+	return jsonValue(obj.Content), nil
 }
 
 // StartSession is the resolver for the startSession field.
@@ -136,7 +121,7 @@ func (r *mutationResolver) InterruptTurn(ctx context.Context, input model.Interr
 // DeleteSession is the resolver for the deleteSession field.
 func (r *mutationResolver) DeleteSession(ctx context.Context, input model.DeleteSessionInput) (string, error) {
 	if deref(input.Subtree) {
-		return r.Tooling.DeleteSubtree(ctx, input.WorkspaceID, input.AgentSessionID)
+		return r.Sessions.DeleteSubtree(ctx, input.WorkspaceID, input.AgentSessionID)
 	}
 	return r.Sessions.Delete(ctx, input.WorkspaceID, input.AgentSessionID)
 }

@@ -9,9 +9,8 @@ import (
 
 	"github.com/99designs/gqlgen/client"
 
-	"tuttid/agent"
-	"tuttid/ent"
 	"tuttid/session"
+	"tuttid/store/storetest"
 )
 
 // turnConn is a TurnConnection as the tests read it.
@@ -58,17 +57,15 @@ func (e *env) turnPage(vars map[string]any) turnConn {
 // TestTurnConnection pages a session's turns both ways, across turns that
 // started at the same instant.
 func TestTurnConnection(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.workspace("ws")
-	s := e.session("ws", "s", "S", 0)
-	e.history(s, 5) // s-t1 .. s-t5, a minute apart
+	s := sessionSpec("ws", "s", "S", 0, 5) // s-t1 .. s-t5, a minute apart
 	// Two more turns started at the same instant as t5: ordered by id.
 	for _, id := range []string{"s-t6", "s-t7"} {
-		if err := e.st.Client.Turn.Create().SetTurnID(id).SetAgentSessionID("s").SetStatus("COMPLETED").
-			SetStartedAt(seedTime.Add(5 * time.Minute)).Exec(e.ctx); err != nil {
-			t.Fatal(err)
-		}
+		s.Turns = append(s.Turns, storetest.Turn{ID: id, StartedAt: seedTime.Add(5 * time.Minute)})
 	}
+	e.db.Session(s)
 	first := e.turnPage(map[string]any{"first": 3})
 	mid := e.turnPage(map[string]any{"first": 3, "after": *first.PageInfo.EndCursor})
 	last := e.turnPage(map[string]any{"last": 3})
@@ -153,15 +150,15 @@ func TestTurnConnection(t *testing.T) {
 // TestTurnBounds: the unpaged list refuses more than its bounds with
 // result_too_large; pages stop at their byte budget, with at least one turn.
 func TestTurnBounds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.workspace("ws")
-	many := e.session("ws", "many", "", 0)
-	e.manyTurns(many, session.MaxTurnList+1, 0)
-	big := e.session("ws", "s", "", 1)
 	const mib = 1 << 20
-	e.manyTurns(big, 12, 3*mib/2) // 18 MiB in all, over the list's 16 MiB
-	huge := e.session("ws", "huge", "", 2)
-	e.manyTurns(huge, 2, 5*mib) // each turn over a page's budget
+	e.db.Sessions(
+		manyTurns("many", 0, session.MaxTurnList+1, 0),
+		manyTurns("s", 1, 12, 3*mib/2), // 18 MiB in all, over the list's 16 MiB
+		manyTurns("huge", 2, 2, 5*mib), // each turn over a page's budget
+	)
 
 	t.Run("unpaged list over the turn bound", func(t *testing.T) {
 		if code := e.postErr(`query { session(workspaceId: "ws", id: "many") { turns { id } } }`); code != "result_too_large" {
@@ -293,13 +290,14 @@ func TestTurnBounds(t *testing.T) {
 // TestTurnPageQueryCount: a page of turns with their messages costs the
 // same number of SQL queries for 5 turns as for 100.
 func TestTurnPageQueryCount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.workspace("ws")
-	e.history(e.session("ws", "s", "S", 0), 120)
+	e.session("ws", "s", "S", 0, 120)
 	counts := map[int]int64{}
 	for _, n := range []int{5, 100} {
 		var c turnConn
-		counts[n] = e.queries.count(func() { c = e.turnPage(map[string]any{"last": n}) })
+		counts[n] = e.queries.Count(func() { c = e.turnPage(map[string]any{"last": n}) })
 		if len(c.Edges) != n || c.TotalCount != 120 || c.Edges[n-1].Node.ID != "s-t120" || len(c.Edges[n-1].Node.Messages) != 2 {
 			t.Fatalf("last %d: %d turns, total %d", n, len(c.Edges), c.TotalCount)
 		}
@@ -312,38 +310,25 @@ func TestTurnPageQueryCount(t *testing.T) {
 	var out struct {
 		Session struct{ TurnConnection turnConn }
 	}
-	if n := e.queries.count(func() {
+	if n := e.queries.Count(func() {
 		e.post(`query { session(workspaceId: "ws", id: "s") { turnConnection(last: 100) { edges { node { id messages { text } } } } } }`, &out)
 	}); n != 4 {
 		t.Errorf("%d queries without totalCount, want 4", n)
 	}
 }
 
-// manyTurns stores n turns of a session, each with one assistant message
-// of size bytes (<id>-t1 ...), in one transaction.
-func (e *env) manyTurns(a *ent.AgentSession, n, size int) {
-	e.t.Helper()
-	var msgs []agent.RuntimeMessage
-	err := e.st.WithTx(e.ctx, func(tx *ent.Tx) error {
-		var builders []*ent.TurnCreate
-		for i := 1; i <= n; i++ {
-			tid := fmt.Sprintf("%s-t%d", a.ID, i)
-			builders = append(builders, tx.Turn.Create().SetTurnID(tid).SetAgentSessionID(a.ID).SetStatus("COMPLETED").
-				SetStartedAt(seedTime.Add(time.Duration(i)*time.Second)))
-			if size > 0 {
-				msgs = append(msgs, agent.RuntimeMessage{ID: tid + "-a", TurnID: tid, Role: "assistant", Kind: "agentMessage",
-					Text: strings.Repeat("x", size), Status: "completed"})
-			}
+// manyTurns is a session of workspace ws created i seconds after seedTime
+// with n turns (<id>-t1 ..., a second apart), each with one assistant
+// message of size bytes (none when size is 0).
+func manyTurns(id string, i, n, size int) storetest.Session {
+	s := sessionSpec("ws", id, "", i, 0)
+	for k := 1; k <= n; k++ {
+		tid := fmt.Sprintf("%s-t%d", id, k)
+		tr := storetest.Turn{ID: tid, StartedAt: seedTime.Add(time.Duration(k) * time.Second)}
+		if size > 0 {
+			tr.Messages = []storetest.Message{{ID: tid + "-a", Role: "assistant", Kind: "agentMessage", Text: strings.Repeat("x", size)}}
 		}
-		for start := 0; start < len(builders); start += session.BulkRows {
-			if err := tx.Turn.CreateBulk(builders[start:min(start+session.BulkRows, len(builders))]...).Exec(e.ctx); err != nil {
-				return err
-			}
-		}
-		_, err := session.InsertHistory(e.ctx, tx, a, msgs, seedTime)
-		return err
-	})
-	if err != nil {
-		e.t.Fatal(err)
+		s.Turns = append(s.Turns, tr)
 	}
+	return s
 }

@@ -189,24 +189,25 @@ func BenchmarkLineage10k(b *testing.B) {
 // deepest session and a session of the fan each cost one SQL statement,
 // as on a tree of three, and return every session.
 func TestConstantQueries10k(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.workspace(t, "w")
 	ctx := context.Background()
 	small := chain(t, e, "small", 2)
-	e.count.n.Store(0)
+	e.count.Reset()
 	if anc, err := lineage.Ancestors(ctx, e.c, "w", small[2]); err != nil || len(anc) != 2 {
 		t.Fatalf("Ancestors on three sessions: %v, %v", ids(anc), err)
 	}
 	if nodes, err := lineage.Tree(ctx, e.c, "w", small[1]); err != nil || len(nodes) != 3 {
 		t.Fatalf("Tree on three sessions: %d nodes, %v", len(nodes), err)
 	}
-	if n := e.count.n.Swap(0); n != 2 {
+	if n := e.count.Reset(); n != 2 {
 		t.Fatalf("Ancestors and Tree on three sessions took %d statements, want 1 each", n)
 	}
 
 	root, deepest, fanned := chainAndFan(t, e)
 	anc, err := lineage.Ancestors(ctx, e.c, "w", deepest)
-	if n := e.count.n.Swap(0); err != nil || n != 1 {
+	if n := e.count.Reset(); err != nil || n != 1 {
 		t.Fatalf("Ancestors on 10,000 sessions: %d statements, %v; want 1", n, err)
 	}
 	if len(anc) != chainDepth || anc[0].ID != root || anc[len(anc)-1].ID == deepest {
@@ -214,7 +215,7 @@ func TestConstantQueries10k(t *testing.T) {
 	}
 	for _, from := range []string{root, deepest, fanned} {
 		nodes, err := lineage.Tree(ctx, e.c, "w", from)
-		if n := e.count.n.Swap(0); err != nil || n != 1 {
+		if n := e.count.Reset(); err != nil || n != 1 {
 			t.Fatalf("Tree(%s) on 10,000 sessions: %d statements, %v; want 1", from, n, err)
 		}
 		if len(nodes) != treeSize || nodes[0].Session.ID != root {
@@ -234,6 +235,7 @@ func TestConstantQueries10k(t *testing.T) {
 // the same query) is the stored row, field for field, even when the
 // client-chosen request id holds the separator the query joins them with.
 func TestTreeForkRows(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.workspace(t, "w")
 	e.sessions(t, "w", "p", "c")

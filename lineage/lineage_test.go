@@ -3,75 +3,49 @@ package lineage_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"testing"
-
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
+	"time"
 
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/lineage"
-	"tuttid/store"
+	"tuttid/store/storetest"
 )
 
-// queryCount counts the statements the ent client sends, the way the
-// entgql todo example does: it wraps the dialect.Driver.
-type queryCount struct {
-	dialect.Driver
-	n atomic.Int64
-}
-
-func (q *queryCount) Query(ctx context.Context, query string, args, v any) error {
-	q.n.Add(1)
-	return q.Driver.Query(ctx, query, args, v)
-}
-
-func (q *queryCount) Exec(ctx context.Context, query string, args, v any) error {
-	q.n.Add(1)
-	return q.Driver.Exec(ctx, query, args, v)
-}
-
-// env is a migrated database file with a plain client and a counting one
-// over the same *sql.DB.
+// env is a migrated database file with a plain client (st.Client, for
+// seeding) and a counting one over the same *sql.DB (c, counted in count).
 type env struct {
-	st      *store.Store
-	c       *ent.Client // counts its queries in count
-	count   *queryCount
-	nextReq int
+	st          *storetest.Store
+	c           *ent.Client
+	count       *storetest.Counter
+	nextReq     int
+	nextSession int
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "tuttid.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	count := &queryCount{Driver: entsql.OpenDB(dialect.SQLite, st.DB)}
-	return &env{st: st, c: ent.NewClient(ent.Driver(count)), count: count}
+	st := storetest.New(t)
+	counted, count := st.Counting()
+	return &env{st: st, c: counted.Client, count: count}
 }
 
 func (e *env) workspace(t testing.TB, id string) {
 	t.Helper()
-	if err := e.st.Client.Workspace.Create().SetID(id).SetName(id).SetRootPath("/tmp/" + id).Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	e.st.Workspace(storetest.Workspace{ID: id, Name: id, RootPath: "/tmp/" + id})
 }
 
+// sessions stores sessions titled "title <id>", each created after the
+// sessions stored before it.
 func (e *env) sessions(t testing.TB, ws string, ids ...string) {
 	t.Helper()
-	b := make([]*ent.AgentSessionCreate, len(ids))
+	specs := make([]storetest.Session, len(ids))
 	for i, id := range ids {
-		b[i] = e.st.Client.AgentSession.Create().SetID(id).SetWorkspaceID(ws).SetTitle("title " + id).
-			SetProvider(agent.ProviderCodex).SetProviderSessionID("thread-" + id).
-			SetSettings(agent.ComposerSettings{})
+		e.nextSession++
+		specs[i] = storetest.Session{ID: id, Workspace: ws, Title: "title " + id,
+			CreatedAt: storetest.SeedTime().Add(time.Duration(e.nextSession) * time.Millisecond)}
 	}
-	if err := e.st.Client.AgentSession.CreateBulk(b...).Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	e.st.Sessions(specs...)
 }
 
 // edge is a lineage row: child forked from parent at time at.
@@ -82,18 +56,13 @@ type edge struct {
 
 func (e *env) forks(t testing.TB, ws string, edges ...edge) {
 	t.Helper()
-	b := make([]*ent.SessionForkCreate, len(edges))
+	rows := make([]storetest.Fork, len(edges))
 	for i, f := range edges {
 		e.nextReq++
-		b[i] = e.st.Client.SessionFork.Create().SetWorkspaceID(ws).
-			SetParentAgentSessionID(f.parent).SetChildAgentSessionID(f.child).
-			SetParentProviderSessionID("thread-" + f.parent).SetChildProviderSessionID("thread-" + f.child).
-			SetProvider(agent.ProviderCodex).SetForkRequestID(fmt.Sprintf("req-%d", e.nextReq)).
-			SetForkedAtUnixMs(f.at)
+		rows[i] = storetest.Fork{Workspace: ws, Parent: f.parent, Child: f.child,
+			RequestID: fmt.Sprintf("req-%d", e.nextReq), At: f.at}
 	}
-	if err := e.st.Client.SessionFork.CreateBulk(b...).Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	e.st.Forks(rows...)
 }
 
 func ids(ss []*ent.AgentSession) []string {
@@ -136,6 +105,7 @@ func sampleTree(t *testing.T) *env {
 }
 
 func TestParentLookupReturnsAllDirectForks(t *testing.T) {
+	t.Parallel()
 	e := sampleTree(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -170,6 +140,7 @@ func TestParentLookupReturnsAllDirectForks(t *testing.T) {
 // TestChildrenSameTimeOldestRowFirst: forks in the same millisecond keep
 // the order they were recorded in.
 func TestChildrenSameTimeOldestRowFirst(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.workspace(t, "w")
 	e.sessions(t, "w", "p", "z", "m", "a")
@@ -200,6 +171,7 @@ func chain(t *testing.T, e *env, prefix string, depth int) []string {
 }
 
 func TestAncestorsRootFirst(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.workspace(t, "w")
 	names := chain(t, e, "s", 5)
@@ -262,6 +234,7 @@ func checkPreorder(t *testing.T, nodes []nodeView) {
 }
 
 func TestTreeFromAnyNode(t *testing.T) {
+	t.Parallel()
 	e := sampleTree(t)
 	ctx := context.Background()
 	want := []nodeView{
@@ -323,6 +296,7 @@ func TestTreeFromAnyNode(t *testing.T) {
 // sorts before '/', must still come out depth-first (each subtree whole)
 // and in the order Children gives.
 func TestTreeDepthFirstWithSameTimeSiblings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.workspace(t, "w")
 	e.sessions(t, "w", "root", "fork", "fork-2", "fork.3", "kid", "grandkid")
@@ -359,6 +333,7 @@ func TestTreeDepthFirstWithSameTimeSiblings(t *testing.T) {
 }
 
 func TestParentAndForkedFrom(t *testing.T) {
+	t.Parallel()
 	e := sampleTree(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -426,6 +401,7 @@ func bigTree(t testing.TB, e *env, prefix string, n int) (root, leaf string) {
 // TestConstantQueries proves Ancestors and Tree cost the same number of SQL
 // statements for a 3-node and a 200-node tree.
 func TestConstantQueries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.workspace(t, "w")
 	ctx := context.Background()
@@ -434,25 +410,25 @@ func TestConstantQueries(t *testing.T) {
 	measure := func(prefix string, n int) cost {
 		root, leaf := bigTree(t, e, prefix, n)
 		var c cost
-		e.count.n.Store(0)
+		e.count.Reset()
 		anc, err := lineage.Ancestors(ctx, e.c, "w", leaf)
 		if err != nil {
 			t.Fatalf("Ancestors: %v", err)
 		}
-		c.ancestors = e.count.n.Swap(0)
+		c.ancestors = e.count.Reset()
 		nodes, err := lineage.Tree(ctx, e.c, "w", leaf)
 		if err != nil {
 			t.Fatalf("Tree: %v", err)
 		}
-		c.tree = e.count.n.Swap(0)
+		c.tree = e.count.Reset()
 		if _, err := lineage.Children(ctx, e.c, "w", root); err != nil {
 			t.Fatalf("Children: %v", err)
 		}
-		c.children = e.count.n.Swap(0)
+		c.children = e.count.Reset()
 		if _, err := lineage.Parent(ctx, e.c, "w", leaf); err != nil {
 			t.Fatalf("Parent: %v", err)
 		}
-		c.parent = e.count.n.Swap(0)
+		c.parent = e.count.Reset()
 
 		if len(nodes) != n {
 			t.Fatalf("%d-node tree: Tree returned %d nodes", n, len(nodes))
@@ -486,6 +462,7 @@ func TestConstantQueries(t *testing.T) {
 // TestCorruptCycleTerminates: the constraints allow a cycle (a's parent b,
 // b's parent a); the walks must still end and return each session once.
 func TestCorruptCycleTerminates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.workspace(t, "w")
 	e.sessions(t, "w", "a", "b", "c", "d")
@@ -512,6 +489,7 @@ func TestCorruptCycleTerminates(t *testing.T) {
 // TestOtherWorkspaceSessionIsNotReturned: asking a workspace about a
 // session of another workspace returns nothing of it.
 func TestOtherWorkspaceSessionIsNotReturned(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.workspace(t, "a")
 	e.workspace(t, "b")

@@ -5,27 +5,21 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
-	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
-	"tuttid/ent/turn"
 	"tuttid/lineage"
+	"tuttid/store/storetest"
 )
 
 // turns gives a session turns with the given provider ids, in that order.
 func (e *env) turns(t testing.TB, sessionID string, turnIDs ...string) {
 	t.Helper()
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	b := make([]*ent.TurnCreate, len(turnIDs))
+	turns := make([]storetest.Turn, len(turnIDs))
 	for i, id := range turnIDs {
-		b[i] = e.st.Client.Turn.Create().SetAgentSessionID(sessionID).SetTurnID(id).
-			SetStatus(turn.StatusCOMPLETED).SetStartedAt(base.Add(time.Duration(i) * time.Second))
+		turns[i] = storetest.Turn{ID: id}
 	}
-	if err := e.st.Client.Turn.CreateBulk(b...).Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	e.st.Turns(sessionID, turns...)
 }
 
 // forkAt records child as forked from parent through turnID ("" for the
@@ -33,13 +27,8 @@ func (e *env) turns(t testing.TB, sessionID string, turnIDs ...string) {
 func (e *env) forkAt(t testing.TB, ws, parent, child, turnID string, at int64) {
 	t.Helper()
 	e.nextReq++
-	err := e.st.Client.SessionFork.Create().SetWorkspaceID(ws).
-		SetParentAgentSessionID(parent).SetChildAgentSessionID(child).
-		SetProvider(agent.ProviderCodex).SetForkRequestID(fmt.Sprintf("req-%d", e.nextReq)).
-		SetForkTurnID(turnID).SetForkedAtUnixMs(at).Exec(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.st.Forks(storetest.Fork{Workspace: ws, Parent: parent, Child: child, TurnID: turnID,
+		RequestID: fmt.Sprintf("req-%d", e.nextReq), At: at})
 }
 
 func (e *env) get(t testing.TB, id string) *ent.AgentSession {
@@ -87,6 +76,7 @@ func forkedConversations(t *testing.T) *env {
 }
 
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	e := forkedConversations(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -142,6 +132,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestForkPoints(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.workspace(t, "w")
 	e.sessions(t, "w", "p", "w1", "a", "b", "c", "d", "gone-turn", "alone")
@@ -189,6 +180,7 @@ func TestForkPoints(t *testing.T) {
 }
 
 func TestSubtreeAndPredicates(t *testing.T) {
+	t.Parallel()
 	e := sampleTree(t)
 	ctx := context.Background()
 	nodes, err := lineage.Subtree(ctx, e.c, "w", "a")
@@ -211,24 +203,24 @@ func TestSubtreeAndPredicates(t *testing.T) {
 	if want := []string{"a", "a1", "root"}; !slices.Equal(chain, want) {
 		t.Fatalf("InChain(a1) = %v, want %v", chain, want)
 	}
-	e.count.n.Store(0)
+	e.count.Reset()
 	n, err := e.c.AgentSession.Update().Where(lineage.InSubtree("w", "root"), agentsession.ArchivedEQ(false)).
 		SetArchived(true).Save(ctx)
 	if err != nil || n != 7 {
 		t.Fatalf("archive root's subtree: %d rows, %v; want 7", n, err)
 	}
-	if q := e.count.n.Load(); q != 1 {
+	if q := e.count.N(); q != 1 {
 		t.Fatalf("archiving a subtree took %d statements, want 1", q)
 	}
 	if other := e.get(t, "other"); other.Archived {
 		t.Fatal("a session of another tree was archived")
 	}
-	e.count.n.Store(0)
+	e.count.Reset()
 	n, err = e.c.AgentSession.Delete().Where(lineage.InSubtree("w", "b")).Exec(ctx)
 	if err != nil || n != 2 {
 		t.Fatalf("delete b's subtree: %d rows, %v; want 2 (b, b1)", n, err)
 	}
-	if q := e.count.n.Load(); q != 1 {
+	if q := e.count.N(); q != 1 {
 		t.Fatalf("deleting a subtree took %d statements, want 1", q)
 	}
 	left, err := lineage.Tree(ctx, e.c, "w", "root")
@@ -241,6 +233,7 @@ func TestSubtreeAndPredicates(t *testing.T) {
 }
 
 func TestForest(t *testing.T) {
+	t.Parallel()
 	e := sampleTree(t)
 	e.sessions(t, "w", "alone")
 	nodes, err := lineage.Forest(context.Background(), e.c, "w")
@@ -294,6 +287,7 @@ func branchyTree(t testing.TB, e *env, prefix string, n int) (root, leaf, last s
 // deep sessions, reading fork points, the subtree and the forest cost the
 // same number of SQL statements as on a tree of 12.
 func TestToolingConstantQueries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.workspace(t, "w")
 	ctx := context.Background()
@@ -304,12 +298,12 @@ func TestToolingConstantQueries(t *testing.T) {
 			e.turns(t, id, "t-"+prefix, "own-"+id)
 		}
 		var c cost
-		e.count.n.Store(0)
+		e.count.Reset()
 		cmp, err := lineage.Compare(ctx, e.c, e.get(t, leaf), e.get(t, other))
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.compare = e.count.n.Swap(0)
+		c.compare = e.count.Reset()
 		if cmp.CommonAncestor == nil || cmp.CommonAncestor.ID == leaf || cmp.CommonAncestor.ID == other || cmp.CommonAncestor.ID == root {
 			t.Fatalf("%d sessions: common ancestor of %s and %s = %v, want a third session", n, leaf, other, cmp.CommonAncestor)
 		}
@@ -320,16 +314,16 @@ func TestToolingConstantQueries(t *testing.T) {
 		if err != nil || len(points) == 0 {
 			t.Fatalf("ForkPoints: %v, %v", points, err)
 		}
-		c.forkPoints = e.count.n.Swap(0)
+		c.forkPoints = e.count.Reset()
 		sub, err := lineage.Subtree(ctx, e.c, "w", root)
 		if err != nil || len(sub) != n {
 			t.Fatalf("%d sessions: Subtree has %d, %v", n, len(sub), err)
 		}
-		c.subtree = e.count.n.Swap(0)
+		c.subtree = e.count.Reset()
 		if _, err := lineage.Forest(ctx, e.c, "w"); err != nil {
 			t.Fatal(err)
 		}
-		c.forest = e.count.n.Swap(0)
+		c.forest = e.count.Reset()
 		return c
 	}
 	small := measure("small", 12)

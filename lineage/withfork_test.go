@@ -19,6 +19,7 @@ import (
 // with values and NULLs alternating from row to row, and they are ent
 // entities of the client: their edges can be queried.
 func TestTreeSessionsAreEntities(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.workspace(t, "w")
 	ctx := context.Background()

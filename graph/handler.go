@@ -1,0 +1,105 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	coderws "github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"tuttid/apperr"
+	"tuttid/fork"
+	"tuttid/graph/generated"
+	"tuttid/session"
+)
+
+// complexityLimit rejects queries that would fan out without bound (a fork
+// tree of message connections of fork trees...).
+const complexityLimit = 5000
+
+// HandlerConfig is what NewHandler serves and how.
+type HandlerConfig struct {
+	Sessions *session.Service
+	Forks    *fork.Service
+	Logger   *slog.Logger
+	// WebSocketInit checks a WebSocket's connection_init (the token); nil
+	// accepts every connection.
+	WebSocketInit transport.WebsocketInitFunc
+	// MaxMessageBytes bounds one WebSocket message; 0 leaves gqlgen's
+	// default.
+	MaxMessageBytes int64
+}
+
+// NewHandler is the GraphQL executor the server mounts at /query, with
+// every limit and hook it runs with: the complexity limit, the read-ahead,
+// the error presenter and panic recovery. The tests run this same handler.
+func NewHandler(cfg HandlerConfig) *handler.Server {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Forks: cfg.Forks}, Complexity: complexity()}))
+	ws := transport.Websocket{
+		// ka messages for graphql-ws; pings for graphql-transport-ws, where a
+		// missing pong is tolerated (browsers' clients do not all answer).
+		KeepAlivePingInterval: 10 * time.Second,
+		PingPongInterval:      10 * time.Second,
+		MissingPongOk:         true,
+		InitTimeout:           10 * time.Second,
+		Implementation: transport.CoderWebsocketImplementation{
+			// The server's checkOrigin has refused the upgrade already
+			// unless the Origin is allowed; coder/websocket's own rule would
+			// accept an Origin equal to the request's Host, which under DNS
+			// rebinding is the attacker's.
+			AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true},
+		},
+		InitFunc: cfg.WebSocketInit,
+	}
+	if cfg.MaxMessageBytes > 0 {
+		ws.PayloadReadLimit = &cfg.MaxMessageBytes
+	}
+	srv.AddTransport(ws)
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.Introspection{})
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	srv.Use(extension.FixedComplexityLimit(complexityLimit))
+	srv.AroundOperations(readAhead)
+	srv.SetErrorPresenter(presentError(log))
+	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
+		log.ErrorContext(ctx, "graphql resolver panic", "panic", fmt.Sprint(v))
+		return apperr.New(apperr.Internal, "internal error")
+	})
+	return srv
+}
+
+// complexity costs a connection as its page size times its children.
+func complexity() generated.ComplexityRoot {
+	var c generated.ComplexityRoot
+	connection := func(childComplexity int, first *int, _ *string, last *int, _ *string) int {
+		n := 50
+		if first != nil {
+			n = *first
+		} else if last != nil {
+			n = *last
+		}
+		return 1 + n*childComplexity
+	}
+	c.AgentSession.Messages = connection
+	c.AgentSession.TurnConnection = connection
+	// An unpaged turns list is costed as a default page: what it answers
+	// is bounded when it runs (session.MaxTurnList, MaxTurnListBytes).
+	c.AgentSession.Turns = connection
+	c.Workspace.Sessions = func(childComplexity int, first *int, after *string, last *int, before *string, _, _ *bool) int {
+		return connection(childComplexity, first, after, last, before)
+	}
+	return c
+}

@@ -1,0 +1,34 @@
+package graph_test
+
+import (
+	"testing"
+)
+
+// TestHandlerLimits: the handler the tests run is the server's, limits
+// included.
+func TestHandlerLimits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.workspace("ws")
+	for _, tc := range []struct{ name, query, want string }{
+		{"over the complexity limit",
+			`{ workspaces { sessions(first: 500) { edges { node { messages(first: 500) { edges { node { id text role } } } } } } } }`,
+			"COMPLEXITY_LIMIT_EXCEEDED"},
+		{"a connection costed by its page",
+			`{ workspace(id: "ws") { sessions(first: 100) { edges { node { turnConnection(first: 100) { edges { node { id } } } } } } } }`,
+			"COMPLEXITY_LIMIT_EXCEEDED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if code := e.postErr(tc.query); code != tc.want {
+				t.Errorf("answered %s, want %s", code, tc.want)
+			}
+		})
+	}
+	var out struct {
+		Schema struct{ QueryType struct{ Name string } } `json:"__schema"`
+	}
+	e.post(`{ __schema { queryType { name } } }`, &out)
+	if out.Schema.QueryType.Name != "Query" {
+		t.Errorf("introspection: %+v", out)
+	}
+}
