@@ -28,11 +28,7 @@ const (
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asServerEnv) == "1" {
-		if err := run(os.Args[1:]); err != nil {
-			fmt.Fprintln(os.Stderr, "tuttid:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
