@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -36,6 +38,51 @@ func TestServeCreatesPrivateDatabase(t *testing.T) {
 				if got := fi.Mode().Perm(); got != 0o600 {
 					t.Errorf("%s: mode %v, want -rw-------", filepath.Base(f), got)
 				}
+			}
+		})
+	}
+}
+
+// TestServeLogFormats: besides its log, tuttid prints one plain line when
+// it is ready, with the GUI's address (token included) and the database's
+// path; --log-format (here TUTTID_LOG_FORMAT) chooses JSON or slog's text
+// for the log, JSON when stderr is not a terminal and nothing is said.
+func TestServeLogFormats(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		env    []string
+		isJSON bool
+	}{
+		{"json", []string{"TUTTID_LOG_FORMAT=json"}, true},
+		{"text", []string{"TUTTID_LOG_FORMAT=text"}, false},
+		{"default on a pipe", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "t.db")
+			p := startTuttid(t, db, filepath.Join(t.TempDir(), "no-codex"), t.TempDir(), tc.env...)
+			p.must(`{ workspaces { id } }`, nil, nil) // the log is written up to here
+			ready, listening := 0, 0
+			for _, line := range strings.Split(strings.TrimSpace(p.logs()), "\n") {
+				if strings.HasPrefix(line, "tuttid is ready") {
+					ready++
+					if want := "tuttid is ready: open " + p.url + "/app/?token=" + testToken + " (data: " + db + ")"; line != want {
+						t.Errorf("ready line %q, want %q", line, want)
+					}
+					continue
+				}
+				var rec map[string]any
+				if isJSON := json.Unmarshal([]byte(line), &rec) == nil; isJSON != tc.isJSON {
+					t.Errorf("log line %q: JSON %v, want %v", line, isJSON, tc.isJSON)
+				}
+				if !tc.isJSON && !strings.HasPrefix(line, "time=") {
+					t.Errorf("log line %q is not slog's text", line)
+				}
+				if rec["msg"] == "tuttid listening" || strings.Contains(line, `msg="tuttid listening"`) {
+					listening++
+				}
+			}
+			if ready != 1 || listening != 1 {
+				t.Errorf("%d ready lines and %d listening records, want 1 and 1:\n%s", ready, listening, p.logs())
 			}
 		})
 	}
