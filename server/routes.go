@@ -6,6 +6,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/rest"
 	"tuttid/web"
+	"tuttid/webasset"
 )
 
 // access is who may use a route. Each route declares its access where it
@@ -66,7 +67,13 @@ func (s *Server) newRouter(a *auth, maxBody int64) *router {
 	v1 := http.NewServeMux()
 	(&rest.Handler{Forks: s.Forks, Logger: s.log}).Register(v1)
 	rt.handle(route{pattern: "/v1/", access: api}, v1)
-	rt.handle(route{pattern: "/healthz", access: public}, http.HandlerFunc(s.health))
+	// Without a method in the pattern: other methods answer 405, not the
+	// catch-all's 404.
+	rt.handle(route{pattern: "/healthz", access: public}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if webasset.AllowGetHead(w, r) {
+			s.health(w, r)
+		}
+	}))
 
 	gui := http.StripPrefix("/app", web.Handler())
 	rt.handle(route{pattern: "/app/{$}", access: page}, gui)
@@ -94,6 +101,8 @@ func (rt *router) handle(r route, h http.Handler) {
 	rt.mux.Handle(r.pattern, rt.auth.guard(r, limitBody(h, rt.maxBody, r.graphQL)))
 }
 
+// ServeHTTP serves the mux, which is not exposed: its Handle would take a
+// route without an access.
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.mux.ServeHTTP(w, r) }
 
 // toAppSlash is what ServeMux would answer to /app: a redirect to the GUI.

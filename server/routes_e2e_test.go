@@ -74,3 +74,15 @@ func TestEveryRouteDeclaresItsAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthzMethods: /healthz answers GET and HEAD; other methods get 405
+// (as its "GET /healthz" pattern did before the catch-all existed).
+func TestHealthzMethods(t *testing.T) {
+	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	for method, want := range map[string]int{"GET": 200, "HEAD": 200, "POST": 405, "DELETE": 405} {
+		req, _ := http.NewRequest(method, h.url+"/healthz", nil)
+		if status, hdr, _ := rawDo(t, req); status != want || (want == 405 && hdr.Get("Allow") != "GET, HEAD") {
+			t.Errorf("%s /healthz: %d (Allow %q), want %d", method, status, hdr.Get("Allow"), want)
+		}
+	}
+}
