@@ -1,38 +1,151 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"tuttid/store"
 )
 
-// The flags the server and its subcommands share, with one default and
-// one environment variable each.
+// flags is a command's flag set where a flag may take its default from an
+// environment variable: the one way tuttid's commands read options. The
+// command line wins over the environment, which wins over the default.
+type flags struct {
+	*flag.FlagSet
+	env [][2]string // flag name, environment variable
+}
 
-func dbFlag(fs *flag.FlagSet) *string {
-	defaultDB, err := store.DefaultPath()
+func newFlags(name string, stderr io.Writer) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return &flags{FlagSet: fs}
+}
+
+// fromEnv makes the flag just declared take its default from envVar.
+func (f *flags) fromEnv(name, envVar string) {
+	f.env = append(f.env, [2]string{name, envVar})
+}
+
+func (f *flags) string(name, envVar, fallback, usage string) *string {
+	p := f.String(name, fallback, usage+envNote(envVar))
+	f.fromEnv(name, envVar)
+	return p
+}
+
+func (f *flags) bool(name, envVar, usage string) *bool {
+	p := f.Bool(name, false, usage+envNote(envVar))
+	f.fromEnv(name, envVar)
+	return p
+}
+
+func (f *flags) int64(name, envVar string, fallback int64, usage string) *int64 {
+	p := f.Int64(name, fallback, usage+envNote(envVar))
+	f.fromEnv(name, envVar)
+	return p
+}
+
+func envNote(envVar string) string { return " (" + envVar + ")" }
+
+// parse sets the flags from the environment, then from args. A wrong
+// value in either is a usage error.
+func (f *flags) parse(args []string) error {
+	for _, e := range f.env {
+		v, ok := os.LookupEnv(e[1])
+		if !ok || v == "" {
+			continue
+		}
+		if err := f.Set(e[0], v); err != nil {
+			fmt.Fprintf(f.Output(), "%s=%q: %v\n", e[1], v, err)
+			return usageError{error: fmt.Errorf("%s: %w", e[1], err), printed: true}
+		}
+	}
+	return f.parseArgs(args)
+}
+
+// parseArgs parses args alone (the environment is read once, by parse).
+func (f *flags) parseArgs(args []string) error {
+	if err := f.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{error: err, printed: true}
+	}
+	return nil
+}
+
+// The flags the server and its subcommands share.
+
+func (f *flags) db() *string {
+	fallback, err := store.DefaultPath()
 	if err != nil {
-		defaultDB = "tuttid.db"
+		fallback = "tuttid.db"
 	}
-	return fs.String("db", env("TUTTID_DB", defaultDB), "SQLite database file (TUTTID_DB)")
+	return f.string("db", "TUTTID_DB", fallback, "SQLite database file")
 }
 
-func codexBinFlag(fs *flag.FlagSet) *string {
-	return fs.String("codex-bin", env("CODEX_BIN", "codex"), "codex executable (CODEX_BIN)")
+func (f *flags) codexBin() *string {
+	return f.string("codex-bin", "CODEX_BIN", "codex", "codex executable")
 }
 
-func logLevelFlag(fs *flag.FlagSet, fallback string) *string {
-	return fs.String("log-level", env("TUTTID_LOG_LEVEL", fallback), "debug, info, warn or error (TUTTID_LOG_LEVEL)")
-}
+// logFlags are --log-level and --log-format.
+type logFlags struct{ level, format *string }
 
-// newLogger logs JSON on stderr at a --log-level.
-func newLogger(level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
+func (f *flags) log(level string) logFlags {
+	return logFlags{
+		level: f.string("log-level", "TUTTID_LOG_LEVEL", level, "debug, info, warn or error"),
+		format: f.string("log-format", "TUTTID_LOG_FORMAT", "",
+			"text or json; default: text when stderr is a terminal, json otherwise"),
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// logger logs on stderr at --log-level, as --log-format says.
+func (l logFlags) logger(stderr io.Writer) (*slog.Logger, error) {
+	return newLogger(stderr, *l.format, *l.level, isTerminal(stderr))
+}
+
+func newLogger(w io.Writer, format, level string, terminal bool) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{error: fmt.Errorf("--log-level: %w", err)}
+	}
+	if format == "" {
+		format = "json"
+		if terminal {
+			format = "text"
+		}
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, usageError{error: fmt.Errorf("--log-format %q is not text or json", format)}
+}
+
+// isTerminal: w is a character device (a terminal; /dev/null too, where
+// the format does not matter).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -2,58 +2,104 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
+	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
+	"time"
 
-	"tuttid/server"
+	"tuttid/codex"
+	"tuttid/fork"
+	"tuttid/store"
 )
 
-// runOrphans is `tuttid orphans [--json]` and `tuttid orphans clean`,
-// with the server's --db and --codex-bin (and their environment).
-func runOrphans(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("tuttid orphans", flag.ContinueOnError)
-	db := dbFlag(fs)
-	codexBin := codexBinFlag(fs)
-	asJSON := fs.Bool("json", false, "print one JSON array")
-	logLevel := logLevelFlag(fs, "warn")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: tuttid orphans [--json] [clean] [--db FILE] [--codex-bin PATH]")
-		fs.PrintDefaults()
-	}
-	// Flags may come before and after "clean".
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
+// orphanStaleAfter: clean settles unfinished forks older than this (younger
+// ones may be in flight in a running server); well beyond the runtime's
+// request timeout.
+const orphanStaleAfter = 5 * time.Minute
+
+// orphansCommand is `tuttid orphans [--json]`, which lists the threads
+// forks made but did not complete, and `tuttid orphans clean`, which
+// archives them with Codex's thread/archive and records it (api-contract.md,
+// "Crash safety"); with the server's --db and --codex-bin, beside a running
+// server. Flags may come before and after "clean".
+func orphansCommand() command {
+	return command{name: "orphans", usage: "orphans [--json] [clean] [--db FILE] [--codex-bin PATH]", setup: func(f *flags) runFunc {
+		c := orphansConfig{flags: f}
+		c.db = f.db()
+		c.codexBin = f.codexBin()
+		c.json = f.Bool("json", false, "print one JSON array")
+		c.log = f.log("warn")
+		return c.run
+	}}
+}
+
+type orphansConfig struct {
+	flags        *flags
+	db, codexBin *string
+	json         *bool
+	log          logFlags
+}
+
+func (c orphansConfig) run(ctx context.Context, out stdio, args []string) error {
 	clean := false
-	if rest := fs.Args(); len(rest) > 0 {
-		if rest[0] != "clean" {
-			return fmt.Errorf("orphans: unknown command %q (want clean or nothing)", rest[0])
+	if len(args) > 0 {
+		if args[0] != "clean" {
+			return usageError{error: fmt.Errorf("unknown command %q (want clean or nothing)", args[0])}
 		}
 		clean = true
-		if err := fs.Parse(rest[1:]); err != nil {
+		if err := c.flags.parseArgs(args[1:]); err != nil {
 			return err
 		}
-		if fs.NArg() > 0 {
-			return fmt.Errorf("orphans clean: unexpected argument %q", fs.Arg(0))
+		if c.flags.NArg() > 0 {
+			return usageError{error: fmt.Errorf("clean: unexpected argument %q", c.flags.Arg(0))}
 		}
 	}
-	log, err := newLogger(*logLevel)
+	log, err := c.log.logger(out.stderr)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cfg := server.OrphansConfig{DBPath: *db, CodexBin: *codexBin, Logger: log, Version: version, JSON: *asJSON}
-	if clean {
-		return server.CleanOrphans(ctx, cfg, stdout)
+	// Listing must not create a database where there was none.
+	st, err := store.Open(ctx, *c.db, store.MustExist)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", *c.db, err)
 	}
-	return server.ListOrphans(ctx, cfg, stdout)
+	defer st.Close()
+	var cerr error
+	if clean {
+		// Its own app-server, on the same CODEX_HOME.
+		rt := codex.New(codex.Config{Bin: *c.codexBin, Logger: log, ClientVersion: version})
+		defer rt.Close()
+		if err := rt.Launch(ctx); err != nil {
+			return fmt.Errorf("start codex to archive the orphans: %w", err)
+		}
+		var cleaned []fork.Orphan
+		cleaned, cerr = fork.New(fork.Config{Store: st, Runtime: rt, Logger: log}).CleanOrphans(ctx, orphanStaleAfter)
+		log.InfoContext(ctx, "orphans archived", "count", len(cleaned))
+	}
+	orphans, err := fork.ListOrphans(ctx, st)
+	if err != nil {
+		return err
+	}
+	if err := printOrphans(out.stdout, orphans, *c.json); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return fmt.Errorf("some orphans were not archived (run clean again): %w", cerr)
+	}
+	return nil
+}
+
+// printOrphans writes one orphan a line
+// (`<providerThreadId> <state> <parentAgentSessionId> <requestId>`) or
+// one JSON array.
+func printOrphans(out io.Writer, orphans []fork.Orphan, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(out).Encode(orphans)
+	}
+	for _, o := range orphans {
+		if _, err := fmt.Fprintf(out, "%s %s %s %s\n", o.ProviderThreadID, o.State, o.ParentAgentSessionID, o.RequestID); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,11 +29,7 @@ const (
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asServerEnv) == "1" {
-		if err := run(os.Args[1:]); err != nil {
-			fmt.Fprintln(os.Stderr, "tuttid:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -53,6 +50,10 @@ func tuttidEnv(home string, extra ...string) []string {
 	env := append(os.Environ(), asServerEnv+"=1", "CODEX_HOME="+home, "TUTTID_TOKEN="+testToken, "TUTTID_LOG_LEVEL=info")
 	return append(env, extra...)
 }
+
+// readyLine is the plain line tuttid prints on stderr once it listens
+// (whatever --log-format), with the address it listens on.
+var readyLine = regexp.MustCompile(`^tuttid is ready: open http://([^/]+)/app/`)
 
 // startTuttid starts `tuttid --addr 127.0.0.1:0 --db db` and waits until it
 // listens.
@@ -77,12 +78,8 @@ func startTuttid(t testing.TB, db, codexBin, home string, extra ...string) *proc
 			p.mu.Lock()
 			p.log.WriteString(line + "\n")
 			p.mu.Unlock()
-			var rec struct {
-				Msg  string `json:"msg"`
-				Addr string `json:"addr"`
-			}
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "tuttid listening" {
-				addr <- rec.Addr
+			if m := readyLine.FindStringSubmatch(line); m != nil {
+				addr <- m[1]
 			}
 		}
 	}()

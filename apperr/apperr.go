@@ -21,6 +21,8 @@ const (
 	ForbiddenHost Code = "forbidden_host"
 	// Unauthenticated: an API request without the token, or with a wrong one.
 	Unauthenticated Code = "unauthenticated"
+	// NotFound: a path no route of the HTTP server declares.
+	NotFound Code = "not_found"
 	// RequestTooLarge: a request body over the limit (--max-body).
 	RequestTooLarge Code = "request_too_large"
 	// ResultTooLarge: an unpaged list would answer more than its bound
@@ -62,6 +64,7 @@ var httpStatus = map[Code]int{
 	ForbiddenOrigin:            http.StatusForbidden,
 	ForbiddenHost:              http.StatusForbidden,
 	Unauthenticated:            http.StatusUnauthorized,
+	NotFound:                   http.StatusNotFound,
 	RequestTooLarge:            http.StatusRequestEntityTooLarge,
 	ResultTooLarge:             http.StatusUnprocessableEntity,
 	Internal:                   http.StatusInternalServerError,

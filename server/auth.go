@@ -71,43 +71,34 @@ func (a *auth) requestOK(r *http.Request) bool {
 	return err == nil && a.valid(c.Value)
 }
 
-// wrap puts the check in front of next.
-func (a *auth) wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// guard puts r's access check in front of next.
+func (a *auth) guard(r route, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if a.off {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authCtxKey{}, true)))
+			next.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), authCtxKey{}, true)))
 			return
 		}
-		p := r.URL.Path
-		switch {
-		case p == "/healthz":
-			next.ServeHTTP(w, r)
-		case p == "/query" || strings.HasPrefix(p, "/v1/"):
-			ok := a.requestOK(r)
-			if ok || (p == "/query" && isUpgrade(r)) {
+		switch r.access {
+		case public:
+			next.ServeHTTP(w, req)
+		case api:
+			ok := a.requestOK(req)
+			if ok || (r.graphQL && isUpgrade(req)) {
 				// An upgrade without the token may still send it in
 				// connection_init; wsInit closes it with 4403 otherwise.
-				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authCtxKey{}, ok)))
+				next.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), authCtxKey{}, ok)))
 				return
 			}
-			a.log.DebugContext(r.Context(), "request refused: no valid token", "path", p)
-			const msg = "missing or wrong token: send the header \"Authorization: Bearer TOKEN\" (TOKEN is --token, or the file named token beside the database)"
-			if p == "/query" {
-				writeGraphQLError(w, apperr.Unauthenticated, msg)
-			} else {
-				writeError(w, apperr.Unauthenticated, msg)
-			}
-		case isPage(p):
-			a.page(next, w, r)
-		default:
-			// Static files (scripts, styles) hold no data.
-			next.ServeHTTP(w, r)
+			a.log.DebugContext(req.Context(), "request refused: no valid token", "path", req.URL.Path)
+			refuse(w, r.graphQL, apperr.Unauthenticated,
+				"missing or wrong token: send the header \"Authorization: Bearer TOKEN\" (TOKEN is --token, or the file named token beside the database)")
+		case page:
+			a.page(next, w, req)
+		default: // unreachable: router.handle refuses an undeclared access
+			refuse(w, r.graphQL, apperr.NotFound, "no such path")
 		}
 	})
 }
-
-// isPage: GraphiQL at / and the GUI at /app/ (and /app, which redirects).
-func isPage(p string) bool { return p == "/" || p == "/app" || p == "/app/" }
 
 func isUpgrade(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")

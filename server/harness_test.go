@@ -20,7 +20,6 @@ import (
 	"tuttid/agent"
 	"tuttid/codex/codextest"
 	"tuttid/server"
-	"tuttid/store"
 )
 
 // harness is a whole tuttid on a free port, speaking to a real codex
@@ -58,7 +57,7 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 	if !o.noAuth {
 		h.token = newTestToken(t)
 	}
-	cfg := server.Config{DSN: store.DSN(h.dbPath), Runtime: o.runtime, Logger: testLogger(t), Token: h.token, NoAuth: o.noAuth}
+	cfg := server.Config{DBPath: h.dbPath, Runtime: o.runtime, Logger: testLogger(t), Token: h.token, NoAuth: o.noAuth}
 	if o.runtime == nil {
 		if h.model == nil {
 			h.model = codextest.StartModelServer(t)

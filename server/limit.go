@@ -16,7 +16,8 @@ const DefaultMaxBody = 1 << 20
 // limitBody answers 413 request_too_large to a body over max bytes, before
 // anything decodes it (gqlgen would answer a cut body as malformed JSON).
 // A body without Content-Length is read ahead, at most max+1 bytes.
-func limitBody(next http.Handler, max int64) http.Handler {
+// graphQL answers in GraphQL's shape.
+func limitBody(next http.Handler, max int64, graphQL bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tooLarge := r.ContentLength > max
 		if !tooLarge && r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
@@ -30,12 +31,7 @@ func limitBody(next http.Handler, max int64) http.Handler {
 			r.ContentLength = int64(len(b))
 		}
 		if tooLarge {
-			msg := fmt.Sprintf("the request body is larger than %d bytes (--max-body)", max)
-			if r.URL.Path == "/query" {
-				writeGraphQLError(w, apperr.RequestTooLarge, msg)
-			} else {
-				writeError(w, apperr.RequestTooLarge, msg)
-			}
+			refuse(w, graphQL, apperr.RequestTooLarge, fmt.Sprintf("the request body is larger than %d bytes (--max-body)", max))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, max)

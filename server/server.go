@@ -10,8 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -23,14 +21,12 @@ import (
 	"tuttid/rest"
 	"tuttid/session"
 	"tuttid/store"
-	"tuttid/web"
 )
 
 // Config configures a Server.
 type Config struct {
-	// DBPath is the SQLite file; DSN, when set, wins (tests use it).
+	// DBPath is the SQLite file, opened with store.Open (created 0600).
 	DBPath string
-	DSN    string
 	// CodexBin and CodexEnv start the codex app-server; CodexEnv nil
 	// inherits the environment (CODEX_HOME among it).
 	CodexBin string
@@ -76,6 +72,7 @@ type Server struct {
 
 	log     *slog.Logger
 	noAuth  bool
+	routes  *router
 	handler http.Handler
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -101,14 +98,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if maxBody <= 0 {
 		maxBody = DefaultMaxBody
 	}
-	dsn := cfg.DSN
-	if dsn == "" {
-		if err := os.MkdirAll(filepath.Dir(cfg.DBPath), 0o700); err != nil {
-			return nil, fmt.Errorf("create the database directory: %w", err)
-		}
-		dsn = store.DSN(cfg.DBPath)
-	}
-	st, err := store.OpenDSN(ctx, dsn)
+	st, err := store.Open(ctx, cfg.DBPath)
 	if err != nil {
 		return nil, err
 	}
@@ -153,20 +143,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	hosts := newHostPolicy(cfg.Addr, cfg.AllowedHosts)
 	a := newAuth(cfg.Token, cfg.NoAuth, log)
-	mux := http.NewServeMux()
-	mux.Handle("/query", s.graphQL(a, maxBody))
-	(&rest.Handler{Forks: s.Forks, Logger: log}).Register(mux)
-	mux.HandleFunc("GET /healthz", s.health)
-	mux.Handle("/app/", http.StripPrefix("/app", web.Handler()))
-	mux.Handle("/", graphiqlHandler())
+	s.routes = s.newRouter(a, maxBody)
 	// Outside in: the Host (DNS rebinding), the Origin (other sites'
-	// pages), the token, then the body's size (not read for a stranger).
-	s.handler = checkHost(checkOrigin(a.wrap(limitBody(mux, maxBody)), hosts, origins, log), hosts, log)
+	// pages), then each route's own checks (routes.go).
+	s.handler = checkHost(checkOrigin(s.routes, hosts, origins, log), hosts, log)
 	return s, nil
 }
-
-// Handler is the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully.
 // With --no-auth, ln must be a loopback listener.

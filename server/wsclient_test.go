@@ -168,7 +168,8 @@ func (c *wsClient) run() {
 		defer c.finishAll()
 		for {
 			c.hold.Lock()
-			c.hold.Unlock() //nolint:staticcheck // an empty critical section: wait while paused
+			//lint:ignore SA2001 an empty critical section: wait while paused
+			c.hold.Unlock()
 			f, err := c.read(c.ctx)
 			if err != nil {
 				return

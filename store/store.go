@@ -25,13 +25,13 @@ var ErrUnavailable = errors.New("storage unavailable")
 // fragment or an escape.
 var uriPath = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
 
-// DSN is the connection string for a database file: foreign keys on, WAL,
+// dsn is the connection string for a database file: foreign keys on, WAL,
 // a busy timeout, and immediate transactions, since a deferred transaction
 // that upgrades from read to write fails with SQLITE_BUSY under contention
 // whatever the busy timeout. The timeout is long because a fork stores the
 // child's whole history in one transaction: on an 80 MB session other
 // writers waited 5 s for it on a loaded machine, and should wait, not fail.
-func DSN(path string) string {
+func dsn(path string) string {
 	q := url.Values{}
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -66,16 +66,59 @@ type Store struct {
 	DB     *sql.DB
 }
 
-// Open opens (creating if needed) the database file at path and migrates
-// its schema.
-func Open(ctx context.Context, path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("%w: create %s: %w", ErrUnavailable, filepath.Dir(path), err)
+// Option changes what Open may do to the database file.
+type Option int
+
+const (
+	// MustExist refuses a missing file instead of creating one: a command
+	// run beside the server must not leave a database where there was none.
+	MustExist Option = 1 << iota
+	// ReadOnly implies MustExist, refuses writes on the connection
+	// (query_only) and does not migrate: reading beside a running server.
+	ReadOnly
+)
+
+// Open opens the database file at path, the only way tuttid opens its
+// database. By default it creates a missing file (and its directory)
+// readable by its owner only and migrates the schema; opts change that.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	var o Option
+	for _, opt := range opts {
+		o |= opt
 	}
-	if err := createPrivate(path); err != nil {
-		return nil, fmt.Errorf("%w: create %s: %w", ErrUnavailable, path, err)
+	d := dsn(path)
+	switch {
+	case o&(MustExist|ReadOnly) != 0:
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+	default:
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("%w: create %s: %w", ErrUnavailable, filepath.Dir(path), err)
+		}
+		if err := createPrivate(path); err != nil {
+			return nil, fmt.Errorf("%w: create %s: %w", ErrUnavailable, path, err)
+		}
 	}
-	return OpenDSN(ctx, DSN(path))
+	if o&ReadOnly != 0 {
+		d += "&_pragma=query_only(1)"
+	}
+	db, err := sql.Open("sqlite", d)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)
+	}
+	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, db)))
+	if o&ReadOnly == 0 {
+		if err := client.Schema.Create(ctx); err != nil {
+			client.Close()
+			return nil, fmt.Errorf("%w: migrate: %w", ErrUnavailable, err)
+		}
+	}
+	return &Store{Client: client, DB: db}, nil
 }
 
 // createPrivate creates the database file readable by its owner only,
@@ -91,24 +134,6 @@ func createPrivate(path string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// OpenDSN opens a database by its DSN and migrates its schema.
-func OpenDSN(ctx context.Context, dsn string) (*Store, error) {
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)
-	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)
-	}
-	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, db)))
-	if err := client.Schema.Create(ctx); err != nil {
-		client.Close()
-		return nil, fmt.Errorf("%w: migrate: %w", ErrUnavailable, err)
-	}
-	return &Store{Client: client, DB: db}, nil
 }
 
 // Ping checks the database answers.

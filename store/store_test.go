@@ -231,15 +231,6 @@ func TestConnectionPragmas(t *testing.T) {
 	}
 }
 
-func TestDSN(t *testing.T) {
-	dsn := store.DSN("/data/tuttid.db")
-	for _, want := range []string{"file:/data/tuttid.db?", "_txlock=immediate", "foreign_keys%281%29", "journal_mode%28WAL%29", "busy_timeout%2830000%29"} {
-		if !strings.Contains(dsn, want) {
-			t.Errorf("DSN %q lacks %q", dsn, want)
-		}
-	}
-}
-
 // TestReopenKeepsData re-runs the migration on an existing file, both after
 // closing it and while another Store has it open.
 func TestReopenKeepsData(t *testing.T) {

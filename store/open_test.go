@@ -15,18 +15,18 @@ import (
 func TestOpenReadOnly(t *testing.T) {
 	ctx := context.Background()
 	missing := filepath.Join(t.TempDir(), "none.db")
-	if _, err := store.OpenReadOnly(ctx, missing); !errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("OpenReadOnly(missing) = %v, want ErrUnavailable", err)
+	if _, err := store.Open(ctx, missing, store.ReadOnly); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Open(missing, ReadOnly) = %v, want ErrUnavailable", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("OpenReadOnly created %s: %v", missing, err)
+		t.Fatalf("Open(ReadOnly) created %s: %v", missing, err)
 	}
 
 	rw, path := openStore(t)
 	if err := rw.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath("/tmp").Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ro, err := store.OpenReadOnly(ctx, path)
+	ro, err := store.Open(ctx, path, store.ReadOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,5 +43,27 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 	if n, _ := ro.Client.Workspace.Query().Count(ctx); n != 2 {
 		t.Fatalf("reader sees %d workspaces, want 2", n)
+	}
+}
+
+// TestOpenMustExist: a command beside the server (orphans) opens an
+// existing database for writing but never creates one.
+func TestOpenMustExist(t *testing.T) {
+	ctx := context.Background()
+	missing := filepath.Join(t.TempDir(), "none.db")
+	if _, err := store.Open(ctx, missing, store.MustExist); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Open(missing, MustExist) = %v, want ErrUnavailable", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Open(MustExist) created %s: %v", missing, err)
+	}
+	_, path := openStore(t)
+	st, err := store.Open(ctx, path, store.MustExist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath("/tmp").Exec(ctx); err != nil {
+		t.Fatalf("write through Open(MustExist): %v", err)
 	}
 }

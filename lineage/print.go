@@ -1,0 +1,140 @@
+package lineage
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"tuttid/ent"
+)
+
+// PrintFormats are the formats Print writes (`tuttid tree --format`).
+func PrintFormats() []string { return []string{"text", "json", "dot"} }
+
+// PrintOptions says how Print writes fork trees.
+type PrintOptions struct {
+	// Format is one of PrintFormats; "" is text.
+	Format string
+	// WorkspaceID names the dot graph.
+	WorkspaceID string
+	// Untitled stands for a session without a title (text and dot).
+	Untitled string
+}
+
+// Print writes nodes, as Tree and Forest lay them out (depth-first), in
+// the format of api-contract.md's "Lineage tooling":
+//   - text: one session a line, indented two spaces per depth,
+//     `<title> [<status>] <id>`;
+//   - json: an array of root nodes, each with its children;
+//   - dot: a Graphviz digraph, one node per session, an edge parent ->
+//     child labelled with the fork's lastTurnId, or "whole".
+func Print(out io.Writer, nodes []Node, o PrintOptions) error {
+	switch o.Format {
+	case "", "text":
+		return printText(out, nodes, o.Untitled)
+	case "json":
+		return printJSON(out, nodes)
+	case "dot":
+		return printDOT(out, nodes, o)
+	}
+	return fmt.Errorf("lineage: unknown print format %q", o.Format)
+}
+
+// WithoutArchived leaves out archived sessions and everything below them
+// (nodes are depth-first, so a subtree is the run of deeper nodes after
+// its root).
+func WithoutArchived(nodes []Node) []Node {
+	out := make([]Node, 0, len(nodes))
+	skipBelow := -1 // depth of the archived session being skipped
+	for _, n := range nodes {
+		if skipBelow >= 0 && n.Depth > skipBelow {
+			continue
+		}
+		skipBelow = -1
+		if n.Session.Archived {
+			skipBelow = n.Depth
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// oneLineTitle is a session's title on one line, or untitled.
+func oneLineTitle(a *ent.AgentSession, untitled string) string {
+	if a.Title == "" {
+		return untitled
+	}
+	return strings.Join(strings.Fields(a.Title), " ")
+}
+
+func printText(out io.Writer, nodes []Node, untitled string) error {
+	var b strings.Builder
+	for _, n := range nodes {
+		fmt.Fprintf(&b, "%s%s [%s] %s\n", strings.Repeat("  ", n.Depth), oneLineTitle(n.Session, untitled), n.Session.Status, n.Session.ID)
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// jsonNode is one node of the json format.
+type jsonNode struct {
+	ID                string      `json:"id"`
+	Title             string      `json:"title"`
+	Status            string      `json:"status"`
+	ProviderSessionID string      `json:"providerSessionId"`
+	LastTurnID        *string     `json:"lastTurnId"` // null for a root and a whole-conversation fork
+	Archived          bool        `json:"archived"`
+	Children          []*jsonNode `json:"children"`
+}
+
+func printJSON(out io.Writer, nodes []Node) error {
+	roots := []*jsonNode{}
+	var path []*jsonNode // path[d] is the last node seen at depth d
+	for _, n := range nodes {
+		j := &jsonNode{ID: n.Session.ID, Title: n.Session.Title, Status: string(n.Session.Status),
+			ProviderSessionID: n.Session.ProviderSessionID, Archived: n.Session.Archived, Children: []*jsonNode{}}
+		if n.Fork != nil && n.Fork.ForkTurnID != "" {
+			j.LastTurnID = &n.Fork.ForkTurnID
+		}
+		path = append(path[:min(n.Depth, len(path))], j)
+		if n.Depth == 0 || len(path) < 2 {
+			roots = append(roots, j)
+			continue
+		}
+		parent := path[len(path)-2]
+		parent.Children = append(parent.Children, j)
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(roots)
+}
+
+func printDOT(out io.Writer, nodes []Node, o PrintOptions) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "digraph %s {\n  node [shape=box];\n", dotQuote("tuttid "+o.WorkspaceID))
+	for _, n := range nodes {
+		label := oneLineTitle(n.Session, o.Untitled) + "\n[" + string(n.Session.Status) + "]"
+		fmt.Fprintf(&b, "  %s [label=%s];\n", dotQuote(n.Session.ID), dotQuote(label))
+	}
+	for _, n := range nodes {
+		if n.Fork == nil {
+			continue
+		}
+		label := "whole"
+		if n.Fork.ForkTurnID != "" {
+			label = n.Fork.ForkTurnID
+		}
+		fmt.Fprintf(&b, "  %s -> %s [label=%s];\n", dotQuote(n.ParentID), dotQuote(n.Session.ID), dotQuote(label))
+	}
+	b.WriteString("}\n")
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// dotQuote is a DOT string: only `"` and `\` are escaped ("\n" is DOT's
+// own line break in a label).
+func dotQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}

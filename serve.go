@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"tuttid/server"
+)
+
+// serveCommand is `tuttid [serve]`: the server, until SIGINT or SIGTERM.
+func serveCommand() command {
+	return command{name: "serve", usage: "[serve] [--addr HOST:PORT] [--db FILE] [--codex-bin PATH] [flags]", setup: func(f *flags) runFunc {
+		var c serveConfig
+		c.addr = f.string("addr", "TUTTID_ADDR", "127.0.0.1:8080", "address to listen on")
+		c.db = f.db()
+		c.codexBin = f.codexBin()
+		c.origins = f.string("allowed-origins", "TUTTID_ALLOWED_ORIGINS", strings.Join(server.DefaultAllowedOrigins(), ","),
+			"comma-separated host[:port] globs of more origins whose pages may change state and open a WebSocket")
+		c.hosts = f.string("allowed-hosts", "TUTTID_ALLOWED_HOSTS", "",
+			"comma-separated host names (or *.example.com) requests may carry in Host besides loopback and --addr's host")
+		c.token = f.string("token", "TUTTID_TOKEN", "",
+			"the API token; default: generated and kept in the file token beside the database")
+		c.noAuth = f.bool("no-auth", "TUTTID_NO_AUTH", "no token check; only when listening on loopback")
+		c.maxBody = f.int64("max-body", "TUTTID_MAX_BODY", server.DefaultMaxBody, "largest request body in bytes")
+		c.log = f.log("info")
+		return c.run
+	}}
+}
+
+type serveConfig struct {
+	addr, db, codexBin, origins, hosts, token *string
+	noAuth                                    *bool
+	maxBody                                   *int64
+	log                                       logFlags
+}
+
+func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
+	if len(args) > 0 {
+		return usageError{error: fmt.Errorf("unexpected argument %q", args[0])}
+	}
+	log, err := c.log.logger(out.stderr)
+	if err != nil {
+		return err
+	}
+	if *c.maxBody <= 0 {
+		return usageError{error: fmt.Errorf("--max-body must be positive")}
+	}
+	if *c.noAuth && !server.IsLoopbackAddr(*c.addr) {
+		return fmt.Errorf("--no-auth is only allowed when listening on loopback (127.0.0.1, [::1], localhost), not on %s", *c.addr)
+	}
+	tok := *c.token
+	if !*c.noAuth && tok == "" {
+		if tok, err = server.LoadOrCreateToken(server.TokenFile(*c.db)); err != nil {
+			return err
+		}
+	}
+	srv, err := server.New(ctx, server.Config{
+		DBPath: *c.db, CodexBin: *c.codexBin, Addr: *c.addr, AllowedHosts: splitList(*c.hosts), AllowedOrigins: splitList(*c.origins),
+		Token: tok, NoAuth: *c.noAuth, MaxBody: *c.maxBody, Logger: log, Version: version,
+		CrashAt: os.Getenv("TUTTID_CRASH_AT"),
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", *c.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *c.addr, err)
+	}
+	base := "http://" + ln.Addr().String()
+	query := ""
+	if !*c.noAuth {
+		// As Jupyter does: opening this address is all a person does.
+		query = "?token=" + url.QueryEscape(tok)
+	}
+	gui := base + "/app/" + query
+	log.Info("tuttid listening", "addr", ln.Addr().String(), "db", *c.db,
+		"gui", gui, "graphiql", base+"/"+query)
+	printReady(out.stderr, gui, *c.db)
+	err = srv.Serve(ctx, ln)
+	log.Info("tuttid stopped", "err", err)
+	return err
+}
+
+// printReady tells a person, in one plain line beside the log, where to
+// open the GUI and where the data lives.
+func printReady(w io.Writer, gui, db string) {
+	if abs, err := filepath.Abs(db); err == nil {
+		db = abs
+	}
+	fmt.Fprintf(w, "tuttid is ready: open %s (data: %s)\n", gui, db)
+}

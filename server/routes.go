@@ -1,0 +1,125 @@
+package server
+
+import (
+	"net/http"
+
+	"tuttid/apperr"
+	"tuttid/rest"
+	"tuttid/web"
+	"tuttid/webasset"
+)
+
+// access is who may use a route. Each route declares its access where it
+// is registered (router.handle); a path no route declares is refused, so
+// a new route without a policy is unreachable, not public.
+type access int
+
+const (
+	// undeclared is the zero value: router.handle refuses it.
+	undeclared access = iota
+	// public routes hold no data: static files, /healthz.
+	public
+	// api routes need the token in a header or cookie; without it they
+	// answer 401 unauthenticated.
+	api
+	// page routes need the token (the cookie, or ?token= which sets it);
+	// without it they show the sign-in page.
+	page
+)
+
+func (a access) String() string {
+	switch a {
+	case public:
+		return "public"
+	case api:
+		return "api"
+	case page:
+		return "page"
+	}
+	return "undeclared"
+}
+
+// route is one pattern of the mux and what guards it.
+type route struct {
+	pattern string
+	access  access
+	// graphQL answers refusals in GraphQL's shape, and lets a WebSocket
+	// upgrade without the token go on to its connection_init (wsInit).
+	graphQL bool
+}
+
+// router is the server's route table: the only way onto its mux.
+type router struct {
+	mux     *http.ServeMux
+	auth    *auth
+	maxBody int64
+	routes  []route // as registered, for the test that each has an access
+}
+
+// graphiqlAssets is where the GraphiQL page loads its files from.
+const graphiqlAssets = "/graphiql/assets/"
+
+// newRouter declares every route of the HTTP surface with its access.
+func (s *Server) newRouter(a *auth, maxBody int64) *router {
+	rt := &router{mux: http.NewServeMux(), auth: a, maxBody: maxBody}
+	rt.handle(route{pattern: "/query", access: api, graphQL: true}, s.graphQL(a, maxBody))
+	// The REST routes (rest.Handler.Register) share one access.
+	v1 := http.NewServeMux()
+	(&rest.Handler{Forks: s.Forks, Logger: s.log}).Register(v1)
+	rt.handle(route{pattern: "/v1/", access: api}, v1)
+	// Without a method in the pattern: other methods answer 405, not the
+	// catch-all's 404.
+	rt.handle(route{pattern: "/healthz", access: public}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if webasset.AllowGetHead(w, r) {
+			s.health(w, r)
+		}
+	}))
+
+	gui := http.StripPrefix("/app", web.Handler())
+	rt.handle(route{pattern: "/app/{$}", access: page}, gui)
+	// /app is a page too: /app?token= signs in before the redirect.
+	rt.handle(route{pattern: "/app", access: page}, http.HandlerFunc(toAppSlash))
+	rt.handle(route{pattern: "/app/", access: public}, gui) // the GUI's built files
+	gq := graphiqlHandler()
+	rt.handle(route{pattern: "/{$}", access: page}, gq)
+	rt.handle(route{pattern: graphiqlAssets, access: public}, gq)
+
+	// Everything else: no route declares it.
+	rt.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, apperr.NotFound, "no such path")
+	})
+	return rt
+}
+
+// handle registers h at r.pattern behind r's access check and the body
+// limit (which reads nothing for a caller the check refuses).
+func (rt *router) handle(r route, h http.Handler) {
+	if r.access == undeclared {
+		panic("server: route " + r.pattern + " declares no access")
+	}
+	rt.routes = append(rt.routes, r)
+	rt.mux.Handle(r.pattern, rt.auth.guard(r, limitBody(h, rt.maxBody, r.graphQL)))
+}
+
+// ServeHTTP serves the mux, which is not exposed: its Handle would take a
+// route without an access.
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.mux.ServeHTTP(w, r) }
+
+// toAppSlash is what ServeMux would answer to /app: a redirect to the GUI.
+func toAppSlash(w http.ResponseWriter, r *http.Request) {
+	u := "/app/"
+	if r.URL.RawQuery != "" {
+		u += "?" + r.URL.RawQuery
+	}
+	http.Redirect(w, r, u, http.StatusMovedPermanently)
+}
+
+// refuse answers an error in the route's shape: GraphQL's on /query,
+// REST's elsewhere.
+func refuse(w http.ResponseWriter, graphQL bool, code apperr.Code, message string) {
+	if graphQL {
+		writeGraphQLError(w, code, message)
+		return
+	}
+	writeError(w, code, message)
+}
