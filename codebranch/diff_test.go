@@ -19,8 +19,10 @@ func TestDiffBetweenCheckpoints(t *testing.T) {
 		truncated bool
 	}{
 		{
-			name:   "shell edits: modify, add, delete",
-			change: func(t *testing.T, repo string) { runShell(t, repo, "printf 'a2\\na3\\n' >> a.txt && echo n > n.txt && rm dir/b.txt") },
+			name: "shell edits: modify, add, delete",
+			change: func(t *testing.T, repo string) {
+				runShell(t, repo, "printf 'a2\\na3\\n' >> a.txt && echo n > n.txt && rm dir/b.txt")
+			},
 			want: []FileChange{
 				{Path: "a.txt", Status: Modified, Additions: 2},
 				{Path: "dir/b.txt", Status: Deleted, Deletions: 1},
