@@ -34,6 +34,9 @@ var (
 	// ErrDifferentRepository: two checkouts that do not share one
 	// repository (object store and refs).
 	ErrDifferentRepository = errors.New("checkouts are in different repositories")
+	// ErrInvalidInput: an option that makes no sense (a relative path, two
+	// branches).
+	ErrInvalidInput = errors.New("invalid input")
 	// ErrGit: a git command failed; see *CommandError.
 	ErrGit = errors.New("git failed")
 )
