@@ -48,11 +48,11 @@ func (r *Repo) Apply(ctx context.Context, from *Repo, base string, dryRun bool) 
 	if err != nil {
 		return fail(err)
 	}
-	source, err := from.Snapshot(ctx)
+	source, err := from.Snapshot(ctx, SnapshotOptions{})
 	if err != nil {
 		return fail(err)
 	}
-	target, err := r.Snapshot(ctx)
+	target, err := r.Snapshot(ctx, SnapshotOptions{})
 	if err != nil {
 		return fail(err)
 	}
@@ -86,7 +86,7 @@ func (r *Repo) Apply(ctx context.Context, from *Repo, base string, dryRun bool) 
 		return res, nil
 	}
 	// The files must still be those merged against.
-	again, err := r.Snapshot(ctx)
+	again, err := r.Snapshot(ctx, SnapshotOptions{})
 	if err != nil {
 		return fail(err)
 	}

@@ -120,7 +120,7 @@ func parseDiffStats(status, numstat []byte) ([]FileChange, error) {
 // Changes is the diff from base (a tree-ish; HEAD when "") to r's working
 // files now, as Snapshot records them. Outside of refs: nothing is kept.
 func (r *Repo) Changes(ctx context.Context, base string) (Diff, error) {
-	snap, err := r.Snapshot(ctx)
+	snap, err := r.Snapshot(ctx, SnapshotOptions{})
 	if err != nil {
 		return Diff{}, err
 	}

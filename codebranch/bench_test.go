@@ -1,0 +1,117 @@
+package codebranch
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// BenchmarkCheckpoint compares, on one repository of
+// TUTTID_BENCH_FILES files (10,000 by default) of 10 KB (about 100 MB),
+// after a turn that changed 10 files:
+//   - status: git status --porcelain, the floor (every file is stat'ed);
+//   - checkpoint: Repo.Checkpoint;
+//   - naive: a fresh temporary index, read-tree HEAD, add -A, write-tree,
+//     commit-tree (re-hashes every file).
+//
+// The bounds: checkpoint <= 1.5x status and <= 0.3x naive.
+func BenchmarkCheckpoint(b *testing.B) {
+	n := 10_000
+	if s := os.Getenv("TUTTID_BENCH_FILES"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	ctx := context.Background()
+	repo := benchRepo(b, n)
+	g := New(Config{Bin: gitBin})
+	r, err := g.Open(ctx, repo)
+	if err != nil {
+		b.Fatal(err)
+	}
+	turn := 0
+	changeTen := func() {
+		turn++
+		for i := 0; i < 10; i++ {
+			path := filepath.Join(repo, fmt.Sprintf("d%02d", i), fmt.Sprintf("f%04d.txt", i))
+			if err := os.WriteFile(path, []byte(fmt.Sprintf("turn %d file %d\n", turn, i)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("status", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			changeTen()
+			b.StartTimer()
+			benchGit(b, repo, nil, "status", "--porcelain")
+		}
+	})
+	b.Run("checkpoint", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			changeTen()
+			b.StartTimer()
+			if _, err := r.Checkpoint(ctx, CheckpointOptions{Ref: TurnRef("bench", strconv.Itoa(turn))}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("naive", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			changeTen()
+			b.StartTimer()
+			tmp := b.TempDir()
+			env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
+			benchGit(b, repo, env, "read-tree", "HEAD")
+			benchGit(b, repo, env, "add", "-A")
+			tree := benchGit(b, repo, env, "write-tree")
+			benchGit(b, repo, nil, "-c", "user.name=b", "-c", "user.email=b@b", "commit-tree", tree, "-p", "HEAD", "-m", "naive")
+		}
+	})
+}
+
+func benchGit(b *testing.B, dir string, env []string, args ...string) string {
+	b.Helper()
+	cmd := exec.Command(gitBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("git %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// benchRepo makes a repository of n files of 10 KB in 100 directories,
+// committed.
+func benchRepo(b *testing.B, n int) string {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "repo")
+	rng := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 10_000)
+	for i := 0; i < n; i++ {
+		for j := range buf {
+			buf[j] = 'a' + byte(rng.IntN(26))
+			if j%80 == 79 {
+				buf[j] = '\n'
+			}
+		}
+		path := filepath.Join(dir, fmt.Sprintf("d%02d", i%100), fmt.Sprintf("f%04d.txt", i/100))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(path, buf, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	benchGit(b, dir, nil, "init", "-q")
+	benchGit(b, dir, nil, "add", "-A")
+	benchGit(b, dir, nil, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "bench")
+	return dir
+}
