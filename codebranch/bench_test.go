@@ -7,25 +7,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkCheckpoint compares, on one repository of
 // TUTTID_BENCH_FILES files (10,000 by default) of 10 KB (about 100 MB),
-// after a turn that changed 10 files:
+// after a turn that changed 10 files, in the same run:
 //   - status: git status --porcelain, the floor (every file is stat'ed);
-//   - checkpoint: Repo.Checkpoint;
+//   - checkpoint: Repo.Checkpoint from a copy of the user's index;
+//   - kept: Repo.Checkpoint with a kept per-session index;
 //   - naive: a fresh temporary index, read-tree HEAD, add -A, write-tree,
-//     commit-tree (re-hashes every file).
+//     commit-tree (re-hashes every file), TUTTID_BENCH_NAIVE times (3).
 //
-// The bounds: checkpoint <= 1.5x status and <= 0.3x naive.
+// Each iteration runs status, checkpoint and kept one after the other (a
+// loaded machine slows all three alike); the medians and their ratios are
+// reported as metrics. The bounds: checkpoint <= 1.5x status and
+// <= 0.3x naive.
 func BenchmarkCheckpoint(b *testing.B) {
-	n := 10_000
-	if s := os.Getenv("TUTTID_BENCH_FILES"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
+	n := envInt("TUTTID_BENCH_FILES", 10_000)
 	ctx := context.Background()
 	repo := benchRepo(b, n)
 	g := New(Config{Bin: gitBin})
@@ -33,6 +36,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	kept := filepath.Join(b.TempDir(), "session.index")
 	turn := 0
 	changeTen := func() {
 		turn++
@@ -43,37 +47,62 @@ func BenchmarkCheckpoint(b *testing.B) {
 			}
 		}
 	}
-	b.Run("status", func(b *testing.B) {
-		for b.Loop() {
-			b.StopTimer()
-			changeTen()
-			b.StartTimer()
-			benchGit(b, repo, nil, "status", "--porcelain")
-		}
-	})
-	b.Run("checkpoint", func(b *testing.B) {
-		for b.Loop() {
-			b.StopTimer()
-			changeTen()
-			b.StartTimer()
+	timed := func(into *[]time.Duration, f func()) {
+		changeTen()
+		start := time.Now()
+		f()
+		*into = append(*into, time.Since(start))
+	}
+	var status, checkpoint, keptIndex, naive []time.Duration
+	for b.Loop() {
+		timed(&status, func() { benchGit(b, repo, nil, "status", "--porcelain") })
+		timed(&checkpoint, func() {
 			if _, err := r.Checkpoint(ctx, CheckpointOptions{Ref: TurnRef("bench", strconv.Itoa(turn))}); err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
-	b.Run("naive", func(b *testing.B) {
-		for b.Loop() {
-			b.StopTimer()
-			changeTen()
-			b.StartTimer()
+		})
+		timed(&keptIndex, func() {
+			if _, err := r.Checkpoint(ctx, CheckpointOptions{Ref: TurnRef("kept", strconv.Itoa(turn)), Index: kept}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+	b.StopTimer()
+	for i := 0; i < envInt("TUTTID_BENCH_NAIVE", 3); i++ {
+		timed(&naive, func() {
 			tmp := b.TempDir()
 			env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
 			benchGit(b, repo, env, "read-tree", "HEAD")
 			benchGit(b, repo, env, "add", "-A")
 			tree := benchGit(b, repo, env, "write-tree")
 			benchGit(b, repo, nil, "-c", "user.name=b", "-c", "user.email=b@b", "commit-tree", tree, "-p", "HEAD", "-m", "naive")
-		}
-	})
+		})
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	s, c, k := median(status), median(checkpoint), median(keptIndex)
+	b.ReportMetric(ms(s), "status-ms")
+	b.ReportMetric(ms(c), "checkpoint-ms")
+	b.ReportMetric(ms(k), "kept-ms")
+	b.ReportMetric(float64(c)/float64(s), "checkpoint/status")
+	b.ReportMetric(float64(k)/float64(s), "kept/status")
+	if len(naive) > 0 {
+		nv := median(naive)
+		b.ReportMetric(ms(nv), "naive-ms")
+		b.ReportMetric(float64(c)/float64(nv), "checkpoint/naive")
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
 }
 
 func benchGit(b *testing.B, dir string, env []string, args ...string) string {

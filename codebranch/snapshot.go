@@ -46,21 +46,29 @@ type SnapshotOptions struct {
 // stat data changed since are hashed again.
 func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, error) {
 	fail := func(err error) (Snapshot, error) { return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.Root, err) }
-	head, err := r.Head(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	ix, err := r.prepareIndex(ctx, opts.Index, head)
+	ix, err := r.prepareIndex(ctx, opts.Index)
 	if err != nil {
 		return fail(err)
 	}
 	defer ix.cleanup()
 	env := []string{"GIT_INDEX_FILE=" + ix.path}
-	// One walk lists modified (C), deleted (R) and untracked (?) files,
-	// against the index being built.
-	out, err := r.run(ctx, env, "ls-files", "-z", "-t", "-m", "-d", "-o", "--exclude-standard")
+	// One walk (git status: it stats in parallel, and is the floor the
+	// contract measures against) lists the files whose working copy
+	// differs from the index being built, the untracked files and HEAD.
+	// A kept index lets status save its refreshed stat data (optional
+	// locks on: the index is tuttid's own); a throwaway one need not.
+	statusEnv := env
+	if ix.kept != "" {
+		statusEnv = append(statusEnv, "GIT_OPTIONAL_LOCKS=1")
+	}
+	out, err := r.run(ctx, statusEnv, "status", "--porcelain=v2", "-z",
+		"--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
 	if err != nil {
 		return fail(fmt.Errorf("list changes: %w", err))
+	}
+	head, changes, err := parseStatus(out)
+	if err != nil {
+		return fail(err)
 	}
 	var update, remove, skipped []string
 	// untracked: files the index holds that the user's index does not
@@ -79,9 +87,9 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 		}
 	}
 	seen := map[string]bool{}
-	for _, rec := range splitZ(out) {
-		tag, path, ok := strings.Cut(rec, " ")
-		if !ok || path == "" || seen[path] || drop[path] {
+	for _, c := range changes {
+		tag, path := c.tag, c.path
+		if seen[path] || drop[path] {
 			continue
 		}
 		seen[path] = true
@@ -173,7 +181,7 @@ type workIndex struct {
 // prepareIndex makes the index to build in: a copy of the kept index when
 // it is at least as new as the user's, else of the user's index, else
 // HEAD's tree, else empty.
-func (r *Repo) prepareIndex(ctx context.Context, kept, head string) (workIndex, error) {
+func (r *Repo) prepareIndex(ctx context.Context, kept string) (workIndex, error) {
 	userIndex := filepath.Join(r.GitDir, "index")
 	var ix workIndex
 	src := userIndex
@@ -213,6 +221,10 @@ func (r *Repo) prepareIndex(ctx context.Context, kept, head string) (workIndex, 
 		// git reads a missing index as empty, not an empty file.
 		if err = os.Remove(ix.path); os.IsNotExist(err) {
 			err = nil
+		}
+		var head string
+		if err == nil {
+			head, err = r.Head(ctx)
 		}
 		if err == nil && head != "" {
 			_, err = r.run(ctx, []string{"GIT_INDEX_FILE=" + ix.path}, "read-tree", head)
@@ -282,4 +294,49 @@ func copyIndex(src, dst string) (bool, error) {
 		return false, err
 	}
 	return true, os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// statusEntry is a path git status reports: tag "?" for untracked, "C"
+// for a working file that differs from the index (or is unmerged).
+type statusEntry struct {
+	tag, path string
+}
+
+// parseStatus reads git status --porcelain=v2 -z --branch: HEAD ("" when
+// unborn) and the entries whose working file differs from the index.
+func parseStatus(out []byte) (string, []statusEntry, error) {
+	var head string
+	var entries []statusEntry
+	for _, rec := range splitZ(out) {
+		if rec == "" {
+			continue
+		}
+		switch rec[0] {
+		case '#':
+			if oid, ok := strings.CutPrefix(rec, "# branch.oid "); ok && oid != "(initial)" {
+				head = oid
+			}
+		case '?':
+			entries = append(entries, statusEntry{"?", strings.TrimPrefix(rec, "? ")})
+		case '1':
+			// 1 XY sub mH mI mW hH hI path
+			f := strings.SplitN(rec, " ", 9)
+			if len(f) != 9 || len(f[1]) != 2 {
+				return "", nil, fmt.Errorf("%w: unexpected status record %q", ErrGit, rec)
+			}
+			if f[1][1] != '.' {
+				entries = append(entries, statusEntry{"C", f[8]})
+			}
+		case 'u':
+			// u XY sub m1 m2 m3 mW h1 h2 h3 path
+			f := strings.SplitN(rec, " ", 11)
+			if len(f) != 11 {
+				return "", nil, fmt.Errorf("%w: unexpected status record %q", ErrGit, rec)
+			}
+			entries = append(entries, statusEntry{"C", f[10]})
+		default:
+			return "", nil, fmt.Errorf("%w: unexpected status record %q", ErrGit, rec)
+		}
+	}
+	return head, entries, nil
 }

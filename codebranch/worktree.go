@@ -231,27 +231,47 @@ func (r *Repo) checkNewBranch(ctx context.Context, name string) error {
 	return nil
 }
 
-// worktreeEntry is one record of git worktree list --porcelain.
-type worktreeEntry struct {
-	path   string
-	main   bool
-	locked bool
+// WorktreeInfo is one working tree of a repository, as git worktree
+// list says.
+type WorktreeInfo struct {
+	Path string
+	// Main: the repository's main working tree.
+	Main bool
+	// Head is the commit checked out; Branch without refs/heads/, "" when
+	// detached.
+	Head   string
+	Branch string
+	Locked bool
+	// Prunable: git knows it but its directory is gone.
+	Prunable bool
 }
 
-func (r *Repo) worktrees(ctx context.Context) ([]worktreeEntry, error) {
+// Worktrees lists every working tree of r's repository: orphan checks
+// compare it with the worktrees tuttid recorded.
+func (r *Repo) Worktrees(ctx context.Context) ([]WorktreeInfo, error) {
 	out, err := r.run(ctx, nil, "worktree", "list", "--porcelain", "-z")
 	if err != nil {
 		return nil, fmt.Errorf("list worktrees: %w", err)
 	}
-	var list []worktreeEntry
+	var list []WorktreeInfo
 	for _, rec := range splitZ(out) {
+		if p, ok := strings.CutPrefix(rec, "worktree "); ok {
+			list = append(list, WorktreeInfo{Path: p, Main: len(list) == 0})
+			continue
+		}
+		if len(list) == 0 {
+			continue
+		}
+		w := &list[len(list)-1]
 		switch {
-		case strings.HasPrefix(rec, "worktree "):
-			list = append(list, worktreeEntry{path: strings.TrimPrefix(rec, "worktree "), main: len(list) == 0})
+		case strings.HasPrefix(rec, "HEAD "):
+			w.Head = strings.TrimPrefix(rec, "HEAD ")
+		case strings.HasPrefix(rec, "branch "):
+			w.Branch = strings.TrimPrefix(strings.TrimPrefix(rec, "branch "), "refs/heads/")
 		case rec == "locked" || strings.HasPrefix(rec, "locked "):
-			if len(list) > 0 {
-				list[len(list)-1].locked = true
-			}
+			w.Locked = true
+		case rec == "prunable" || strings.HasPrefix(rec, "prunable "):
+			w.Prunable = true
 		}
 	}
 	return list, nil
@@ -261,21 +281,21 @@ func (r *Repo) worktrees(ctx context.Context) ([]worktreeEntry, error) {
 // of r's repository.
 func (r *Repo) isWorktree(ctx context.Context, path string) bool {
 	e, err := r.findWorktree(ctx, path)
-	return err == nil && !e.main
+	return err == nil && !e.Main
 }
 
-func (r *Repo) findWorktree(ctx context.Context, path string) (worktreeEntry, error) {
-	list, err := r.worktrees(ctx)
+func (r *Repo) findWorktree(ctx context.Context, path string) (WorktreeInfo, error) {
+	list, err := r.Worktrees(ctx)
 	if err != nil {
-		return worktreeEntry{}, err
+		return WorktreeInfo{}, err
 	}
 	clean := filepath.Clean(path)
 	for _, e := range list {
-		if filepath.Clean(e.path) == clean || sameFile(e.path, clean) {
+		if filepath.Clean(e.Path) == clean || sameFile(e.Path, clean) {
 			return e, nil
 		}
 	}
-	return worktreeEntry{}, fmt.Errorf("%w: %s", ErrNotAWorktree, path)
+	return WorktreeInfo{}, fmt.Errorf("%w: %s", ErrNotAWorktree, path)
 }
 
 // RemoveOptions guard RemoveWorktree.
@@ -295,11 +315,11 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string, opts RemoveOptio
 	if err != nil {
 		return fmt.Errorf("remove worktree: %w", err)
 	}
-	if e.main {
+	if e.Main {
 		return fmt.Errorf("remove worktree %s: %w: it is the main working tree", path, ErrNotAWorktree)
 	}
-	if _, statErr := os.Stat(e.path); statErr == nil && opts.UnchangedFrom != "" {
-		wt, err := r.git.Open(ctx, e.path)
+	if _, statErr := os.Stat(e.Path); statErr == nil && opts.UnchangedFrom != "" {
+		wt, err := r.git.Open(ctx, e.Path)
 		if err != nil {
 			return fmt.Errorf("remove worktree %s: %w", path, err)
 		}
@@ -317,7 +337,7 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string, opts RemoveOptio
 	}
 	// --force: the files' state was checked above (or the caller chose to
 	// discard it); a worktree locked by its user is still refused.
-	if _, err := r.run(ctx, nil, "worktree", "remove", "--force", e.path); err != nil {
+	if _, err := r.run(ctx, nil, "worktree", "remove", "--force", e.Path); err != nil {
 		return fmt.Errorf("remove worktree %s: %w", path, err)
 	}
 	return nil

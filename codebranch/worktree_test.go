@@ -382,6 +382,13 @@ func TestRemoveWorktree(t *testing.T) {
 		if err := os.RemoveAll(dest); err != nil {
 			t.Fatal(err)
 		}
+		list, err := r.Worktrees(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 2 || !list[0].Main || list[1].Path != dest || !list[1].Prunable || list[1].Branch != "kept" {
+			t.Errorf("worktrees %+v", list)
+		}
 		if err := r.RemoveWorktree(ctx, dest, RemoveOptions{UnchangedFrom: cp.Commit}); err != nil {
 			t.Fatal(err)
 		}
