@@ -3,6 +3,7 @@ package codebranch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -349,4 +350,38 @@ func sized(t *testing.T, path string, n int64) {
 		t.Fatal(err)
 	}
 	f.Close()
+}
+
+// Sessions sharing one directory checkpoint at once: each builds in its own
+// index, and all record the same files.
+func TestConcurrentCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	g := testGit(t)
+	repo := newRepo(t)
+	writeFile(t, filepath.Join(repo, "u.txt"), "u\n")
+	before := captureState(t, repo)
+	r := openRepo(t, g, repo)
+	const n = 6
+	trees := make([]string, n)
+	errs := make([]error, n)
+	done := make(chan int)
+	for i := range n {
+		go func() {
+			cp, err := r.Checkpoint(ctx, CheckpointOptions{Ref: TurnRef(fmt.Sprintf("s%d", i), "t")})
+			trees[i], errs[i] = cp.Tree, err
+			done <- i
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if trees[i] != trees[0] {
+			t.Errorf("session %d recorded %s, session 0 %s", i, trees[i], trees[0])
+		}
+	}
+	assertStateUnchanged(t, before, repo)
 }

@@ -111,14 +111,18 @@ func (g *Git) runResult(ctx context.Context, c call, args ...string) (result, er
 	cmd.Dir = c.dir
 	cmd.Env = append(append([]string(nil), g.env...), c.env...)
 	cmd.Stdin = c.stdin
-	var stdout limitedBuffer
-	stdout.limit = c.limit
+	stdout := limitedBuffer{limit: c.limit, stop: true}
 	var stderr limitedBuffer
 	stderr.limit = 64 << 10
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	res := result{stdout: stdout.buf.Bytes(), truncated: stdout.truncated}
+	if stdout.truncated && ctx.Err() == nil {
+		// The output was cut on purpose: git, its pipe closed, was
+		// stopped by SIGPIPE rather than left to write the rest.
+		return res, nil
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
@@ -133,12 +137,15 @@ func (g *Git) runResult(ctx context.Context, c call, args ...string) (result, er
 	return res, nil
 }
 
-// limitedBuffer keeps the first limit bytes written (all when limit is 0)
-// and swallows the rest, so that a huge output neither fills memory nor
-// blocks the child.
+// limitedBuffer keeps the first limit bytes written (all when limit is
+// 0). Past it, with stop, the write fails, which closes git's pipe: a huge
+// output neither fills memory nor keeps git working for nothing; without
+// stop (standard error: git must not die of a warning) the rest is
+// swallowed.
 type limitedBuffer struct {
 	buf       bytes.Buffer
 	limit     int
+	stop      bool
 	truncated bool
 }
 
@@ -154,8 +161,13 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 		b.buf.Write(p[:room])
 	}
 	b.truncated = true
-	return len(p), nil
+	if !b.stop {
+		return len(p), nil
+	}
+	return room, errOutputLimit
 }
+
+var errOutputLimit = errors.New("output limit reached")
 
 // exitCode is the exit code of a *CommandError, or -1.
 func exitCode(err error) int {
