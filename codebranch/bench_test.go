@@ -144,3 +144,80 @@ func benchRepo(b *testing.B, n int) string {
 	benchGit(b, dir, nil, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "bench")
 	return dir
 }
+
+// BenchmarkCheckpointStorage reports the bytes a checkpoint adds to the
+// object store per turn that changed 10 files of 10 KB (turn-bytes), per
+// turn that changed nothing (idle-bytes: the previous checkpoint is
+// reused), and the bytes git gc --prune=now reclaims once the session's
+// refs are deleted (reclaimed-bytes, of added-bytes; left-after-gc-bytes
+// is what stays). Sizes are disk usage (git count-objects -v: loose
+// objects take whole blocks).
+func BenchmarkCheckpointStorage(b *testing.B) {
+	ctx := context.Background()
+	repo := benchRepo(b, envInt("TUTTID_BENCH_FILES", 2_000))
+	g := New(Config{Bin: gitBin})
+	r, err := g.Open(ctx, repo)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	buf := make([]byte, 10_000)
+	// Packed first: what gc does to the repository's own objects is not
+	// the checkpoints' doing.
+	benchGit(b, repo, nil, "gc", "--quiet", "--prune=now")
+	start := objectBytes(b, repo)
+	var prev string
+	turns, idle := 0, int64(0)
+	for b.Loop() {
+		turns++
+		for i := 0; i < 10; i++ {
+			for j := range buf {
+				buf[j] = 'a' + byte(rng.IntN(26))
+			}
+			path := filepath.Join(repo, fmt.Sprintf("d%02d", i), fmt.Sprintf("f%04d.txt", i))
+			if err := os.WriteFile(path, buf, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cp, err := r.Checkpoint(ctx, CheckpointOptions{Ref: TurnRef("store", strconv.Itoa(turns)), Previous: prev})
+		if err != nil {
+			b.Fatal(err)
+		}
+		before := objectBytes(b, repo)
+		same, err := r.Checkpoint(ctx, CheckpointOptions{Ref: TurnRef("store", strconv.Itoa(turns)+"-idle"), Previous: cp.Commit})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !same.Reused {
+			b.Fatal("an idle turn made a new checkpoint")
+		}
+		idle += objectBytes(b, repo) - before
+		prev = cp.Commit
+	}
+	added := objectBytes(b, repo) - start
+	b.StopTimer()
+	if err := r.DeleteRefs(ctx, SessionRefPrefix("store")); err != nil {
+		b.Fatal(err)
+	}
+	benchGit(b, repo, nil, "-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "gc", "--quiet", "--prune=now")
+	after := objectBytes(b, repo)
+	b.ReportMetric(float64(added)/float64(turns), "turn-bytes")
+	b.ReportMetric(float64(idle)/float64(turns), "idle-bytes")
+	b.ReportMetric(float64(added), "added-bytes")
+	b.ReportMetric(float64(start+added-after), "reclaimed-bytes")
+	b.ReportMetric(float64(after-start), "left-after-gc-bytes")
+}
+
+// objectBytes is the size of the object store: loose objects and packs.
+func objectBytes(b *testing.B, repo string) int64 {
+	b.Helper()
+	var total int64
+	for _, line := range strings.Split(benchGit(b, repo, nil, "count-objects", "-v"), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		if k == "size" || k == "size-pack" {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			total += n * 1024
+		}
+	}
+	return total
+}
