@@ -58,11 +58,12 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 	// A kept index lets status save its refreshed stat data (optional
 	// locks on: the index is tuttid's own); a throwaway one need not.
 	statusEnv := env
+	args := []string{"status", "--porcelain=v2", "-z",
+		"--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty"}
 	if ix.kept != "" {
 		statusEnv = append(statusEnv, "GIT_OPTIONAL_LOCKS=1")
 	}
-	out, err := r.run(ctx, statusEnv, "status", "--porcelain=v2", "-z",
-		"--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
+	out, err := r.run(ctx, statusEnv, args...)
 	if err != nil {
 		return fail(fmt.Errorf("list changes: %w", err))
 	}
