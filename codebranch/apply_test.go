@@ -128,6 +128,11 @@ func TestApply(t *testing.T) {
 				if !again.Clean || len(again.Files) != 0 {
 					t.Errorf("a second apply would change %+v (conflicts %v)", again.Files, again.Conflicts)
 				}
+				// Nothing is lost by removing the child now: its files are
+				// what the apply brought back.
+				if err := parent.RemoveWorktree(ctx, dest, RemoveOptions{UnchangedFrom: res.Source}); err != nil {
+					t.Errorf("removal after the apply: %v", err)
+				}
 			}
 		})
 	}

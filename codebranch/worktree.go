@@ -62,6 +62,13 @@ func (r *Repo) CreateWorktree(ctx context.Context, opts WorktreeOptions) (Worktr
 	} else if !os.IsNotExist(err) {
 		return fail(err)
 	}
+	// A worktree deleted by hand is still registered at its path: its
+	// files are gone, and git refuses the path until it is cleared.
+	if e, err := r.findWorktree(ctx, opts.Path); err == nil && !e.Main {
+		if _, err := r.run(ctx, nil, "worktree", "remove", "--force", e.Path); err != nil {
+			return fail(err)
+		}
+	}
 	cp, err := r.ReadCheckpoint(ctx, opts.Checkpoint)
 	if err != nil {
 		return fail(err)

@@ -396,6 +396,19 @@ func TestRemoveWorktree(t *testing.T) {
 			t.Errorf("git still lists the worktree")
 		}
 	})
+	t.Run("made again where one was deleted by hand", func(t *testing.T) {
+		r, _, cp, dest := setup(t)
+		if err := os.RemoveAll(dest); err != nil {
+			t.Fatal(err)
+		}
+		wt, err := r.CreateWorktree(ctx, WorktreeOptions{Checkpoint: cp.Commit, Path: dest, Branch: "kept"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wt.Branch != "kept" || readFile(t, filepath.Join(dest, "a.txt")) != "a1\n" {
+			t.Errorf("worktree %+v", wt)
+		}
+	})
 	t.Run("refuses the main working tree and strangers", func(t *testing.T) {
 		r, repo, _, _ := setup(t)
 		for _, path := range []string{repo, t.TempDir()} {
