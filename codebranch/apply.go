@@ -2,17 +2,12 @@ package codebranch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 )
-
-// ErrTargetChanged: the target's files changed while an apply was being
-// worked out; nothing was written, and trying again is safe.
-var ErrTargetChanged = errors.New("target files changed during the apply")
 
 // ApplyResult is the outcome of Apply.
 type ApplyResult struct {

@@ -37,6 +37,9 @@ var (
 	// ErrInvalidInput: an option that makes no sense (a relative path, two
 	// branches).
 	ErrInvalidInput = errors.New("invalid input")
+	// ErrTargetChanged: the target's files changed while an apply was
+	// being worked out; nothing was written, and trying again is safe.
+	ErrTargetChanged = errors.New("target files changed during the apply")
 	// ErrGit: a git command failed; see *CommandError.
 	ErrGit = errors.New("git failed")
 )

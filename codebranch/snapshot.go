@@ -111,6 +111,7 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 			// A tracked file replaced by a directory: update-index refuses
 			// to "add" a directory; the files in it come as untracked.
 			remove = append(remove, path)
+			delete(untracked, path)
 			continue
 		} else if statErr != nil {
 			delete(untracked, path)
