@@ -1,0 +1,344 @@
+package codebranch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// MaxUntrackedSize: an untracked file larger than this is left out of
+// snapshots (build outputs, dumps and media would bloat the repository).
+const MaxUntrackedSize = 10 << 20
+
+// Snapshot is the state of a checkout's working files at one moment.
+type Snapshot struct {
+	// Tree holds the working files: tracked, staged and untracked, minus
+	// what git ignores and untracked files over MaxUntrackedSize.
+	Tree string
+	// Head is the commit HEAD named then; "" when HEAD was unborn.
+	Head string
+	// Skipped lists the untracked files left out for their size.
+	Skipped []string
+}
+
+// SnapshotOptions tune Snapshot.
+type SnapshotOptions struct {
+	// Index, when set, is a file (of the caller's, outside the repository:
+	// one per session) where the index built for the snapshot is kept for
+	// the next one, with a list of the files in it that the user's index
+	// does not track (Index + ".untracked"). Its stat data stay fresh
+	// between turns, so a file changed once is hashed once, however stale
+	// the user's index gets. It is seeded again from the user's index
+	// whenever that one was written later (the user staged, committed or
+	// ran git status). The caller must not run two snapshots with one
+	// Index at once, and removes both files with the session.
+	Index string
+}
+
+// Snapshot records the working files of r as a tree in the repository's
+// object store (nothing references it: git gc may prune it after its
+// grace period). The user's index is read, never written: the tree is
+// built in a temporary copy of it (or in opts.Index), so only files whose
+// stat data changed since are hashed again.
+func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, error) {
+	fail := func(err error) (Snapshot, error) { return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.Root, err) }
+	ix, err := r.prepareIndex(ctx, opts.Index)
+	if err != nil {
+		return fail(err)
+	}
+	defer ix.cleanup()
+	env := []string{"GIT_INDEX_FILE=" + ix.path}
+	// One walk (git status: it stats in parallel, and is the floor the
+	// contract measures against) lists the files whose working copy
+	// differs from the index being built, the untracked files and HEAD.
+	// A kept index lets status save its refreshed stat data (optional
+	// locks on: the index is tuttid's own); a throwaway one need not.
+	statusEnv := env
+	args := []string{"status", "--porcelain=v2", "-z",
+		"--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty"}
+	if ix.kept != "" {
+		statusEnv = append(statusEnv, "GIT_OPTIONAL_LOCKS=1")
+	}
+	out, err := r.run(ctx, statusEnv, args...)
+	if err != nil {
+		return fail(fmt.Errorf("list changes: %w", err))
+	}
+	head, changes, err := parseStatus(out)
+	if err != nil {
+		return fail(err)
+	}
+	var update, remove, skipped []string
+	// untracked: files the index holds that the user's index does not
+	// (from earlier snapshots with a kept index), and those added now.
+	untracked := map[string]bool{}
+	drop := map[string]bool{}
+	if len(ix.untracked) > 0 {
+		drop, skipped, err = r.noLongerSnapshotted(ctx, ix.untracked)
+		if err != nil {
+			return fail(err)
+		}
+		for _, p := range ix.untracked {
+			if !drop[p] {
+				untracked[p] = true
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range changes {
+		tag, path := c.tag, c.path
+		if seen[path] || drop[path] {
+			continue
+		}
+		seen[path] = true
+		fi, statErr := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(path)))
+		if tag == "?" {
+			// A directory entry is a nested repository: its files are not
+			// this repository's, and a gitlink to a commit nothing here
+			// keeps alive would restore nothing.
+			if strings.HasSuffix(path, "/") {
+				continue
+			}
+			if statErr == nil && fi.Mode().IsRegular() && fi.Size() > MaxUntrackedSize {
+				skipped = append(skipped, path)
+				continue
+			}
+			untracked[path] = true
+		} else if statErr == nil && fi.IsDir() {
+			// A tracked file replaced by a directory: update-index refuses
+			// to "add" a directory; the files in it come as untracked.
+			remove = append(remove, path)
+			delete(untracked, path)
+			continue
+		} else if statErr != nil {
+			delete(untracked, path)
+		}
+		update = append(update, path)
+	}
+	for p := range drop {
+		remove = append(remove, p)
+	}
+	for _, batch := range []struct {
+		paths []string
+		flags []string
+	}{
+		{remove, []string{"--force-remove"}},
+		{update, []string{"--add", "--remove", "--replace"}},
+	} {
+		if len(batch.paths) == 0 {
+			continue
+		}
+		in := strings.Join(batch.paths, "\x00") + "\x00"
+		args := append(append([]string{"update-index"}, batch.flags...), "-z", "--stdin")
+		if _, err := r.git.run(ctx, call{dir: r.Root, env: env, stdin: strings.NewReader(in)}, args...); err != nil {
+			return fail(fmt.Errorf("update index: %w", err))
+		}
+	}
+	tree, err := r.run(ctx, env, "write-tree")
+	if err != nil {
+		return fail(fmt.Errorf("write tree: %w", err))
+	}
+	if err := ix.keep(untracked); err != nil {
+		return fail(err)
+	}
+	sort.Strings(skipped)
+	return Snapshot{Tree: strings.TrimSpace(string(tree)), Head: head, Skipped: skipped}, nil
+}
+
+// noLongerSnapshotted picks, among files a kept index holds that the user
+// does not track, those a fresh snapshot would leave out: ignored now, or
+// grown over MaxUntrackedSize (skipped).
+func (r *Repo) noLongerSnapshotted(ctx context.Context, paths []string) (map[string]bool, []string, error) {
+	drop := map[string]bool{}
+	var skipped []string
+	for _, p := range paths {
+		fi, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(p)))
+		if err == nil && fi.Mode().IsRegular() && fi.Size() > MaxUntrackedSize {
+			drop[p] = true
+			skipped = append(skipped, p)
+		}
+	}
+	in := strings.Join(paths, "\x00") + "\x00"
+	out, err := r.git.run(ctx, call{dir: r.Root, stdin: strings.NewReader(in)}, "check-ignore", "-z", "--stdin", "--no-index")
+	if err != nil && exitCode(err) != 1 { // 1: none ignored
+		return nil, nil, fmt.Errorf("check ignored: %w", err)
+	}
+	for _, p := range splitZ(out) {
+		drop[p] = true
+	}
+	return drop, skipped, nil
+}
+
+// workIndex is the index a snapshot is built in.
+type workIndex struct {
+	path      string
+	kept      string   // the kept index it replaces, or ""
+	untracked []string // files it holds that the user's index does not
+	cleanup   func()
+}
+
+// prepareIndex makes the index to build in: a copy of the kept index when
+// it is at least as new as the user's, else of the user's index, else
+// HEAD's tree, else empty.
+func (r *Repo) prepareIndex(ctx context.Context, kept string) (workIndex, error) {
+	userIndex := filepath.Join(r.GitDir, "index")
+	var ix workIndex
+	src := userIndex
+	if kept == "" {
+		tmp, err := os.MkdirTemp("", "tuttid-index-")
+		if err != nil {
+			return ix, err
+		}
+		ix.path = filepath.Join(tmp, "index")
+		ix.cleanup = func() { os.RemoveAll(tmp) }
+	} else {
+		// Built beside the kept index and renamed over it when done.
+		if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
+			return ix, err
+		}
+		f, err := os.CreateTemp(filepath.Dir(kept), filepath.Base(kept)+".*.tmp")
+		if err != nil {
+			return ix, err
+		}
+		f.Close()
+		ix.path, ix.kept = f.Name(), kept
+		ix.cleanup = func() { os.Remove(f.Name()) }
+		if k, err := os.Stat(kept); err == nil {
+			if u, err := os.Stat(userIndex); err != nil || !u.ModTime().After(k.ModTime()) {
+				src = kept
+				b, err := os.ReadFile(kept + ".untracked")
+				if err != nil && !os.IsNotExist(err) {
+					ix.cleanup()
+					return ix, err
+				}
+				ix.untracked = splitZ(b)
+			}
+		}
+	}
+	seeded, err := copyIndex(src, ix.path)
+	if err == nil && !seeded {
+		// git reads a missing index as empty, not an empty file.
+		if err = os.Remove(ix.path); os.IsNotExist(err) {
+			err = nil
+		}
+		var head string
+		if err == nil {
+			head, err = r.Head(ctx)
+		}
+		if err == nil && head != "" {
+			_, err = r.run(ctx, []string{"GIT_INDEX_FILE=" + ix.path}, "read-tree", head)
+		}
+	}
+	if err != nil {
+		ix.cleanup()
+		return ix, fmt.Errorf("seed index: %w", err)
+	}
+	return ix, nil
+}
+
+// keep moves a kept index into place with its list of untracked files.
+func (ix workIndex) keep(untracked map[string]bool) error {
+	if ix.kept == "" {
+		return nil
+	}
+	paths := make([]string, 0, len(untracked))
+	for p := range untracked {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	list := ""
+	if len(paths) > 0 {
+		list = strings.Join(paths, "\x00") + "\x00"
+	}
+	if err := os.WriteFile(ix.kept+".untracked.tmp", []byte(list), 0o600); err != nil {
+		return fmt.Errorf("keep index: %w", err)
+	}
+	// The list first: an index newer than its list would be trusted with
+	// a stale one, an older index is only passed over.
+	if err := os.Rename(ix.kept+".untracked.tmp", ix.kept+".untracked"); err != nil {
+		return fmt.Errorf("keep index: %w", err)
+	}
+	if err := os.Rename(ix.path, ix.kept); err != nil {
+		return fmt.Errorf("keep index: %w", err)
+	}
+	return nil
+}
+
+// copyIndex copies the index at src to dst, keeping its modification time:
+// git trusts an entry's stat data only if the entry is older than the
+// index file, so a newer copy could hide a racy edit. It reports false
+// when there is no index at src.
+func copyIndex(src, dst string) (bool, error) {
+	in, err := os.Open(src)
+	if os.IsNotExist(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return false, err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return false, err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return false, err
+	}
+	if err := out.Close(); err != nil {
+		return false, err
+	}
+	return true, os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// statusEntry is a path git status reports: tag "?" for untracked, "C"
+// for a working file that differs from the index (or is unmerged).
+type statusEntry struct {
+	tag, path string
+}
+
+// parseStatus reads git status --porcelain=v2 -z --branch: HEAD ("" when
+// unborn) and the entries whose working file differs from the index.
+func parseStatus(out []byte) (string, []statusEntry, error) {
+	var head string
+	var entries []statusEntry
+	for _, rec := range splitZ(out) {
+		if rec == "" {
+			continue
+		}
+		switch rec[0] {
+		case '#':
+			if oid, ok := strings.CutPrefix(rec, "# branch.oid "); ok && oid != "(initial)" {
+				head = oid
+			}
+		case '?':
+			entries = append(entries, statusEntry{"?", strings.TrimPrefix(rec, "? ")})
+		case '1':
+			// 1 XY sub mH mI mW hH hI path
+			f := strings.SplitN(rec, " ", 9)
+			if len(f) != 9 || len(f[1]) != 2 {
+				return "", nil, fmt.Errorf("%w: unexpected status record %q", ErrGit, rec)
+			}
+			if f[1][1] != '.' {
+				entries = append(entries, statusEntry{"C", f[8]})
+			}
+		case 'u':
+			// u XY sub m1 m2 m3 mW h1 h2 h3 path
+			f := strings.SplitN(rec, " ", 11)
+			if len(f) != 11 {
+				return "", nil, fmt.Errorf("%w: unexpected status record %q", ErrGit, rec)
+			}
+			entries = append(entries, statusEntry{"C", f[10]})
+		default:
+			return "", nil, fmt.Errorf("%w: unexpected status record %q", ErrGit, rec)
+		}
+	}
+	return head, entries, nil
+}
