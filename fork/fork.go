@@ -10,6 +10,7 @@ import (
 
 	"tuttid/agent"
 	"tuttid/ent"
+	"tuttid/keylock"
 	"tuttid/session"
 	"tuttid/store"
 )
@@ -54,7 +55,7 @@ type Service struct {
 	log      *slog.Logger
 	now      func() time.Time
 	newID    func() string
-	guards   session.Guards
+	guards   keylock.Locks
 	crash    func(point string)
 	lostWait time.Duration
 }

@@ -12,6 +12,7 @@ import (
 	"tuttid/ent/message"
 	"tuttid/ent/turn"
 	"tuttid/session"
+	"tuttid/sqlbatch"
 )
 
 // plannedSource is the forkMessageSource a fork records unless the
@@ -128,8 +129,8 @@ func streamHistory(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, h a
 const orderedTurns = 1_000_000
 
 func insertTurns(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, turns []agent.RuntimeTurn, offset int, now time.Time) error {
-	for start := 0; start < len(turns); start += session.BulkRows {
-		end := min(start+session.BulkRows, len(turns))
+	for start := 0; start < len(turns); start += sqlbatch.MaxRows {
+		end := min(start+sqlbatch.MaxRows, len(turns))
 		builders := make([]*ent.TurnCreate, 0, end-start)
 		for i := start; i < end; i++ {
 			t := turns[i]

@@ -8,11 +8,11 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
 	"tuttid/fork"
-	"tuttid/session"
+	"tuttid/validate"
 )
 
 func TestForkRejectsBeforeCallingProvider(t *testing.T) {
-	long := strings.Repeat("x", session.MaxIDLen+1)
+	long := strings.Repeat("x", validate.MaxIDLen+1)
 	withRunningTurn := func(status agentsession.Status) func(e *env) {
 		return func(e *env) {
 			p := defaultParent()
@@ -83,10 +83,10 @@ func TestForkRejectsBeforeCallingProvider(t *testing.T) {
 		{"over-long agentSessionId", defaultSetup, func(in *fork.Input) { in.SourceAgentSessionID = long }, apperr.InvalidInput},
 		{"over-long targetAgentSessionId", defaultSetup, func(in *fork.Input) { in.TargetAgentSessionID = long }, apperr.InvalidInput},
 		{"over-long lastTurnId", defaultSetup, func(in *fork.Input) { in.LastTurnID = long }, apperr.InvalidInput},
-		{"over-long title", defaultSetup, func(in *fork.Input) { in.Title = ptr(strings.Repeat("t", session.MaxTitleLen+1)) }, apperr.InvalidInput},
+		{"over-long title", defaultSetup, func(in *fork.Input) { in.Title = ptr(strings.Repeat("t", validate.MaxTitleLen+1)) }, apperr.InvalidInput},
 		{"bad permission mode", defaultSetup, func(in *fork.Input) { in.Settings.PermissionModeID = ptr("yolo") }, apperr.InvalidInput},
 		{"bad reasoning effort", defaultSetup, func(in *fork.Input) { in.Settings.ReasoningEffort = ptr("extreme") }, apperr.InvalidInput},
-		{"over-long model", defaultSetup, func(in *fork.Input) { in.Settings.Model = ptr(strings.Repeat("m", session.MaxModelLen+1)) }, apperr.InvalidInput},
+		{"over-long model", defaultSetup, func(in *fork.Input) { in.Settings.Model = ptr(strings.Repeat("m", validate.MaxModelLen+1)) }, apperr.InvalidInput},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

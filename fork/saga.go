@@ -13,6 +13,7 @@ import (
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/session"
+	"tuttid/validate"
 )
 
 // Fork runs the saga: the design's Service Flow, in its order.
@@ -146,13 +147,13 @@ func normalize(in Input) (Input, error) {
 		{"workspaceId", in.WorkspaceID}, {"agentSessionId", in.SourceAgentSessionID}, {"requestId", in.RequestID},
 	}
 	for _, c := range checks {
-		if err := session.CheckID(c.what, c.id); err != nil {
+		if err := validate.ID(c.what, c.id); err != nil {
 			return in, err
 		}
 	}
 	for _, c := range []struct{ what, id string }{{"targetAgentSessionId", in.TargetAgentSessionID}, {"lastTurnId", in.LastTurnID}} {
 		if c.id != "" {
-			if err := session.CheckID(c.what, c.id); err != nil {
+			if err := validate.ID(c.what, c.id); err != nil {
 				return in, err
 			}
 		}

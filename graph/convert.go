@@ -3,10 +3,10 @@ package graph
 import (
 	"tuttid/graph/model"
 	"tuttid/lineage"
-	"tuttid/session"
+	"tuttid/paging"
 )
 
-func pageInfo[T any](p session.Page[T]) *model.PageInfo {
+func pageInfo[T any](p paging.Page[T]) *model.PageInfo {
 	pi := &model.PageInfo{HasNextPage: p.HasNextPage, HasPreviousPage: p.HasPreviousPage}
 	if n := len(p.Cursors); n > 0 {
 		pi.StartCursor, pi.EndCursor = &p.Cursors[0], &p.Cursors[n-1]

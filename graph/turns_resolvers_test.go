@@ -12,6 +12,7 @@ import (
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/session"
+	"tuttid/sqlbatch"
 )
 
 // turnConn is a TurnConnection as the tests read it.
@@ -335,8 +336,8 @@ func (e *env) manyTurns(a *ent.AgentSession, n, size int) {
 					Text: strings.Repeat("x", size), Status: "completed"})
 			}
 		}
-		for start := 0; start < len(builders); start += session.BulkRows {
-			if err := tx.Turn.CreateBulk(builders[start:min(start+session.BulkRows, len(builders))]...).Exec(e.ctx); err != nil {
+		for start := 0; start < len(builders); start += sqlbatch.MaxRows {
+			if err := tx.Turn.CreateBulk(builders[start:min(start+sqlbatch.MaxRows, len(builders))]...).Exec(e.ctx); err != nil {
 				return err
 			}
 		}

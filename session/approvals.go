@@ -12,6 +12,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/approvalrequest"
+	"tuttid/validate"
 )
 
 // MaxAnswersBytes bounds the answers a person sends with a decision.
@@ -32,7 +33,7 @@ type RespondInput struct {
 // it. Errors: agent.approval_not_found, agent.approval_already_resolved,
 // invalid_input (a decision the request does not offer, bad answers).
 func (s *Service) RespondToApproval(ctx context.Context, in RespondInput) (*ent.ApprovalRequest, error) {
-	if err := CheckID("approvalId", in.ApprovalID); err != nil {
+	if err := validate.ID("approvalId", in.ApprovalID); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(agent.ApprovalDecisions(), in.Decision) {

@@ -9,6 +9,7 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/message"
 	"tuttid/paging"
+	"tuttid/sqlbatch"
 )
 
 // Reads of many sessions at once, for readAhead; each is one or two queries
@@ -18,10 +19,10 @@ import (
 // user message with text (what DisplayTitle falls back to).
 func (s *Service) firstUserTexts(ctx context.Context, sessionIDs []string) (map[string]string, error) {
 	first := "SELECT agent_session_id, MIN(version) FROM " + message.Table +
-		" WHERE role = 'user' AND text <> '' AND agent_session_id IN (" + placeholders(len(sessionIDs)) + ")" +
+		" WHERE role = 'user' AND text <> '' AND agent_session_id IN (" + sqlbatch.Placeholders(len(sessionIDs)) + ")" +
 		" GROUP BY agent_session_id"
 	msgs, err := s.store.Client.Message.Query().
-		Where(message.AgentSessionIDIn(sessionIDs...), rowIn(first, anys(sessionIDs)...)).
+		Where(message.AgentSessionIDIn(sessionIDs...), rowIn(first, sqlbatch.Args(sessionIDs)...)).
 		Select(message.FieldAgentSessionID, message.FieldText).All(ctx)
 	if err != nil {
 		return nil, apperr.Storage(err, "read the sessions' first messages")
@@ -35,7 +36,7 @@ func (s *Service) firstUserTexts(ctx context.Context, sessionIDs []string) (map[
 
 // messagePages returns, by session id, the same page of each session's
 // messages: the first or last w.Limit, without cursors.
-func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w paging.Window) (map[string]Page[*ent.Message], error) {
+func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w paging.Window) (map[string]paging.Page[*ent.Message], error) {
 	var counts []struct {
 		AgentSessionID string `json:"agent_session_id"`
 		Count          int    `json:"count"`
@@ -54,9 +55,9 @@ func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w pagin
 	// text. Without cursors, the count says whether there are more.
 	ranked := "SELECT agent_session_id, version FROM (SELECT agent_session_id, version, " +
 		"ROW_NUMBER() OVER w AS n, SUM(" + sizeExpr + ") OVER w AS bytes FROM " + message.Table +
-		" WHERE agent_session_id IN (" + placeholders(len(sessionIDs)) + ")" +
+		" WHERE agent_session_id IN (" + sqlbatch.Placeholders(len(sessionIDs)) + ")" +
 		" WINDOW w AS (PARTITION BY agent_session_id ORDER BY version " + dir + ")) WHERE n <= ? AND (n = 1 OR bytes <= ?)"
-	args := append(anys(sessionIDs), w.Limit, MaxPageBytes)
+	args := append(sqlbatch.Args(sessionIDs), w.Limit, MaxPageBytes)
 	order := ent.Asc(message.FieldVersion)
 	if w.Backward {
 		order = ent.Desc(message.FieldVersion)
@@ -75,10 +76,10 @@ func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w pagin
 	for _, c := range counts {
 		total[c.AgentSessionID] = c.Count
 	}
-	out := make(map[string]Page[*ent.Message], len(sessionIDs))
+	out := make(map[string]paging.Page[*ent.Message], len(sessionIDs))
 	for _, id := range sessionIDs {
 		rows := bySession[id]
-		out[id] = pageOf(rows, w, total[id] > len(rows), total[id], func(m *ent.Message) string { return paging.Cursor("m", m.Version) })
+		out[id] = paging.PageOf(rows, w, total[id] > len(rows), total[id], func(m *ent.Message) string { return paging.Cursor("m", m.Version) })
 	}
 	return out, nil
 }
@@ -106,26 +107,4 @@ func rowIn(subquery string, args ...any) func(*entsql.Selector) {
 	return func(sel *entsql.Selector) {
 		sel.Where(entsql.ExprP("("+sel.C(message.FieldAgentSessionID)+", "+sel.C(message.FieldVersion)+") IN ("+subquery+")", args...))
 	}
-}
-
-func placeholders(n int) string {
-	if n == 0 {
-		return "NULL"
-	}
-	b := make([]byte, 0, 2*n)
-	for i := range n {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '?')
-	}
-	return string(b)
-}
-
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }

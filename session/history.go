@@ -10,6 +10,7 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/message"
+	"tuttid/sqlbatch"
 )
 
 // InsertHistory appends msgs to a session's history in the caller's
@@ -29,9 +30,9 @@ func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []
 	if err != nil {
 		return 0, err
 	}
-	args := make([]any, 0, min(len(msgs), BulkRows)*len(messageColumns))
-	for start := 0; start < len(msgs); start += BulkRows {
-		end := min(start+BulkRows, len(msgs))
+	args := make([]any, 0, min(len(msgs), sqlbatch.MaxRows)*len(messageColumns))
+	for start := 0; start < len(msgs); start += sqlbatch.MaxRows {
+		end := min(start+sqlbatch.MaxRows, len(msgs))
 		args = args[:0]
 		for i := start; i < end; i++ {
 			args = appendMessageRow(args, a, msgs[i], first+int64(i), now)
@@ -69,10 +70,6 @@ func reserveVersions(ctx context.Context, tx *ent.Tx, sessionID string, n int64)
 	return last - n + 1, rows.Close()
 }
 
-// BulkRows bounds the rows of one INSERT: SQLite allows 32766 bound
-// parameters a statement, and a message row binds 12.
-const BulkRows = 500
-
 // messageColumns are the columns InsertHistory fills, in its argument
 // order; TestMessageColumnsMatchSchema keeps them in step with the schema.
 var messageColumns = []string{
@@ -81,11 +78,11 @@ var messageColumns = []string{
 	message.FieldVersion, message.FieldCreatedAt, message.FieldUpdatedAt,
 }
 
-// fullInsertSQL is the statement for a full BulkRows chunk, built once.
-var fullInsertSQL = buildInsertSQL(BulkRows)
+// fullInsertSQL is the statement for a full sqlbatch.MaxRows chunk, built once.
+var fullInsertSQL = buildInsertSQL(sqlbatch.MaxRows)
 
 func insertMessagesSQL(rows int) string {
-	if rows == BulkRows {
+	if rows == sqlbatch.MaxRows {
 		return fullInsertSQL
 	}
 	return buildInsertSQL(rows)

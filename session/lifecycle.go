@@ -12,6 +12,7 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
+	"tuttid/validate"
 )
 
 // StartInput creates a session; nil fields take the defaults.
@@ -32,7 +33,7 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 	title := ""
 	if in.Title != nil {
 		title = strings.TrimSpace(*in.Title)
-		if err := CheckText("title", title, MaxTitleLen); err != nil {
+		if err := validate.Text("title", title, validate.MaxTitleLen); err != nil {
 			return nil, err
 		}
 	}
@@ -73,7 +74,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	if strings.TrimSpace(text) == "" {
 		return nil, apperr.New(apperr.InvalidInput, "text is required")
 	}
-	if err := CheckText("text", text, MaxMessageLen); err != nil {
+	if err := validate.Text("text", text, validate.MaxMessageLen); err != nil {
 		return nil, err
 	}
 	a, err := s.mustSession(ctx, workspaceID, sessionID)
@@ -159,7 +160,7 @@ func (s *Service) ensureTurn(ctx context.Context, a *ent.AgentSession, turnID st
 
 // Interrupt stops a session's running turn and returns it.
 func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID string) (*ent.Turn, error) {
-	if err := CheckID("turnId", turnID); err != nil {
+	if err := validate.ID("turnId", turnID); err != nil {
 		return nil, err
 	}
 	a, err := s.mustSession(ctx, workspaceID, sessionID)

@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"tuttid/apperr"
+	"tuttid/validate"
 )
 
 // ResolveRoot checks a workspace root: an absolute path of an existing
 // directory. It returns the path with symlinks resolved, as stored.
 // Messages name the path as the client gave it, never what it resolves to.
 func ResolveRoot(root string) (string, error) {
-	if err := CheckPath("rootPath", root); err != nil {
+	if err := validate.Path("rootPath", root); err != nil {
 		return "", err
 	}
 	real, err := resolveDir("rootPath", root, root)
@@ -41,7 +42,7 @@ func ResolveCwd(root, cwd string) (string, error) {
 	if cwd == "" {
 		return realRoot, nil
 	}
-	if err := CheckText("cwd", cwd, MaxPathLen); err != nil {
+	if err := validate.Text("cwd", cwd, validate.MaxPathLen); err != nil {
 		return "", err
 	}
 	p := cwd

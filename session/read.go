@@ -14,6 +14,7 @@ import (
 	"tuttid/ent/message"
 	"tuttid/ent/turn"
 	"tuttid/paging"
+	"tuttid/validate"
 )
 
 // Session returns a session of a workspace, or nil when there is none.
@@ -31,10 +32,10 @@ func (s *Service) Session(ctx context.Context, workspaceID, id string) (*ent.Age
 
 // mustSession returns the session or agent.session_not_found.
 func (s *Service) mustSession(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error) {
-	if err := CheckID("workspaceId", workspaceID); err != nil {
+	if err := validate.ID("workspaceId", workspaceID); err != nil {
 		return nil, err
 	}
-	if err := CheckID("agentSessionId", id); err != nil {
+	if err := validate.ID("agentSessionId", id); err != nil {
 		return nil, err
 	}
 	a, err := s.Session(ctx, workspaceID, id)
@@ -47,28 +48,19 @@ func (s *Service) mustSession(ctx context.Context, workspaceID, id string) (*ent
 	return a, nil
 }
 
-// Page is one page of a connection.
-type Page[T any] struct {
-	Nodes           []T
-	Cursors         []string
-	HasNextPage     bool
-	HasPreviousPage bool
-	TotalCount      int
-}
-
 // Messages pages through a session's messages in version order.
-func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Args) (Page[*ent.Message], error) {
+func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Args) (paging.Page[*ent.Message], error) {
 	w, err := args.Check("m")
 	if err != nil {
-		return Page[*ent.Message]{}, err
+		return paging.Page[*ent.Message]{}, err
 	}
 	if p := readAheadFrom(ctx).page(sessionID); p != nil {
 		if key, ok := batchable(w); ok {
-			pages, err := readAheadFrom(ctx).messagePages(p, key).get(func() (map[string]Page[*ent.Message], error) {
+			pages, err := readAheadFrom(ctx).messagePages(p, key).get(func() (map[string]paging.Page[*ent.Message], error) {
 				return s.messagePages(ctx, p.ids, w)
 			})
 			if err != nil {
-				return Page[*ent.Message]{}, err
+				return paging.Page[*ent.Message]{}, err
 			}
 			return pages[sessionID], nil
 		}
@@ -77,14 +69,14 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 	total := 0
 	if !args.SkipTotal {
 		if total, err = q.Clone().Count(ctx); err != nil {
-			return Page[*ent.Message]{}, apperr.Storage(err, "count messages")
+			return paging.Page[*ent.Message]{}, apperr.Storage(err, "count messages")
 		}
 	}
 	// The page's rows are sized first and read by their versions, so that
 	// it stays under MaxPageBytes (pagebytes.go).
 	fit, err := s.fitMessages(ctx, sessionID, w)
 	if err != nil {
-		return Page[*ent.Message]{}, err
+		return paging.Page[*ent.Message]{}, err
 	}
 	var rows []*ent.Message
 	if fit.n > 0 {
@@ -94,48 +86,18 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 		}
 		rows, err = q.Where(message.VersionGTE(fit.lo), message.VersionLTE(fit.hi)).Order(order).All(ctx)
 		if err != nil {
-			return Page[*ent.Message]{}, apperr.Storage(err, "read messages")
+			return paging.Page[*ent.Message]{}, apperr.Storage(err, "read messages")
 		}
 	}
-	return pageOf(rows, w, fit.more, total, func(m *ent.Message) string { return paging.Cursor("m", m.Version) }), nil
-}
-
-// newPage trims the one extra row fetched to learn whether there are more,
-// puts the rows in list order and sets the Relay flags.
-func newPage[T any](rows []T, w paging.Window, total int, cursor func(T) string) Page[T] {
-	more := len(rows) > w.Limit
-	if more {
-		rows = rows[:w.Limit]
-	}
-	return pageOf(rows, w, more, total, cursor)
-}
-
-// pageOf makes the page of rows (in window order) when more says whether
-// the window has rows beyond them.
-func pageOf[T any](rows []T, w paging.Window, more bool, total int, cursor func(T) string) Page[T] {
-	if w.Backward {
-		reverse(rows)
-	}
-	p := Page[T]{Nodes: rows, TotalCount: total}
-	for _, r := range rows {
-		p.Cursors = append(p.Cursors, cursor(r))
-	}
-	// Relay: the flag away from the direction of travel says whether a
-	// cursor bound was given, which is what clients use it for.
-	if w.Backward {
-		p.HasPreviousPage, p.HasNextPage = more, w.Before != nil
-	} else {
-		p.HasNextPage, p.HasPreviousPage = more, w.After != nil
-	}
-	return p
+	return paging.PageOf(rows, w, fit.more, total, func(m *ent.Message) string { return paging.Cursor("m", m.Version) }), nil
 }
 
 // Sessions pages through a workspace's sessions, oldest first: only the
 // archived ones, or only the others, or (archived nil) both.
-func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidden bool, archived *bool, args paging.Args) (Page[*ent.AgentSession], error) {
+func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidden bool, archived *bool, args paging.Args) (paging.Page[*ent.AgentSession], error) {
 	w, err := args.Check("s")
 	if err != nil {
-		return Page[*ent.AgentSession]{}, err
+		return paging.Page[*ent.AgentSession]{}, err
 	}
 	q := s.store.Client.AgentSession.Query().Where(agentsession.WorkspaceID(workspaceID))
 	if !includeHidden {
@@ -146,7 +108,7 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	}
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
-		return Page[*ent.AgentSession]{}, apperr.Storage(err, "count sessions")
+		return paging.Page[*ent.AgentSession]{}, apperr.Storage(err, "count sessions")
 	}
 	// Sessions are keyed by creation time in nanoseconds, then id.
 	if w.After != nil {
@@ -165,9 +127,9 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	}
 	rows, err := q.Order(agentsession.ByCreatedAt(orderFn()), agentsession.ByID(orderFn())).Limit(w.Limit + 1).All(ctx)
 	if err != nil {
-		return Page[*ent.AgentSession]{}, apperr.Storage(err, "read sessions")
+		return paging.Page[*ent.AgentSession]{}, apperr.Storage(err, "read sessions")
 	}
-	p := newPage(rows, w, total, func(a *ent.AgentSession) string {
+	p := paging.NewPage(rows, w, total, func(a *ent.AgentSession) string {
 		return paging.KeyedCursor("s", a.CreatedAt.UnixNano(), a.ID)
 	})
 	readAheadFrom(ctx).listed(workspaceID, p.Nodes)
@@ -244,12 +206,6 @@ func FallbackTitle(text string) string {
 		return line
 	}
 	return UntitledTitle
-}
-
-func reverse[T any](s []T) {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
-	}
 }
 
 // CheckSubscription verifies that a workspace, and the session when one

@@ -45,7 +45,7 @@ type pageArgs struct {
 	backward bool
 }
 
-type msgPages = loaded[map[string]Page[*ent.Message]]
+type msgPages = loaded[map[string]paging.Page[*ent.Message]]
 
 // turnKey is a turn by session and provider turn id.
 type turnKey struct{ session, turn string }

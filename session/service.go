@@ -10,6 +10,7 @@ import (
 
 	"tuttid/activity"
 	"tuttid/agent"
+	"tuttid/keylock"
 	"tuttid/store"
 )
 
@@ -27,7 +28,7 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 	newID  func() string
-	guards Guards
+	guards keylock.Locks
 }
 
 // Config wires a Service.

@@ -12,6 +12,7 @@ import (
 	"tuttid/ent/predicate"
 	"tuttid/ent/turn"
 	"tuttid/lineage"
+	"tuttid/validate"
 )
 
 // UpdateInput changes a session; nil fields are kept.
@@ -39,7 +40,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 	var title string
 	if in.Title != nil {
 		title = strings.TrimSpace(*in.Title)
-		if err := CheckText("title", title, MaxTitleLen); err != nil {
+		if err := validate.Text("title", title, validate.MaxTitleLen); err != nil {
 			return nil, err
 		}
 	}

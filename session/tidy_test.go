@@ -11,6 +11,7 @@ import (
 	"tuttid/agent"
 	"tuttid/apperr"
 	"tuttid/paging"
+	"tuttid/validate"
 )
 
 // recorder is a Publisher that keeps what it was given.
@@ -212,7 +213,7 @@ func TestUpdateTitle(t *testing.T) {
 		in   UpdateInput
 		code apperr.Code
 	}{
-		{"too long", UpdateInput{WorkspaceID: "w", AgentSessionID: "b", Title: strp(strings.Repeat("x", MaxTitleLen+1))}, apperr.InvalidInput},
+		{"too long", UpdateInput{WorkspaceID: "w", AgentSessionID: "b", Title: strp(strings.Repeat("x", validate.MaxTitleLen+1))}, apperr.InvalidInput},
 		{"not UTF-8", UpdateInput{WorkspaceID: "w", AgentSessionID: "b", Title: strp("\xff")}, apperr.InvalidInput},
 		{"nothing", UpdateInput{WorkspaceID: "w", AgentSessionID: "b"}, apperr.InvalidInput},
 		{"unknown session", UpdateInput{WorkspaceID: "w", AgentSessionID: "nope", Title: strp("x")}, apperr.SessionNotFound},

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"time"
 
@@ -39,30 +40,30 @@ type TurnArgs struct {
 // a page ends early once its turns' messages exceed TurnPageBytes (Relay
 // allows fewer rows than asked; the flag in the direction of travel says
 // there are more).
-func (s *Service) TurnPage(ctx context.Context, sessionID string, args TurnArgs) (Page[*ent.Turn], error) {
+func (s *Service) TurnPage(ctx context.Context, sessionID string, args TurnArgs) (paging.Page[*ent.Turn], error) {
 	w, err := args.Check("t")
 	if err != nil {
-		return Page[*ent.Turn]{}, err
+		return paging.Page[*ent.Turn]{}, err
 	}
 	q, err := turnWindow(s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID)), w)
 	if err != nil {
-		return Page[*ent.Turn]{}, err
+		return paging.Page[*ent.Turn]{}, err
 	}
 	total := 0
 	if !args.SkipTotal {
 		if total, err = s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID)).Count(ctx); err != nil {
-			return Page[*ent.Turn]{}, apperr.Storage(err, "count turns")
+			return paging.Page[*ent.Turn]{}, apperr.Storage(err, "count turns")
 		}
 	}
 	rows, err := q.Limit(w.Limit + 1).All(ctx)
 	if err != nil {
-		return Page[*ent.Turn]{}, apperr.Storage(err, "read turns")
+		return paging.Page[*ent.Turn]{}, apperr.Storage(err, "read turns")
 	}
 	if args.WithMessages && w.Limit > 0 && len(rows) > 0 {
 		n := min(len(rows), w.Limit)
 		sizes, err := s.turnSizes(ctx, sessionID, rows[:n])
 		if err != nil {
-			return Page[*ent.Turn]{}, err
+			return paging.Page[*ent.Turn]{}, err
 		}
 		// rows are in the direction of travel: keep the nearest turns
 		// within the budget, at least one, and say there are more.
@@ -70,7 +71,7 @@ func (s *Service) TurnPage(ctx context.Context, sessionID string, args TurnArgs)
 			w.Limit, rows = k, rows[:k+1]
 		}
 	}
-	p := newPage(rows, w, total, turnCursor)
+	p := paging.NewPage(rows, w, total, turnCursor)
 	readAheadFrom(ctx).turnsListed(p.Nodes)
 	return p, nil
 }
@@ -113,7 +114,7 @@ func (s *Service) Turns(ctx context.Context, sessionID string, args TurnArgs) ([
 		}
 	}
 	if w.Backward {
-		reverse(rows)
+		slices.Reverse(rows)
 	}
 	readAheadFrom(ctx).turnsListed(rows)
 	return rows, nil

@@ -6,6 +6,7 @@ import (
 
 	"tuttid/apperr"
 	"tuttid/ent"
+	"tuttid/validate"
 )
 
 // CreateWorkspace creates a workspace rooted at an existing directory,
@@ -15,7 +16,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, rootPath string) (*
 	if name == "" {
 		return nil, apperr.New(apperr.InvalidInput, "name is required")
 	}
-	if err := CheckText("name", name, MaxNameLen); err != nil {
+	if err := validate.Text("name", name, validate.MaxNameLen); err != nil {
 		return nil, err
 	}
 	rootPath, err := ResolveRoot(rootPath)
@@ -55,7 +56,7 @@ func (s *Service) Workspaces(ctx context.Context) ([]*ent.Workspace, error) {
 
 // mustWorkspace returns the workspace or agent.workspace_not_found.
 func (s *Service) mustWorkspace(ctx context.Context, id string) (*ent.Workspace, error) {
-	if err := CheckID("workspaceId", id); err != nil {
+	if err := validate.ID("workspaceId", id); err != nil {
 		return nil, err
 	}
 	w, err := s.Workspace(ctx, id)
