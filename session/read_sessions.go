@@ -73,7 +73,7 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 		}
 	}
 	// The page's rows are sized first and read by their versions, so that
-	// it stays under MaxPageBytes (pagebytes.go).
+	// it stays under MaxPageBytes (read_pagebytes.go).
 	fit, err := s.fitMessages(ctx, sessionID, w)
 	if err != nil {
 		return paging.Page[*ent.Message]{}, err
@@ -219,16 +219,6 @@ func (s *Service) CheckSubscription(ctx context.Context, workspaceID, sessionID 
 	return err
 }
 
-// SessionMessages lists all of a session's messages in version order.
-func (s *Service) SessionMessages(ctx context.Context, sessionID string) ([]*ent.Message, error) {
-	ms, err := s.store.Client.Message.Query().Where(message.AgentSessionID(sessionID)).
-		Order(ent.Asc(message.FieldVersion)).All(ctx)
-	if err != nil {
-		return nil, apperr.Storage(err, "read the session's messages")
-	}
-	return ms, nil
-}
-
 // HasRunningTurn reports whether a session has a turn in progress.
 func (s *Service) HasRunningTurn(ctx context.Context, sessionID string) (bool, error) {
 	running, err := s.store.Client.Turn.Query().
@@ -237,4 +227,29 @@ func (s *Service) HasRunningTurn(ctx context.Context, sessionID string) (bool, e
 		return false, apperr.Storage(err, "read the session's turns")
 	}
 	return running, nil
+}
+
+// Turn returns a session's turn by its provider id, or nil when there is
+// none.
+func (s *Service) Turn(ctx context.Context, sessionID, turnID string) (*ent.Turn, error) {
+	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), turn.TurnID(turnID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, apperr.Storage(err, "read the turn")
+	}
+	return t, nil
+}
+
+// Idle reports whether a session is quiet enough to be forked: its status
+// is READY or COMPLETED and none of its turns is running. running tells
+// the caller which of the two it is not, for its message.
+func (s *Service) Idle(ctx context.Context, a *ent.AgentSession) (idle, running bool, err error) {
+	running, err = s.HasRunningTurn(ctx, a.ID)
+	if err != nil {
+		return false, false, err
+	}
+	quiet := a.Status == agentsession.StatusREADY || a.Status == agentsession.StatusCOMPLETED
+	return quiet && !running, running, nil
 }

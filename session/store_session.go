@@ -6,10 +6,8 @@ import (
 
 	"tuttid/activity"
 	"tuttid/agent"
-	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
-	"tuttid/ent/turn"
 )
 
 // NewSession is a session row to store: a started session, or a fork's child.
@@ -50,29 +48,4 @@ func (s *Service) Created(ctx context.Context, a *ent.AgentSession) {
 func (s *Service) Forked(ctx context.Context, child *ent.AgentSession, row *ent.SessionFork) {
 	s.Created(ctx, child)
 	s.publish(ctx, activity.Event{Kind: activity.SessionForked, WorkspaceID: child.WorkspaceID, AgentSessionID: row.ParentAgentSessionID, Session: child, Fork: row})
-}
-
-// Turn returns a session's turn by its provider id, or nil when there is
-// none.
-func (s *Service) Turn(ctx context.Context, sessionID, turnID string) (*ent.Turn, error) {
-	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), turn.TurnID(turnID)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, apperr.Storage(err, "read the turn")
-	}
-	return t, nil
-}
-
-// Idle reports whether a session is quiet enough to be forked: its status
-// is READY or COMPLETED and none of its turns is running. running tells
-// the caller which of the two it is not, for its message.
-func (s *Service) Idle(ctx context.Context, a *ent.AgentSession) (idle, running bool, err error) {
-	running, err = s.HasRunningTurn(ctx, a.ID)
-	if err != nil {
-		return false, false, err
-	}
-	quiet := a.Status == agentsession.StatusREADY || a.Status == agentsession.StatusCOMPLETED
-	return quiet && !running, running, nil
 }
