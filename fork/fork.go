@@ -5,6 +5,7 @@
 package fork
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -47,10 +48,31 @@ const (
 	SourceEmptyParent = "empty-parent"
 )
 
+// Sessions is what the fork needs of the session service (satisfied by
+// *session.Service): the parent as the domain sees it, the lock that keeps
+// a send from starting under the fork, and the announcement of the child.
+type Sessions interface {
+	// Session is a workspace's session, or nil when there is none.
+	Session(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error)
+	// Turn is a session's turn by its provider turn id, or nil.
+	Turn(ctx context.Context, sessionID, turnID string) (*ent.Turn, error)
+	// Idle says whether a session may be forked now, and if not whether a
+	// turn is running.
+	Idle(ctx context.Context, a *ent.AgentSession) (idle, running bool, err error)
+	// DisplayTitle is the title a session is shown with.
+	DisplayTitle(ctx context.Context, a *ent.AgentSession) (string, error)
+	// LockSession holds the session against sends until unlock is called.
+	LockSession(sessionID string) (unlock func())
+	// Forked publishes a committed child and its lineage row.
+	Forked(ctx context.Context, child *ent.AgentSession, row *ent.SessionFork)
+}
+
+var _ Sessions = (*session.Service)(nil)
+
 // Service forks sessions.
 type Service struct {
 	store    *store.Store
-	sessions *session.Service
+	sessions Sessions
 	rt       agent.Runtime
 	log      *slog.Logger
 	now      func() time.Time
@@ -63,7 +85,7 @@ type Service struct {
 // Config wires a Service.
 type Config struct {
 	Store    *store.Store
-	Sessions *session.Service
+	Sessions Sessions
 	Runtime  agent.Runtime
 	Logger   *slog.Logger
 	Now      func() time.Time
