@@ -162,10 +162,11 @@ type RuntimeForkResult struct {
 	Session RuntimeSession
 	// History streams the child's provider history through the fork
 	// boundary, a page at a time, so that no whole history is ever held in
-	// memory. Nil when the provider could not offer it; a stream that fails
-	// (an error other than io.EOF, such as ErrHistoryUnavailable) means the
-	// same. Either way the service falls back to copying the parent's
-	// cached messages. The caller closes it.
+	// memory (the fork service spools it to local disk before its
+	// transaction). Nil when the provider could not offer it; a stream that
+	// fails (an error other than io.EOF, such as ErrHistoryUnavailable)
+	// means the same. Either way the service copies the parent's cached
+	// messages instead. The caller closes it.
 	History HistoryStream
 	// EmptyParent: the parent had no history to fork, and the child is a
 	// new thread with the same settings.

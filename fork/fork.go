@@ -1,7 +1,8 @@
 // Package fork runs the session fork saga of the design's Service Flow:
-// validate, replay a completed request, fork the provider thread, then
-// store the child, its lineage and its history in one transaction. It has
-// no GraphQL in it; GraphQL and REST translate to it.
+// validate, replay a completed request, fork the provider thread, spool
+// the provider's history of the child to local disk, then store the child,
+// its lineage and its history in one transaction. It has no GraphQL in
+// it; GraphQL and REST translate to it.
 package fork
 
 import (
@@ -40,10 +41,14 @@ type Result struct {
 	Replayed bool
 }
 
-// Message sources recorded in the child's runtime context.
+// Message sources recorded in the child's runtime context
+// (forkMessageSource): where the child's history came from.
 const (
+	// SourceProviderTurns: the provider's history, spooled and read back.
 	SourceProviderTurns = "provider-turns"
-	SourceParentCache   = "parent-cache-fallback"
+	// SourceParentCache: the provider sent no history or its stream failed
+	// while spooling; the parent's cached history was copied.
+	SourceParentCache = "parent-cache-fallback"
 	// SourceEmptyParent: the parent had no turns; the child is a new thread.
 	SourceEmptyParent = "empty-parent"
 )
@@ -80,6 +85,7 @@ type Service struct {
 	guards   keylock.Locks
 	crash    func(point string)
 	lostWait time.Duration
+	spoolDir string
 }
 
 // Config wires a Service.
@@ -95,12 +101,15 @@ type Config struct {
 	// LostWait bounds how long a fork whose request Codex lost waits for
 	// the runtime to come back to settle its journal entry (default 10s).
 	LostWait time.Duration
+	// SpoolDir is where a fork spools the provider's history (spool.go);
+	// empty is os.TempDir.
+	SpoolDir string
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime,
-		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait}
+		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait, spoolDir: cfg.SpoolDir}
 	if s.lostWait <= 0 {
 		s.lostWait = 10 * time.Second
 	}

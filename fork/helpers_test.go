@@ -44,14 +44,15 @@ var parentSettings = agent.ComposerSettings{
 // env is one test's world: a real SQLite file, the fake runtime, the
 // session and fork services, a recording publisher and captured logs.
 type env struct {
-	t    *testing.T
-	ctx  context.Context
-	st   *store.Store
-	rt   *fakeRuntime
-	sess *session.Service
-	svc  *fork.Service
-	pub  *recordingPublisher
-	logs *syncBuffer
+	t      *testing.T
+	ctx    context.Context
+	st     *store.Store
+	rt     *fakeRuntime
+	sess   *session.Service
+	svc    *fork.Service
+	pub    *recordingPublisher
+	logs   *syncBuffer
+	logger *slog.Logger
 }
 
 func newEnv(t *testing.T) *env {
@@ -65,6 +66,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, ctx: ctx, st: st, rt: newFakeRuntime(), logs: &syncBuffer{}}
 	e.pub = &recordingPublisher{st: st}
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.logger = logger
 	e.sess = session.New(session.Config{Store: st, Runtime: e.rt, Publisher: e.pub, Logger: logger})
 	e.svc = fork.New(fork.Config{Store: st, Sessions: e.sess, Runtime: e.rt, Logger: logger})
 	e.seedWorkspace(wsID)

@@ -30,7 +30,8 @@ type persistInput struct {
 // persist stores the child session, its lineage row, its turns and messages
 // in one transaction, so that nothing is stored unless all is (a child
 // without lineage, or lineage without history, would be a fork that lies).
-// The history is written page by page as the provider streams it.
+// The provider's history is spooled to local disk first, and read back
+// page by page inside the transaction.
 func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSession, *ent.SessionFork, error) {
 	now := s.now()
 	forkedAt := p.rf.Fork.ForkedAt
@@ -40,18 +41,21 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	var child *ent.AgentSession
 	var row *ent.SessionFork
 	if p.rf.History != nil && !p.rf.EmptyParent {
-		spooled, err := spoolHistory(ctx, p.rf.History)
+		// Before the transaction: waiting on the provider must not hold the
+		// write lock (spool.go).
+		spooled, err := spoolHistory(ctx, s.spoolDir, p.rf.History)
 		var se streamError
 		switch {
 		case errors.As(err, &se):
-			// As a stream that fails in the transaction: the parent's cache.
-			s.log.WarnContext(ctx, "fork: the provider's history of the child failed; copying the parent's cached history",
+			// The one fallback point: the provider's stream failed.
+			s.log.WarnContext(ctx, "fork: the provider's history stream failed; copying the parent's cached history",
 				"workspace", p.parent.WorkspaceID, "session", p.parent.ID, "child_session", p.childID,
 				"child_thread", p.rf.Session.ProviderSessionID, "err", err)
 			p.rf.History = nil
 		case err != nil:
 			return nil, nil, err
 		default:
+			defer spooled.Close()
 			p.rf.History = spooled
 		}
 	}
@@ -80,7 +84,7 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			"forkedFromTurnId":            p.in.LastTurnID,
 			"forkParentTitle":             p.parentTitle,
 			"forkedAtUnixMs":              forkedAt.UnixMilli(),
-			"forkMessageSource":           plannedSource(p.rf),
+			"forkMessageSource":           messageSource(p.rf),
 		}
 		// The child is what the provider says it is: its model, model
 		// provider and cwd come from the fork's response.
@@ -113,15 +117,8 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			SetChildProviderSessionID(child.ProviderSessionID).SetUpdatedAt(now).Exec(ctx); err != nil {
 			return err
 		}
-		source, err := s.writeHistory(ctx, tx, child, p, now)
-		if err != nil {
+		if err := writeHistory(ctx, tx, child, p, now); err != nil {
 			return err
-		}
-		if source != plannedSource(p.rf) {
-			rc["forkMessageSource"] = source
-			if err := tx.AgentSession.UpdateOneID(child.ID).SetRuntimeContext(rc).Exec(ctx); err != nil {
-				return err
-			}
 		}
 		// Re-read: message versions moved the row's counter.
 		child, err = tx.AgentSession.Get(ctx, child.ID)

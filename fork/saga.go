@@ -126,12 +126,21 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 // notStored reports a child the provider created but tuttid could not
 // store: the thread is an orphan, so the log carries what cleanup needs.
 func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSession, childID, orphan string, err error) error {
-	s.log.ErrorContext(ctx, "fork: provider thread created but not stored (orphan)",
+	msg := "fork: provider thread created but not stored (orphan)"
+	var spool spoolError
+	if errors.As(err, &spool) {
+		msg = "fork: the child's history could not be spooled to local disk; provider thread created but not stored (orphan)"
+	}
+	s.log.ErrorContext(ctx, msg,
 		"orphan_thread", orphan, "workspace", in.WorkspaceID, "session", parent.ID,
 		"thread", parent.ProviderSessionID, "child_session", childID, "request", in.RequestID,
 		"turn", in.LastTurnID, "err", err)
-	if errors.Is(err, errTargetTaken) {
+	switch {
+	case errors.Is(err, errTargetTaken):
 		return apperr.Wrap(err, apperr.ForkTargetConflict, "session %q already exists", childID)
+	case errors.As(err, &spool):
+		return apperr.Wrap(err, apperr.StorageUnavailable,
+			"the provider forked the session (thread %s) but tuttid could not spool its history to local disk; nothing was created", orphan)
 	}
 	return apperr.Wrap(err, apperr.ForkPersistenceFailed,
 		"the provider forked the session (thread %s) but tuttid could not store the child; nothing was created", orphan)

@@ -121,9 +121,9 @@ func TestForkStreamsHistoryPageByPage(t *testing.T) {
 }
 
 // TestForkStreamFailsMidway: the provider's stream fails at page 3, after
-// two pages were stored in the child's transaction. The child gets the
-// parent's cached history (the design's fallback) and nothing of the
-// stream is left: no turn, no message, versions 1..n.
+// two pages were spooled. The child gets the parent's cached history (the
+// design's fallback, the fork's one) and nothing of the stream is stored:
+// no turn, no message, versions 1..n.
 func TestForkStreamFailsMidway(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
