@@ -103,7 +103,7 @@ func insertTurns(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, turns
 			t := turns[i]
 			at := now.Add(time.Duration(min(offset+i, orderedTurns-1)-orderedTurns) * time.Microsecond)
 			builders = append(builders, tx.Turn.Create().SetTurnID(t.ID).SetAgentSessionID(child.ID).
-				SetStatus(turnStatus(t.Status)).SetError(t.Error).SetStartedAt(at).SetCompletedAt(at))
+				SetStatus(childTurnStatus(t.Status)).SetError(t.Error).SetStartedAt(at).SetCompletedAt(at))
 		}
 		if err := tx.Turn.CreateBulk(builders...).Exec(ctx); err != nil {
 			return err
@@ -134,13 +134,13 @@ var copyParentMessagesSQL = fmt.Sprintf(`INSERT INTO %[1]s
 SELECT m.%[2]s, ?2, ?3, m.%[5]s, m.%[6]s, m.%[7]s, m.%[8]s, m.%[9]s, m.%[10]s,
 	ROW_NUMBER() OVER (ORDER BY m.%[11]s), ?4, ?4
 FROM %[1]s AS m
-WHERE m.%[3]s = ?1 AND m.%[10]s <> 'in_progress'
+WHERE m.%[3]s = ?1 AND m.%[10]s <> '%[17]s'
 	AND m.%[5]s IN (SELECT %[15]s FROM %[14]s WHERE %[16]s = ?2)
 ORDER BY m.%[11]s`,
 	message.Table, message.FieldMessageID, message.FieldAgentSessionID, message.FieldWorkspaceID,
 	message.FieldTurnID, message.FieldRole, message.FieldKind, message.FieldText, message.FieldContent,
 	message.FieldStatus, message.FieldVersion, message.FieldCreatedAt, message.FieldUpdatedAt,
-	turn.Table, turn.FieldTurnID, turn.FieldAgentSessionID)
+	turn.Table, turn.FieldTurnID, turn.FieldAgentSessionID, agent.ItemInProgress)
 
 // copyParentHistory applies the design's fallback rules in SQL, so that no
 // history passes through memory: only completed persisted turns, all of

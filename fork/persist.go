@@ -79,12 +79,12 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			}
 		}
 		rc := map[string]any{
-			"forkedFromAgentSessionId":    p.parent.ID,
-			"forkedFromProviderSessionId": p.parent.ProviderSessionID,
-			"forkedFromTurnId":            p.in.LastTurnID,
-			"forkParentTitle":             p.parentTitle,
-			"forkedAtUnixMs":              forkedAt.UnixMilli(),
-			"forkMessageSource":           messageSource(p.rf),
+			session.CtxForkedFromSessionID: p.parent.ID,
+			session.CtxForkedFromThreadID:  p.parent.ProviderSessionID,
+			session.CtxForkedFromTurnID:    p.in.LastTurnID,
+			session.CtxForkParentTitle:     p.parentTitle,
+			session.CtxForkedAtUnixMs:      forkedAt.UnixMilli(),
+			session.CtxForkMessageSource:   messageSource(p.rf),
 		}
 		// The child is what the provider says it is: its model, model
 		// provider and cwd come from the fork's response.
@@ -132,17 +132,13 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	return child.Unwrap(), row.Unwrap(), nil
 }
 
-func turnStatus(s agent.TurnStatus) turn.Status {
-	switch s {
-	case agent.TurnInterrupted:
-		return turn.StatusINTERRUPTED
-	case agent.TurnFailed:
-		return turn.StatusFAILED
-	case agent.TurnInProgress:
-		// A child is never mid-turn: Codex closes a running boundary.
-		return turn.StatusINTERRUPTED
+// childTurnStatus is a child turn's status: a child is never mid-turn
+// (Codex closes a running boundary), so a turn in progress is interrupted.
+func childTurnStatus(s agent.TurnStatus) turn.Status {
+	if st, ended := session.TurnStatusOf(s); ended {
+		return st
 	}
-	return turn.StatusCOMPLETED
+	return turn.StatusINTERRUPTED
 }
 
 func childStatus(s agent.ThreadStatus) agentsession.Status {

@@ -119,7 +119,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	s.sessions.Forked(ctx, child, row)
 	s.log.InfoContext(ctx, "session forked", "workspace", in.WorkspaceID, "session", parent.ID, "request", in.RequestID,
 		"turn", in.LastTurnID, "child_session", child.ID, "child_thread", child.ProviderSessionID,
-		"message_source", child.RuntimeContext["forkMessageSource"])
+		"message_source", child.RuntimeContext[session.CtxForkMessageSource])
 	return &Result{Session: child, Fork: row}, nil
 }
 

@@ -150,12 +150,10 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 	if _, err := s.ensureTurn(ctx, a, e.TurnID); err != nil {
 		return err
 	}
-	status := turn.StatusCOMPLETED
-	switch agent.TurnStatus(e.Status) {
-	case agent.TurnInterrupted:
-		status = turn.StatusINTERRUPTED
-	case agent.TurnFailed:
-		status = turn.StatusFAILED
+	status, ended := TurnStatusOf(agent.TurnStatus(e.Status))
+	if !ended {
+		// The turn did end; Codex did not say how otherwise.
+		status = turn.StatusCOMPLETED
 	}
 	reason := e.Error
 	// A turn tuttid failed already (an event it could not store) keeps that.
@@ -200,10 +198,10 @@ func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.Runti
 }
 
 // closeOpenItems marks a turn's messages still in progress with the way
-// the turn ended, so that none stays "in_progress" forever.
+// the turn ended, so that none stays in progress forever.
 func (s *Service) closeOpenItems(ctx context.Context, c *ent.Client, sessionID, turnID, status string) error {
 	return c.Message.Update().
-		Where(message.AgentSessionID(sessionID), message.TurnID(turnID), message.Status("in_progress")).
+		Where(message.AgentSessionID(sessionID), message.TurnID(turnID), message.Status(agent.ItemInProgress)).
 		SetStatus(status).SetUpdatedAt(s.now()).Exec(ctx)
 }
 

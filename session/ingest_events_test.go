@@ -21,7 +21,7 @@ func TestIngestTurnLifecycle(t *testing.T) {
 		wantPending string // the status an item left in progress ends with
 	}{
 		// No runtime here to read the turn's record from.
-		{"completed", agent.TurnCompleted, turn.StatusCOMPLETED, StatusIncomplete},
+		{"completed", agent.TurnCompleted, turn.StatusCOMPLETED, agent.ItemIncomplete},
 		{"interrupted", agent.TurnInterrupted, turn.StatusINTERRUPTED, "interrupted"},
 		{"failed", agent.TurnFailed, turn.StatusFAILED, "failed"},
 	} {

@@ -23,10 +23,6 @@ func ingestRetries() []time.Duration {
 	return []time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 500 * time.Millisecond}
 }
 
-// StatusIncomplete ends an item whose turn completed when neither the
-// event stream nor Codex's record of the turn completed it.
-const StatusIncomplete = "incomplete"
-
 // handleDurably is HandleEvent, retried; when every attempt failed, the
 // event's turn is failed so that the session can go on.
 func (s *Service) handleDurably(ctx context.Context, e agent.Event) error {
@@ -85,7 +81,7 @@ func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) er
 		return err
 	}
 	if t.Status != turn.StatusIN_PROGRESS {
-		return s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, "failed")
+		return s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, agent.ItemFailed)
 	}
 	if s.rt != nil {
 		if ierr := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: turnID}); ierr != nil {
@@ -125,7 +121,7 @@ func (s *Service) settleOpenItems(ctx context.Context, a *ent.AgentSession, turn
 		return nil
 	}
 	open, err := s.store.Client.Message.Query().
-		Where(message.AgentSessionID(a.ID), message.TurnID(turnID), message.Status("in_progress")).Exist(ctx)
+		Where(message.AgentSessionID(a.ID), message.TurnID(turnID), message.Status(agent.ItemInProgress)).Exist(ctx)
 	if err != nil || !open {
 		return err
 	}
@@ -143,7 +139,7 @@ func (s *Service) settleOpenItems(ctx context.Context, a *ent.AgentSession, turn
 			}
 		}
 	}
-	return s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, StatusIncomplete)
+	return s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, agent.ItemIncomplete)
 }
 
 // storeRecorded stores the items of a turn as Codex recorded them and
@@ -153,7 +149,7 @@ func (s *Service) storeRecorded(ctx context.Context, a *ent.AgentSession, rt age
 		if m.TurnID == "" {
 			m.TurnID = rt.ID
 		}
-		if m.Status == "in_progress" {
+		if m.Status == agent.ItemInProgress {
 			continue // Codex has no more of it than we do
 		}
 		if err := s.onItem(ctx, a, m); err != nil {

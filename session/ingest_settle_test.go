@@ -143,8 +143,8 @@ func TestCompletedTurnSettlesOpenItemsFromRecord(t *testing.T) {
 	if got := e.msgStatus(t, "a1"); got != "completed whole reply" {
 		t.Errorf("a1 = %q, want Codex's record", got)
 	}
-	if got := e.msgStatus(t, "x1"); got != StatusIncomplete+" " {
-		t.Errorf("x1 = %q, want %s (Codex has no record of it)", got, StatusIncomplete)
+	if got := e.msgStatus(t, "x1"); got != agent.ItemIncomplete+" " {
+		t.Errorf("x1 = %q, want %s (Codex has no record of it)", got, agent.ItemIncomplete)
 	}
 }
 

@@ -3,6 +3,7 @@ package session
 import (
 	"entgo.io/ent/dialect/sql"
 
+	"tuttid/agent"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
 	"tuttid/ent/turn"
@@ -15,7 +16,7 @@ import (
 // database.
 func inProgressItems() predicate.Message {
 	return func(s *sql.Selector) {
-		s.Where(sql.ExprP(s.C(message.FieldStatus) + " = 'in_progress'"))
+		s.Where(sql.ExprP(s.C(message.FieldStatus) + " = '" + agent.ItemInProgress + "'"))
 	}
 }
 

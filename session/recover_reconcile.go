@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"strings"
 
 	"tuttid/agent"
 	"tuttid/apperr"
@@ -22,7 +21,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		return err
 	}
 	if err := s.store.Client.Message.Update().Where(inProgressItems()).
-		SetStatus("failed").SetUpdatedAt(now).Exec(ctx); err != nil {
+		SetStatus(agent.ItemFailed).SetUpdatedAt(now).Exec(ctx); err != nil {
 		return apperr.Storage(err, "close the items of the previous run")
 	}
 	approvals, err := s.cancelApprovalsOfPreviousRun(ctx, now)
@@ -83,13 +82,12 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 			if err := s.storeRecorded(ctx, a, rec); err != nil {
 				return 0, apperr.Storage(err, "store the recorded items")
 			}
-			switch rec.Status {
-			case agent.TurnCompleted:
-				status, reason = turn.StatusCOMPLETED, ""
-			case agent.TurnInterrupted:
-				status, reason = turn.StatusINTERRUPTED, ""
-			case agent.TurnFailed:
-				if rec.Error != "" {
+			// A turn Codex still has in progress died with its app-server.
+			if st, ended := TurnStatusOf(rec.Status); ended {
+				status = st
+				if st != turn.StatusFAILED {
+					reason = ""
+				} else if rec.Error != "" {
 					reason = rec.Error
 				}
 			}
@@ -97,9 +95,9 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 		if err := t.Update().SetStatus(status).SetError(reason).SetCompletedAt(s.now()).Exec(ctx); err != nil {
 			return 0, apperr.Storage(err, "close a turn of the previous run")
 		}
-		end := strings.ToLower(string(status))
+		end := itemEnd(status)
 		if status == turn.StatusCOMPLETED {
-			end = StatusIncomplete
+			end = agent.ItemIncomplete
 		}
 		if err := s.closeOpenItems(ctx, s.store.Client, a.ID, t.TurnID, end); err != nil {
 			return 0, apperr.Storage(err, "close the items of the previous run")

@@ -5,11 +5,23 @@ import (
 	"tuttid/ent"
 )
 
-// Runtime context keys holding what the provider said its thread is (the
-// spec: "response thread metadata updates the child runtime session").
+// Runtime context keys (ent.AgentSession.RuntimeContext, shown to clients
+// as runtimeContext: their spelling is the API's).
 const (
+	// What the provider said a session's thread is (the spec: "response
+	// thread metadata updates the child runtime session").
 	CtxModel         = "model"
 	CtxModelProvider = "modelProvider"
+
+	// What a fork's child remembers of its parent and of the fork.
+	CtxForkedFromSessionID = "forkedFromAgentSessionId"
+	CtxForkedFromThreadID  = "forkedFromProviderSessionId"
+	CtxForkedFromTurnID    = "forkedFromTurnId"
+	CtxForkParentTitle     = "forkParentTitle"
+	CtxForkedAtUnixMs      = "forkedAtUnixMs"
+	// CtxForkMessageSource says where the child's history came from
+	// (fork.Source*).
+	CtxForkMessageSource = "forkMessageSource"
 )
 
 // WithThreadMetadata adds the model and model provider the provider

@@ -81,7 +81,7 @@ func withDefaults(m agent.RuntimeMessage) agent.RuntimeMessage {
 		m.Content = json.RawMessage(`{}`)
 	}
 	if m.Status == "" {
-		m.Status = "completed"
+		m.Status = agent.ItemCompleted
 	}
 	if m.Role == "" {
 		m.Role = "unknown"

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"strings"
 
 	"tuttid/activity"
 	"tuttid/ent"
@@ -42,7 +41,7 @@ func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID 
 		}
 		if status != turn.StatusCOMPLETED {
 			// Items the provider never completed end with their turn.
-			if err := s.closeOpenItems(ctx, tx.Client(), a.ID, turnID, strings.ToLower(string(status))); err != nil {
+			if err := s.closeOpenItems(ctx, tx.Client(), a.ID, turnID, itemEnd(status)); err != nil {
 				return err
 			}
 		}
