@@ -36,7 +36,7 @@ func BenchmarkForkSaga(b *testing.B) {
 			seedBenchParent(b, st, n)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				res, err := svc.Fork(ctx, fork.Input{WorkspaceID: "w", SourceAgentSessionID: "p", RequestID: fmt.Sprintf("r%d", i)})
+				res, err := svc.Fork(ctx, fork.Input{WorkspaceID: "w", ParentSessionID: "p", RequestID: fmt.Sprintf("r%d", i)})
 				if err != nil || res.Session.LastMessageVersion != int64(n) {
 					b.Fatalf("fork %d: %v", i, err)
 				}

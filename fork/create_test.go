@@ -32,14 +32,14 @@ func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T
 		}},
 	}
 	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-		Session: agent.RuntimeSession{ProviderSessionID: "thread-child-x", Status: agent.ThreadIdle},
+		Session: agent.RuntimeSession{ThreadID: "thread-child-x", Status: agent.ThreadIdle},
 		History: agent.SliceHistory(providerTurns, 0),
-		Fork: agent.RuntimeForkLineage{SourceProviderSessionID: parentThread, TargetProviderSessionID: "thread-child-x",
+		Fork: agent.RuntimeForkLineage{ParentThreadID: parentThread, ChildThreadID: "thread-child-x",
 			Provider: agent.ProviderCodex, ForkedAt: forkedAt},
 	}})
 
 	res, err := e.svc.Fork(e.ctx, fork.Input{
-		WorkspaceID: wsID, SourceAgentSessionID: parentID, RequestID: "req-1",
+		WorkspaceID: wsID, ParentSessionID: parentID, RequestID: "req-1",
 		Settings: session.SettingsOverride{Model: ptr("gpt-5-mini"), PlanMode: ptr(true)},
 	})
 	if err != nil {
@@ -254,8 +254,8 @@ func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
 			gotVisible := *got.Visible
 			got.Visible = nil
 			want := agent.RuntimeForkInput{
-				WorkspaceID: wsID, SourceAgentSessionID: parentID, TargetAgentSessionID: res.Session.ID,
-				Provider: agent.ProviderCodex, SourceProviderSessionID: parentThread, Cwd: parentCwd,
+				WorkspaceID: wsID, ParentSessionID: parentID, ChildSessionID: res.Session.ID,
+				Provider: agent.ProviderCodex, ParentThreadID: parentThread, Cwd: parentCwd,
 				Settings: c.wantSettings(parentSettings), LastTurnID: c.lastTurnID, Title: parentTitle + "(fork1)",
 			}
 			// The hint is the size of the parent's cached items.

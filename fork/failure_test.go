@@ -83,7 +83,7 @@ func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
 			before := e.counts()
 			const orphan = "thread-orphan-1"
 			e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-				Session: agent.RuntimeSession{ProviderSessionID: orphan, Status: agent.ThreadIdle},
+				Session: agent.RuntimeSession{ThreadID: orphan, Status: agent.ThreadIdle},
 				History: historyIf(c.history, []agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
 					{ID: "x1", TurnID: "t1", Role: "user", Text: "hi", Status: "completed"}}}}),
 			}})
@@ -92,7 +92,7 @@ func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
 				t.Fatalf("create trigger: %v", err)
 			}
 			in := input("req-persist")
-			in.TargetAgentSessionID = "child-persist"
+			in.ChildSessionID = "child-persist"
 			e.forkErr(in, apperr.ForkPersistenceFailed)
 
 			if n := e.rt.ForkCalls(); n != 1 {
@@ -161,7 +161,7 @@ func TestForkLeavesParentUnchanged(t *testing.T) {
 			turnsBefore := e.turns(parentID)
 			if c.history {
 				e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-					Session: agent.RuntimeSession{ProviderSessionID: "thread-child-h", Status: agent.ThreadIdle},
+					Session: agent.RuntimeSession{ThreadID: "thread-child-h", Status: agent.ThreadIdle},
 					History: agent.SliceHistory([]agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
 						// Same item id as a parent message: it must land
 						// under the child only.

@@ -18,7 +18,7 @@ func (in Input) fingerprint() string {
 		Model, Effort, Permission           *string
 		Plan, Browser, Computer             *bool
 	}{
-		in.WorkspaceID, in.SourceAgentSessionID, in.TargetAgentSessionID, in.LastTurnID,
+		in.WorkspaceID, in.ParentSessionID, in.ChildSessionID, in.LastTurnID,
 		in.Title, visible,
 		in.Settings.Model, in.Settings.ReasoningEffort, in.Settings.PermissionModeID,
 		in.Settings.PlanMode, in.Settings.BrowserUse, in.Settings.ComputerUse,

@@ -19,11 +19,11 @@ import (
 
 // Input is a fork request.
 type Input struct {
-	WorkspaceID          string
-	SourceAgentSessionID string
-	RequestID            string
-	// TargetAgentSessionID is the child's id; generated when empty.
-	TargetAgentSessionID string
+	WorkspaceID     string
+	ParentSessionID string
+	RequestID       string
+	// ChildSessionID is the child's id; generated when empty.
+	ChildSessionID string
 	// LastTurnID forks through that turn (inclusive); empty forks it all.
 	LastTurnID string
 	// Title is used as given when set and not empty; otherwise the child is

@@ -178,7 +178,7 @@ func (e *env) seed(s seedSession) *ent.AgentSession {
 
 // input is a fork request of the default parent.
 func input(requestID string) fork.Input {
-	return fork.Input{WorkspaceID: wsID, SourceAgentSessionID: parentID, RequestID: requestID}
+	return fork.Input{WorkspaceID: wsID, ParentSessionID: parentID, RequestID: requestID}
 }
 
 func (e *env) mustFork(in fork.Input) *fork.Result {

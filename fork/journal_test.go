@@ -47,7 +47,7 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 		{name: "persistence failed, archive failed", trigger: `CREATE TRIGGER f BEFORE INSERT ON workspace_agent_session_forks BEGIN SELECT RAISE(ABORT, 'injected'); END;`,
 			archive: errors.New("codex down"), wantCode: apperr.ForkPersistenceFailed, wantState: forkjournal.StateOrphaned, wantChild: ChildThreadID(1)},
 		{name: "lost, thread made", script: &forkScript{Err: lost},
-			listed:   []agent.ThreadInfo{{ProviderSessionID: "thread-lost", ForkedFromID: parentThread}},
+			listed:   []agent.ThreadInfo{{ThreadID: "thread-lost", ForkedFromID: parentThread}},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateArchived, wantChild: "thread-lost", archived: []string{"thread-lost"}},
 		{name: "lost, no thread", script: &forkScript{Err: lost},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateFailed},
@@ -56,7 +56,7 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 		{name: "timed out, no thread yet", script: &forkScript{Err: fmt.Errorf("%w: %w", agent.ErrRequestLost, context.DeadlineExceeded)},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StatePending},
 		{name: "timed out, thread made", script: &forkScript{Err: fmt.Errorf("%w: %w", agent.ErrRequestLost, context.DeadlineExceeded)},
-			listed:   []agent.ThreadInfo{{ProviderSessionID: "thread-late", ForkedFromID: parentThread}},
+			listed:   []agent.ThreadInfo{{ThreadID: "thread-late", ForkedFromID: parentThread}},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateArchived, wantChild: "thread-late", archived: []string{"thread-late"}},
 	}
 	for _, c := range cases {
@@ -134,9 +134,9 @@ func TestReconcileSettlesUnfinishedEntries(t *testing.T) {
 	e.insertEntry("r-answered", forkjournal.StateForked, "thr-ans") // crashed before the commit
 	done := e.insertEntry("r-done", forkjournal.StateDone, "thr-done")
 	e.rt.SetListed([]agent.ThreadInfo{
-		{ProviderSessionID: "thr-ans", ForkedFromID: parentThread}, // claimed by r-answered
-		{ProviderSessionID: "thr-during", ForkedFromID: parentThread},
-		{ProviderSessionID: "thr-other", ForkedFromID: "another-parent"},
+		{ThreadID: "thr-ans", ForkedFromID: parentThread}, // claimed by r-answered
+		{ThreadID: "thr-during", ForkedFromID: parentThread},
+		{ThreadID: "thr-other", ForkedFromID: "another-parent"},
 	}, nil)
 
 	if err := e.svc.Reconcile(e.ctx); err != nil {

@@ -37,7 +37,7 @@ func TestForkLargeHistory(t *testing.T) {
 			e.seed(p)
 			if tc.history {
 				e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-					Session: agent.RuntimeSession{ProviderSessionID: "thread-big"}, History: agent.SliceHistory(providerTurns, 100),
+					Session: agent.RuntimeSession{ThreadID: "thread-big"}, History: agent.SliceHistory(providerTurns, 100),
 				}})
 			}
 			res := e.mustFork(input("big"))

@@ -50,7 +50,7 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			// The one fallback point: the provider's stream failed.
 			s.log.WarnContext(ctx, "fork: the provider's history stream failed; copying the parent's cached history",
 				"workspace", p.parent.WorkspaceID, "session", p.parent.ID, "child_session", p.childID,
-				"child_thread", p.rf.Session.ProviderSessionID, "err", err)
+				"child_thread", p.rf.Session.ThreadID, "err", err)
 			p.rf.History = nil
 		case err != nil:
 			return nil, nil, err
@@ -95,7 +95,7 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		}
 		child, err = session.CreateRecord(ctx, tx.Client(), session.NewSession{
 			ID: p.childID, WorkspaceID: p.parent.WorkspaceID, Provider: p.parent.Provider,
-			ProviderSessionID: p.rf.Session.ProviderSessionID, Title: p.title, Cwd: cwd,
+			ProviderSessionID: p.rf.Session.ThreadID, Title: p.title, Cwd: cwd,
 			Status: childStatus(p.rf.Session.Status), Visible: p.visible, Settings: p.settings,
 			RuntimeContext: rc, At: now,
 		})

@@ -19,8 +19,8 @@ func TestForkReplaysCompletedRequest(t *testing.T) {
 	}{
 		{"whole conversation", input("req-replay")},
 		{"every parameter given", fork.Input{
-			WorkspaceID: wsID, SourceAgentSessionID: parentID, RequestID: "req-replay",
-			TargetAgentSessionID: "child-fixed", LastTurnID: "t1", Title: ptr("Experiment"), Visible: ptr(false),
+			WorkspaceID: wsID, ParentSessionID: parentID, RequestID: "req-replay",
+			ChildSessionID: "child-fixed", LastTurnID: "t1", Title: ptr("Experiment"), Visible: ptr(false),
 			Settings: session.SettingsOverride{Model: ptr("gpt-5-mini"), PlanMode: ptr(true)},
 		}},
 	}
@@ -73,8 +73,8 @@ func TestForkRejectsRequestIDReuseWithDifferentParams(t *testing.T) {
 		{"other title", func(in *fork.Input) { in.Title = ptr("Another") }},
 		{"other visibility", func(in *fork.Input) { in.Visible = ptr(false) }},
 		{"other settings", func(in *fork.Input) { in.Settings.Model = ptr("gpt-5-mini") }},
-		{"other target", func(in *fork.Input) { in.TargetAgentSessionID = "child-other" }},
-		{"other parent", func(in *fork.Input) { in.SourceAgentSessionID = "parent-2" }},
+		{"other target", func(in *fork.Input) { in.ChildSessionID = "child-other" }},
+		{"other parent", func(in *fork.Input) { in.ParentSessionID = "parent-2" }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestForkRequestIDIsPerWorkspace(t *testing.T) {
 	p2.ID, p2.Workspace, p2.Thread = "parent-other-ws", otherWsID, "thread-other-ws"
 	e.seed(p2)
 	a := e.mustFork(input("req-shared"))
-	b := e.mustFork(fork.Input{WorkspaceID: otherWsID, SourceAgentSessionID: p2.ID, RequestID: "req-shared"})
+	b := e.mustFork(fork.Input{WorkspaceID: otherWsID, ParentSessionID: p2.ID, RequestID: "req-shared"})
 	if b.Replayed || a.Session.ID == b.Session.ID {
 		t.Errorf("a request id of another workspace was replayed: %q and %q (replayed %v)", a.Session.ID, b.Session.ID, b.Replayed)
 	}
@@ -242,7 +242,7 @@ func TestForkConcurrentForksOfParentsWithOneTitleGetDistinctTitles(t *testing.T)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the first fork never reached the provider")
 	}
-	go run(fork.Input{WorkspaceID: wsID, SourceAgentSessionID: twin.ID, RequestID: "req-b"})
+	go run(fork.Input{WorkspaceID: wsID, ParentSessionID: twin.ID, RequestID: "req-b"})
 	// Let the second fork run as far as it can while the first is in
 	// flight, then let both finish.
 	select {

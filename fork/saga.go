@@ -34,7 +34,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	}
 	// Sends to the parent wait for the fork (and the fork for them), so a
 	// turn cannot start between the idle check and the provider's fork.
-	defer s.sessions.LockSession(in.SourceAgentSessionID)()
+	defer s.sessions.LockSession(in.ParentSessionID)()
 	parent, err := s.checkParent(ctx, in)
 	if err != nil {
 		return nil, err
@@ -76,8 +76,8 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	}
 	s.crashPoint(CrashBeforeProvider)
 	rf, err := s.providerFork(ctx, parent, agent.RuntimeForkInput{
-		WorkspaceID: in.WorkspaceID, SourceAgentSessionID: parent.ID, TargetAgentSessionID: childID,
-		Provider: parent.Provider, SourceProviderSessionID: parent.ProviderSessionID, Cwd: parent.Cwd,
+		WorkspaceID: in.WorkspaceID, ParentSessionID: parent.ID, ChildSessionID: childID,
+		Provider: parent.Provider, ParentThreadID: parent.ProviderSessionID, Cwd: parent.Cwd,
 		Settings: settings, ModelProvider: session.ModelProviderOf(parent),
 		LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
 		HistoryBytesHint: s.historyBytes(ctx, parent.ID),
@@ -96,11 +96,11 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		// Stored (or dropped) by persist; closed here on every path.
 		defer rf.History.Close()
 	}
-	if rf.Session.ProviderSessionID == "" {
+	if rf.Session.ThreadID == "" {
 		s.journalSet(ctx, entry, forkjournal.StateFailed, "", "the provider's fork returned no thread id")
 		return nil, apperr.New(apperr.ForkProviderFailed, "the provider's fork returned no thread id")
 	}
-	s.journalSet(ctx, entry, forkjournal.StateForked, rf.Session.ProviderSessionID, "")
+	s.journalSet(ctx, entry, forkjournal.StateForked, rf.Session.ThreadID, "")
 	s.crashPoint(CrashProviderAnswered)
 
 	child, row, err := s.persist(ctx, persistInput{
@@ -109,9 +109,9 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	})
 	if err != nil {
 		reason := "the child could not be stored: " + err.Error()
-		s.journalSet(ctx, entry, forkjournal.StateOrphaned, rf.Session.ProviderSessionID, reason)
-		s.archiveOrphan(ctx, entry, rf.Session.ProviderSessionID, reason)
-		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ProviderSessionID, err)
+		s.journalSet(ctx, entry, forkjournal.StateOrphaned, rf.Session.ThreadID, reason)
+		s.archiveOrphan(ctx, entry, rf.Session.ThreadID, reason)
+		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ThreadID, err)
 	}
 	s.crashPoint(CrashCommitted)
 
@@ -148,27 +148,27 @@ func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSess
 
 func normalize(in Input) (Input, error) {
 	in.WorkspaceID = strings.TrimSpace(in.WorkspaceID)
-	in.SourceAgentSessionID = strings.TrimSpace(in.SourceAgentSessionID)
+	in.ParentSessionID = strings.TrimSpace(in.ParentSessionID)
 	in.RequestID = strings.TrimSpace(in.RequestID)
-	in.TargetAgentSessionID = strings.TrimSpace(in.TargetAgentSessionID)
+	in.ChildSessionID = strings.TrimSpace(in.ChildSessionID)
 	in.LastTurnID = strings.TrimSpace(in.LastTurnID)
 	checks := []struct{ what, id string }{
-		{"workspaceId", in.WorkspaceID}, {"agentSessionId", in.SourceAgentSessionID}, {"requestId", in.RequestID},
+		{"workspaceId", in.WorkspaceID}, {"agentSessionId", in.ParentSessionID}, {"requestId", in.RequestID},
 	}
 	for _, c := range checks {
 		if err := validate.ID(c.what, c.id); err != nil {
 			return in, err
 		}
 	}
-	for _, c := range []struct{ what, id string }{{"targetAgentSessionId", in.TargetAgentSessionID}, {"lastTurnId", in.LastTurnID}} {
+	for _, c := range []struct{ what, id string }{{"targetAgentSessionId", in.ChildSessionID}, {"lastTurnId", in.LastTurnID}} {
 		if c.id != "" {
 			if err := validate.ID(c.what, c.id); err != nil {
 				return in, err
 			}
 		}
 	}
-	if in.TargetAgentSessionID != "" && in.TargetAgentSessionID == in.SourceAgentSessionID {
-		return in, apperr.New(apperr.ForkTargetConflict, "the child cannot have the parent's id %q", in.TargetAgentSessionID)
+	if in.ChildSessionID != "" && in.ChildSessionID == in.ParentSessionID {
+		return in, apperr.New(apperr.ForkTargetConflict, "the child cannot have the parent's id %q", in.ChildSessionID)
 	}
 	title, err := explicitTitle(in.Title)
 	if err != nil {
@@ -210,12 +210,12 @@ func (s *Service) replay(ctx context.Context, in Input, fingerprint string) (*Re
 // provider, no thread, a turn running, a boundary turn that did not
 // complete. All before the provider is called, so a refusal costs nothing.
 func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession, error) {
-	parent, err := s.sessions.Session(ctx, in.WorkspaceID, in.SourceAgentSessionID)
+	parent, err := s.sessions.Session(ctx, in.WorkspaceID, in.ParentSessionID)
 	if err != nil {
 		return nil, err
 	}
 	if parent == nil {
-		return nil, apperr.New(apperr.ForkParentNotFound, "session %q does not exist in workspace %q", in.SourceAgentSessionID, in.WorkspaceID)
+		return nil, apperr.New(apperr.ForkParentNotFound, "session %q does not exist in workspace %q", in.ParentSessionID, in.WorkspaceID)
 	}
 	if parent.Provider != agent.ProviderCodex {
 		return nil, apperr.New(apperr.ForkUnsupportedProvider, "sessions of provider %q cannot be forked; only %q sessions can", parent.Provider, agent.ProviderCodex)
@@ -254,17 +254,17 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 
 // childID is the requested id when it is free, else a new one.
 func (s *Service) childID(ctx context.Context, in Input) (string, error) {
-	if in.TargetAgentSessionID == "" {
+	if in.ChildSessionID == "" {
 		return s.newID(), nil
 	}
-	taken, err := s.store.Client.AgentSession.Query().Where(agentsession.ID(in.TargetAgentSessionID)).Exist(ctx)
+	taken, err := s.store.Client.AgentSession.Query().Where(agentsession.ID(in.ChildSessionID)).Exist(ctx)
 	if err != nil {
 		return "", apperr.Storage(err, "check the target session id")
 	}
 	if taken {
-		return "", apperr.New(apperr.ForkTargetConflict, "session %q already exists; choose another targetAgentSessionId or omit it", in.TargetAgentSessionID)
+		return "", apperr.New(apperr.ForkTargetConflict, "session %q already exists; choose another targetAgentSessionId or omit it", in.ChildSessionID)
 	}
-	return in.TargetAgentSessionID, nil
+	return in.ChildSessionID, nil
 }
 
 // providerErr maps a failure of the provider's fork: the refusals that
@@ -308,11 +308,11 @@ func (s *Service) providerFork(ctx context.Context, parent *ent.AgentSession, in
 		return agent.RuntimeForkResult{}, serr
 	}
 	s.log.InfoContext(ctx, "fork of a session without turns: started a new provider thread",
-		"workspace", parent.WorkspaceID, "session", parent.ID, "child_thread", rs.ProviderSessionID)
+		"workspace", parent.WorkspaceID, "session", parent.ID, "child_thread", rs.ThreadID)
 	return agent.RuntimeForkResult{
 		Session: rs, EmptyParent: true,
 		Fork: agent.RuntimeForkLineage{
-			SourceProviderSessionID: in.SourceProviderSessionID, TargetProviderSessionID: rs.ProviderSessionID,
+			ParentThreadID: in.ParentThreadID, ChildThreadID: rs.ThreadID,
 			Provider: in.Provider, ForkedAt: s.now(),
 		},
 	}, nil

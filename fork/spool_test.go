@@ -26,7 +26,7 @@ func TestForkSpoolFailureIsStorageUnavailable(t *testing.T) {
 	before := e.counts()
 	st := &pageStream{pages: 2, turnsPerPage: 2}
 	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-		Session: agent.RuntimeSession{ProviderSessionID: "thread-spool", Status: agent.ThreadIdle}, History: st,
+		Session: agent.RuntimeSession{ThreadID: "thread-spool", Status: agent.ThreadIdle}, History: st,
 	}})
 	e.forkErr(input("req-spool"), apperr.StorageUnavailable)
 

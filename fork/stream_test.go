@@ -87,7 +87,7 @@ func TestForkStreamsHistoryPageByPage(t *testing.T) {
 	e.seed(defaultParent())
 	st := &pageStream{pages: pages, turnsPerPage: perPage, textBytes: text}
 	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-		Session: agent.RuntimeSession{ProviderSessionID: "thread-stream", Status: agent.ThreadIdle}, History: st,
+		Session: agent.RuntimeSession{ThreadID: "thread-stream", Status: agent.ThreadIdle}, History: st,
 	}})
 	res := e.mustFork(input("req-stream"))
 
@@ -140,7 +140,7 @@ func TestForkStreamFailsMidway(t *testing.T) {
 			before := e.counts()
 			st := &pageStream{pages: 5, turnsPerPage: 3, failAt: 3}
 			e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-				Session: agent.RuntimeSession{ProviderSessionID: "thread-broken", Status: agent.ThreadIdle}, History: st,
+				Session: agent.RuntimeSession{ThreadID: "thread-broken", Status: agent.ThreadIdle}, History: st,
 			}})
 			in := input("req-broken")
 			in.LastTurnID = tc.lastTurnID
@@ -213,7 +213,7 @@ func TestForkWritesWhileTheProviderSends(t *testing.T) {
 		}
 	}}
 	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-		Session: agent.RuntimeSession{ProviderSessionID: "thread-probed", Status: agent.ThreadIdle}, History: st,
+		Session: agent.RuntimeSession{ThreadID: "thread-probed", Status: agent.ThreadIdle}, History: st,
 	}})
 	res := e.mustFork(input("req-probed"))
 	if len(busy) > 0 {

@@ -155,7 +155,7 @@ type titleFork struct {
 
 func titleInput(source, requestID string, title *string) (in fork.Input) {
 	in = input(requestID)
-	in.SourceAgentSessionID = source
+	in.ParentSessionID = source
 	in.Title = title
 	return in
 }

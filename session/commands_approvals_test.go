@@ -23,8 +23,8 @@ func TestApprovalRequestLifecycle(t *testing.T) {
 	ask := func(id, turnID string) {
 		t.Helper()
 		err := e.svc.HandleEvent(ctx, agent.Event{Kind: agent.EventApprovalRequested, Provider: agent.ProviderCodex,
-			ProviderSessionID: "thread-1", TurnID: turnID, Approval: &agent.ApprovalRequest{
-				ID: id, ProviderSessionID: "thread-1", TurnID: turnID, Kind: agent.ApprovalCommand, Command: "ls",
+			ThreadID: "thread-1", TurnID: turnID, Approval: &agent.ApprovalRequest{
+				ID: id, ThreadID: "thread-1", TurnID: turnID, Kind: agent.ApprovalCommand, Command: "ls",
 				Details:            []byte(`{"command":"ls"}`),
 				AvailableDecisions: []agent.ApprovalDecision{agent.DecisionAccept, agent.DecisionDecline, agent.DecisionCancel},
 			}})
@@ -35,7 +35,7 @@ func TestApprovalRequestLifecycle(t *testing.T) {
 	resolve := func(id string, d agent.ApprovalDecision, by string) {
 		t.Helper()
 		if err := e.svc.HandleEvent(ctx, agent.Event{Kind: agent.EventApprovalResolved, Provider: agent.ProviderCodex,
-			ProviderSessionID: "thread-1", Resolution: &agent.ApprovalResolution{ID: id, Decision: d, By: by}}); err != nil {
+			ThreadID: "thread-1", Resolution: &agent.ApprovalResolution{ID: id, Decision: d, By: by}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,7 +64,7 @@ func TestApprovalRequestLifecycle(t *testing.T) {
 	}
 	// turn-1 ends: a2 was still pending.
 	if err := e.svc.HandleEvent(ctx, agent.Event{Kind: agent.EventTurnCompleted, Provider: agent.ProviderCodex,
-		ProviderSessionID: "thread-1", TurnID: "turn-1", Status: string(agent.TurnInterrupted)}); err != nil {
+		ThreadID: "thread-1", TurnID: "turn-1", Status: string(agent.TurnInterrupted)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := decision("a2"); got != "CANCEL/turn_ended" {

@@ -56,13 +56,13 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 		return nil, RuntimeError(err, "start the session")
 	}
 	a, err := CreateRecord(ctx, s.store.Client, NewSession{
-		ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ProviderSessionID: rs.ProviderSessionID,
+		ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ProviderSessionID: rs.ThreadID,
 		Title: title, Cwd: cwd, Status: agentsession.StatusREADY, Visible: visible, Settings: settings,
 		RuntimeContext: WithThreadMetadata(nil, rs), At: s.now(),
 	})
 	if err != nil {
 		s.log.ErrorContext(ctx, "session start: provider thread created but not stored",
-			"orphan_thread", rs.ProviderSessionID, "workspace", w.ID, "err", err)
+			"orphan_thread", rs.ThreadID, "workspace", w.ID, "err", err)
 		return nil, apperr.Storage(err, "store the new session")
 	}
 	s.Created(ctx, a)
@@ -108,7 +108,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	// away must not make tuttid forget it. The runtime bounds the call.
 	ctx = context.WithoutCancel(ctx)
 	rt, err := s.rt.SendTurn(ctx, agent.SendTurnInput{
-		Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, Cwd: a.Cwd, Settings: a.Settings, Text: text,
+		Provider: a.Provider, ThreadID: a.ProviderSessionID, Cwd: a.Cwd, Settings: a.Settings, Text: text,
 		ModelProvider: ModelProviderOf(a),
 	})
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID 
 	if t.Status != turn.StatusIN_PROGRESS {
 		return nil, apperr.New(apperr.SessionNotBusy, "turn %q is not running (it is %s)", turnID, t.Status)
 	}
-	err = s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: turnID})
+	err = s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ThreadID: a.ProviderSessionID, TurnID: turnID})
 	if errors.Is(err, agent.ErrTurnNotFound) {
 		// Codex has no active turn: it has not begun yet, or just ended.
 		return nil, apperr.Wrap(err, apperr.SessionNotBusy, "turn %q is not running in the provider (it has not started yet or just ended); try again", turnID)
@@ -219,7 +219,7 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 // interruptBeforeDelete stops a running turn of a session about to be
 // deleted; a failure is only logged, since the delete goes on.
 func (s *Service) interruptBeforeDelete(ctx context.Context, a *ent.AgentSession, turnID string) {
-	if err := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: turnID}); err != nil {
+	if err := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ThreadID: a.ProviderSessionID, TurnID: turnID}); err != nil {
 		s.log.WarnContext(ctx, "delete: could not interrupt a running turn", "session", a.ID, "turn", turnID, "err", err)
 	}
 }

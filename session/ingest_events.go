@@ -27,7 +27,7 @@ func (s *Service) Ingest(ctx context.Context) {
 			}
 			if err := s.handleDurably(ctx, e); err != nil {
 				s.log.ErrorContext(ctx, "ingest: event not stored", "kind", e.Kind, "method", e.Method,
-					"thread", e.ProviderSessionID, "turn", e.TurnID, "err", err)
+					"thread", e.ThreadID, "turn", e.TurnID, "err", err)
 			}
 		}
 	}
@@ -41,20 +41,20 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 		return s.recoverFailed(ctx)
 	case agent.EventOther:
 		s.log.DebugContext(ctx, "provider notification not projected", "method", e.Method,
-			"thread", e.ProviderSessionID)
+			"thread", e.ThreadID)
 		return nil
 	}
-	if e.ProviderSessionID == "" {
+	if e.ThreadID == "" {
 		s.log.DebugContext(ctx, "provider event without a thread", "kind", e.Kind, "method", e.Method)
 		return nil
 	}
 	a, err := s.store.Client.AgentSession.Query().
-		Where(agentsession.ProviderSessionID(e.ProviderSessionID)).First(ctx)
+		Where(agentsession.ProviderSessionID(e.ThreadID)).First(ctx)
 	if ent.IsNotFound(err) {
 		// A thread tuttid does not know (yet): a fork child before its row is
 		// committed, or a thread of another client of the same Codex home.
 		s.log.DebugContext(ctx, "provider event for an unknown thread", "kind", e.Kind,
-			"thread", e.ProviderSessionID)
+			"thread", e.ThreadID)
 		return nil
 	}
 	if err != nil {

@@ -36,7 +36,7 @@ func TestIngestTurnLifecycle(t *testing.T) {
 			handle := e.svc.HandleEvent
 			ev := func(k agent.EventKind, mut func(*agent.Event)) {
 				t.Helper()
-				e := agent.Event{Kind: k, Provider: agent.ProviderCodex, ProviderSessionID: "thread-1", TurnID: "turn-1"}
+				e := agent.Event{Kind: k, Provider: agent.ProviderCodex, ThreadID: "thread-1", TurnID: "turn-1"}
 				if mut != nil {
 					mut(&e)
 				}

@@ -65,10 +65,10 @@ func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) er
 	if turnID == "" && e.Message != nil {
 		turnID = e.Message.TurnID
 	}
-	if e.ProviderSessionID == "" || turnID == "" {
+	if e.ThreadID == "" || turnID == "" {
 		return nil // not a turn's event: nothing to settle
 	}
-	a, err := s.store.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(e.ProviderSessionID)).First(ctx)
+	a, err := s.store.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(e.ThreadID)).First(ctx)
 	if ent.IsNotFound(err) {
 		return nil
 	}
@@ -84,7 +84,7 @@ func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) er
 		return s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, agent.ItemFailed)
 	}
 	if s.rt != nil {
-		if ierr := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID, TurnID: turnID}); ierr != nil {
+		if ierr := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ThreadID: a.ProviderSessionID, TurnID: turnID}); ierr != nil {
 			s.log.WarnContext(ctx, "ingest: could not stop the turn whose event was lost", "turn", turnID, "err", ierr)
 		}
 	}
@@ -126,7 +126,7 @@ func (s *Service) settleOpenItems(ctx context.Context, a *ent.AgentSession, turn
 		return err
 	}
 	if s.rt != nil && a.ProviderSessionID != "" {
-		turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID,
+		turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ThreadID: a.ProviderSessionID,
 			TurnIDs: []string{turnID}})
 		if err != nil {
 			s.log.WarnContext(ctx, "ingest: Codex's record of the turn unavailable", "turn", turnID, "err", err)

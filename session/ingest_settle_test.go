@@ -21,7 +21,7 @@ type recordRuntime struct {
 }
 
 func (r *recordRuntime) History(ctx context.Context, in agent.HistoryInput) ([]agent.RuntimeTurn, error) {
-	return r.record[in.ProviderSessionID], nil
+	return r.record[in.ThreadID], nil
 }
 
 func (r *recordRuntime) Interrupt(ctx context.Context, in agent.InterruptInput) error {
@@ -49,7 +49,7 @@ func (e *testEnv) msgStatus(t *testing.T, id string) string {
 }
 
 func ev(kind agent.EventKind, turnID string, m *agent.RuntimeMessage) agent.Event {
-	return agent.Event{Kind: kind, Provider: agent.ProviderCodex, ProviderSessionID: "thread-1", TurnID: turnID, Message: m}
+	return agent.Event{Kind: kind, Provider: agent.ProviderCodex, ThreadID: "thread-1", TurnID: turnID, Message: m}
 }
 
 // A write that fails for a moment is retried, and the event is stored.
@@ -134,7 +134,7 @@ func TestCompletedTurnSettlesOpenItemsFromRecord(t *testing.T) {
 		ev(agent.EventTurnStarted, "t1", nil),
 		ev(agent.EventItemStarted, "t1", &agent.RuntimeMessage{ID: "a1", TurnID: "t1", Role: "assistant", Status: "in_progress"}),
 		ev(agent.EventItemStarted, "t1", &agent.RuntimeMessage{ID: "x1", TurnID: "t1", Role: "tool", Status: "in_progress"}),
-		{Kind: agent.EventTurnCompleted, ProviderSessionID: "thread-1", TurnID: "t1", Status: string(agent.TurnCompleted)},
+		{Kind: agent.EventTurnCompleted, ThreadID: "thread-1", TurnID: "t1", Status: string(agent.TurnCompleted)},
 	} {
 		if err := e.svc.HandleEvent(ctx, x); err != nil {
 			t.Fatal(err)

@@ -65,7 +65,7 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 		if !ok {
 			h = map[string]agent.RuntimeTurn{}
 			if s.rt != nil && a.ProviderSessionID != "" {
-				turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ProviderSessionID: a.ProviderSessionID,
+				turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ThreadID: a.ProviderSessionID,
 					TurnIDs: wanted[a.ID]})
 				if err != nil {
 					s.log.WarnContext(ctx, "reconcile: Codex's record unavailable; the running turns are failed",

@@ -112,7 +112,7 @@ func TestIngestPublishesAfterCommit(t *testing.T) {
 				{Kind: agent.EventThreadStatus, Status: string(agent.ThreadIdle)},
 				{Kind: agent.EventTurnCompleted, Status: string(end)},
 			} {
-				e.Provider, e.ProviderSessionID, e.TurnID = agent.ProviderCodex, "thread-1", "turn-1"
+				e.Provider, e.ThreadID, e.TurnID = agent.ProviderCodex, "thread-1", "turn-1"
 				if err := svc.HandleEvent(ctx, e); err != nil {
 					t.Fatalf("%s: %v", e.Kind, err)
 				}
