@@ -16,6 +16,7 @@ import (
 )
 
 func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	parent := e.seed(defaultParent())
 	forkedAt := time.UnixMilli(1782892812345)
@@ -125,6 +126,7 @@ func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T
 }
 
 func TestForkFallbackCopiesParentMessagesThroughBoundary(t *testing.T) {
+	t.Parallel()
 	// The parent: completed turns t1, t2, t4; t2 has a message still in
 	// progress; t3 failed and t5 was interrupted (not completed).
 	parentSeed := defaultParent()
@@ -199,6 +201,7 @@ func TestForkFallbackCopiesParentMessagesThroughBoundary(t *testing.T) {
 }
 
 func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name         string
 		lastTurnID   string
@@ -285,6 +288,7 @@ func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
 func fmtTitles(ts []string) string { return fmt.Sprintf("%q", ts) }
 
 func TestForkResultEntitiesAreUsableAfterCommit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	res := e.mustFork(input("req-usable"))

@@ -15,6 +15,7 @@ import (
 )
 
 func TestForkProviderFailureMapsCodeAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name       string
 		lastTurnID string
@@ -55,6 +56,7 @@ func TestForkProviderFailureMapsCodeAndStoresNothing(t *testing.T) {
 }
 
 func TestForkRequestIDIsReusableAfterProviderFailure(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	e.rt.Script(forkScript{Err: fmt.Errorf("%w", agent.ErrProviderFailed)})
@@ -69,6 +71,7 @@ func TestForkRequestIDIsReusableAfterProviderFailure(t *testing.T) {
 }
 
 func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		history bool // provider turns, or the parent-cache fallback
@@ -143,6 +146,7 @@ func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
 }
 
 func TestForkLeavesParentUnchanged(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name       string
 		history    bool
@@ -206,6 +210,7 @@ func sameTurn(a, b *ent.Turn) bool {
 }
 
 func TestForkPublishesCreatedAndForkedAfterCommit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	res := e.mustFork(input("req-pub"))
@@ -242,6 +247,7 @@ func TestForkPublishesCreatedAndForkedAfterCommit(t *testing.T) {
 }
 
 func TestForkPublishesNothingOnFailure(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		setup func(e *env)
@@ -277,6 +283,7 @@ func TestForkPublishesNothingOnFailure(t *testing.T) {
 }
 
 func TestForkStoresChildWhenCallerCancelsAfterProviderForked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	ctx, cancel := context.WithCancel(e.ctx)

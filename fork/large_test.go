@@ -12,6 +12,7 @@ import (
 // SQLite statement can bind (32766 parameters: about 2,700 message rows),
 // from provider turns and by the parent-cache fallback.
 func TestForkLargeHistory(t *testing.T) {
+	t.Parallel()
 	const turns, perTurn = 1200, 4 // 4,800 messages
 	providerTurns := make([]agent.RuntimeTurn, turns)
 	seedTurns := make([]seedTurn, turns)

@@ -95,7 +95,7 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		}
 		child, err = session.CreateRecord(ctx, tx.Client(), session.NewSession{
 			ID: p.childID, WorkspaceID: p.parent.WorkspaceID, Provider: p.parent.Provider,
-			ProviderSessionID: p.rf.Session.ThreadID, Title: p.title, Cwd: cwd,
+			ThreadID: p.rf.Session.ThreadID, Title: p.title, Cwd: cwd,
 			Status: childStatus(p.rf.Session.Status), Visible: p.visible, Settings: p.settings,
 			RuntimeContext: rc, At: now,
 		})

@@ -12,6 +12,7 @@ import (
 )
 
 func TestForkRejectsBeforeCallingProvider(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", validate.MaxIDLen+1)
 	withRunningTurn := func(status agentsession.Status) func(e *env) {
 		return func(e *env) {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestForkReplaysCompletedRequest(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		in   fork.Input
@@ -65,6 +66,7 @@ func TestForkReplaysCompletedRequest(t *testing.T) {
 }
 
 func TestForkRejectsRequestIDReuseWithDifferentParams(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		edit func(in *fork.Input)
@@ -99,6 +101,7 @@ func TestForkRejectsRequestIDReuseWithDifferentParams(t *testing.T) {
 }
 
 func TestForkRequestIDIsPerWorkspace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	p2 := defaultParent()
@@ -115,6 +118,7 @@ func TestForkRequestIDIsPerWorkspace(t *testing.T) {
 }
 
 func TestForkConcurrentIdenticalRequestsCreateOneChild(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	e.rt.entered = make(chan int, 4)
@@ -174,6 +178,7 @@ func TestForkConcurrentIdenticalRequestsCreateOneChild(t *testing.T) {
 }
 
 func TestForkConcurrentDistinctRequestsGetDistinctTitles(t *testing.T) {
+	t.Parallel()
 	const n = 8
 	e := newEnv(t)
 	e.seed(defaultParent())
@@ -219,6 +224,7 @@ func TestForkConcurrentDistinctRequestsGetDistinctTitles(t *testing.T) {
 }
 
 func TestForkConcurrentForksOfParentsWithOneTitleGetDistinctTitles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	twin := defaultParent()

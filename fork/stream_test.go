@@ -125,6 +125,7 @@ func TestForkStreamsHistoryPageByPage(t *testing.T) {
 // design's fallback, the fork's one) and nothing of the stream is stored:
 // no turn, no message, versions 1..n.
 func TestForkStreamFailsMidway(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		lastTurnID string
@@ -189,6 +190,7 @@ func TestForkStreamFailsMidway(t *testing.T) {
 // soak's sendMessage failed with SQLITE_BUSY). Each page's Next takes the
 // lock itself on another connection, without waiting.
 func TestForkWritesWhileTheProviderSends(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	var busy []error

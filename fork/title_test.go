@@ -11,6 +11,7 @@ import (
 )
 
 func TestForkTitleRules(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		setup func(e *env) // seeds the parent and whatever else

@@ -13,6 +13,7 @@ import (
 // writer wins), the end of a turn cancels what is still pending, and a
 // restart cancels what the previous process left.
 func TestApprovalRequestLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
 	e.workspace(t, "w")

@@ -58,9 +58,9 @@ func (a *archiveRecorder) Interrupt(_ context.Context, in agent.InterruptInput) 
 	return nil
 }
 
-// tidyTree is, in workspace w: root <- a <- a1, root <- b, and an
+// branchTree is, in workspace w: root <- a <- a1, root <- b, and an
 // unrelated session other; tree sessions have provider threads "th-<id>".
-func tidyTree(t *testing.T) (*testEnv, *recorder, *archiveRecorder) {
+func branchTree(t *testing.T) (*testEnv, *recorder, *archiveRecorder) {
 	t.Helper()
 	e := newTestEnv(t)
 	rec, rt := &recorder{}, &archiveRecorder{}
@@ -104,7 +104,8 @@ func archivedSet(t *testing.T, e *testEnv) []string {
 func boolp(v bool) *bool { return &v }
 
 func TestUpdateArchivesBranchAndRestoresWithAncestors(t *testing.T) {
-	e, rec, _ := tidyTree(t)
+	t.Parallel()
+	e, rec, _ := branchTree(t)
 	ctx := context.Background()
 
 	got, err := e.svc.Update(ctx, UpdateInput{WorkspaceID: "w", AgentSessionID: "a", Archived: boolp(true)})
@@ -182,7 +183,8 @@ func TestUpdateArchivesBranchAndRestoresWithAncestors(t *testing.T) {
 }
 
 func TestUpdateTitle(t *testing.T) {
-	e, rec, _ := tidyTree(t)
+	t.Parallel()
+	e, rec, _ := branchTree(t)
 	ctx := context.Background()
 	got, err := e.svc.Update(ctx, UpdateInput{WorkspaceID: "w", AgentSessionID: "b", Title: strp("  Second try \n")})
 	if err != nil {
@@ -232,7 +234,8 @@ func TestUpdateTitle(t *testing.T) {
 }
 
 func TestDeleteSubtree(t *testing.T) {
-	e, rec, rt := tidyTree(t)
+	t.Parallel()
+	e, rec, rt := branchTree(t)
 	ctx := context.Background()
 	e.st.Client.Turn.Create().SetAgentSessionID("a1").SetTurnID("running").ExecX(ctx) // IN_PROGRESS
 	id, err := e.svc.DeleteSubtree(ctx, "w", "a")

@@ -14,6 +14,7 @@ import (
 // (thread idle comes before turn/completed) and checks what is stored after
 // each: the turn, its items, and the session's status.
 func TestIngestTurnLifecycle(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		end         agent.TurnStatus
@@ -90,6 +91,7 @@ func TestIngestTurnLifecycle(t *testing.T) {
 // TestRuntimeRestartRecoversFailedSessions: a crash marks the running
 // sessions FAILED; once the provider is back they are READY again.
 func TestRuntimeRestartRecoversFailedSessions(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
 	e.workspace(t, "w")

@@ -54,6 +54,7 @@ func ev(kind agent.EventKind, turnID string, m *agent.RuntimeMessage) agent.Even
 
 // A write that fails for a moment is retried, and the event is stored.
 func TestIngestRetriesFailedWrite(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
 	e.workspace(t, "w")
@@ -74,6 +75,7 @@ func TestIngestRetriesFailedWrite(t *testing.T) {
 // A write that keeps failing fails its turn, with the reason; the session
 // goes on, and the provider's later end of the turn does not hide it.
 func TestIngestFailsTurnWhenWritesKeepFailing(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
 	e.workspace(t, "w")
@@ -124,6 +126,7 @@ func TestIngestFailsTurnWhenWritesKeepFailing(t *testing.T) {
 // A completed turn whose item completion was lost takes the item from
 // Codex's record.
 func TestCompletedTurnSettlesOpenItemsFromRecord(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
 	e.workspace(t, "w")
@@ -150,6 +153,7 @@ func TestCompletedTurnSettlesOpenItemsFromRecord(t *testing.T) {
 
 // At start, turns left running are settled from Codex's record.
 func TestReconcileSettlesTurnsFromRecord(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
 	e.workspace(t, "w")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestResolveRootAndCwd(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	root := filepath.Join(base, "root")
 	mustMkdir(t, filepath.Join(root, "sub", "deep"))

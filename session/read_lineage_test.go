@@ -13,6 +13,7 @@ import (
 // with storage_unavailable (503), never a bare error (500), when the
 // database does, with and without a list's read-ahead.
 func TestReadFailuresAreStorageUnavailable(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	e.workspace(t, "ws")
 	a := e.session(t, "ws", "s1")

@@ -16,6 +16,7 @@ import (
 // least one message, whatever its size) and says there is more; paging on
 // in either direction still visits every message once, in order.
 func TestMessagesPageBytes(t *testing.T) {
+	t.Parallel()
 	const mb = 1 << 20
 	e := newTestEnv(t)
 	e.workspace(t, "w")
@@ -81,6 +82,7 @@ func TestMessagesPageBytes(t *testing.T) {
 // A list's batched pages (the read-ahead: one query for every listed
 // session) keep to MaxPageBytes per session the same way.
 func TestMessagePagesOfAListKeepToPageBytes(t *testing.T) {
+	t.Parallel()
 	const mb = 1 << 20
 	e := newTestEnv(t)
 	e.workspace(t, "w")

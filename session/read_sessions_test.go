@@ -41,6 +41,7 @@ func pagedSession(t *testing.T) (*testEnv, string) {
 }
 
 func TestMessagesPageForward(t *testing.T) {
+	t.Parallel()
 	e, sid := pagedSession(t)
 	ctx := context.Background()
 	for _, size := range []int{1, 3, 4, 5, 9, 10, 11, paging.MaxPage} {
@@ -92,6 +93,7 @@ func TestMessagesPageForward(t *testing.T) {
 }
 
 func TestMessagesPageBackward(t *testing.T) {
+	t.Parallel()
 	e, sid := pagedSession(t)
 	ctx := context.Background()
 	for _, size := range []int{1, 3, 4, 10, 11} {
@@ -133,6 +135,7 @@ func TestMessagesPageBackward(t *testing.T) {
 }
 
 func TestMessagesPageWindows(t *testing.T) {
+	t.Parallel()
 	e, sid := pagedSession(t)
 	ctx := context.Background()
 	c := func(v int64) *string { return strp(paging.Cursor("m", v)) }
@@ -174,6 +177,7 @@ func TestMessagesPageWindows(t *testing.T) {
 }
 
 func TestMessagesRejectsBadArgs(t *testing.T) {
+	t.Parallel()
 	e, sid := pagedSession(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -203,6 +207,7 @@ func TestMessagesRejectsBadArgs(t *testing.T) {
 }
 
 func TestMessagesOfEmptyAndUnknownSession(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	e.workspace(t, "w")
 	e.session(t, "w", "empty")
@@ -232,6 +237,7 @@ func sessionsAt(t *testing.T, e *testEnv, ws string, base time.Time, hidden map[
 }
 
 func TestSessionsPaging(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	e.workspace(t, "w")
 	e.workspace(t, "w2")
@@ -312,6 +318,7 @@ func collectSessions(t *testing.T, e *testEnv, ws string, includeHidden, backwar
 // created_at held the monotonic reading and the writer's zone, and the text
 // comparison against a cursor bound repeated the first page forever.
 func TestSessionsPagingWallClock(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	e.workspace(t, "w")
 	ctx := context.Background()
@@ -338,6 +345,7 @@ func TestSessionsPagingWallClock(t *testing.T) {
 // instant are all paged through; the cursor carries the id that breaks the
 // tie of the (created_at, id) order.
 func TestSessionsPagingEqualCreationTimes(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	e.workspace(t, "w")
 	base := time.Date(2026, 7, 1, 12, 0, 0, 0, time.Local)
@@ -350,6 +358,7 @@ func TestSessionsPagingEqualCreationTimes(t *testing.T) {
 }
 
 func TestFallbackTitle(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 70) // multi-byte: the cut must count runes
 	for _, tc := range []struct {
 		name, text, want string
@@ -378,6 +387,7 @@ func TestFallbackTitle(t *testing.T) {
 }
 
 func TestDisplayTitle(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	e.workspace(t, "w")
 	ctx := context.Background()

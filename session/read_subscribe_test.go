@@ -12,6 +12,7 @@ import (
 )
 
 func TestSubscribe(t *testing.T) {
+	t.Parallel()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "tuttid.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -124,20 +124,20 @@ func (s *Service) Turns(ctx context.Context, sessionID string, args TurnArgs) ([
 // direction of travel, after and before the window's cursors.
 func turnWindow(q *ent.TurnQuery, w paging.Window) (*ent.TurnQuery, error) {
 	if w.After != nil {
-		id, err := cursorID(w.AfterID)
+		rowID, err := cursorRowID(w.AfterID)
 		if err != nil {
 			return nil, err
 		}
 		at := time.Unix(0, *w.After).UTC()
-		q.Where(turn.Or(turn.StartedAtGT(at), turn.And(turn.StartedAtEQ(at), turn.IDGT(id))))
+		q.Where(turn.Or(turn.StartedAtGT(at), turn.And(turn.StartedAtEQ(at), turn.IDGT(rowID))))
 	}
 	if w.Before != nil {
-		id, err := cursorID(w.BeforeID)
+		rowID, err := cursorRowID(w.BeforeID)
 		if err != nil {
 			return nil, err
 		}
 		at := time.Unix(0, *w.Before).UTC()
-		q.Where(turn.Or(turn.StartedAtLT(at), turn.And(turn.StartedAtEQ(at), turn.IDLT(id))))
+		q.Where(turn.Or(turn.StartedAtLT(at), turn.And(turn.StartedAtEQ(at), turn.IDLT(rowID))))
 	}
 	order := sql.OrderAsc
 	if w.Backward {
@@ -146,16 +146,18 @@ func turnWindow(q *ent.TurnQuery, w paging.Window) (*ent.TurnQuery, error) {
 	return q.Order(turn.ByStartedAt(order()), turn.ByID(order())), nil
 }
 
+// turnCursor is a turn's place in the list: its start time, with its row
+// id (not its provider turn id) to break ties.
 func turnCursor(t *ent.Turn) string {
 	return paging.KeyedCursor("t", t.StartedAt.UnixNano(), strconv.Itoa(t.ID))
 }
 
-func cursorID(s string) (int, error) {
-	id, err := strconv.Atoi(s)
+func cursorRowID(s string) (int, error) {
+	rowID, err := strconv.Atoi(s)
 	if err != nil {
 		return 0, apperr.New(apperr.InvalidInput, "cursor is not a cursor of this list")
 	}
-	return id, nil
+	return rowID, nil
 }
 
 // turnSizes returns, by provider turn id, the bytes of text and content of

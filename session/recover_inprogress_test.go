@@ -41,6 +41,7 @@ func (d *planDriver) record(q string) {
 // partial indexes, not as scans of every message and turn (which made a
 // server start read its whole database).
 func TestReconcileReadsOnlyWhatWasInProgress(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	d := &planDriver{Driver: entsql.OpenDB(dialect.SQLite, e.st.DB)}
 	svc := New(Config{Store: &store.Store{Client: ent.NewClient(ent.Driver(d)), DB: e.st.DB}})

@@ -11,6 +11,7 @@ import (
 // column of the messages table but the generated id, so a field added to
 // or renamed in the ent schema fails here rather than at a fork.
 func TestMessageColumnsMatchSchema(t *testing.T) {
+	t.Parallel()
 	var want []string
 	for _, c := range migrate.WorkspaceAgentMessagesTable.Columns {
 		if c.Name != "id" {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestVersionsPerSession(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	e.workspace(t, "w")
 	ctx := context.Background()
@@ -62,6 +63,7 @@ func TestVersionsPerSession(t *testing.T) {
 }
 
 func TestInsertHistoryKeepsOrderAndFields(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	e.workspace(t, "w")
 	a := e.session(t, "w", "a")
@@ -93,6 +95,7 @@ func TestInsertHistoryKeepsOrderAndFields(t *testing.T) {
 }
 
 func TestUpsertKeepsVersion(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	e.workspace(t, "w")
 	ctx := context.Background()

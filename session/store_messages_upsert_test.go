@@ -12,6 +12,7 @@ import (
 // returns must be what a read finds, for the fields the provider filled in
 // and for those it left alone.
 func TestUpsertReturnsTheStoredRow(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	e.workspace(t, "w")
 	a := e.session(t, "w", "s")

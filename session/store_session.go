@@ -12,13 +12,13 @@ import (
 
 // NewSession is a session row to store: a started session, or a fork's child.
 type NewSession struct {
-	ID, WorkspaceID, Provider, ProviderSessionID string
-	Title, Cwd                                   string
-	Status                                       agentsession.Status
-	Visible                                      bool
-	Settings                                     agent.ComposerSettings
-	RuntimeContext                               map[string]any
-	At                                           time.Time
+	ID, WorkspaceID, Provider, ThreadID string
+	Title, Cwd                          string
+	Status                              agentsession.Status
+	Visible                             bool
+	Settings                            agent.ComposerSettings
+	RuntimeContext                      map[string]any
+	At                                  time.Time
 }
 
 // CreateRecord stores a session row with c: the service's client, or a
@@ -31,7 +31,7 @@ func CreateRecord(ctx context.Context, c *ent.Client, n NewSession) (*ent.AgentS
 	}
 	return c.AgentSession.Create().
 		SetID(n.ID).SetWorkspaceID(n.WorkspaceID).SetProvider(n.Provider).
-		SetProviderSessionID(n.ProviderSessionID).SetTitle(n.Title).
+		SetProviderSessionID(n.ThreadID).SetTitle(n.Title).
 		SetStatus(n.Status).SetVisible(n.Visible).SetCwd(n.Cwd).
 		SetSettings(n.Settings).SetRuntimeContext(rc).
 		SetCreatedAt(n.At).SetUpdatedAt(n.At).

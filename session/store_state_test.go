@@ -85,6 +85,7 @@ func (p *checkingPublisher) check(ctx context.Context, e activity.Event) string 
 // MESSAGE_ADDED's message is readable; a SESSION_UPDATED's status is the
 // stored one. TURN_COMPLETED comes before the SESSION_UPDATED READY.
 func TestIngestPublishesAfterCommit(t *testing.T) {
+	t.Parallel()
 	for _, end := range []agent.TurnStatus{agent.TurnCompleted, agent.TurnInterrupted, agent.TurnFailed} {
 		t.Run(string(end), func(t *testing.T) {
 			ctx := context.Background()
@@ -132,6 +133,7 @@ func TestIngestPublishesAfterCommit(t *testing.T) {
 // TestSetStatusReadsTheStore: a status change is decided on the stored
 // status, not on the caller's (possibly stale) copy of the session.
 func TestSetStatusReadsTheStore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newTestEnv(t)
 	pub := &checkingPublisher{st: e.st}
