@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -25,7 +24,7 @@ func BenchmarkForkSaga(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, filepath.Join(b.TempDir(), "tuttid.db"))
+			st, err := openStore(ctx, b)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -58,7 +58,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := t.Context()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "tuttid.db"))
+	st, err := openStore(ctx, t)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -406,3 +406,15 @@ func (b *syncBuffer) Records(t *testing.T) []map[string]any {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// migrateMu serializes store.Open among parallel tests: ent's migration
+// (Schema.Create) writes its package-level table descriptions, so two
+// running at once race (go test -race).
+var migrateMu sync.Mutex
+
+// openStore opens a fresh database file under dir.
+func openStore(ctx context.Context, tb testing.TB) (*store.Store, error) {
+	migrateMu.Lock()
+	defer migrateMu.Unlock()
+	return store.Open(ctx, filepath.Join(tb.TempDir(), "tuttid.db"))
+}

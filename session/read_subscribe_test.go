@@ -2,18 +2,16 @@ package session
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"tuttid/activity"
 	"tuttid/apperr"
-	"tuttid/store"
 )
 
 func TestSubscribe(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "tuttid.db"))
+	st, err := openStore(context.Background(), t)
 	if err != nil {
 		t.Fatal(err)
 	}

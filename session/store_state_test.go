@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -89,7 +88,7 @@ func TestIngestPublishesAfterCommit(t *testing.T) {
 	for _, end := range []agent.TurnStatus{agent.TurnCompleted, agent.TurnInterrupted, agent.TurnFailed} {
 		t.Run(string(end), func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, filepath.Join(t.TempDir(), "tuttid.db"))
+			st, err := openStore(ctx, t)
 			if err != nil {
 				t.Fatal(err)
 			}
