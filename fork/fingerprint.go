@@ -11,6 +11,8 @@ import (
 // hashes normalized values: visible left out means true.
 func (in Input) fingerprint() string {
 	visible := in.Visible == nil || *in.Visible
+	// The field names are part of the hash, which stored requests keep:
+	// Source and Target (parent and child) stay as they are.
 	v := struct {
 		Workspace, Source, Target, LastTurn string
 		Title                               *string

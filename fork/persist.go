@@ -12,7 +12,7 @@ import (
 	"tuttid/session"
 )
 
-var errTargetTaken = errors.New("target session id taken")
+var errChildIDTaken = errors.New("the child session id is taken")
 
 type persistInput struct {
 	in          Input
@@ -65,13 +65,13 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	}
 	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
 		// The id was free when the saga chose it; a concurrent fork with the
-		// same target may have taken it since.
+		// same child id may have taken it since.
 		taken, err := tx.AgentSession.Query().Where(agentsession.ID(p.childID)).Exist(ctx)
 		if err != nil {
 			return err
 		}
 		if taken {
-			return errTargetTaken
+			return errChildIDTaken
 		}
 		if generated {
 			if p.title, err = nextTitle(ctx, tx.Client(), p.parent, p.parentTitle); err != nil {

@@ -136,7 +136,7 @@ func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSess
 		"thread", parent.ProviderSessionID, "child_session", childID, "request", in.RequestID,
 		"turn", in.LastTurnID, "err", err)
 	switch {
-	case errors.Is(err, errTargetTaken):
+	case errors.Is(err, errChildIDTaken):
 		return apperr.Wrap(err, apperr.ForkTargetConflict, "session %q already exists", childID)
 	case errors.As(err, &spool):
 		return apperr.Wrap(err, apperr.StorageUnavailable,
