@@ -19,10 +19,12 @@ import (
 
 // Input is a fork request.
 type Input struct {
-	WorkspaceID     string
+	WorkspaceID string
+	// ParentSessionID is the session forked (the API's agentSessionId).
 	ParentSessionID string
 	RequestID       string
-	// ChildSessionID is the child's id; generated when empty.
+	// ChildSessionID is the child's id (the API's targetAgentSessionId);
+	// generated when empty.
 	ChildSessionID string
 	// LastTurnID forks through that turn (inclusive); empty forks it all.
 	LastTurnID string
