@@ -188,15 +188,15 @@ func (r *crashRig) codexForks(thread, cwd string) (live, archived []string) {
 	defer cancel()
 	for _, arch := range []bool{false, true} {
 		found, err := rt.FindForks(ctx, agent.FindForksInput{Provider: agent.ProviderCodex,
-			SourceProviderSessionID: thread, Cwd: cwd, CreatedAfter: r.start, Archived: arch})
+			ParentThreadID: thread, Cwd: cwd, CreatedAfter: r.start, Archived: arch})
 		if err != nil {
 			r.t.Fatalf("FindForks(archived=%v): %v", arch, err)
 		}
 		for _, f := range found {
 			if arch {
-				archived = append(archived, f.ProviderSessionID)
+				archived = append(archived, f.ThreadID)
 			} else {
-				live = append(live, f.ProviderSessionID)
+				live = append(live, f.ThreadID)
 			}
 		}
 	}
@@ -347,12 +347,12 @@ func TestOrphansOnRealCodex(t *testing.T) {
 	// An orphan whose archive failed: Codex forked, the journal says so.
 	rt := r.codexRuntime()
 	res, err := rt.Fork(context.Background(), agent.RuntimeForkInput{Provider: agent.ProviderCodex,
-		SourceProviderSessionID: parent.ProviderSessionID, Cwd: r.root, Settings: agent.ComposerSettings{PermissionModeID: agent.PermissionReadOnly}})
+		ParentThreadID: parent.ProviderSessionID, Cwd: r.root, Settings: agent.ComposerSettings{PermissionModeID: agent.PermissionReadOnly}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rt.Close()
-	second := res.Session.ProviderSessionID
+	second := res.Session.ThreadID
 	st.Client.ForkJournal.Create().SetWorkspaceID(ws).SetRequestID("req-unarchived").SetFingerprint("f").
 		SetParentAgentSessionID(parent.ID).SetParentProviderSessionID(parent.ProviderSessionID).
 		SetProvider(agent.ProviderCodex).SetCwd(r.root).SetState(forkjournal.StateOrphaned).

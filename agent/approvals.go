@@ -53,14 +53,14 @@ func ApprovalDecisions() []ApprovalDecision {
 type ApprovalRequest struct {
 	// ID is the runtime's own id for the request (providers' ids are not
 	// unique across restarts).
-	ID                string
-	ProviderSessionID string
-	TurnID            string
-	ItemID            string
-	Kind              ApprovalKind
-	Command           string
-	Cwd               string
-	Reason            string
+	ID       string
+	ThreadID string
+	TurnID   string
+	ItemID   string
+	Kind     ApprovalKind
+	Command  string
+	Cwd      string
+	Reason   string
 	// Method is the provider's request method.
 	Method string
 	// Details is the provider's whole request params.

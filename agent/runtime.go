@@ -33,7 +33,7 @@ type Runtime interface {
 	Fork(ctx context.Context, in RuntimeForkInput) (RuntimeForkResult, error)
 	// Archive removes a provider thread (a deleted session, or an orphan
 	// left by a fork whose persistence failed).
-	Archive(ctx context.Context, provider, providerSessionID string) error
+	Archive(ctx context.Context, provider, threadID string) error
 	// Events delivers what the provider reports about its threads, in the
 	// order it reported it. The channel is closed when the runtime stops.
 	Events() <-chan Event
@@ -110,26 +110,26 @@ type StartInput struct {
 
 // SendTurnInput starts a turn on an existing thread.
 type SendTurnInput struct {
-	Provider          string
-	ProviderSessionID string
-	Cwd               string
-	Settings          ComposerSettings
-	Text              string
+	Provider string
+	ThreadID string
+	Cwd      string
+	Settings ComposerSettings
+	Text     string
 	// ModelProvider, when known, is sent if the thread must be resumed.
 	ModelProvider string
 }
 
 // InterruptInput stops an active turn.
 type InterruptInput struct {
-	Provider          string
-	ProviderSessionID string
-	TurnID            string
+	Provider string
+	ThreadID string
+	TurnID   string
 }
 
 // HistoryInput reads a thread's turns.
 type HistoryInput struct {
-	Provider          string
-	ProviderSessionID string
+	Provider string
+	ThreadID string
 	// TurnIDs, when set, are the only turns wanted: the runtime may read
 	// newest first and stop once it has them all, and returns just those
 	// (in any order), so that settling a session's last turn does not
@@ -139,13 +139,13 @@ type HistoryInput struct {
 
 // RuntimeForkInput is the spec's fork input.
 type RuntimeForkInput struct {
-	WorkspaceID             string
-	SourceAgentSessionID    string
-	TargetAgentSessionID    string
-	Provider                string
-	SourceProviderSessionID string
-	Cwd                     string
-	Settings                ComposerSettings
+	WorkspaceID     string
+	ParentSessionID string
+	ChildSessionID  string
+	Provider        string
+	ParentThreadID  string
+	Cwd             string
+	Settings        ComposerSettings
 	// ModelProvider is the parent's model provider, when known.
 	ModelProvider string
 	LastTurnID    string
@@ -162,10 +162,11 @@ type RuntimeForkResult struct {
 	Session RuntimeSession
 	// History streams the child's provider history through the fork
 	// boundary, a page at a time, so that no whole history is ever held in
-	// memory. Nil when the provider could not offer it; a stream that fails
-	// (an error other than io.EOF, such as ErrHistoryUnavailable) means the
-	// same. Either way the service falls back to copying the parent's
-	// cached messages. The caller closes it.
+	// memory (the fork service spools it to local disk before its
+	// transaction). Nil when the provider could not offer it; a stream that
+	// fails (an error other than io.EOF, such as ErrHistoryUnavailable)
+	// means the same. Either way the service copies the parent's cached
+	// messages instead. The caller closes it.
 	History HistoryStream
 	// EmptyParent: the parent had no history to fork, and the child is a
 	// new thread with the same settings.
@@ -231,21 +232,21 @@ func ReadHistory(ctx context.Context, h HistoryStream) ([]RuntimeTurn, error) {
 
 // RuntimeForkLineage records where a provider thread came from.
 type RuntimeForkLineage struct {
-	SourceProviderSessionID string
-	TargetProviderSessionID string
-	Provider                string
-	LastTurnID              string
-	ForkedAt                time.Time
+	ParentThreadID string
+	ChildThreadID  string
+	Provider       string
+	LastTurnID     string
+	ForkedAt       time.Time
 }
 
 // RuntimeSession is a provider thread as the provider describes it.
 type RuntimeSession struct {
-	ProviderSessionID string
-	Status            ThreadStatus
-	Cwd               string
-	Model             string
-	ModelProvider     string
-	ForkedFromID      string
+	ThreadID      string
+	Status        ThreadStatus
+	Cwd           string
+	Model         string
+	ModelProvider string
+	ForkedFromID  string
 }
 
 // RuntimeTurn is one turn of a thread.
@@ -299,10 +300,10 @@ const (
 
 // Event is one thing a provider reported about a thread.
 type Event struct {
-	Kind              EventKind
-	Provider          string
-	ProviderSessionID string
-	TurnID            string
+	Kind     EventKind
+	Provider string
+	ThreadID string
+	TurnID   string
 	// Status is set for thread_status (a ThreadStatus) and turn_completed
 	// (a TurnStatus).
 	Status  string

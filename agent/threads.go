@@ -21,8 +21,8 @@ type ThreadFinder interface {
 
 // FindForksInput selects the threads forked from one thread.
 type FindForksInput struct {
-	Provider                string
-	SourceProviderSessionID string
+	Provider       string
+	ParentThreadID string
 	// Cwd is the parent's working directory; the provider filters by it.
 	Cwd string
 	// CreatedAfter drops older threads (the provider may round times down).
@@ -33,8 +33,8 @@ type FindForksInput struct {
 
 // ThreadInfo is a provider thread as a listing shows it.
 type ThreadInfo struct {
-	ProviderSessionID string
-	ForkedFromID      string
-	Cwd               string
-	CreatedAt         time.Time
+	ThreadID     string
+	ForkedFromID string
+	Cwd          string
+	CreatedAt    time.Time
 }

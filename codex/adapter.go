@@ -47,16 +47,16 @@ func (r *Runtime) SendTurn(ctx context.Context, in agent.SendTurnInput) (agent.R
 	if err != nil {
 		return agent.RuntimeTurn{}, err
 	}
-	lt, ok := r.loadedIn(p.gen, in.ProviderSessionID)
+	lt, ok := r.loadedIn(p.gen, in.ThreadID)
 	if !ok {
-		if lt, err = r.resume(ctx, p, in.ProviderSessionID, in.Cwd, in.ModelProvider, s); err != nil {
+		if lt, err = r.resume(ctx, p, in.ThreadID, in.Cwd, in.ModelProvider, s); err != nil {
 			return agent.RuntimeTurn{}, err
 		}
 	}
 	turn, err := r.turnStart(ctx, p, in, s, lt)
 	if errors.Is(err, agent.ErrThreadNotFound) {
 		// Codex unloaded the thread behind our back: load it, try once more.
-		if lt, err = r.resume(ctx, p, in.ProviderSessionID, in.Cwd, in.ModelProvider, s); err != nil {
+		if lt, err = r.resume(ctx, p, in.ThreadID, in.Cwd, in.ModelProvider, s); err != nil {
 			return agent.RuntimeTurn{}, err
 		}
 		turn, err = r.turnStart(ctx, p, in, s, lt)
@@ -65,13 +65,13 @@ func (r *Runtime) SendTurn(ctx context.Context, in agent.SendTurnInput) (agent.R
 }
 
 func (r *Runtime) turnStart(ctx context.Context, p *process, in agent.SendTurnInput, s settings, lt loadedThread) (agent.RuntimeTurn, error) {
-	params := buildTurnParams(in.ProviderSessionID, in.Text, in.Cwd, s, lt, r.cfg.ExperimentalPlanMode)
+	params := buildTurnParams(in.ThreadID, in.Text, in.Cwd, s, lt, r.cfg.ExperimentalPlanMode)
 	// Approval requests of this turn can arrive before the turn/start reply
 	// is read: they must already be answered by the new permission mode.
-	prevMode := r.setMode(in.ProviderSessionID, s.mode)
+	prevMode := r.setMode(in.ThreadID, s.mode)
 	var resp wireTurnResponse
 	if err := r.call(ctx, p, "turn/start", params, &resp); err != nil {
-		r.setMode(in.ProviderSessionID, prevMode)
+		r.setMode(in.ThreadID, prevMode)
 		return agent.RuntimeTurn{}, err
 	}
 	// The overrides stick for later turns.
@@ -82,8 +82,8 @@ func (r *Runtime) turnStart(ctx context.Context, p *process, in agent.SendTurnIn
 	if s.ReasoningEffort != "" {
 		lt.effort = s.ReasoningEffort
 	}
-	r.markLoaded(p.gen, in.ProviderSessionID, lt)
-	r.turnActive(in.ProviderSessionID, resp.Turn.ID)
+	r.markLoaded(p.gen, in.ThreadID, lt)
+	r.turnActive(in.ThreadID, resp.Turn.ID)
 	return agent.RuntimeTurn{ID: resp.Turn.ID, Status: turnStatus(resp.Turn.Status)}, nil
 }
 
@@ -110,7 +110,7 @@ func (r *Runtime) Interrupt(ctx context.Context, in agent.InterruptInput) error 
 	if err != nil {
 		return err
 	}
-	params := map[string]string{"threadId": in.ProviderSessionID, "turnId": in.TurnID}
+	params := map[string]string{"threadId": in.ThreadID, "turnId": in.TurnID}
 	return r.call(ctx, p, "turn/interrupt", params, nil)
 }
 
@@ -124,9 +124,9 @@ func (r *Runtime) History(ctx context.Context, in agent.HistoryInput) ([]agent.R
 		return nil, err
 	}
 	if len(in.TurnIDs) > 0 {
-		return r.someTurns(ctx, p, in.ProviderSessionID, in.TurnIDs)
+		return r.someTurns(ctx, p, in.ThreadID, in.TurnIDs)
 	}
-	return r.history(ctx, p, in.ProviderSessionID)
+	return r.history(ctx, p, in.ThreadID)
 }
 
 // someTurns reads a thread's pages newest first until it has the turns
@@ -183,7 +183,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	if err != nil {
 		return agent.RuntimeForkResult{}, err
 	}
-	if in.SourceProviderSessionID == "" {
+	if in.ParentThreadID == "" {
 		return agent.RuntimeForkResult{}, fmt.Errorf("%w: fork needs the source provider session id", agent.ErrThreadNotFound)
 	}
 	p, err := r.current()
@@ -191,7 +191,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 		return agent.RuntimeForkResult{}, err
 	}
 	params := threadForkParams{
-		ThreadID:     in.SourceProviderSessionID,
+		ThreadID:     in.ParentThreadID,
 		LastTurnID:   in.LastTurnID,
 		threadParams: buildThreadParams(s, in.Cwd, in.ModelProvider),
 		threadOrigin: newThreadOrigin(),
@@ -207,11 +207,11 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	res := agent.RuntimeForkResult{
 		Session: sessionOf(resp),
 		Fork: agent.RuntimeForkLineage{
-			SourceProviderSessionID: in.SourceProviderSessionID,
-			TargetProviderSessionID: child,
-			Provider:                agent.ProviderCodex,
-			LastTurnID:              in.LastTurnID,
-			ForkedAt:                time.Now(),
+			ParentThreadID: in.ParentThreadID,
+			ChildThreadID:  child,
+			Provider:       agent.ProviderCodex,
+			LastTurnID:     in.LastTurnID,
+			ForkedAt:       time.Now(),
 		},
 	}
 	if len(resp.Thread.Turns) > 0 {
@@ -230,12 +230,12 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	}
 	h.onEmpty = func(ctx context.Context) error {
 		// An empty child is its true history only if the parent is empty too.
-		parentEmpty, err := r.historyEmpty(ctx, p, in.SourceProviderSessionID)
+		parentEmpty, err := r.historyEmpty(ctx, p, in.ParentThreadID)
 		switch {
 		case err != nil:
-			return fmt.Errorf("%w: child %s is empty and its parent %s could not be read: %w", agent.ErrHistoryUnavailable, child, in.SourceProviderSessionID, err)
+			return fmt.Errorf("%w: child %s is empty and its parent %s could not be read: %w", agent.ErrHistoryUnavailable, child, in.ParentThreadID, err)
 		case !parentEmpty:
-			return fmt.Errorf("%w: child %s is empty but its parent %s is not", agent.ErrHistoryUnavailable, child, in.SourceProviderSessionID)
+			return fmt.Errorf("%w: child %s is empty but its parent %s is not", agent.ErrHistoryUnavailable, child, in.ParentThreadID)
 		}
 		return io.EOF
 	}
@@ -293,12 +293,12 @@ func loadedFrom(s settings, resp wireThreadResponse) loadedThread {
 func sessionOf(resp wireThreadResponse) agent.RuntimeSession {
 	t := resp.Thread
 	s := agent.RuntimeSession{
-		ProviderSessionID: t.ID,
-		Status:            agent.ThreadStatus(t.Status.Type),
-		Cwd:               resp.Cwd,
-		Model:             resp.Model,
-		ModelProvider:     resp.ModelProvider,
-		ForkedFromID:      strOr(t.ForkedFromID, ""),
+		ThreadID:      t.ID,
+		Status:        agent.ThreadStatus(t.Status.Type),
+		Cwd:           resp.Cwd,
+		Model:         resp.Model,
+		ModelProvider: resp.ModelProvider,
+		ForkedFromID:  strOr(t.ForkedFromID, ""),
 	}
 	if s.Cwd == "" {
 		s.Cwd = t.Cwd

@@ -60,7 +60,7 @@ func (a *approvals) receive(gen uint64, id json.RawMessage, method string, param
 	req := shape.describe(params)
 	req.Method = method
 	req.Details = append(json.RawMessage(nil), params...)
-	mode := a.modeOf(req.ProviderSessionID)
+	mode := a.modeOf(req.ThreadID)
 	if mode != agent.PermissionWorkspaceWrite {
 		return func(context.Context) (any, *rpcError) { return a.byPolicy(mode, req, shape), nil }
 	}
@@ -71,11 +71,11 @@ func (a *approvals) receive(gen uint64, id json.RawMessage, method string, param
 	a.mu.Lock()
 	a.pending[req.ID] = p
 	a.mu.Unlock()
-	a.log.Info("codex: approval asked of the session's person", "thread", req.ProviderSessionID, "turn", req.TurnID,
+	a.log.Info("codex: approval asked of the session's person", "thread", req.ThreadID, "turn", req.TurnID,
 		"method", method, "approval", req.ID, "kind", req.Kind)
 	ev := req
 	a.push(agent.Event{Kind: agent.EventApprovalRequested, Provider: agent.ProviderCodex,
-		ProviderSessionID: req.ProviderSessionID, TurnID: req.TurnID, Method: method, Approval: &ev})
+		ThreadID: req.ThreadID, TurnID: req.TurnID, Method: method, Approval: &ev})
 
 	return func(ctx context.Context) (any, *rpcError) {
 		select {
@@ -102,17 +102,17 @@ func (a *approvals) respond(ctx context.Context, in agent.ApprovalResponse) erro
 	if !ok {
 		return fmt.Errorf("%w: %s", agent.ErrApprovalNotPending, in.ID)
 	}
-	a.log.Info("codex: approval answered", "thread", p.req.ProviderSessionID, "turn", p.req.TurnID,
+	a.log.Info("codex: approval answered", "thread", p.req.ThreadID, "turn", p.req.TurnID,
 		"approval", in.ID, "decision", in.Decision)
 	// The event goes first: the turn can go on (and end) as soon as Codex
 	// reads the answer, and ingestion must see the decision before that.
 	a.push(agent.Event{Kind: agent.EventApprovalResolved, Provider: agent.ProviderCodex,
-		ProviderSessionID: p.req.ProviderSessionID, TurnID: p.req.TurnID,
+		ThreadID: p.req.ThreadID, TurnID: p.req.TurnID,
 		Resolution: &agent.ApprovalResolution{ID: in.ID, Decision: in.Decision, By: "user"}})
 	p.answer <- in
 	if in.Decision == agent.DecisionCancel && !p.shape.nativeCancel && a.interrupt != nil && p.req.TurnID != "" {
-		if err := a.interrupt(ctx, p.req.ProviderSessionID, p.req.TurnID); err != nil {
-			a.log.Warn("codex: interrupt after a cancelled request failed", "thread", p.req.ProviderSessionID, "turn", p.req.TurnID, "err", err)
+		if err := a.interrupt(ctx, p.req.ThreadID, p.req.TurnID); err != nil {
+			a.log.Warn("codex: interrupt after a cancelled request failed", "thread", p.req.ThreadID, "turn", p.req.TurnID, "err", err)
 		}
 	}
 	return nil
@@ -128,9 +128,9 @@ func (a *approvals) settle(id, by string) {
 	if !ok {
 		return
 	}
-	a.log.Info("codex: approval resolved as CANCEL", "thread", p.req.ProviderSessionID, "turn", p.req.TurnID, "approval", id, "by", by)
+	a.log.Info("codex: approval resolved as CANCEL", "thread", p.req.ThreadID, "turn", p.req.TurnID, "approval", id, "by", by)
 	a.push(agent.Event{Kind: agent.EventApprovalResolved, Provider: agent.ProviderCodex,
-		ProviderSessionID: p.req.ProviderSessionID, TurnID: p.req.TurnID,
+		ThreadID: p.req.ThreadID, TurnID: p.req.TurnID,
 		Resolution: &agent.ApprovalResolution{ID: id, Decision: agent.DecisionCancel, By: by}})
 	p.answer <- agent.ApprovalResponse{ID: id, Decision: agent.DecisionCancel}
 }
@@ -155,7 +155,7 @@ func (a *approvals) settleWhere(by string, match func(*pendingApproval) bool) {
 // turn without Codex resolving its pending request).
 func (a *approvals) turnEnded(threadID, turnID string) {
 	a.settleWhere("turn_ended", func(p *pendingApproval) bool {
-		return p.req.ProviderSessionID == threadID && (p.req.TurnID == turnID || p.req.TurnID == "")
+		return p.req.ThreadID == threadID && (p.req.TurnID == turnID || p.req.TurnID == "")
 	})
 }
 
@@ -187,7 +187,7 @@ func (a *approvals) byPolicy(mode string, req agent.ApprovalRequest, shape reque
 	if mode == "" {
 		mode = "unknown thread"
 	}
-	a.log.Info("codex: server request answered by policy", "thread", req.ProviderSessionID, "turn", req.TurnID,
+	a.log.Info("codex: server request answered by policy", "thread", req.ThreadID, "turn", req.TurnID,
 		"method", req.Method, "mode", mode, "decision", d)
 	return shape.encode(d, req.Details, nil)
 }
@@ -280,7 +280,7 @@ type wireRequestCommon struct {
 
 func (w wireRequestCommon) request(kind agent.ApprovalKind) agent.ApprovalRequest {
 	return agent.ApprovalRequest{
-		ProviderSessionID: w.ThreadID, TurnID: strOr(w.TurnID, ""), ItemID: w.ItemID,
+		ThreadID: w.ThreadID, TurnID: strOr(w.TurnID, ""), ItemID: w.ItemID,
 		Kind: kind, Cwd: strOr(w.Cwd, ""), Reason: strOr(w.Reason, ""),
 	}
 }
@@ -440,7 +440,7 @@ func describeLegacy(kind agent.ApprovalKind) func(json.RawMessage) agent.Approva
 		}
 		_ = json.Unmarshal(params, &w)
 		return agent.ApprovalRequest{
-			ProviderSessionID: w.ConversationID, ItemID: w.CallID, Kind: kind,
+			ThreadID: w.ConversationID, ItemID: w.CallID, Kind: kind,
 			Command: strings.Join(w.Command, " "), Cwd: w.Cwd, Reason: strOr(w.Reason, ""),
 			AvailableDecisions: offer(agent.DecisionAccept, agent.DecisionAcceptForSession),
 		}

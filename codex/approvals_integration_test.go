@@ -59,7 +59,7 @@ func TestRealApprovalAcceptRunsCommand(t *testing.T) {
 	turn := g.send(t, thread, "run it", workspaceWrite)
 
 	req := g.ev.Wait(t, realWait, "approval request", approvalRequested).Approval
-	if req.Kind != agent.ApprovalCommand || req.ProviderSessionID != thread || req.TurnID != turn.ID ||
+	if req.Kind != agent.ApprovalCommand || req.ThreadID != thread || req.TurnID != turn.ID ||
 		!strings.Contains(req.Command, "echo approved-output-42") || req.Reason != "needs the network" || req.ItemID == "" {
 		t.Fatalf("request = %+v", req)
 	}
@@ -110,7 +110,7 @@ func TestRealApprovalPendingCancelledByInterrupt(t *testing.T) {
 	thread := g.start(t, workspaceWrite)
 	turn := g.send(t, thread, "run it", workspaceWrite)
 	req := g.ev.Wait(t, realWait, "approval request", approvalRequested).Approval
-	if err := g.rt.Interrupt(rctx(t), agent.InterruptInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, TurnID: turn.ID}); err != nil {
+	if err := g.rt.Interrupt(rctx(t), agent.InterruptInput{Provider: agent.ProviderCodex, ThreadID: thread, TurnID: turn.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if done := g.ev.Wait(t, realWait, "turn end", codex.TurnDone(turn.ID)); done.Status != string(agent.TurnInterrupted) {

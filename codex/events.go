@@ -69,7 +69,7 @@ func toEvent(method string, params json.RawMessage) agent.Event {
 	e := agent.Event{Provider: agent.ProviderCodex, Method: method}
 	var route wireRouting
 	_ = json.Unmarshal(params, &route)
-	e.ProviderSessionID, e.TurnID = route.ThreadID, route.TurnID
+	e.ThreadID, e.TurnID = route.ThreadID, route.TurnID
 
 	switch method {
 	case "thread/status/changed":

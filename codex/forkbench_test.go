@@ -31,7 +31,7 @@ func BenchmarkForkVsRawCodex(b *testing.B) {
 	raw := make([]time.Duration, 0, b.N)
 	forkTuttid := func(i int) {
 		t0 := time.Now()
-		res, err := forks.Fork(ctx, fork.Input{WorkspaceID: "w", SourceAgentSessionID: parent.ID, RequestID: fmt.Sprintf("bench-%d", i)})
+		res, err := forks.Fork(ctx, fork.Input{WorkspaceID: "w", ParentSessionID: parent.ID, RequestID: fmt.Sprintf("bench-%d", i)})
 		if err != nil {
 			b.Fatal(err)
 		}

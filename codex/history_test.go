@@ -42,7 +42,7 @@ func TestNextLimit(t *testing.T) {
 func TestFakeForkHistoryPagesByBytes(t *testing.T) {
 	g := startFake(t, "fork_no_turns")
 	g.rt.pageBytes = 1024
-	parent := g.start(t, defaultSettings).ProviderSessionID
+	parent := g.start(t, defaultSettings).ThreadID
 	var want []string
 	for _, text := range []string{"s1", "s2", "s3", strings.Repeat("b", 3000), strings.Repeat("c", 3000), "s4", "s5", strings.Repeat("d", 500), "s6"} {
 		tr, _ := g.turn(t, parent, text, defaultSettings)
@@ -69,11 +69,11 @@ func TestFakeForkHistoryPagesByBytes(t *testing.T) {
 		limit = nextLimit(bytes, len(page), g.rt.pageBytes, g.rt.pageSize)
 	}
 
-	res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent, Settings: defaultSettings})
+	res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, ParentThreadID: parent, Settings: defaultSettings})
 	if err != nil {
 		t.Fatal(err)
 	}
-	child := res.Session.ProviderSessionID
+	child := res.Session.ThreadID
 	var got []string
 	pages := 0
 	for {
@@ -111,11 +111,11 @@ func TestFakeForkHistoryPagesByBytes(t *testing.T) {
 func TestFakeForkHistoryFailsMidway(t *testing.T) {
 	g := startFake(t, "fork_no_turns")
 	g.rt.pageSize = 1
-	parent := g.start(t, defaultSettings).ProviderSessionID
+	parent := g.start(t, defaultSettings).ThreadID
 	for _, text := range []string{"a", "b", "c", "d"} {
 		g.turn(t, parent, text, defaultSettings)
 	}
-	res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent, Settings: defaultSettings})
+	res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, ParentThreadID: parent, Settings: defaultSettings})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestFakeForkHistoryFailsMidway(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The fake forgets the child: the next page read fails.
-	g.rt.Archive(ctxT(t), agent.ProviderCodex, res.Session.ProviderSessionID)
+	g.rt.Archive(ctxT(t), agent.ProviderCodex, res.Session.ThreadID)
 	var err2 error
 	for err2 == nil {
 		_, err2 = res.History.Next(ctxT(t))
@@ -163,11 +163,11 @@ func TestFakeForkHistoryHint(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := startFake(t, "fork_no_turns")
-			parent := g.start(t, defaultSettings).ProviderSessionID
+			parent := g.start(t, defaultSettings).ThreadID
 			for _, text := range []string{"a", "b", "c"} {
 				g.turn(t, parent, text, defaultSettings)
 			}
-			res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent,
+			res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, ParentThreadID: parent,
 				Settings: defaultSettings, HistoryBytesHint: c.hint})
 			if err != nil {
 				t.Fatal(err)
@@ -176,7 +176,7 @@ func TestFakeForkHistoryHint(t *testing.T) {
 			if err != nil || len(turns) != 3 {
 				t.Fatalf("history: %d turns, %v", len(turns), err)
 			}
-			if lists := childLists(t, g, res.Session.ProviderSessionID); len(lists) == 0 || lists[0].Limit != c.wantFirst {
+			if lists := childLists(t, g, res.Session.ThreadID); len(lists) == 0 || lists[0].Limit != c.wantFirst {
 				t.Fatalf("child pages %+v, want a first limit of %d", lists, c.wantFirst)
 			}
 		})
@@ -202,13 +202,13 @@ func TestFakeForkHistoryBothEnds(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			g := startFake(t, "fork_no_turns")
 			g.rt.pageSize = 4
-			parent := g.start(t, defaultSettings).ProviderSessionID
+			parent := g.start(t, defaultSettings).ThreadID
 			var want []string
 			for i := range c.turns {
 				tr, _ := g.turn(t, parent, string(rune('a'+i)), defaultSettings)
 				want = append(want, tr.ID)
 			}
-			res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent,
+			res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, ParentThreadID: parent,
 				Settings: defaultSettings, HistoryBytesHint: 100})
 			if err != nil {
 				t.Fatal(err)
@@ -225,7 +225,7 @@ func TestFakeForkHistoryBothEnds(t *testing.T) {
 				t.Fatalf("child turns %v, want %v", got, want)
 			}
 			// The two halves are asked for at once: Codex may get either first.
-			lists := childLists(t, g, res.Session.ProviderSessionID)
+			lists := childLists(t, g, res.Session.ThreadID)
 			if len(lists) != c.wantLists {
 				t.Fatalf("child lists %+v, want %d", lists, c.wantLists)
 			}
@@ -263,7 +263,7 @@ func TestCodexForkHistoryBothEnds(t *testing.T) {
 	}{{"halves meet", 5, 1}, {"halves overlap", 6, 1}, {"a gap between the halves", 4, 2}} {
 		t.Run(c.name, func(t *testing.T) {
 			rt.pageSize = c.pageSize
-			res, err := rt.Fork(ctx, agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent.ProviderSessionID,
+			res, err := rt.Fork(ctx, agent.RuntimeForkInput{Provider: agent.ProviderCodex, ParentThreadID: parent.ProviderSessionID,
 				Settings: agent.ComposerSettings{PermissionModeID: agent.PermissionReadOnly}, HistoryBytesHint: 100})
 			if err != nil {
 				t.Fatal(err)
@@ -276,7 +276,7 @@ func TestCodexForkHistoryBothEnds(t *testing.T) {
 				t.Errorf("read in %d pages, want %d", pages, c.wantPages)
 			}
 			rt.pageSize = 1
-			want, err := rt.History(ctx, agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: res.Session.ProviderSessionID})
+			want, err := rt.History(ctx, agent.HistoryInput{Provider: agent.ProviderCodex, ThreadID: res.Session.ThreadID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,7 +307,7 @@ func TestFakeHistoryOfSomeTurns(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// A thread each: a page read ahead and cancelled may reach the
 			// fake's log late.
-			thread := g.start(t, defaultSettings).ProviderSessionID
+			thread := g.start(t, defaultSettings).ThreadID
 			var ids []string
 			for i := range 9 {
 				tr, _ := g.turn(t, thread, fmt.Sprintf("turn %d", i), defaultSettings)
@@ -323,7 +323,7 @@ func TestFakeHistoryOfSomeTurns(t *testing.T) {
 				want = append(want, ids[i])
 			}
 			turns, err := g.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex,
-				ProviderSessionID: thread, TurnIDs: ask})
+				ThreadID: thread, TurnIDs: ask})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -86,15 +86,15 @@ func (g *realRig) start(t *testing.T, s agent.ComposerSettings) string {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	if sess.ProviderSessionID == "" || sess.Model != "mock-model" || sess.ModelProvider != "mock" {
+	if sess.ThreadID == "" || sess.Model != "mock-model" || sess.ModelProvider != "mock" {
 		t.Fatalf("session = %+v", sess)
 	}
-	return sess.ProviderSessionID
+	return sess.ThreadID
 }
 
 func (g *realRig) send(t *testing.T, thread, text string, s agent.ComposerSettings) agent.RuntimeTurn {
 	t.Helper()
-	turn, err := g.rt.SendTurn(rctx(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, Settings: s, Text: text})
+	turn, err := g.rt.SendTurn(rctx(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ThreadID: thread, Settings: s, Text: text})
 	if err != nil {
 		t.Fatalf("SendTurn(%q): %v", text, err)
 	}
@@ -109,7 +109,7 @@ func (g *realRig) turn(t *testing.T, thread, text string, s agent.ComposerSettin
 	t.Helper()
 	turn := g.send(t, thread, text, s)
 	done := g.ev.Wait(t, realWait, "completion of "+text, codex.TurnDone(turn.ID))
-	if done.Status != string(agent.TurnCompleted) || done.ProviderSessionID != thread {
+	if done.Status != string(agent.TurnCompleted) || done.ThreadID != thread {
 		t.Fatalf("completion of %q = %+v", text, done)
 	}
 	return turn
@@ -165,7 +165,7 @@ func TestCodexTurnsHistoryForkInterrupt(t *testing.T) {
 	t2 := g.turn(t, parent, "second question", readOnly)
 	wantTexts(t, "parent turn 2", g.lastUserTexts(t, parent), "first question", "second question")
 
-	hist, err := g.rt.History(rctx(t), agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: parent})
+	hist, err := g.rt.History(rctx(t), agent.HistoryInput{Provider: agent.ProviderCodex, ThreadID: parent})
 	if err != nil {
 		t.Fatalf("History: %v", err)
 	}
@@ -183,12 +183,12 @@ func TestCodexTurnsHistoryForkInterrupt(t *testing.T) {
 	fork := func(last string) (agent.RuntimeForkResult, []agent.RuntimeTurn) {
 		t.Helper()
 		res, err := g.rt.Fork(rctx(t), agent.RuntimeForkInput{
-			Provider: agent.ProviderCodex, SourceProviderSessionID: parent, LastTurnID: last, Settings: readOnly,
+			Provider: agent.ProviderCodex, ParentThreadID: parent, LastTurnID: last, Settings: readOnly,
 		})
 		if err != nil {
 			t.Fatalf("Fork(%q): %v", last, err)
 		}
-		if c := res.Session.ProviderSessionID; c == "" || c == parent || res.Session.ForkedFromID != parent || res.Fork.TargetProviderSessionID != c {
+		if c := res.Session.ThreadID; c == "" || c == parent || res.Session.ForkedFromID != parent || res.Fork.ChildThreadID != c {
 			t.Fatalf("fork session %+v lineage %+v", res.Session, res.Fork)
 		}
 		if res.History == nil {
@@ -209,7 +209,7 @@ func TestCodexTurnsHistoryForkInterrupt(t *testing.T) {
 	// Fork through turn 1 of 2: the child's next turn sends turn 1's text
 	// and not turn 2's; the parent still carries both.
 	partialRes, partial := fork(t1.ID)
-	child := partialRes.Session.ProviderSessionID
+	child := partialRes.Session.ThreadID
 	if !slices.Equal(turnIDs(partial), []string{t1.ID}) || partial[0].Messages[0].Text != "first question" {
 		t.Fatalf("partial fork turns %v", turnIDs(partial))
 	}
@@ -217,13 +217,13 @@ func TestCodexTurnsHistoryForkInterrupt(t *testing.T) {
 	wantTexts(t, "child", g.lastUserTexts(t, child), "first question", "child question")
 	g.turn(t, parent, "third question", readOnly)
 	wantTexts(t, "parent turn 3", g.lastUserTexts(t, parent), "first question", "second question", "third question")
-	childHist, err := g.rt.History(rctx(t), agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: child})
+	childHist, err := g.rt.History(rctx(t), agent.HistoryInput{Provider: agent.ProviderCodex, ThreadID: child})
 	if err != nil || len(childHist) != 2 || childHist[0].ID != t1.ID {
 		t.Fatalf("child history %v, %v", turnIDs(childHist), err)
 	}
 
 	// A bad lastTurnId is Codex's "turn not found".
-	_, err = g.rt.Fork(rctx(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent, LastTurnID: "01a00000-0000-7000-8000-000000000000", Settings: readOnly})
+	_, err = g.rt.Fork(rctx(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, ParentThreadID: parent, LastTurnID: "01a00000-0000-7000-8000-000000000000", Settings: readOnly})
 	var pe *agent.ProviderError
 	if !errors.Is(err, agent.ErrTurnNotFound) || !errors.Is(err, agent.ErrProviderFailed) || !errors.As(err, &pe) || pe.Method != "thread/fork" {
 		t.Fatalf("fork with a bad lastTurnId: %v", err)
@@ -240,7 +240,7 @@ func TestCodexTurnsHistoryForkInterrupt(t *testing.T) {
 	g.ev.Wait(t, realWait, "first delta of the slow reply", func(e agent.Event) bool {
 		return e.Kind == agent.EventMessageDelta && e.TurnID == slow.ID
 	})
-	if err := g.rt.Interrupt(rctx(t), agent.InterruptInput{Provider: agent.ProviderCodex, ProviderSessionID: parent, TurnID: slow.ID}); err != nil {
+	if err := g.rt.Interrupt(rctx(t), agent.InterruptInput{Provider: agent.ProviderCodex, ThreadID: parent, TurnID: slow.ID}); err != nil {
 		t.Fatalf("Interrupt: %v", err)
 	}
 	if done := g.ev.Wait(t, realWait, "interrupted turn", codex.TurnDone(slow.ID)); done.Status != string(agent.TurnInterrupted) {
@@ -267,7 +267,7 @@ func TestCodexRestartAndCrashResume(t *testing.T) {
 	// from disk, and the next turn resumes the thread first.
 	rt2, ev2 := launch(t, realConfig(t, home))
 	g.rt, g.ev = rt2, ev2
-	hist, err := rt2.History(rctx(t), agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: thread})
+	hist, err := rt2.History(rctx(t), agent.HistoryInput{Provider: agent.ProviderCodex, ThreadID: thread})
 	if err != nil || len(hist) != 1 {
 		t.Fatalf("history after restart: %v, %v", turnIDs(hist), err)
 	}

@@ -58,10 +58,10 @@ func projectItem(turnID string, raw json.RawMessage, started bool) agent.Runtime
 		Role:    kind,
 		Kind:    kind,
 		Content: append(json.RawMessage(nil), raw...),
-		Status:  "completed",
+		Status:  agent.ItemCompleted,
 	}
 	if started {
-		msg.Status = "in_progress"
+		msg.Status = agent.ItemInProgress
 	}
 	if s := str(fields["status"]); s != "" {
 		msg.Status = snake(s)

@@ -100,7 +100,7 @@ func TurnDone(turnID string) func(agent.Event) bool {
 func summarize(evs []agent.Event) string {
 	s := ""
 	for _, e := range evs {
-		s += "\n  " + string(e.Kind) + " " + e.Method + " " + e.ProviderSessionID + " " + e.TurnID + " " + e.Status
+		s += "\n  " + string(e.Kind) + " " + e.Method + " " + e.ThreadID + " " + e.TurnID + " " + e.Status
 	}
 	return s
 }

@@ -70,7 +70,7 @@ func New(cfg Config) *Runtime {
 	}
 	r.approvals = newApprovals(cfg.Logger, r.modeOf, r.events.push)
 	r.approvals.interrupt = func(ctx context.Context, threadID, turnID string) error {
-		return r.Interrupt(ctx, agent.InterruptInput{Provider: agent.ProviderCodex, ProviderSessionID: threadID, TurnID: turnID})
+		return r.Interrupt(ctx, agent.InterruptInput{Provider: agent.ProviderCodex, ThreadID: threadID, TurnID: turnID})
 	}
 	return r
 }

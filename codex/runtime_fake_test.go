@@ -101,7 +101,7 @@ func (g *fakeRig) start(t *testing.T, s agent.ComposerSettings) agent.RuntimeSes
 // turn sends a turn and waits for its completion event.
 func (g *fakeRig) turn(t *testing.T, thread, text string, s agent.ComposerSettings) (agent.RuntimeTurn, agent.Event) {
 	t.Helper()
-	turn, err := g.rt.SendTurn(ctxT(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, Cwd: "/work", Settings: s, Text: text})
+	turn, err := g.rt.SendTurn(ctxT(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ThreadID: thread, Cwd: "/work", Settings: s, Text: text})
 	if err != nil {
 		t.Fatalf("SendTurn: %v", err)
 	}
@@ -147,17 +147,17 @@ func (g *fakeRig) methods(t *testing.T) []string {
 func TestFakeTurnEventsAndHistory(t *testing.T) {
 	g := startFake(t, "normal")
 	sess := g.start(t, defaultSettings)
-	if sess.ProviderSessionID == "" || sess.Status != agent.ThreadIdle || sess.Model != "fake-model" || sess.Cwd != "/work" {
+	if sess.ThreadID == "" || sess.Status != agent.ThreadIdle || sess.Model != "fake-model" || sess.Cwd != "/work" {
 		t.Fatalf("session = %+v", sess)
 	}
-	turn, done := g.turn(t, sess.ProviderSessionID, "hi", defaultSettings)
+	turn, done := g.turn(t, sess.ThreadID, "hi", defaultSettings)
 	if turn.Status != agent.TurnInProgress || done.Status != string(agent.TurnCompleted) {
 		t.Fatalf("turn %+v, completion %+v", turn, done)
 	}
 	// Order of this turn's events as the fake sent them.
 	var kinds []string
 	for _, e := range g.ev.Events() {
-		if e.ProviderSessionID == sess.ProviderSessionID {
+		if e.ThreadID == sess.ThreadID {
 			kinds = append(kinds, string(e.Kind))
 		}
 	}
@@ -171,7 +171,7 @@ func TestFakeTurnEventsAndHistory(t *testing.T) {
 	if asst.Message.Text != "echo: hi" || asst.Message.TurnID != turn.ID || asst.TurnID != turn.ID {
 		t.Fatalf("assistant message = %+v", asst.Message)
 	}
-	hist, err := g.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: sess.ProviderSessionID})
+	hist, err := g.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex, ThreadID: sess.ThreadID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,17 +195,17 @@ func TestFakeTurnEventsAndHistory(t *testing.T) {
 func TestFakeCrashMidTurnFailsTurnRestartsAndResumes(t *testing.T) {
 	g := startFake(t, "crash_mid_turn")
 	sess := g.start(t, defaultSettings)
-	thread := sess.ProviderSessionID
-	turn, err := g.rt.SendTurn(ctxT(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, Cwd: "/work", Settings: defaultSettings, Text: "boom"})
+	thread := sess.ThreadID
+	turn, err := g.rt.SendTurn(ctxT(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ThreadID: thread, Cwd: "/work", Settings: defaultSettings, Text: "boom"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	failed := g.ev.Wait(t, wait, "failed turn", TurnDone(turn.ID))
-	if failed.Status != string(agent.TurnFailed) || !strings.Contains(failed.Error, "exited unexpectedly") || failed.ProviderSessionID != thread {
+	if failed.Status != string(agent.TurnFailed) || !strings.Contains(failed.Error, "exited unexpectedly") || failed.ThreadID != thread {
 		t.Fatalf("completion = %+v", failed)
 	}
 	g.ev.Wait(t, wait, "systemError status", func(e agent.Event) bool {
-		return e.Kind == agent.EventThreadStatus && e.Status == string(agent.ThreadSystemError) && e.ProviderSessionID == thread
+		return e.Kind == agent.EventThreadStatus && e.Status == string(agent.ThreadSystemError) && e.ThreadID == thread
 	})
 	g.ev.Wait(t, wait, "restart", func(e agent.Event) bool { return e.Kind == agent.EventRuntimeRestarted })
 
@@ -248,10 +248,10 @@ func TestFakeTurnStartThreadNotFoundResumesAndRetries(t *testing.T) {
 	killCurrent(t, g.rt)
 	g.ev.Wait(t, wait, "restart", func(e agent.Event) bool { return e.Kind == agent.EventRuntimeRestarted })
 	g.rt.mu.Lock()
-	g.rt.threads[sess.ProviderSessionID].loadedGen = g.rt.proc.gen // wrong: gen 2 never loaded it
+	g.rt.threads[sess.ThreadID].loadedGen = g.rt.proc.gen // wrong: gen 2 never loaded it
 	g.rt.mu.Unlock()
 
-	_, done := g.turn(t, sess.ProviderSessionID, "retry", defaultSettings)
+	_, done := g.turn(t, sess.ThreadID, "retry", defaultSettings)
 	if done.Status != string(agent.TurnCompleted) {
 		t.Fatalf("completion = %+v", done)
 	}
@@ -292,7 +292,7 @@ func TestFakeDownFailsFastAndCloseInterruptsBackoff(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t0 := time.Now()
-	_, err := g.rt.SendTurn(ctxT(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ProviderSessionID: sess.ProviderSessionID, Settings: defaultSettings, Text: "x"})
+	_, err := g.rt.SendTurn(ctxT(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ThreadID: sess.ThreadID, Settings: defaultSettings, Text: "x"})
 	if !errors.Is(err, agent.ErrRuntimeUnavailable) || time.Since(t0) > time.Second {
 		t.Fatalf("SendTurn while down: %v after %s", err, time.Since(t0))
 	}
@@ -337,7 +337,7 @@ func TestFakeRequestTimeoutAndCancel(t *testing.T) {
 		t.Fatalf("cancelled Start = %v", err)
 	}
 	// The client is still usable: other methods answer.
-	_, err = g.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: "01a23748-0000-7000-8000-000000000000"})
+	_, err = g.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex, ThreadID: "01a23748-0000-7000-8000-000000000000"})
 	if !errors.Is(err, agent.ErrThreadNotFound) {
 		t.Fatalf("History after timeouts = %v", err)
 	}
@@ -346,7 +346,7 @@ func TestFakeRequestTimeoutAndCancel(t *testing.T) {
 func TestFakeMalformedLinesAreSkipped(t *testing.T) {
 	g := startFake(t, "malformed", func(c *Config) { c.MaxLineBytes = 2048 })
 	sess := g.start(t, defaultSettings)
-	_, done := g.turn(t, sess.ProviderSessionID, "still fine", defaultSettings)
+	_, done := g.turn(t, sess.ThreadID, "still fine", defaultSettings)
 	if done.Status != string(agent.TurnCompleted) {
 		t.Fatalf("completion = %+v", done)
 	}
@@ -358,14 +358,14 @@ func TestFakeMalformedLinesAreSkipped(t *testing.T) {
 func TestFakeErrorRepliesMapToSentinels(t *testing.T) {
 	g := startFake(t, "slow_turn")
 	sess := g.start(t, defaultSettings)
-	thread := sess.ProviderSessionID
-	turn, err := g.rt.SendTurn(ctxT(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, Settings: defaultSettings, Text: "slow"})
+	thread := sess.ThreadID
+	turn, err := g.rt.SendTurn(ctxT(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ThreadID: thread, Settings: defaultSettings, Text: "slow"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.ev.Wait(t, wait, "turn start", func(e agent.Event) bool { return e.Kind == agent.EventTurnStarted && e.TurnID == turn.ID })
 	fork := func(src, last string) error {
-		_, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: src, LastTurnID: last, Settings: defaultSettings})
+		_, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, ParentThreadID: src, LastTurnID: last, Settings: defaultSettings})
 		return err
 	}
 	cases := []struct {
@@ -376,7 +376,7 @@ func TestFakeErrorRepliesMapToSentinels(t *testing.T) {
 		{"unknown turn", fork(thread, "nope"), agent.ErrTurnNotFound},
 		{"running turn", fork(thread, turn.ID), agent.ErrTurnInProgress},
 		{"unknown thread", fork("01a23748-0000-7000-8000-000000000000", ""), agent.ErrThreadNotFound},
-		{"interrupt unknown turn", g.rt.Interrupt(ctxT(t), agent.InterruptInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, TurnID: "nope"}), agent.ErrTurnNotFound},
+		{"interrupt unknown turn", g.rt.Interrupt(ctxT(t), agent.InterruptInput{Provider: agent.ProviderCodex, ThreadID: thread, TurnID: "nope"}), agent.ErrTurnNotFound},
 	}
 	for _, c := range cases {
 		var pe *agent.ProviderError
@@ -385,7 +385,7 @@ func TestFakeErrorRepliesMapToSentinels(t *testing.T) {
 		}
 	}
 	// And the interrupt that works.
-	if err := g.rt.Interrupt(ctxT(t), agent.InterruptInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, TurnID: turn.ID}); err != nil {
+	if err := g.rt.Interrupt(ctxT(t), agent.InterruptInput{Provider: agent.ProviderCodex, ThreadID: thread, TurnID: turn.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if done := g.ev.Wait(t, wait, "interrupted turn", TurnDone(turn.ID)); done.Status != string(agent.TurnInterrupted) {
@@ -405,21 +405,21 @@ func TestFakeFork(t *testing.T) {
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			g := startFake(t, c.scenario)
-			parent := g.start(t, defaultSettings).ProviderSessionID
+			parent := g.start(t, defaultSettings).ThreadID
 			t1, _ := g.turn(t, parent, "one", defaultSettings)
 			g.turn(t, parent, "two", defaultSettings)
 			res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{
-				Provider: agent.ProviderCodex, SourceProviderSessionID: parent, LastTurnID: t1.ID,
+				Provider: agent.ProviderCodex, ParentThreadID: parent, LastTurnID: t1.ID,
 				Cwd: "/work", Settings: defaultSettings,
 			})
 			if err != nil {
 				t.Fatalf("Fork: %v", err)
 			}
-			child := res.Session.ProviderSessionID
+			child := res.Session.ThreadID
 			if child == "" || child == parent || res.Session.ForkedFromID != parent {
 				t.Fatalf("session = %+v", res.Session)
 			}
-			if l := res.Fork; l.SourceProviderSessionID != parent || l.TargetProviderSessionID != child || l.Provider != "codex" || l.LastTurnID != t1.ID || time.Since(l.ForkedAt) > time.Minute {
+			if l := res.Fork; l.ParentThreadID != parent || l.ChildThreadID != child || l.Provider != "codex" || l.LastTurnID != t1.ID || time.Since(l.ForkedAt) > time.Minute {
 				t.Fatalf("lineage = %+v", l)
 			}
 			turns, available := forkHistory(t, res)
@@ -469,8 +469,8 @@ func TestFakeFork(t *testing.T) {
 
 func TestFakeForkOfEmptyThread(t *testing.T) {
 	g := startFake(t, "fork_no_turns")
-	parent := g.start(t, defaultSettings).ProviderSessionID
-	res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: parent, Settings: defaultSettings})
+	parent := g.start(t, defaultSettings).ThreadID
+	res, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, ParentThreadID: parent, Settings: defaultSettings})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,8 +490,8 @@ func TestFakeHistoryPagesAndFallback(t *testing.T) {
 		t.Run(scenario, func(t *testing.T) {
 			g := startFake(t, scenario)
 			g.rt.pageSize = 1
-			thread := g.start(t, defaultSettings).ProviderSessionID
-			empty, err := g.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: thread})
+			thread := g.start(t, defaultSettings).ThreadID
+			empty, err := g.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex, ThreadID: thread})
 			if err != nil || len(empty) != 0 {
 				t.Fatalf("history of a new thread = %v, %v", empty, err)
 			}
@@ -500,7 +500,7 @@ func TestFakeHistoryPagesAndFallback(t *testing.T) {
 				turn, _ := g.turn(t, thread, text, defaultSettings)
 				ids = append(ids, turn.ID)
 			}
-			hist, err := g.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: thread})
+			hist, err := g.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex, ThreadID: thread})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -590,7 +590,7 @@ func TestFakeApprovalsFollowPermissionMode(t *testing.T) {
 				mu.Unlock()
 				return person[r.Method]
 			})
-			thread := g.start(t, s).ProviderSessionID
+			thread := g.start(t, s).ThreadID
 			if _, done := g.turn(t, thread, "do it", s); done.Status != string(agent.TurnCompleted) {
 				t.Fatalf("completion = %+v", done)
 			}
@@ -618,7 +618,7 @@ func TestFakeApprovalsFollowPermissionMode(t *testing.T) {
 			}
 			for _, r := range asked {
 				if !slices.Contains(r.AvailableDecisions, agent.DecisionDecline) || !slices.Contains(r.AvailableDecisions, agent.DecisionCancel) ||
-					r.ProviderSessionID != thread || r.ID == "" || len(r.Details) == 0 {
+					r.ThreadID != thread || r.ID == "" || len(r.Details) == 0 {
 					t.Errorf("request %+v", r)
 				}
 			}
@@ -633,7 +633,7 @@ func TestFakeApprovalsFollowPermissionMode(t *testing.T) {
 
 func TestFakeModeChangeSendsSandboxPolicy(t *testing.T) {
 	g := startFake(t, "approvals")
-	thread := g.start(t, defaultSettings).ProviderSessionID
+	thread := g.start(t, defaultSettings).ThreadID
 	full := defaultSettings
 	full.PermissionModeID = agent.PermissionFullAccess
 	g.turn(t, thread, "now with full access", full)
@@ -655,7 +655,7 @@ func TestFakeRestartOfTuttidResumesOldThread(t *testing.T) {
 	dir := t.TempDir()
 	cfg := fakeConfig(t, dir, "normal")
 	g1 := launchRig(t, dir, cfg)
-	thread := g1.start(t, defaultSettings).ProviderSessionID
+	thread := g1.start(t, defaultSettings).ThreadID
 	g1.turn(t, thread, "before", defaultSettings)
 	if err := g1.rt.Close(); err != nil {
 		t.Fatal(err)
@@ -664,7 +664,7 @@ func TestFakeRestartOfTuttidResumesOldThread(t *testing.T) {
 	if _, done := g2.turn(t, thread, "after", defaultSettings); done.Status != string(agent.TurnCompleted) {
 		t.Fatalf("completion = %+v", done)
 	}
-	hist, err := g2.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: thread})
+	hist, err := g2.rt.History(ctxT(t), agent.HistoryInput{Provider: agent.ProviderCodex, ThreadID: thread})
 	if err != nil || len(hist) != 2 {
 		t.Fatalf("history = %v, %v", hist, err)
 	}
@@ -672,7 +672,7 @@ func TestFakeRestartOfTuttidResumesOldThread(t *testing.T) {
 
 func TestFakeArchiveToleratesGoneThread(t *testing.T) {
 	g := startFake(t, "normal")
-	thread := g.start(t, defaultSettings).ProviderSessionID
+	thread := g.start(t, defaultSettings).ThreadID
 	for i := 0; i < 2; i++ {
 		if err := g.rt.Archive(ctxT(t), agent.ProviderCodex, thread); err != nil {
 			t.Fatalf("Archive #%d: %v", i+1, err)
@@ -739,10 +739,10 @@ func TestNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	func() {
 		g := startFake(t, "approvals")
-		thread := g.start(t, defaultSettings).ProviderSessionID
+		thread := g.start(t, defaultSettings).ThreadID
 		// The turn waits for a person when the process dies: the
 		// goroutine holding the request must end too.
-		if _, err := g.rt.SendTurn(ctxT(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, Cwd: "/work", Settings: defaultSettings, Text: "x"}); err != nil {
+		if _, err := g.rt.SendTurn(ctxT(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ThreadID: thread, Cwd: "/work", Settings: defaultSettings, Text: "x"}); err != nil {
 			t.Fatal(err)
 		}
 		g.ev.Wait(t, wait, "approval request", func(e agent.Event) bool { return e.Kind == agent.EventApprovalRequested })

@@ -263,10 +263,10 @@ func TestProtocolSchemaCoversWhatTuttidSends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	thread := sess.ProviderSessionID
+	thread := sess.ThreadID
 	turn := func(text string, s agent.ComposerSettings) string {
 		t.Helper()
-		tr, err := rt.SendTurn(ctx, agent.SendTurnInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, Cwd: cwd,
+		tr, err := rt.SendTurn(ctx, agent.SendTurnInput{Provider: agent.ProviderCodex, ThreadID: thread, Cwd: cwd,
 			Settings: s, Text: text, ModelProvider: sess.ModelProvider})
 		if err != nil {
 			t.Fatal(err)
@@ -279,11 +279,11 @@ func TestProtocolSchemaCoversWhatTuttidSends(t *testing.T) {
 	ro.PermissionModeID, ro.PlanMode = agent.PermissionReadOnly, false
 	second := turn("read only", ro) // a mode change: sandboxPolicy on turn/start
 	ev.Wait(t, 60*time.Second, "second turn", TurnDone(second))
-	if _, err := rt.Fork(ctx, agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: thread, Cwd: cwd,
+	if _, err := rt.Fork(ctx, agent.RuntimeForkInput{Provider: agent.ProviderCodex, ParentThreadID: thread, Cwd: cwd,
 		Settings: s, ModelProvider: sess.ModelProvider, LastTurnID: first}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.History(ctx, agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: thread}); err != nil {
+	if _, err := rt.History(ctx, agent.HistoryInput{Provider: agent.ProviderCodex, ThreadID: thread}); err != nil {
 		t.Fatal(err)
 	}
 	if err := KillAppServer(rt); err != nil { // the next turn resumes the thread
@@ -293,7 +293,7 @@ func TestProtocolSchemaCoversWhatTuttidSends(t *testing.T) {
 	slow := turn("slow", s)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		err := rt.Interrupt(ctx, agent.InterruptInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, TurnID: slow})
+		err := rt.Interrupt(ctx, agent.InterruptInput{Provider: agent.ProviderCodex, ThreadID: thread, TurnID: slow})
 		if err == nil {
 			break
 		}

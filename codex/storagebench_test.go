@@ -60,7 +60,7 @@ func BenchmarkForkStorage(b *testing.B) {
 	// the same size whatever the history (codex-growth near 1), tuttid's
 	// copy grows with it.
 	parent := benchParent(b, ctx, sessions, turns/4)
-	early, err := forks.Fork(ctx, fork.Input{WorkspaceID: "w", SourceAgentSessionID: parent.ID, RequestID: "storage-early"})
+	early, err := forks.Fork(ctx, fork.Input{WorkspaceID: "w", ParentSessionID: parent.ID, RequestID: "storage-early"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func BenchmarkForkStorage(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		before := dbSize()
-		res, err := forks.Fork(ctx, fork.Input{WorkspaceID: "w", SourceAgentSessionID: parent.ID, RequestID: fmt.Sprintf("storage-%d", i)})
+		res, err := forks.Fork(ctx, fork.Input{WorkspaceID: "w", ParentSessionID: parent.ID, RequestID: fmt.Sprintf("storage-%d", i)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -184,14 +184,14 @@ func (r *Runtime) crashed(p *process) {
 		for _, t := range turns {
 			evs = append(evs, agent.Event{
 				Kind: agent.EventTurnCompleted, Provider: agent.ProviderCodex,
-				ProviderSessionID: id, TurnID: t,
+				ThreadID: id, TurnID: t,
 				Status: string(agent.TurnFailed), Error: reason,
 			})
 		}
 		th.active = nil
 		evs = append(evs, agent.Event{
 			Kind: agent.EventThreadStatus, Provider: agent.ProviderCodex,
-			ProviderSessionID: id, Status: string(agent.ThreadSystemError),
+			ThreadID: id, Status: string(agent.ThreadSystemError),
 		})
 	}
 	r.mu.Unlock()
@@ -229,12 +229,12 @@ func (r *Runtime) onNotification(gen uint64, method string, params json.RawMessa
 	e := toEvent(method, params)
 	switch e.Kind {
 	case agent.EventTurnStarted:
-		r.turnActive(e.ProviderSessionID, e.TurnID)
+		r.turnActive(e.ThreadID, e.TurnID)
 	case agent.EventTurnCompleted:
-		r.turnDone(e.ProviderSessionID, e.TurnID)
+		r.turnDone(e.ThreadID, e.TurnID)
 		// A turn that ended (interrupted, failed) leaves no request
 		// waiting; Codex sends no serverRequest/resolved for them.
-		r.approvals.turnEnded(e.ProviderSessionID, e.TurnID)
+		r.approvals.turnEnded(e.ThreadID, e.TurnID)
 	}
 	if method == "serverRequest/resolved" {
 		r.approvals.resolvedByServer(gen, params)

@@ -78,8 +78,8 @@ func (r *Runtime) FindForks(ctx context.Context, in agent.FindForksInput) ([]age
 				}
 				from = strOr(read.Thread.ForkedFromID, "")
 			}
-			if from == in.SourceProviderSessionID {
-				out = append(out, agent.ThreadInfo{ProviderSessionID: t.ID, ForkedFromID: in.SourceProviderSessionID,
+			if from == in.ParentThreadID {
+				out = append(out, agent.ThreadInfo{ThreadID: t.ID, ForkedFromID: in.ParentThreadID,
 					Cwd: t.Cwd, CreatedAt: time.Unix(t.CreatedAt, 0)})
 			}
 		}

@@ -19,25 +19,25 @@ func TestFindForksListsChildren(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s.ProviderSessionID
+		return s.ThreadID
 	}
 	parent, other := start(), start()
 	g.turn(t, parent, "hello", readOnly)
 	g.turn(t, other, "hello", readOnly)
 	before := time.Now()
 	fork := func(src string) string {
-		res, err := g.rt.Fork(rctx(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: src, Cwd: cwd, Settings: readOnly})
+		res, err := g.rt.Fork(rctx(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, ParentThreadID: src, Cwd: cwd, Settings: readOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return res.Session.ProviderSessionID
+		return res.Session.ThreadID
 	}
 	c1, c2 := fork(parent), fork(parent)
 	_ = fork(other)
 
 	find := func(after time.Time, dir string) []string {
 		found, err := g.rt.FindForks(rctx(t), agent.FindForksInput{Provider: agent.ProviderCodex,
-			SourceProviderSessionID: parent, Cwd: dir, CreatedAfter: after})
+			ParentThreadID: parent, Cwd: dir, CreatedAfter: after})
 		if err != nil {
 			t.Fatalf("FindForks: %v", err)
 		}
@@ -46,7 +46,7 @@ func TestFindForksListsChildren(t *testing.T) {
 			if f.ForkedFromID != parent {
 				t.Errorf("listed %+v as a fork of %s", f, parent)
 			}
-			ids = append(ids, f.ProviderSessionID)
+			ids = append(ids, f.ThreadID)
 		}
 		slices.Sort(ids)
 		return ids

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -25,7 +24,7 @@ func BenchmarkForkSaga(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, filepath.Join(b.TempDir(), "tuttid.db"))
+			st, err := openStore(ctx, b)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -36,7 +35,7 @@ func BenchmarkForkSaga(b *testing.B) {
 			seedBenchParent(b, st, n)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				res, err := svc.Fork(ctx, fork.Input{WorkspaceID: "w", SourceAgentSessionID: "p", RequestID: fmt.Sprintf("r%d", i)})
+				res, err := svc.Fork(ctx, fork.Input{WorkspaceID: "w", ParentSessionID: "p", RequestID: fmt.Sprintf("r%d", i)})
 				if err != nil || res.Session.LastMessageVersion != int64(n) {
 					b.Fatalf("fork %d: %v", i, err)
 				}

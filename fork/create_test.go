@@ -16,6 +16,7 @@ import (
 )
 
 func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	parent := e.seed(defaultParent())
 	forkedAt := time.UnixMilli(1782892812345)
@@ -32,14 +33,14 @@ func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T
 		}},
 	}
 	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-		Session: agent.RuntimeSession{ProviderSessionID: "thread-child-x", Status: agent.ThreadIdle},
+		Session: agent.RuntimeSession{ThreadID: "thread-child-x", Status: agent.ThreadIdle},
 		History: agent.SliceHistory(providerTurns, 0),
-		Fork: agent.RuntimeForkLineage{SourceProviderSessionID: parentThread, TargetProviderSessionID: "thread-child-x",
+		Fork: agent.RuntimeForkLineage{ParentThreadID: parentThread, ChildThreadID: "thread-child-x",
 			Provider: agent.ProviderCodex, ForkedAt: forkedAt},
 	}})
 
 	res, err := e.svc.Fork(e.ctx, fork.Input{
-		WorkspaceID: wsID, SourceAgentSessionID: parentID, RequestID: "req-1",
+		WorkspaceID: wsID, ParentSessionID: parentID, RequestID: "req-1",
 		Settings: session.SettingsOverride{Model: ptr("gpt-5-mini"), PlanMode: ptr(true)},
 	})
 	if err != nil {
@@ -125,6 +126,7 @@ func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T
 }
 
 func TestForkFallbackCopiesParentMessagesThroughBoundary(t *testing.T) {
+	t.Parallel()
 	// The parent: completed turns t1, t2, t4; t2 has a message still in
 	// progress; t3 failed and t5 was interrupted (not completed).
 	parentSeed := defaultParent()
@@ -199,6 +201,7 @@ func TestForkFallbackCopiesParentMessagesThroughBoundary(t *testing.T) {
 }
 
 func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name         string
 		lastTurnID   string
@@ -254,8 +257,8 @@ func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
 			gotVisible := *got.Visible
 			got.Visible = nil
 			want := agent.RuntimeForkInput{
-				WorkspaceID: wsID, SourceAgentSessionID: parentID, TargetAgentSessionID: res.Session.ID,
-				Provider: agent.ProviderCodex, SourceProviderSessionID: parentThread, Cwd: parentCwd,
+				WorkspaceID: wsID, ParentSessionID: parentID, ChildSessionID: res.Session.ID,
+				Provider: agent.ProviderCodex, ParentThreadID: parentThread, Cwd: parentCwd,
 				Settings: c.wantSettings(parentSettings), LastTurnID: c.lastTurnID, Title: parentTitle + "(fork1)",
 			}
 			// The hint is the size of the parent's cached items.
@@ -285,6 +288,7 @@ func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
 func fmtTitles(ts []string) string { return fmt.Sprintf("%q", ts) }
 
 func TestForkResultEntitiesAreUsableAfterCommit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	res := e.mustFork(input("req-usable"))

@@ -15,6 +15,7 @@ import (
 )
 
 func TestForkProviderFailureMapsCodeAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name       string
 		lastTurnID string
@@ -55,6 +56,7 @@ func TestForkProviderFailureMapsCodeAndStoresNothing(t *testing.T) {
 }
 
 func TestForkRequestIDIsReusableAfterProviderFailure(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	e.rt.Script(forkScript{Err: fmt.Errorf("%w", agent.ErrProviderFailed)})
@@ -69,6 +71,7 @@ func TestForkRequestIDIsReusableAfterProviderFailure(t *testing.T) {
 }
 
 func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		history bool // provider turns, or the parent-cache fallback
@@ -83,7 +86,7 @@ func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
 			before := e.counts()
 			const orphan = "thread-orphan-1"
 			e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-				Session: agent.RuntimeSession{ProviderSessionID: orphan, Status: agent.ThreadIdle},
+				Session: agent.RuntimeSession{ThreadID: orphan, Status: agent.ThreadIdle},
 				History: historyIf(c.history, []agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
 					{ID: "x1", TurnID: "t1", Role: "user", Text: "hi", Status: "completed"}}}}),
 			}})
@@ -92,7 +95,7 @@ func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
 				t.Fatalf("create trigger: %v", err)
 			}
 			in := input("req-persist")
-			in.TargetAgentSessionID = "child-persist"
+			in.ChildSessionID = "child-persist"
 			e.forkErr(in, apperr.ForkPersistenceFailed)
 
 			if n := e.rt.ForkCalls(); n != 1 {
@@ -143,6 +146,7 @@ func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
 }
 
 func TestForkLeavesParentUnchanged(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name       string
 		history    bool
@@ -161,7 +165,7 @@ func TestForkLeavesParentUnchanged(t *testing.T) {
 			turnsBefore := e.turns(parentID)
 			if c.history {
 				e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-					Session: agent.RuntimeSession{ProviderSessionID: "thread-child-h", Status: agent.ThreadIdle},
+					Session: agent.RuntimeSession{ThreadID: "thread-child-h", Status: agent.ThreadIdle},
 					History: agent.SliceHistory([]agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
 						// Same item id as a parent message: it must land
 						// under the child only.
@@ -206,6 +210,7 @@ func sameTurn(a, b *ent.Turn) bool {
 }
 
 func TestForkPublishesCreatedAndForkedAfterCommit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	res := e.mustFork(input("req-pub"))
@@ -242,6 +247,7 @@ func TestForkPublishesCreatedAndForkedAfterCommit(t *testing.T) {
 }
 
 func TestForkPublishesNothingOnFailure(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		setup func(e *env)
@@ -277,6 +283,7 @@ func TestForkPublishesNothingOnFailure(t *testing.T) {
 }
 
 func TestForkStoresChildWhenCallerCancelsAfterProviderForked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	ctx, cancel := context.WithCancel(e.ctx)

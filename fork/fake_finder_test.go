@@ -29,7 +29,7 @@ func (f *fakeRuntime) FindForks(ctx context.Context, in agent.FindForksInput) ([
 	}
 	var out []agent.ThreadInfo
 	for _, t := range f.listed {
-		if t.ForkedFromID == in.SourceProviderSessionID {
+		if t.ForkedFromID == in.ParentThreadID {
 			out = append(out, t)
 		}
 	}

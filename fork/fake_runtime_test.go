@@ -108,11 +108,11 @@ func (f *fakeRuntime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agen
 	}
 	return agent.RuntimeForkResult{
 		Session: agent.RuntimeSession{
-			ProviderSessionID: ChildThreadID(n), Status: agent.ThreadIdle, Cwd: in.Cwd,
-			Model: in.Settings.Model, ForkedFromID: in.SourceProviderSessionID,
+			ThreadID: ChildThreadID(n), Status: agent.ThreadIdle, Cwd: in.Cwd,
+			Model: in.Settings.Model, ForkedFromID: in.ParentThreadID,
 		},
 		Fork: agent.RuntimeForkLineage{
-			SourceProviderSessionID: in.SourceProviderSessionID, TargetProviderSessionID: ChildThreadID(n),
+			ParentThreadID: in.ParentThreadID, ChildThreadID: ChildThreadID(n),
 			Provider: in.Provider, LastTurnID: in.LastTurnID, ForkedAt: f.forkedAt,
 		},
 	}, nil
@@ -122,7 +122,7 @@ func (f *fakeRuntime) Start(ctx context.Context, in agent.StartInput) (agent.Run
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.threads++
-	return agent.RuntimeSession{ProviderSessionID: fmt.Sprintf("thread-start-%d", f.threads), Status: agent.ThreadIdle, Cwd: in.Cwd}, nil
+	return agent.RuntimeSession{ThreadID: fmt.Sprintf("thread-start-%d", f.threads), Status: agent.ThreadIdle, Cwd: in.Cwd}, nil
 }
 
 func (f *fakeRuntime) SendTurn(ctx context.Context, in agent.SendTurnInput) (agent.RuntimeTurn, error) {

@@ -11,6 +11,8 @@ import (
 // hashes normalized values: visible left out means true.
 func (in Input) fingerprint() string {
 	visible := in.Visible == nil || *in.Visible
+	// The field names are part of the hash, which stored requests keep:
+	// Source and Target (parent and child) stay as they are.
 	v := struct {
 		Workspace, Source, Target, LastTurn string
 		Title                               *string
@@ -18,7 +20,7 @@ func (in Input) fingerprint() string {
 		Model, Effort, Permission           *string
 		Plan, Browser, Computer             *bool
 	}{
-		in.WorkspaceID, in.SourceAgentSessionID, in.TargetAgentSessionID, in.LastTurnID,
+		in.WorkspaceID, in.ParentSessionID, in.ChildSessionID, in.LastTurnID,
 		in.Title, visible,
 		in.Settings.Model, in.Settings.ReasoningEffort, in.Settings.PermissionModeID,
 		in.Settings.PlanMode, in.Settings.BrowserUse, in.Settings.ComputerUse,

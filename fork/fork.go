@@ -1,26 +1,31 @@
 // Package fork runs the session fork saga of the design's Service Flow:
-// validate, replay a completed request, fork the provider thread, then
-// store the child, its lineage and its history in one transaction. It has
-// no GraphQL in it; GraphQL and REST translate to it.
+// validate, replay a completed request, fork the provider thread, spool
+// the provider's history of the child to local disk, then store the child,
+// its lineage and its history in one transaction. It has no GraphQL in
+// it; GraphQL and REST translate to it.
 package fork
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
 	"tuttid/agent"
 	"tuttid/ent"
+	"tuttid/keylock"
 	"tuttid/session"
 	"tuttid/store"
 )
 
 // Input is a fork request.
 type Input struct {
-	WorkspaceID          string
-	SourceAgentSessionID string
-	RequestID            string
-	// TargetAgentSessionID is the child's id; generated when empty.
-	TargetAgentSessionID string
+	WorkspaceID string
+	// ParentSessionID is the session forked (the API's agentSessionId).
+	ParentSessionID string
+	RequestID       string
+	// ChildSessionID is the child's id (the API's targetAgentSessionId);
+	// generated when empty.
+	ChildSessionID string
 	// LastTurnID forks through that turn (inclusive); empty forks it all.
 	LastTurnID string
 	// Title is used as given when set and not empty; otherwise the child is
@@ -38,31 +43,57 @@ type Result struct {
 	Replayed bool
 }
 
-// Message sources recorded in the child's runtime context.
+// Message sources recorded in the child's runtime context
+// (forkMessageSource): where the child's history came from.
 const (
+	// SourceProviderTurns: the provider's history, spooled and read back.
 	SourceProviderTurns = "provider-turns"
-	SourceParentCache   = "parent-cache-fallback"
+	// SourceParentCache: the provider sent no history or its stream failed
+	// while spooling; the parent's cached history was copied.
+	SourceParentCache = "parent-cache-fallback"
 	// SourceEmptyParent: the parent had no turns; the child is a new thread.
 	SourceEmptyParent = "empty-parent"
 )
 
+// Sessions is what the fork needs of the session service (satisfied by
+// *session.Service): the parent as the domain sees it, the lock that keeps
+// a send from starting under the fork, and the announcement of the child.
+type Sessions interface {
+	// Session is a workspace's session, or nil when there is none.
+	Session(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error)
+	// Turn is a session's turn by its provider turn id, or nil.
+	Turn(ctx context.Context, sessionID, turnID string) (*ent.Turn, error)
+	// Idle says whether a session may be forked now, and if not whether a
+	// turn is running.
+	Idle(ctx context.Context, a *ent.AgentSession) (idle, running bool, err error)
+	// DisplayTitle is the title a session is shown with.
+	DisplayTitle(ctx context.Context, a *ent.AgentSession) (string, error)
+	// LockSession holds the session against sends until unlock is called.
+	LockSession(sessionID string) (unlock func())
+	// Forked publishes a committed child and its lineage row.
+	Forked(ctx context.Context, child *ent.AgentSession, row *ent.SessionFork)
+}
+
+var _ Sessions = (*session.Service)(nil)
+
 // Service forks sessions.
 type Service struct {
 	store    *store.Store
-	sessions *session.Service
+	sessions Sessions
 	rt       agent.Runtime
 	log      *slog.Logger
 	now      func() time.Time
 	newID    func() string
-	guards   session.Guards
+	guards   keylock.Locks
 	crash    func(point string)
 	lostWait time.Duration
+	spoolDir string
 }
 
 // Config wires a Service.
 type Config struct {
 	Store    *store.Store
-	Sessions *session.Service
+	Sessions Sessions
 	Runtime  agent.Runtime
 	Logger   *slog.Logger
 	Now      func() time.Time
@@ -72,12 +103,15 @@ type Config struct {
 	// LostWait bounds how long a fork whose request Codex lost waits for
 	// the runtime to come back to settle its journal entry (default 10s).
 	LostWait time.Duration
+	// SpoolDir is where a fork spools the provider's history (spool.go);
+	// empty is os.TempDir.
+	SpoolDir string
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime,
-		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait}
+		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait, spoolDir: cfg.SpoolDir}
 	if s.lostWait <= 0 {
 		s.lostWait = 10 * time.Second
 	}

@@ -44,20 +44,21 @@ var parentSettings = agent.ComposerSettings{
 // env is one test's world: a real SQLite file, the fake runtime, the
 // session and fork services, a recording publisher and captured logs.
 type env struct {
-	t    *testing.T
-	ctx  context.Context
-	st   *store.Store
-	rt   *fakeRuntime
-	sess *session.Service
-	svc  *fork.Service
-	pub  *recordingPublisher
-	logs *syncBuffer
+	t      *testing.T
+	ctx    context.Context
+	st     *store.Store
+	rt     *fakeRuntime
+	sess   *session.Service
+	svc    *fork.Service
+	pub    *recordingPublisher
+	logs   *syncBuffer
+	logger *slog.Logger
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := t.Context()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "tuttid.db"))
+	st, err := openStore(ctx, t)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -65,6 +66,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, ctx: ctx, st: st, rt: newFakeRuntime(), logs: &syncBuffer{}}
 	e.pub = &recordingPublisher{st: st}
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.logger = logger
 	e.sess = session.New(session.Config{Store: st, Runtime: e.rt, Publisher: e.pub, Logger: logger})
 	e.svc = fork.New(fork.Config{Store: st, Sessions: e.sess, Runtime: e.rt, Logger: logger})
 	e.seedWorkspace(wsID)
@@ -176,7 +178,7 @@ func (e *env) seed(s seedSession) *ent.AgentSession {
 
 // input is a fork request of the default parent.
 func input(requestID string) fork.Input {
-	return fork.Input{WorkspaceID: wsID, SourceAgentSessionID: parentID, RequestID: requestID}
+	return fork.Input{WorkspaceID: wsID, ParentSessionID: parentID, RequestID: requestID}
 }
 
 func (e *env) mustFork(in fork.Input) *fork.Result {
@@ -404,3 +406,15 @@ func (b *syncBuffer) Records(t *testing.T) []map[string]any {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// migrateMu serializes store.Open among parallel tests: ent's migration
+// (Schema.Create) writes its package-level table descriptions, so two
+// running at once race (go test -race).
+var migrateMu sync.Mutex
+
+// openStore opens a fresh database file under dir.
+func openStore(ctx context.Context, tb testing.TB) (*store.Store, error) {
+	migrateMu.Lock()
+	defer migrateMu.Unlock()
+	return store.Open(ctx, filepath.Join(tb.TempDir(), "tuttid.db"))
+}

@@ -12,11 +12,12 @@ import (
 	"tuttid/ent/message"
 	"tuttid/ent/turn"
 	"tuttid/session"
+	"tuttid/sqlbatch"
 )
 
-// plannedSource is the forkMessageSource a fork records unless the
-// provider's history stream fails on the way.
-func plannedSource(rf agent.RuntimeForkResult) string {
+// messageSource is the forkMessageSource a fork records: where its
+// history comes from once the provider's stream is spooled (or was not).
+func messageSource(rf agent.RuntimeForkResult) string {
 	switch {
 	case rf.EmptyParent:
 		return SourceEmptyParent
@@ -43,57 +44,24 @@ func (s *Service) historyBytes(ctx context.Context, sessionID string) int64 {
 	return n
 }
 
-// streamError marks a failure of the provider's history stream, as
-// opposed to one of storage: the first falls back to the parent's cache,
-// the second fails the fork.
-type streamError struct{ err error }
-
-func (e streamError) Error() string { return e.err.Error() }
-func (e streamError) Unwrap() error { return e.err }
-
-// writeHistory stores the child's history in the child's transaction: the
-// provider's pages as they arrive, or (no stream, or a stream that fails
-// midway) the parent's cached history. What a failed stream wrote is
-// rolled back to a savepoint first, so the fallback starts clean. It
-// returns the forkMessageSource.
-func (s *Service) writeHistory(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, p persistInput, now time.Time) (string, error) {
-	h := p.rf.History
-	if h != nil {
-		defer h.Close()
+// writeHistory stores the child's history in the child's transaction:
+// the spooled provider pages, or (the provider sent no stream, or its
+// stream failed while spooling) the parent's cached history. An empty
+// parent has none. A failure here, of the spool file or of the database,
+// fails the transaction.
+func writeHistory(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, p persistInput, now time.Time) error {
+	switch {
+	case p.rf.EmptyParent:
+		return nil
+	case p.rf.History != nil:
+		return storeHistory(ctx, tx, child, p.rf.History, now)
 	}
-	if p.rf.EmptyParent {
-		return SourceEmptyParent, nil
-	}
-	if h != nil {
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT fork_history"); err != nil {
-			return "", err
-		}
-		err := streamHistory(ctx, tx, child, h, now)
-		var se streamError
-		if err != nil && !errors.As(err, &se) {
-			return "", err
-		}
-		if err != nil {
-			if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO fork_history"); rerr != nil {
-				return "", errors.Join(err, fmt.Errorf("rollback to savepoint: %w", rerr))
-			}
-		}
-		if _, rerr := tx.ExecContext(ctx, "RELEASE fork_history"); rerr != nil {
-			return "", rerr
-		}
-		if err == nil {
-			return SourceProviderTurns, nil
-		}
-		s.log.WarnContext(ctx, "fork: the provider's history of the child failed; copying the parent's cached history",
-			"workspace", p.parent.WorkspaceID, "session", p.parent.ID, "child_session", child.ID,
-			"child_thread", child.ProviderSessionID, "err", err)
-	}
-	return SourceParentCache, copyParentHistory(ctx, tx, p.parent.ID, child, p.in.LastTurnID, now)
+	return copyParentHistory(ctx, tx, p.parent.ID, child, p.in.LastTurnID, now)
 }
 
-// streamHistory stores the stream's pages one at a time (the stream reads
-// the next while this one is stored); versions run 1..n across pages.
-func streamHistory(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, h agent.HistoryStream, now time.Time) error {
+// storeHistory stores the spooled pages one at a time; versions run 1..n
+// across pages.
+func storeHistory(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, h agent.HistoryStream, now time.Time) error {
 	stored := 0 // turns so far: their index orders their start times
 	for {
 		page, err := h.Next(ctx)
@@ -101,7 +69,7 @@ func streamHistory(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, h a
 			return nil
 		}
 		if err != nil {
-			return streamError{err}
+			return err
 		}
 		if err := insertTurns(ctx, tx, child, page, stored, now); err != nil {
 			return err
@@ -128,14 +96,14 @@ func streamHistory(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, h a
 const orderedTurns = 1_000_000
 
 func insertTurns(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, turns []agent.RuntimeTurn, offset int, now time.Time) error {
-	for start := 0; start < len(turns); start += session.BulkRows {
-		end := min(start+session.BulkRows, len(turns))
+	for start := 0; start < len(turns); start += sqlbatch.MaxRows {
+		end := min(start+sqlbatch.MaxRows, len(turns))
 		builders := make([]*ent.TurnCreate, 0, end-start)
 		for i := start; i < end; i++ {
 			t := turns[i]
 			at := now.Add(time.Duration(min(offset+i, orderedTurns-1)-orderedTurns) * time.Microsecond)
 			builders = append(builders, tx.Turn.Create().SetTurnID(t.ID).SetAgentSessionID(child.ID).
-				SetStatus(turnStatus(t.Status)).SetError(t.Error).SetStartedAt(at).SetCompletedAt(at))
+				SetStatus(childTurnStatus(t.Status)).SetError(t.Error).SetStartedAt(at).SetCompletedAt(at))
 		}
 		if err := tx.Turn.CreateBulk(builders...).Exec(ctx); err != nil {
 			return err
@@ -166,13 +134,13 @@ var copyParentMessagesSQL = fmt.Sprintf(`INSERT INTO %[1]s
 SELECT m.%[2]s, ?2, ?3, m.%[5]s, m.%[6]s, m.%[7]s, m.%[8]s, m.%[9]s, m.%[10]s,
 	ROW_NUMBER() OVER (ORDER BY m.%[11]s), ?4, ?4
 FROM %[1]s AS m
-WHERE m.%[3]s = ?1 AND m.%[10]s <> 'in_progress'
+WHERE m.%[3]s = ?1 AND m.%[10]s <> '%[17]s'
 	AND m.%[5]s IN (SELECT %[15]s FROM %[14]s WHERE %[16]s = ?2)
 ORDER BY m.%[11]s`,
 	message.Table, message.FieldMessageID, message.FieldAgentSessionID, message.FieldWorkspaceID,
 	message.FieldTurnID, message.FieldRole, message.FieldKind, message.FieldText, message.FieldContent,
 	message.FieldStatus, message.FieldVersion, message.FieldCreatedAt, message.FieldUpdatedAt,
-	turn.Table, turn.FieldTurnID, turn.FieldAgentSessionID)
+	turn.Table, turn.FieldTurnID, turn.FieldAgentSessionID, agent.ItemInProgress)
 
 // copyParentHistory applies the design's fallback rules in SQL, so that no
 // history passes through memory: only completed persisted turns, all of

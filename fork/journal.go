@@ -136,13 +136,13 @@ func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal) (string, er
 		return "", fmt.Errorf("the %s runtime cannot list its threads", e.Provider)
 	}
 	found, err := finder.FindForks(ctx, agent.FindForksInput{
-		Provider: e.Provider, SourceProviderSessionID: e.ParentProviderSessionID, Cwd: e.Cwd, CreatedAfter: e.CreatedAt,
+		Provider: e.Provider, ParentThreadID: e.ParentProviderSessionID, Cwd: e.Cwd, CreatedAfter: e.CreatedAt,
 	})
 	if err != nil {
 		return "", err
 	}
 	for i := len(found) - 1; i >= 0; i-- { // newest first: walk from the oldest
-		id := found[i].ProviderSessionID
+		id := found[i].ThreadID
 		owned, err := s.store.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(id)).Exist(ctx)
 		if err != nil {
 			return "", apperr.Storage(err, "check a listed thread")

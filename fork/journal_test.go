@@ -27,6 +27,7 @@ func (e *env) journal(requestID string) []*ent.ForkJournal {
 
 // The journal records how each attempt ended, whatever the ending.
 func TestForkJournalRecordsEachEnding(t *testing.T) {
+	t.Parallel()
 	lost := fmt.Errorf("%w: %w", agent.ErrRequestLost, agent.ErrRuntimeUnavailable)
 	cases := []struct {
 		name      string
@@ -47,7 +48,7 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 		{name: "persistence failed, archive failed", trigger: `CREATE TRIGGER f BEFORE INSERT ON workspace_agent_session_forks BEGIN SELECT RAISE(ABORT, 'injected'); END;`,
 			archive: errors.New("codex down"), wantCode: apperr.ForkPersistenceFailed, wantState: forkjournal.StateOrphaned, wantChild: ChildThreadID(1)},
 		{name: "lost, thread made", script: &forkScript{Err: lost},
-			listed:   []agent.ThreadInfo{{ProviderSessionID: "thread-lost", ForkedFromID: parentThread}},
+			listed:   []agent.ThreadInfo{{ThreadID: "thread-lost", ForkedFromID: parentThread}},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateArchived, wantChild: "thread-lost", archived: []string{"thread-lost"}},
 		{name: "lost, no thread", script: &forkScript{Err: lost},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateFailed},
@@ -56,7 +57,7 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 		{name: "timed out, no thread yet", script: &forkScript{Err: fmt.Errorf("%w: %w", agent.ErrRequestLost, context.DeadlineExceeded)},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StatePending},
 		{name: "timed out, thread made", script: &forkScript{Err: fmt.Errorf("%w: %w", agent.ErrRequestLost, context.DeadlineExceeded)},
-			listed:   []agent.ThreadInfo{{ProviderSessionID: "thread-late", ForkedFromID: parentThread}},
+			listed:   []agent.ThreadInfo{{ThreadID: "thread-late", ForkedFromID: parentThread}},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateArchived, wantChild: "thread-late", archived: []string{"thread-late"}},
 	}
 	for _, c := range cases {
@@ -103,6 +104,7 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 
 // Nothing reaches the provider unless the journal entry is stored.
 func TestForkJournalWriteFailsBeforeProvider(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	if _, err := e.st.DB.ExecContext(e.ctx, `CREATE TRIGGER f BEFORE INSERT ON workspace_agent_fork_journal BEGIN SELECT RAISE(ABORT, 'injected'); END;`); err != nil {
@@ -127,6 +129,7 @@ func (e *env) insertEntry(requestID string, state forkjournal.State, child strin
 }
 
 func TestReconcileSettlesUnfinishedEntries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	e.insertEntry("r-before", forkjournal.StatePending, "")         // crashed before Codex: nothing made
@@ -134,9 +137,9 @@ func TestReconcileSettlesUnfinishedEntries(t *testing.T) {
 	e.insertEntry("r-answered", forkjournal.StateForked, "thr-ans") // crashed before the commit
 	done := e.insertEntry("r-done", forkjournal.StateDone, "thr-done")
 	e.rt.SetListed([]agent.ThreadInfo{
-		{ProviderSessionID: "thr-ans", ForkedFromID: parentThread}, // claimed by r-answered
-		{ProviderSessionID: "thr-during", ForkedFromID: parentThread},
-		{ProviderSessionID: "thr-other", ForkedFromID: "another-parent"},
+		{ThreadID: "thr-ans", ForkedFromID: parentThread}, // claimed by r-answered
+		{ThreadID: "thr-during", ForkedFromID: parentThread},
+		{ThreadID: "thr-other", ForkedFromID: "another-parent"},
 	}, nil)
 
 	if err := e.svc.Reconcile(e.ctx); err != nil {
@@ -189,6 +192,7 @@ func TestReconcileSettlesUnfinishedEntries(t *testing.T) {
 // A replay of a request a crash cut short settles the old attempt, then
 // forks once: one child, and the old thread archived and listed.
 func TestReplayAfterCrashGivesOneChild(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	e.insertEntry("req", forkjournal.StateForked, "thr-crashed")
@@ -215,6 +219,7 @@ func TestReplayAfterCrashGivesOneChild(t *testing.T) {
 // When the old attempt cannot be settled (the provider is down), the
 // replay fails with a fork code instead of forking a second thread.
 func TestReplayOfUnsettledAttemptFails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	e.insertEntry("req", forkjournal.StatePending, "")
@@ -230,6 +235,7 @@ func TestReplayOfUnsettledAttemptFails(t *testing.T) {
 }
 
 func TestCleanOrphansArchivesAndRecords(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	e.insertEntry("r1", forkjournal.StateOrphaned, "thr-1")

@@ -12,6 +12,7 @@ import (
 // SQLite statement can bind (32766 parameters: about 2,700 message rows),
 // from provider turns and by the parent-cache fallback.
 func TestForkLargeHistory(t *testing.T) {
+	t.Parallel()
 	const turns, perTurn = 1200, 4 // 4,800 messages
 	providerTurns := make([]agent.RuntimeTurn, turns)
 	seedTurns := make([]seedTurn, turns)
@@ -37,7 +38,7 @@ func TestForkLargeHistory(t *testing.T) {
 			e.seed(p)
 			if tc.history {
 				e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-					Session: agent.RuntimeSession{ProviderSessionID: "thread-big"}, History: agent.SliceHistory(providerTurns, 100),
+					Session: agent.RuntimeSession{ThreadID: "thread-big"}, History: agent.SliceHistory(providerTurns, 100),
 				}})
 			}
 			res := e.mustFork(input("big"))

@@ -12,7 +12,7 @@ import (
 	"tuttid/session"
 )
 
-var errTargetTaken = errors.New("target session id taken")
+var errChildIDTaken = errors.New("the child session id is taken")
 
 type persistInput struct {
 	in          Input
@@ -30,7 +30,8 @@ type persistInput struct {
 // persist stores the child session, its lineage row, its turns and messages
 // in one transaction, so that nothing is stored unless all is (a child
 // without lineage, or lineage without history, would be a fork that lies).
-// The history is written page by page as the provider streams it.
+// The provider's history is spooled to local disk first, and read back
+// page by page inside the transaction.
 func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSession, *ent.SessionFork, error) {
 	now := s.now()
 	forkedAt := p.rf.Fork.ForkedAt
@@ -40,18 +41,21 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	var child *ent.AgentSession
 	var row *ent.SessionFork
 	if p.rf.History != nil && !p.rf.EmptyParent {
-		spooled, err := spoolHistory(ctx, p.rf.History)
+		// Before the transaction: waiting on the provider must not hold the
+		// write lock (spool.go).
+		spooled, err := spoolHistory(ctx, s.spoolDir, p.rf.History)
 		var se streamError
 		switch {
 		case errors.As(err, &se):
-			// As a stream that fails in the transaction: the parent's cache.
-			s.log.WarnContext(ctx, "fork: the provider's history of the child failed; copying the parent's cached history",
+			// The one fallback point: the provider's stream failed.
+			s.log.WarnContext(ctx, "fork: the provider's history stream failed; copying the parent's cached history",
 				"workspace", p.parent.WorkspaceID, "session", p.parent.ID, "child_session", p.childID,
-				"child_thread", p.rf.Session.ProviderSessionID, "err", err)
+				"child_thread", p.rf.Session.ThreadID, "err", err)
 			p.rf.History = nil
 		case err != nil:
 			return nil, nil, err
 		default:
+			defer spooled.Close()
 			p.rf.History = spooled
 		}
 	}
@@ -61,13 +65,13 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	}
 	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
 		// The id was free when the saga chose it; a concurrent fork with the
-		// same target may have taken it since.
+		// same child id may have taken it since.
 		taken, err := tx.AgentSession.Query().Where(agentsession.ID(p.childID)).Exist(ctx)
 		if err != nil {
 			return err
 		}
 		if taken {
-			return errTargetTaken
+			return errChildIDTaken
 		}
 		if generated {
 			if p.title, err = nextTitle(ctx, tx.Client(), p.parent, p.parentTitle); err != nil {
@@ -75,12 +79,12 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			}
 		}
 		rc := map[string]any{
-			"forkedFromAgentSessionId":    p.parent.ID,
-			"forkedFromProviderSessionId": p.parent.ProviderSessionID,
-			"forkedFromTurnId":            p.in.LastTurnID,
-			"forkParentTitle":             p.parentTitle,
-			"forkedAtUnixMs":              forkedAt.UnixMilli(),
-			"forkMessageSource":           plannedSource(p.rf),
+			session.CtxForkedFromSessionID: p.parent.ID,
+			session.CtxForkedFromThreadID:  p.parent.ProviderSessionID,
+			session.CtxForkedFromTurnID:    p.in.LastTurnID,
+			session.CtxForkParentTitle:     p.parentTitle,
+			session.CtxForkedAtUnixMs:      forkedAt.UnixMilli(),
+			session.CtxForkMessageSource:   messageSource(p.rf),
 		}
 		// The child is what the provider says it is: its model, model
 		// provider and cwd come from the fork's response.
@@ -91,7 +95,7 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		}
 		child, err = session.CreateRecord(ctx, tx.Client(), session.NewSession{
 			ID: p.childID, WorkspaceID: p.parent.WorkspaceID, Provider: p.parent.Provider,
-			ProviderSessionID: p.rf.Session.ProviderSessionID, Title: p.title, Cwd: cwd,
+			ThreadID: p.rf.Session.ThreadID, Title: p.title, Cwd: cwd,
 			Status: childStatus(p.rf.Session.Status), Visible: p.visible, Settings: p.settings,
 			RuntimeContext: rc, At: now,
 		})
@@ -113,15 +117,8 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			SetChildProviderSessionID(child.ProviderSessionID).SetUpdatedAt(now).Exec(ctx); err != nil {
 			return err
 		}
-		source, err := s.writeHistory(ctx, tx, child, p, now)
-		if err != nil {
+		if err := writeHistory(ctx, tx, child, p, now); err != nil {
 			return err
-		}
-		if source != plannedSource(p.rf) {
-			rc["forkMessageSource"] = source
-			if err := tx.AgentSession.UpdateOneID(child.ID).SetRuntimeContext(rc).Exec(ctx); err != nil {
-				return err
-			}
 		}
 		// Re-read: message versions moved the row's counter.
 		child, err = tx.AgentSession.Get(ctx, child.ID)
@@ -135,17 +132,13 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	return child.Unwrap(), row.Unwrap(), nil
 }
 
-func turnStatus(s agent.TurnStatus) turn.Status {
-	switch s {
-	case agent.TurnInterrupted:
-		return turn.StatusINTERRUPTED
-	case agent.TurnFailed:
-		return turn.StatusFAILED
-	case agent.TurnInProgress:
-		// A child is never mid-turn: Codex closes a running boundary.
-		return turn.StatusINTERRUPTED
+// childTurnStatus is a child turn's status: a child is never mid-turn
+// (Codex closes a running boundary), so a turn in progress is interrupted.
+func childTurnStatus(s agent.TurnStatus) turn.Status {
+	if st, ended := session.TurnStatusOf(s); ended {
+		return st
 	}
-	return turn.StatusCOMPLETED
+	return turn.StatusINTERRUPTED
 }
 
 func childStatus(s agent.ThreadStatus) agentsession.Status {

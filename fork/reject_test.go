@@ -8,11 +8,12 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
 	"tuttid/fork"
-	"tuttid/session"
+	"tuttid/validate"
 )
 
 func TestForkRejectsBeforeCallingProvider(t *testing.T) {
-	long := strings.Repeat("x", session.MaxIDLen+1)
+	t.Parallel()
+	long := strings.Repeat("x", validate.MaxIDLen+1)
 	withRunningTurn := func(status agentsession.Status) func(e *env) {
 		return func(e *env) {
 			p := defaultParent()
@@ -58,7 +59,7 @@ func TestForkRejectsBeforeCallingProvider(t *testing.T) {
 			e.seed(defaultParent())
 			e.seed(seedSession{ID: "other", Thread: "thread-other", Turns: []seedTurn{{ID: "t-other", Status: turn.StatusCOMPLETED}}})
 		}, func(in *fork.Input) { in.LastTurnID = "t-other" }, apperr.ForkTurnNotFound},
-		{"missing parent", defaultSetup, func(in *fork.Input) { in.SourceAgentSessionID = "no-such-session" }, apperr.ForkParentNotFound},
+		{"missing parent", defaultSetup, func(in *fork.Input) { in.ParentSessionID = "no-such-session" }, apperr.ForkParentNotFound},
 		{"parent in another workspace", defaultSetup, func(in *fork.Input) { in.WorkspaceID = otherWsID }, apperr.ForkParentNotFound},
 		{"missing workspace", defaultSetup, func(in *fork.Input) { in.WorkspaceID = "no-such-ws" }, apperr.ForkParentNotFound},
 		{"non-codex provider", parentWith(func(p *seedSession) { p.Provider = "claude" }), nil, apperr.ForkUnsupportedProvider},
@@ -66,12 +67,12 @@ func TestForkRejectsBeforeCallingProvider(t *testing.T) {
 		{"existing targetAgentSessionId", func(e *env) {
 			e.seed(defaultParent())
 			e.seed(seedSession{ID: "taken", Thread: "thread-taken"})
-		}, func(in *fork.Input) { in.TargetAgentSessionID = "taken" }, apperr.ForkTargetConflict},
+		}, func(in *fork.Input) { in.ChildSessionID = "taken" }, apperr.ForkTargetConflict},
 		{"targetAgentSessionId of a session in another workspace", func(e *env) {
 			e.seed(defaultParent())
 			e.seed(seedSession{ID: "taken", Workspace: otherWsID, Thread: "thread-taken"})
-		}, func(in *fork.Input) { in.TargetAgentSessionID = "taken" }, apperr.ForkTargetConflict},
-		{"targetAgentSessionId equal to the parent's", defaultSetup, func(in *fork.Input) { in.TargetAgentSessionID = parentID }, apperr.ForkTargetConflict},
+		}, func(in *fork.Input) { in.ChildSessionID = "taken" }, apperr.ForkTargetConflict},
+		{"targetAgentSessionId equal to the parent's", defaultSetup, func(in *fork.Input) { in.ChildSessionID = parentID }, apperr.ForkTargetConflict},
 		{"empty requestId", defaultSetup, func(in *fork.Input) { in.RequestID = "" }, apperr.InvalidInput},
 		{"computerUse (Codex's app-server has none)", defaultSetup, func(in *fork.Input) { in.Settings.ComputerUse = ptr(true) }, apperr.InvalidInput},
 		{"blank requestId", defaultSetup, func(in *fork.Input) { in.RequestID = "   " }, apperr.InvalidInput},
@@ -79,14 +80,14 @@ func TestForkRejectsBeforeCallingProvider(t *testing.T) {
 		{"over-long requestId", defaultSetup, func(in *fork.Input) { in.RequestID = long }, apperr.InvalidInput},
 		{"empty workspaceId", defaultSetup, func(in *fork.Input) { in.WorkspaceID = "" }, apperr.InvalidInput},
 		{"over-long workspaceId", defaultSetup, func(in *fork.Input) { in.WorkspaceID = long }, apperr.InvalidInput},
-		{"empty agentSessionId", defaultSetup, func(in *fork.Input) { in.SourceAgentSessionID = "" }, apperr.InvalidInput},
-		{"over-long agentSessionId", defaultSetup, func(in *fork.Input) { in.SourceAgentSessionID = long }, apperr.InvalidInput},
-		{"over-long targetAgentSessionId", defaultSetup, func(in *fork.Input) { in.TargetAgentSessionID = long }, apperr.InvalidInput},
+		{"empty agentSessionId", defaultSetup, func(in *fork.Input) { in.ParentSessionID = "" }, apperr.InvalidInput},
+		{"over-long agentSessionId", defaultSetup, func(in *fork.Input) { in.ParentSessionID = long }, apperr.InvalidInput},
+		{"over-long targetAgentSessionId", defaultSetup, func(in *fork.Input) { in.ChildSessionID = long }, apperr.InvalidInput},
 		{"over-long lastTurnId", defaultSetup, func(in *fork.Input) { in.LastTurnID = long }, apperr.InvalidInput},
-		{"over-long title", defaultSetup, func(in *fork.Input) { in.Title = ptr(strings.Repeat("t", session.MaxTitleLen+1)) }, apperr.InvalidInput},
+		{"over-long title", defaultSetup, func(in *fork.Input) { in.Title = ptr(strings.Repeat("t", validate.MaxTitleLen+1)) }, apperr.InvalidInput},
 		{"bad permission mode", defaultSetup, func(in *fork.Input) { in.Settings.PermissionModeID = ptr("yolo") }, apperr.InvalidInput},
 		{"bad reasoning effort", defaultSetup, func(in *fork.Input) { in.Settings.ReasoningEffort = ptr("extreme") }, apperr.InvalidInput},
-		{"over-long model", defaultSetup, func(in *fork.Input) { in.Settings.Model = ptr(strings.Repeat("m", session.MaxModelLen+1)) }, apperr.InvalidInput},
+		{"over-long model", defaultSetup, func(in *fork.Input) { in.Settings.Model = ptr(strings.Repeat("m", validate.MaxModelLen+1)) }, apperr.InvalidInput},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -13,14 +13,15 @@ import (
 )
 
 func TestForkReplaysCompletedRequest(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		in   fork.Input
 	}{
 		{"whole conversation", input("req-replay")},
 		{"every parameter given", fork.Input{
-			WorkspaceID: wsID, SourceAgentSessionID: parentID, RequestID: "req-replay",
-			TargetAgentSessionID: "child-fixed", LastTurnID: "t1", Title: ptr("Experiment"), Visible: ptr(false),
+			WorkspaceID: wsID, ParentSessionID: parentID, RequestID: "req-replay",
+			ChildSessionID: "child-fixed", LastTurnID: "t1", Title: ptr("Experiment"), Visible: ptr(false),
 			Settings: session.SettingsOverride{Model: ptr("gpt-5-mini"), PlanMode: ptr(true)},
 		}},
 	}
@@ -65,6 +66,7 @@ func TestForkReplaysCompletedRequest(t *testing.T) {
 }
 
 func TestForkRejectsRequestIDReuseWithDifferentParams(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		edit func(in *fork.Input)
@@ -73,8 +75,8 @@ func TestForkRejectsRequestIDReuseWithDifferentParams(t *testing.T) {
 		{"other title", func(in *fork.Input) { in.Title = ptr("Another") }},
 		{"other visibility", func(in *fork.Input) { in.Visible = ptr(false) }},
 		{"other settings", func(in *fork.Input) { in.Settings.Model = ptr("gpt-5-mini") }},
-		{"other target", func(in *fork.Input) { in.TargetAgentSessionID = "child-other" }},
-		{"other parent", func(in *fork.Input) { in.SourceAgentSessionID = "parent-2" }},
+		{"other target", func(in *fork.Input) { in.ChildSessionID = "child-other" }},
+		{"other parent", func(in *fork.Input) { in.ParentSessionID = "parent-2" }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,13 +101,14 @@ func TestForkRejectsRequestIDReuseWithDifferentParams(t *testing.T) {
 }
 
 func TestForkRequestIDIsPerWorkspace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	p2 := defaultParent()
 	p2.ID, p2.Workspace, p2.Thread = "parent-other-ws", otherWsID, "thread-other-ws"
 	e.seed(p2)
 	a := e.mustFork(input("req-shared"))
-	b := e.mustFork(fork.Input{WorkspaceID: otherWsID, SourceAgentSessionID: p2.ID, RequestID: "req-shared"})
+	b := e.mustFork(fork.Input{WorkspaceID: otherWsID, ParentSessionID: p2.ID, RequestID: "req-shared"})
 	if b.Replayed || a.Session.ID == b.Session.ID {
 		t.Errorf("a request id of another workspace was replayed: %q and %q (replayed %v)", a.Session.ID, b.Session.ID, b.Replayed)
 	}
@@ -115,6 +118,7 @@ func TestForkRequestIDIsPerWorkspace(t *testing.T) {
 }
 
 func TestForkConcurrentIdenticalRequestsCreateOneChild(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	e.rt.entered = make(chan int, 4)
@@ -174,6 +178,7 @@ func TestForkConcurrentIdenticalRequestsCreateOneChild(t *testing.T) {
 }
 
 func TestForkConcurrentDistinctRequestsGetDistinctTitles(t *testing.T) {
+	t.Parallel()
 	const n = 8
 	e := newEnv(t)
 	e.seed(defaultParent())
@@ -219,6 +224,7 @@ func TestForkConcurrentDistinctRequestsGetDistinctTitles(t *testing.T) {
 }
 
 func TestForkConcurrentForksOfParentsWithOneTitleGetDistinctTitles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	twin := defaultParent()
@@ -242,7 +248,7 @@ func TestForkConcurrentForksOfParentsWithOneTitleGetDistinctTitles(t *testing.T)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the first fork never reached the provider")
 	}
-	go run(fork.Input{WorkspaceID: wsID, SourceAgentSessionID: twin.ID, RequestID: "req-b"})
+	go run(fork.Input{WorkspaceID: wsID, ParentSessionID: twin.ID, RequestID: "req-b"})
 	// Let the second fork run as far as it can while the first is in
 	// flight, then let both finish.
 	select {

@@ -13,6 +13,7 @@ import (
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/session"
+	"tuttid/validate"
 )
 
 // Fork runs the saga: the design's Service Flow, in its order.
@@ -33,7 +34,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	}
 	// Sends to the parent wait for the fork (and the fork for them), so a
 	// turn cannot start between the idle check and the provider's fork.
-	defer s.sessions.LockSession(in.SourceAgentSessionID)()
+	defer s.sessions.LockSession(in.ParentSessionID)()
 	parent, err := s.checkParent(ctx, in)
 	if err != nil {
 		return nil, err
@@ -75,8 +76,8 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	}
 	s.crashPoint(CrashBeforeProvider)
 	rf, err := s.providerFork(ctx, parent, agent.RuntimeForkInput{
-		WorkspaceID: in.WorkspaceID, SourceAgentSessionID: parent.ID, TargetAgentSessionID: childID,
-		Provider: parent.Provider, SourceProviderSessionID: parent.ProviderSessionID, Cwd: parent.Cwd,
+		WorkspaceID: in.WorkspaceID, ParentSessionID: parent.ID, ChildSessionID: childID,
+		Provider: parent.Provider, ParentThreadID: parent.ProviderSessionID, Cwd: parent.Cwd,
 		Settings: settings, ModelProvider: session.ModelProviderOf(parent),
 		LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
 		HistoryBytesHint: s.historyBytes(ctx, parent.ID),
@@ -95,11 +96,11 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		// Stored (or dropped) by persist; closed here on every path.
 		defer rf.History.Close()
 	}
-	if rf.Session.ProviderSessionID == "" {
+	if rf.Session.ThreadID == "" {
 		s.journalSet(ctx, entry, forkjournal.StateFailed, "", "the provider's fork returned no thread id")
 		return nil, apperr.New(apperr.ForkProviderFailed, "the provider's fork returned no thread id")
 	}
-	s.journalSet(ctx, entry, forkjournal.StateForked, rf.Session.ProviderSessionID, "")
+	s.journalSet(ctx, entry, forkjournal.StateForked, rf.Session.ThreadID, "")
 	s.crashPoint(CrashProviderAnswered)
 
 	child, row, err := s.persist(ctx, persistInput{
@@ -108,9 +109,9 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	})
 	if err != nil {
 		reason := "the child could not be stored: " + err.Error()
-		s.journalSet(ctx, entry, forkjournal.StateOrphaned, rf.Session.ProviderSessionID, reason)
-		s.archiveOrphan(ctx, entry, rf.Session.ProviderSessionID, reason)
-		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ProviderSessionID, err)
+		s.journalSet(ctx, entry, forkjournal.StateOrphaned, rf.Session.ThreadID, reason)
+		s.archiveOrphan(ctx, entry, rf.Session.ThreadID, reason)
+		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ThreadID, err)
 	}
 	s.crashPoint(CrashCommitted)
 
@@ -118,19 +119,28 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	s.sessions.Forked(ctx, child, row)
 	s.log.InfoContext(ctx, "session forked", "workspace", in.WorkspaceID, "session", parent.ID, "request", in.RequestID,
 		"turn", in.LastTurnID, "child_session", child.ID, "child_thread", child.ProviderSessionID,
-		"message_source", child.RuntimeContext["forkMessageSource"])
+		"message_source", child.RuntimeContext[session.CtxForkMessageSource])
 	return &Result{Session: child, Fork: row}, nil
 }
 
 // notStored reports a child the provider created but tuttid could not
 // store: the thread is an orphan, so the log carries what cleanup needs.
 func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSession, childID, orphan string, err error) error {
-	s.log.ErrorContext(ctx, "fork: provider thread created but not stored (orphan)",
+	msg := "fork: provider thread created but not stored (orphan)"
+	var spool spoolError
+	if errors.As(err, &spool) {
+		msg = "fork: the child's history could not be spooled to local disk; provider thread created but not stored (orphan)"
+	}
+	s.log.ErrorContext(ctx, msg,
 		"orphan_thread", orphan, "workspace", in.WorkspaceID, "session", parent.ID,
 		"thread", parent.ProviderSessionID, "child_session", childID, "request", in.RequestID,
 		"turn", in.LastTurnID, "err", err)
-	if errors.Is(err, errTargetTaken) {
+	switch {
+	case errors.Is(err, errChildIDTaken):
 		return apperr.Wrap(err, apperr.ForkTargetConflict, "session %q already exists", childID)
+	case errors.As(err, &spool):
+		return apperr.Wrap(err, apperr.StorageUnavailable,
+			"the provider forked the session (thread %s) but tuttid could not spool its history to local disk; nothing was created", orphan)
 	}
 	return apperr.Wrap(err, apperr.ForkPersistenceFailed,
 		"the provider forked the session (thread %s) but tuttid could not store the child; nothing was created", orphan)
@@ -138,27 +148,27 @@ func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSess
 
 func normalize(in Input) (Input, error) {
 	in.WorkspaceID = strings.TrimSpace(in.WorkspaceID)
-	in.SourceAgentSessionID = strings.TrimSpace(in.SourceAgentSessionID)
+	in.ParentSessionID = strings.TrimSpace(in.ParentSessionID)
 	in.RequestID = strings.TrimSpace(in.RequestID)
-	in.TargetAgentSessionID = strings.TrimSpace(in.TargetAgentSessionID)
+	in.ChildSessionID = strings.TrimSpace(in.ChildSessionID)
 	in.LastTurnID = strings.TrimSpace(in.LastTurnID)
 	checks := []struct{ what, id string }{
-		{"workspaceId", in.WorkspaceID}, {"agentSessionId", in.SourceAgentSessionID}, {"requestId", in.RequestID},
+		{"workspaceId", in.WorkspaceID}, {"agentSessionId", in.ParentSessionID}, {"requestId", in.RequestID},
 	}
 	for _, c := range checks {
-		if err := session.CheckID(c.what, c.id); err != nil {
+		if err := validate.ID(c.what, c.id); err != nil {
 			return in, err
 		}
 	}
-	for _, c := range []struct{ what, id string }{{"targetAgentSessionId", in.TargetAgentSessionID}, {"lastTurnId", in.LastTurnID}} {
+	for _, c := range []struct{ what, id string }{{"targetAgentSessionId", in.ChildSessionID}, {"lastTurnId", in.LastTurnID}} {
 		if c.id != "" {
-			if err := session.CheckID(c.what, c.id); err != nil {
+			if err := validate.ID(c.what, c.id); err != nil {
 				return in, err
 			}
 		}
 	}
-	if in.TargetAgentSessionID != "" && in.TargetAgentSessionID == in.SourceAgentSessionID {
-		return in, apperr.New(apperr.ForkTargetConflict, "the child cannot have the parent's id %q", in.TargetAgentSessionID)
+	if in.ChildSessionID != "" && in.ChildSessionID == in.ParentSessionID {
+		return in, apperr.New(apperr.ForkTargetConflict, "the child cannot have the parent's id %q", in.ChildSessionID)
 	}
 	title, err := explicitTitle(in.Title)
 	if err != nil {
@@ -200,12 +210,12 @@ func (s *Service) replay(ctx context.Context, in Input, fingerprint string) (*Re
 // provider, no thread, a turn running, a boundary turn that did not
 // complete. All before the provider is called, so a refusal costs nothing.
 func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession, error) {
-	parent, err := s.sessions.Session(ctx, in.WorkspaceID, in.SourceAgentSessionID)
+	parent, err := s.sessions.Session(ctx, in.WorkspaceID, in.ParentSessionID)
 	if err != nil {
 		return nil, err
 	}
 	if parent == nil {
-		return nil, apperr.New(apperr.ForkParentNotFound, "session %q does not exist in workspace %q", in.SourceAgentSessionID, in.WorkspaceID)
+		return nil, apperr.New(apperr.ForkParentNotFound, "session %q does not exist in workspace %q", in.ParentSessionID, in.WorkspaceID)
 	}
 	if parent.Provider != agent.ProviderCodex {
 		return nil, apperr.New(apperr.ForkUnsupportedProvider, "sessions of provider %q cannot be forked; only %q sessions can", parent.Provider, agent.ProviderCodex)
@@ -244,17 +254,17 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 
 // childID is the requested id when it is free, else a new one.
 func (s *Service) childID(ctx context.Context, in Input) (string, error) {
-	if in.TargetAgentSessionID == "" {
+	if in.ChildSessionID == "" {
 		return s.newID(), nil
 	}
-	taken, err := s.store.Client.AgentSession.Query().Where(agentsession.ID(in.TargetAgentSessionID)).Exist(ctx)
+	taken, err := s.store.Client.AgentSession.Query().Where(agentsession.ID(in.ChildSessionID)).Exist(ctx)
 	if err != nil {
 		return "", apperr.Storage(err, "check the target session id")
 	}
 	if taken {
-		return "", apperr.New(apperr.ForkTargetConflict, "session %q already exists; choose another targetAgentSessionId or omit it", in.TargetAgentSessionID)
+		return "", apperr.New(apperr.ForkTargetConflict, "session %q already exists; choose another targetAgentSessionId or omit it", in.ChildSessionID)
 	}
-	return in.TargetAgentSessionID, nil
+	return in.ChildSessionID, nil
 }
 
 // providerErr maps a failure of the provider's fork: the refusals that
@@ -298,11 +308,11 @@ func (s *Service) providerFork(ctx context.Context, parent *ent.AgentSession, in
 		return agent.RuntimeForkResult{}, serr
 	}
 	s.log.InfoContext(ctx, "fork of a session without turns: started a new provider thread",
-		"workspace", parent.WorkspaceID, "session", parent.ID, "child_thread", rs.ProviderSessionID)
+		"workspace", parent.WorkspaceID, "session", parent.ID, "child_thread", rs.ThreadID)
 	return agent.RuntimeForkResult{
 		Session: rs, EmptyParent: true,
 		Fork: agent.RuntimeForkLineage{
-			SourceProviderSessionID: in.SourceProviderSessionID, TargetProviderSessionID: rs.ProviderSessionID,
+			ParentThreadID: in.ParentThreadID, ChildThreadID: rs.ThreadID,
 			Provider: in.Provider, ForkedAt: s.now(),
 		},
 	}, nil

@@ -21,17 +21,20 @@ import (
 // the file (mode 0600, already unlinked) disappears with its descriptor,
 // even if tuttid dies.
 //
-// A failure of the provider's stream comes back as a streamError, so the
-// fork falls back to the parent's cache; a failure of the file does not.
-func spoolHistory(ctx context.Context, h agent.HistoryStream) (agent.HistoryStream, error) {
+// A failure of the provider's stream comes back as a streamError: the
+// fork's one fallback point, where it copies the parent's cache instead. A
+// failure of the file (writing it here, or reading it back in the
+// transaction) is a spoolError: tuttid's own disk failed, and the fork
+// fails with storage_unavailable.
+func spoolHistory(ctx context.Context, dir string, h agent.HistoryStream) (agent.HistoryStream, error) {
 	defer h.Close()
-	f, err := os.CreateTemp("", "tuttid-fork-history-*")
+	f, err := os.CreateTemp(dir, "tuttid-fork-history-*")
 	if err != nil {
-		return nil, fmt.Errorf("spool the child's history: %w", err)
+		return nil, spoolError{fmt.Errorf("spool the child's history: %w", err)}
 	}
 	if err := os.Remove(f.Name()); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("spool the child's history: %w", err)
+		return nil, spoolError{fmt.Errorf("spool the child's history: %w", err)}
 	}
 	w := bufio.NewWriter(f)
 	enc := gob.NewEncoder(w)
@@ -46,19 +49,33 @@ func spoolHistory(ctx context.Context, h agent.HistoryStream) (agent.HistoryStre
 		}
 		if err := enc.Encode(page); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("spool the child's history: %w", err)
+			return nil, spoolError{fmt.Errorf("spool the child's history: %w", err)}
 		}
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("spool the child's history: %w", err)
+		return nil, spoolError{fmt.Errorf("spool the child's history: %w", err)}
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("spool the child's history: %w", err)
+		return nil, spoolError{fmt.Errorf("spool the child's history: %w", err)}
 	}
 	return &spooled{f: f, dec: gob.NewDecoder(bufio.NewReader(f))}, nil
 }
+
+// streamError marks a failure of the provider's history stream while it
+// is spooled: the fork copies the parent's cache instead.
+type streamError struct{ err error }
+
+func (e streamError) Error() string { return e.err.Error() }
+func (e streamError) Unwrap() error { return e.err }
+
+// spoolError marks a failure of the spool file itself (local disk): the
+// fork fails, as for any other failure of tuttid's storage.
+type spoolError struct{ err error }
+
+func (e spoolError) Error() string { return e.err.Error() }
+func (e spoolError) Unwrap() error { return e.err }
 
 // spooled is a history stream read back from its spool file.
 type spooled struct {
@@ -72,7 +89,7 @@ func (s *spooled) Next(context.Context) ([]agent.RuntimeTurn, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, io.EOF
 		}
-		return nil, fmt.Errorf("read the spooled history: %w", err)
+		return nil, spoolError{fmt.Errorf("read the spooled history back: %w", err)}
 	}
 	return page, nil
 }

@@ -87,7 +87,7 @@ func TestForkStreamsHistoryPageByPage(t *testing.T) {
 	e.seed(defaultParent())
 	st := &pageStream{pages: pages, turnsPerPage: perPage, textBytes: text}
 	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-		Session: agent.RuntimeSession{ProviderSessionID: "thread-stream", Status: agent.ThreadIdle}, History: st,
+		Session: agent.RuntimeSession{ThreadID: "thread-stream", Status: agent.ThreadIdle}, History: st,
 	}})
 	res := e.mustFork(input("req-stream"))
 
@@ -121,10 +121,11 @@ func TestForkStreamsHistoryPageByPage(t *testing.T) {
 }
 
 // TestForkStreamFailsMidway: the provider's stream fails at page 3, after
-// two pages were stored in the child's transaction. The child gets the
-// parent's cached history (the design's fallback) and nothing of the
-// stream is left: no turn, no message, versions 1..n.
+// two pages were spooled. The child gets the parent's cached history (the
+// design's fallback, the fork's one) and nothing of the stream is stored:
+// no turn, no message, versions 1..n.
 func TestForkStreamFailsMidway(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		lastTurnID string
@@ -140,7 +141,7 @@ func TestForkStreamFailsMidway(t *testing.T) {
 			before := e.counts()
 			st := &pageStream{pages: 5, turnsPerPage: 3, failAt: 3}
 			e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-				Session: agent.RuntimeSession{ProviderSessionID: "thread-broken", Status: agent.ThreadIdle}, History: st,
+				Session: agent.RuntimeSession{ThreadID: "thread-broken", Status: agent.ThreadIdle}, History: st,
 			}})
 			in := input("req-broken")
 			in.LastTurnID = tc.lastTurnID
@@ -189,6 +190,7 @@ func TestForkStreamFailsMidway(t *testing.T) {
 // soak's sendMessage failed with SQLITE_BUSY). Each page's Next takes the
 // lock itself on another connection, without waiting.
 func TestForkWritesWhileTheProviderSends(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(defaultParent())
 	var busy []error
@@ -213,7 +215,7 @@ func TestForkWritesWhileTheProviderSends(t *testing.T) {
 		}
 	}}
 	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
-		Session: agent.RuntimeSession{ProviderSessionID: "thread-probed", Status: agent.ThreadIdle}, History: st,
+		Session: agent.RuntimeSession{ThreadID: "thread-probed", Status: agent.ThreadIdle}, History: st,
 	}})
 	res := e.mustFork(input("req-probed"))
 	if len(busy) > 0 {

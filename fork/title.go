@@ -10,7 +10,7 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/sessionfork"
-	"tuttid/session"
+	"tuttid/validate"
 )
 
 // nextTitle is the default title of a new fork: <base>(fork<num>), where
@@ -88,14 +88,14 @@ func (s *Service) lockRequest(workspaceID, requestID string) (unlock func()) {
 func forkTitle(base string, num int) string { return fmt.Sprintf("%s(fork%d)", base, num) }
 
 // explicitTitle is the rule for a title the request gives: trimmed of
-// spaces, valid UTF-8 of at most session.MaxTitleLen bytes; empty means
+// spaces, valid UTF-8 of at most validate.MaxTitleLen bytes; empty means
 // none (nil: the title is generated).
 func explicitTitle(title *string) (*string, error) {
 	if title == nil {
 		return nil, nil
 	}
 	t := strings.TrimSpace(*title)
-	if err := session.CheckText("title", t, session.MaxTitleLen); err != nil {
+	if err := validate.Text("title", t, validate.MaxTitleLen); err != nil {
 		return nil, err
 	}
 	if t == "" {

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"tuttid/apperr"
-	"tuttid/session"
+	"tuttid/validate"
 )
 
 // splitForkTitle reads a generated title back into its base and number.
@@ -52,7 +52,7 @@ func FuzzTitle(f *testing.F) {
 				t.Fatalf("explicit %q dropped", explicit)
 			}
 		default:
-			if *got != strings.TrimSpace(explicit) || *got == "" || !utf8.ValidString(*got) || len(*got) > session.MaxTitleLen {
+			if *got != strings.TrimSpace(explicit) || *got == "" || !utf8.ValidString(*got) || len(*got) > validate.MaxTitleLen {
 				t.Fatalf("explicit %q kept as %q", explicit, *got)
 			}
 		}

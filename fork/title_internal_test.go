@@ -3,6 +3,7 @@ package fork
 import "testing"
 
 func TestForkNumber(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		rest string
 		n    int

@@ -11,6 +11,7 @@ import (
 )
 
 func TestForkTitleRules(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		setup func(e *env) // seeds the parent and whatever else
@@ -155,7 +156,7 @@ type titleFork struct {
 
 func titleInput(source, requestID string, title *string) (in fork.Input) {
 	in = input(requestID)
-	in.SourceAgentSessionID = source
+	in.ParentSessionID = source
 	in.Title = title
 	return in
 }

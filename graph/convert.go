@@ -7,7 +7,7 @@ import (
 	"tuttid/ent/approvalrequest"
 	"tuttid/graph/model"
 	"tuttid/lineage"
-	"tuttid/session"
+	"tuttid/paging"
 )
 
 // Every conversion between the services' types and the GraphQL model is
@@ -15,7 +15,7 @@ import (
 
 // edges gives each node of a page its edge, with the node's cursor: the
 // one loop every connection is built with.
-func edges[N, E any](p session.Page[N], edge func(cursor string, node N) E) []E {
+func edges[N, E any](p paging.Page[N], edge func(cursor string, node N) E) []E {
 	out := make([]E, len(p.Nodes))
 	for i, n := range p.Nodes {
 		out[i] = edge(p.Cursors[i], n)
@@ -35,7 +35,7 @@ func messageEdge(cursor string, n *ent.Message) *model.MessageEdge {
 	return &model.MessageEdge{Cursor: cursor, Node: n}
 }
 
-func pageInfo[T any](p session.Page[T]) *model.PageInfo {
+func pageInfo[T any](p paging.Page[T]) *model.PageInfo {
 	pi := &model.PageInfo{HasNextPage: p.HasNextPage, HasPreviousPage: p.HasPreviousPage}
 	if n := len(p.Cursors); n > 0 {
 		pi.StartCursor, pi.EndCursor = &p.Cursors[0], &p.Cursors[n-1]

@@ -16,8 +16,8 @@ import (
 // ForkSession is the resolver for the forkSession field.
 func (r *mutationResolver) ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error) {
 	res, err := r.Forks.Fork(ctx, fork.Input{
-		WorkspaceID: input.WorkspaceID, SourceAgentSessionID: input.AgentSessionID, RequestID: input.RequestID,
-		TargetAgentSessionID: deref(input.TargetAgentSessionID), LastTurnID: deref(input.LastTurnID),
+		WorkspaceID: input.WorkspaceID, ParentSessionID: input.AgentSessionID, RequestID: input.RequestID,
+		ChildSessionID: deref(input.TargetAgentSessionID), LastTurnID: deref(input.LastTurnID),
 		Title: input.Title, Visible: input.Visible, Settings: deref(input.Settings),
 	})
 	if err != nil {

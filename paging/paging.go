@@ -4,6 +4,7 @@ package paging
 
 import (
 	"encoding/base64"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -91,4 +92,43 @@ func decode(kind, cursor string) (*int64, string, error) {
 		}
 	}
 	return nil, "", apperr.New(apperr.InvalidInput, "cursor %q is not a cursor of this list", cursor)
+}
+
+// Page is one page of a connection.
+type Page[T any] struct {
+	Nodes           []T
+	Cursors         []string
+	HasNextPage     bool
+	HasPreviousPage bool
+	TotalCount      int
+}
+
+// NewPage trims the one extra row fetched to learn whether there are
+// more, puts the rows in list order and sets the Relay flags.
+func NewPage[T any](rows []T, w Window, total int, cursor func(T) string) Page[T] {
+	more := len(rows) > w.Limit
+	if more {
+		rows = rows[:w.Limit]
+	}
+	return PageOf(rows, w, more, total, cursor)
+}
+
+// PageOf makes the page of rows (in window order) when more says whether
+// the window has rows beyond them.
+func PageOf[T any](rows []T, w Window, more bool, total int, cursor func(T) string) Page[T] {
+	if w.Backward {
+		slices.Reverse(rows)
+	}
+	p := Page[T]{Nodes: rows, TotalCount: total}
+	for _, r := range rows {
+		p.Cursors = append(p.Cursors, cursor(r))
+	}
+	// Relay: the flag away from the direction of travel says whether a
+	// cursor bound was given, which is what clients use it for.
+	if w.Backward {
+		p.HasPreviousPage, p.HasNextPage = more, w.Before != nil
+	} else {
+		p.HasNextPage, p.HasPreviousPage = more, w.After != nil
+	}
+	return p
 }

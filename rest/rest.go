@@ -98,8 +98,8 @@ func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in := fork.Input{
-		WorkspaceID: r.PathValue("workspaceID"), SourceAgentSessionID: r.PathValue("agentSessionID"),
-		RequestID: req.RequestID, TargetAgentSessionID: req.TargetAgentSessionID, LastTurnID: req.LastTurnID,
+		WorkspaceID: r.PathValue("workspaceID"), ParentSessionID: r.PathValue("agentSessionID"),
+		RequestID: req.RequestID, ChildSessionID: req.TargetAgentSessionID, LastTurnID: req.LastTurnID,
 		Title: req.Title, Visible: req.Visible,
 	}
 	if req.Settings != nil {

@@ -118,7 +118,7 @@ func TestCodexKilledDuringFork(t *testing.T) {
 		t.Errorf("journal entry %s (%q), want failed or archived", entry.State, entry.Error)
 	}
 	live, err := k.rt.FindForks(ctx, agent.FindForksInput{Provider: agent.ProviderCodex,
-		SourceProviderSessionID: parent.ProviderSessionID, Cwd: h.srv.Store.Client.AgentSession.GetX(ctx, parent.ID).Cwd, CreatedAfter: started})
+		ParentThreadID: parent.ProviderSessionID, Cwd: h.srv.Store.Client.AgentSession.GetX(ctx, parent.ID).Cwd, CreatedAfter: started})
 	if err != nil {
 		t.Fatal(err)
 	}

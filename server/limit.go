@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultMaxBody is --max-body's default: room for the largest message
-// (session.MaxMessageLen) JSON-encoded.
+// (validate.MaxMessageLen) JSON-encoded.
 const DefaultMaxBody = 1 << 20
 
 // limitBody answers 413 request_too_large to a body over max bytes, before

@@ -422,7 +422,7 @@ func TestRequestTooLarge(t *testing.T) {
 			}
 		})
 	}
-	// A message text over session.MaxMessageLen is invalid_input.
+	// A message text over validate.MaxMessageLen is invalid_input.
 	ws := h.createWorkspace("demo")
 	id := h.seedSession(ws, "codex", "thread-1")
 	errs := h.do(`mutation($in: SendMessageInput!) { sendMessage(input: $in) { id } }`,

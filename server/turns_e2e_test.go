@@ -7,6 +7,7 @@ import (
 
 	"tuttid/ent"
 	"tuttid/session"
+	"tuttid/sqlbatch"
 )
 
 type turnPageOut struct {
@@ -77,8 +78,8 @@ func TestTurnBoundsOverHTTP(t *testing.T) {
 		builders = append(builders, h.srv.Store.Client.Turn.Create().SetTurnID(fmt.Sprintf("t%04d", i)).
 			SetAgentSessionID(id).SetStatus("COMPLETED"))
 	}
-	for start := 0; start < len(builders); start += session.BulkRows {
-		if err := h.srv.Store.Client.Turn.CreateBulk(builders[start:min(start+session.BulkRows, len(builders))]...).Exec(ctx); err != nil {
+	for start := 0; start < len(builders); start += sqlbatch.MaxRows {
+		if err := h.srv.Store.Client.Turn.CreateBulk(builders[start:min(start+sqlbatch.MaxRows, len(builders))]...).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "tuttid.db"))
+	st, err := openStore(context.Background(), t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,3 +115,15 @@ func msg(id, role, text string) agent.RuntimeMessage {
 
 func intp(v int) *int       { return &v }
 func strp(v string) *string { return &v }
+
+// migrateMu serializes store.Open among parallel tests: ent's migration
+// (Schema.Create) writes its package-level table descriptions, so two
+// running at once race (go test -race).
+var migrateMu sync.Mutex
+
+// openStore opens a fresh database file under dir.
+func openStore(ctx context.Context, tb testing.TB) (*store.Store, error) {
+	migrateMu.Lock()
+	defer migrateMu.Unlock()
+	return store.Open(ctx, filepath.Join(tb.TempDir(), "tuttid.db"))
+}

@@ -1,6 +1,20 @@
-// Package session is the session lifecycle service: workspaces, sessions,
+// Package session is the agent-session domain: workspaces, sessions,
 // turns and messages, and the ingestion of what the provider reports. It
-// has no GraphQL in it; the transports translate to it.
+// has no GraphQL in it; the transports translate to it. A file's prefix
+// says which job it serves:
+//
+//	commands_*  what a client asks: workspaces, start, send, interrupt,
+//	            update (rename, archive), delete, approvals
+//	ingest_*    what the provider reports, stored durably
+//	recover_*   settling at start what the previous run left running
+//	read_*      the read model the transports page through
+//	store_*     row writes the others share (and the fork, in its transaction)
+//	input_*     checking and resolving what a client sends
+//	runtime_*   what the runtime's answers mean here (errors, thread
+//	            metadata, turn statuses)
+//
+// Mechanisms it uses live in packages of their own: keylock, sqlbatch,
+// validate, paging.
 package session
 
 import (
@@ -10,7 +24,10 @@ import (
 
 	"tuttid/activity"
 	"tuttid/agent"
+	"tuttid/keylock"
 	"tuttid/store"
+
+	"github.com/google/uuid"
 )
 
 // Publisher receives activity after the store commits it.
@@ -27,7 +44,7 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 	newID  func() string
-	guards Guards
+	guards keylock.Locks
 }
 
 // Config wires a Service.
@@ -68,3 +85,6 @@ func (s *Service) publish(ctx context.Context, e activity.Event) {
 // interleave (a send, a delete, a fork of it) within this process, until
 // the returned func is called.
 func (s *Service) LockSession(sessionID string) (unlock func()) { return s.guards.Lock(sessionID) }
+
+// NewID returns a time-ordered UUIDv7, the same form Codex uses for threads.
+func NewID() string { return uuid.Must(uuid.NewV7()).String() }

@@ -42,11 +42,11 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	}
 	return agent.RuntimeForkResult{
 		Session: agent.RuntimeSession{
-			ProviderSessionID: ChildThreadID(n), Status: agent.ThreadIdle, Cwd: in.Cwd,
-			Model: in.Settings.Model, ForkedFromID: in.SourceProviderSessionID,
+			ThreadID: ChildThreadID(n), Status: agent.ThreadIdle, Cwd: in.Cwd,
+			Model: in.Settings.Model, ForkedFromID: in.ParentThreadID,
 		},
 		Fork: agent.RuntimeForkLineage{
-			SourceProviderSessionID: in.SourceProviderSessionID, TargetProviderSessionID: ChildThreadID(n),
+			ParentThreadID: in.ParentThreadID, ChildThreadID: ChildThreadID(n),
 			Provider: in.Provider, LastTurnID: in.LastTurnID, ForkedAt: r.forkedAt,
 		},
 	}, nil

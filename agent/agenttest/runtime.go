@@ -98,7 +98,7 @@ func (r *Runtime) Start(_ context.Context, in agent.StartInput) (agent.RuntimeSe
 	if r.refuse != nil {
 		return agent.RuntimeSession{}, r.refuse
 	}
-	return agent.RuntimeSession{ProviderSessionID: fmt.Sprintf("thread-start-%d", len(r.starts)), Status: agent.ThreadIdle, Cwd: in.Cwd}, nil
+	return agent.RuntimeSession{ThreadID: fmt.Sprintf("thread-start-%d", len(r.starts)), Status: agent.ThreadIdle, Cwd: in.Cwd}, nil
 }
 
 func (r *Runtime) SendTurn(_ context.Context, in agent.SendTurnInput) (agent.RuntimeTurn, error) {
@@ -124,7 +124,7 @@ func (r *Runtime) History(_ context.Context, in agent.HistoryInput) ([]agent.Run
 	if r.refuse != nil {
 		return nil, r.refuse
 	}
-	return r.histories[in.ProviderSessionID], nil
+	return r.histories[in.ThreadID], nil
 }
 
 func (r *Runtime) Archive(_ context.Context, _, providerSessionID string) error {
@@ -156,7 +156,7 @@ func (r *Runtime) FindForks(_ context.Context, in agent.FindForksInput) ([]agent
 	}
 	var out []agent.ThreadInfo
 	for _, t := range r.listed {
-		if t.ForkedFromID == in.SourceProviderSessionID {
+		if t.ForkedFromID == in.ParentThreadID {
 			out = append(out, t)
 		}
 	}

@@ -15,15 +15,15 @@ func TestRuntimeDefaultsAndRecords(t *testing.T) {
 	ctx := context.Background()
 	r := agenttest.New()
 	s, err := r.Start(ctx, agent.StartInput{Cwd: "/w"})
-	if err != nil || s.ProviderSessionID != "thread-start-1" || s.Cwd != "/w" {
+	if err != nil || s.ThreadID != "thread-start-1" || s.Cwd != "/w" {
 		t.Errorf("Start: %+v, %v", s, err)
 	}
 	if tr, err := r.SendTurn(ctx, agent.SendTurnInput{Text: "hi"}); err != nil || tr.Status != agent.TurnInProgress {
 		t.Errorf("SendTurn: %+v, %v", tr, err)
 	}
 	_ = r.Interrupt(ctx, agent.InterruptInput{TurnID: "t1"})
-	res, err := r.Fork(ctx, agent.RuntimeForkInput{SourceProviderSessionID: "p", LastTurnID: "t1"})
-	if err != nil || res.Session.ProviderSessionID != agenttest.ChildThreadID(1) || res.Fork.SourceProviderSessionID != "p" ||
+	res, err := r.Fork(ctx, agent.RuntimeForkInput{ParentThreadID: "p", LastTurnID: "t1"})
+	if err != nil || res.Session.ThreadID != agenttest.ChildThreadID(1) || res.Fork.ParentThreadID != "p" ||
 		res.Fork.LastTurnID != "t1" || !res.Fork.ForkedAt.Equal(agenttest.ForkedAt()) || res.History != nil {
 		t.Errorf("Fork: %+v, %v", res, err)
 	}
@@ -31,7 +31,7 @@ func TestRuntimeDefaultsAndRecords(t *testing.T) {
 		t.Errorf("RespondToApproval: %v", err)
 	}
 	r.SetHistory("p", []agent.RuntimeTurn{{ID: "t1"}})
-	if h, err := r.History(ctx, agent.HistoryInput{ProviderSessionID: "p"}); err != nil || len(h) != 1 {
+	if h, err := r.History(ctx, agent.HistoryInput{ThreadID: "p"}); err != nil || len(h) != 1 {
 		t.Errorf("History: %v, %v", h, err)
 	}
 	_ = r.Archive(ctx, agent.ProviderCodex, "p")
@@ -39,8 +39,8 @@ func TestRuntimeDefaultsAndRecords(t *testing.T) {
 	if err := r.Archive(ctx, agent.ProviderCodex, "q"); err == nil {
 		t.Error("Archive after FailArchive succeeded")
 	}
-	r.SetListed([]agent.ThreadInfo{{ProviderSessionID: "c", ForkedFromID: "p"}, {ProviderSessionID: "d", ForkedFromID: "x"}}, nil)
-	if l, _ := r.FindForks(ctx, agent.FindForksInput{SourceProviderSessionID: "p"}); len(l) != 1 || l[0].ProviderSessionID != "c" {
+	r.SetListed([]agent.ThreadInfo{{ThreadID: "c", ForkedFromID: "p"}, {ThreadID: "d", ForkedFromID: "x"}}, nil)
+	if l, _ := r.FindForks(ctx, agent.FindForksInput{ParentThreadID: "p"}); len(l) != 1 || l[0].ThreadID != "c" {
 		t.Errorf("FindForks: %+v", l)
 	}
 	if len(r.Started()) != 1 || len(r.Sent()) != 1 || r.Interrupted()[0].TurnID != "t1" || r.ForkCalls() != 1 ||

@@ -1,0 +1,238 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"tuttid/activity"
+	"tuttid/agent"
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/turn"
+	"tuttid/validate"
+)
+
+// StartInput creates a session; nil fields take the defaults.
+type StartInput struct {
+	WorkspaceID string
+	Title       *string
+	Cwd         *string
+	Settings    SettingsOverride
+	Visible     *bool
+}
+
+// Start creates a session and its provider thread.
+func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, error) {
+	w, err := s.mustWorkspace(ctx, in.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	title := ""
+	if in.Title != nil {
+		title = strings.TrimSpace(*in.Title)
+		if err := validate.Text("title", title, validate.MaxTitleLen); err != nil {
+			return nil, err
+		}
+	}
+	var given string
+	if in.Cwd != nil {
+		given = *in.Cwd
+	}
+	cwd, err := ResolveCwd(w.RootPath, given)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := in.Settings.Apply(agent.ComposerSettings{PermissionModeID: agent.PermissionWorkspaceWrite})
+	if err != nil {
+		return nil, err
+	}
+	visible := in.Visible == nil || *in.Visible
+
+	rs, err := s.rt.Start(ctx, agent.StartInput{Provider: agent.ProviderCodex, Cwd: cwd, Settings: settings})
+	if err != nil {
+		return nil, RuntimeError(err, "start the session")
+	}
+	a, err := CreateRecord(ctx, s.store.Client, NewSession{
+		ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ThreadID: rs.ThreadID,
+		Title: title, Cwd: cwd, Status: agentsession.StatusREADY, Visible: visible, Settings: settings,
+		RuntimeContext: WithThreadMetadata(nil, rs), At: s.now(),
+	})
+	if err != nil {
+		s.log.ErrorContext(ctx, "session start: provider thread created but not stored",
+			"orphan_thread", rs.ThreadID, "workspace", w.ID, "err", err)
+		return nil, apperr.Storage(err, "store the new session")
+	}
+	s.Created(ctx, a)
+	return a, nil
+}
+
+// Send starts a turn with the user's text and returns it at once.
+func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string) (*ent.Turn, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, apperr.New(apperr.InvalidInput, "text is required")
+	}
+	if err := validate.Text("text", text, validate.MaxMessageLen); err != nil {
+		return nil, err
+	}
+	a, err := s.mustSession(ctx, workspaceID, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	// Claim the session before calling the provider, so that two sends
+	// cannot both see it idle; the lock waits out a fork of it in progress.
+	// WORKING is published here, before any event of the turn can exist,
+	// so that subscribers never see it after the turn's own events, and
+	// under the state lock, so never before the previous turn's READY.
+	unlock := s.LockSession(a.ID)
+	unlockState := s.lockState(a.ID)
+	claimed, err := s.store.Client.AgentSession.Update().
+		Where(agentsession.ID(a.ID), agentsession.StatusNEQ(agentsession.StatusWORKING)).
+		SetStatus(agentsession.StatusWORKING).SetUpdatedAt(s.now()).Save(ctx)
+	if err == nil && claimed == 1 {
+		if working, gerr := s.store.Client.AgentSession.Get(ctx, a.ID); gerr == nil {
+			s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: working})
+		}
+	}
+	unlockState()
+	unlock()
+	if err != nil {
+		return nil, apperr.Storage(err, "mark the session working")
+	}
+	if claimed == 0 {
+		return nil, apperr.New(apperr.SessionBusy, "session %q is already running a turn; wait for it or interrupt it", a.ID)
+	}
+	// Once Codex has the request it may start the turn: a client that goes
+	// away must not make tuttid forget it. The runtime bounds the call.
+	ctx = context.WithoutCancel(ctx)
+	rt, err := s.rt.SendTurn(ctx, agent.SendTurnInput{
+		Provider: a.Provider, ThreadID: a.ProviderSessionID, Cwd: a.Cwd, Settings: a.Settings, Text: text,
+		ModelProvider: ModelProviderOf(a),
+	})
+	if err != nil {
+		s.releaseClaim(ctx, a)
+		return nil, RuntimeError(err, "start the turn")
+	}
+	return s.ensureTurn(ctx, a, rt.ID)
+}
+
+// releaseClaim gives a session whose turn did not start back the status it
+// had, unless a turn did start after all (ingestion stored it).
+func (s *Service) releaseClaim(ctx context.Context, a *ent.AgentSession) {
+	started, err := s.HasRunningTurn(ctx, a.ID)
+	if err == nil && started {
+		return
+	}
+	defer s.lockState(a.ID)()
+	n, err := s.store.Client.AgentSession.Update().
+		Where(agentsession.ID(a.ID), agentsession.StatusEQ(agentsession.StatusWORKING)).
+		SetStatus(a.Status).SetUpdatedAt(s.now()).Save(ctx)
+	if err != nil {
+		s.log.ErrorContext(ctx, "send: could not restore the session's status", "session", a.ID, "err", err)
+		return
+	}
+	if n == 1 {
+		if restored, err := s.store.Client.AgentSession.Get(ctx, a.ID); err == nil {
+			s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: restored})
+		}
+	}
+}
+
+// ensureTurn stores a turn the provider started, unless ingestion already
+// did (the provider's notifications can overtake the turn/start reply).
+func (s *Service) ensureTurn(ctx context.Context, a *ent.AgentSession, turnID string) (*ent.Turn, error) {
+	err := s.store.Client.Turn.Create().
+		SetTurnID(turnID).SetAgentSessionID(a.ID).SetStatus(turn.StatusIN_PROGRESS).SetStartedAt(s.now()).
+		OnConflictColumns(turn.FieldAgentSessionID, turn.FieldTurnID).DoNothing().
+		Exec(ctx)
+	// DoNothing reports an existing row as sql.ErrNoRows.
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, apperr.Storage(err, "store the turn")
+	}
+	t, err := s.Turn(ctx, a.ID, turnID)
+	if err == nil && t == nil {
+		err = apperr.New(apperr.Internal, "turn %q was stored but cannot be read", turnID)
+	}
+	return t, err
+}
+
+// Interrupt stops a session's running turn and returns it.
+func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID string) (*ent.Turn, error) {
+	if err := validate.ID("turnId", turnID); err != nil {
+		return nil, err
+	}
+	a, err := s.mustSession(ctx, workspaceID, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.Turn(ctx, a.ID, turnID)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, apperr.New(apperr.TurnNotFound, "turn %q does not exist in session %q", turnID, a.ID)
+	}
+	if t.Status != turn.StatusIN_PROGRESS {
+		return nil, apperr.New(apperr.SessionNotBusy, "turn %q is not running (it is %s)", turnID, t.Status)
+	}
+	err = s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ThreadID: a.ProviderSessionID, TurnID: turnID})
+	if errors.Is(err, agent.ErrTurnNotFound) {
+		// Codex has no active turn: it has not begun yet, or just ended.
+		return nil, apperr.Wrap(err, apperr.SessionNotBusy, "turn %q is not running in the provider (it has not started yet or just ended); try again", turnID)
+	}
+	if err != nil {
+		return nil, RuntimeError(err, "interrupt the turn")
+	}
+	t, err = s.store.Client.Turn.Get(ctx, t.ID)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the turn")
+	}
+	return t, nil
+}
+
+// Delete removes a session, its messages, turns and lineage rows, and
+// archives its provider thread. A running turn is interrupted first.
+func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (string, error) {
+	a, err := s.mustSession(ctx, workspaceID, sessionID)
+	if err != nil {
+		return "", err
+	}
+	// A fork of this session in flight finishes first (it holds the lock).
+	defer s.LockSession(a.ID)()
+	running, err := s.store.Client.Turn.Query().
+		Where(turn.AgentSessionID(a.ID), turn.StatusEQ(turn.StatusIN_PROGRESS)).All(ctx)
+	if err != nil {
+		return "", apperr.Storage(err, "read the session's turns")
+	}
+	for _, t := range running {
+		s.interruptBeforeDelete(ctx, a, t.TurnID)
+	}
+	if err := s.store.Client.AgentSession.DeleteOneID(a.ID).Exec(ctx); err != nil {
+		return "", apperr.Storage(err, "delete the session")
+	}
+	s.deleted(ctx, a)
+	return a.ID, nil
+}
+
+// interruptBeforeDelete stops a running turn of a session about to be
+// deleted; a failure is only logged, since the delete goes on.
+func (s *Service) interruptBeforeDelete(ctx context.Context, a *ent.AgentSession, turnID string) {
+	if err := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ThreadID: a.ProviderSessionID, TurnID: turnID}); err != nil {
+		s.log.WarnContext(ctx, "delete: could not interrupt a running turn", "session", a.ID, "turn", turnID, "err", err)
+	}
+}
+
+// deleted follows a session's committed delete: its provider thread is
+// archived and SESSION_DELETED published.
+func (s *Service) deleted(ctx context.Context, a *ent.AgentSession) {
+	if a.ProviderSessionID != "" {
+		if err := s.rt.Archive(ctx, a.Provider, a.ProviderSessionID); err != nil {
+			// The session is gone for the user; the thread is only clutter.
+			s.log.WarnContext(ctx, "delete: provider thread not archived", "session", a.ID,
+				"thread", a.ProviderSessionID, "err", err)
+		}
+	}
+	s.publish(ctx, activity.Event{Kind: activity.SessionDeleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a})
+}

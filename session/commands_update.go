@@ -1,0 +1,160 @@
+package session
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"tuttid/activity"
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/predicate"
+	"tuttid/ent/turn"
+	"tuttid/lineage"
+	"tuttid/validate"
+)
+
+// UpdateInput changes a session; nil fields are kept.
+type UpdateInput struct {
+	WorkspaceID    string
+	AgentSessionID string
+	// Title is stored trimmed; "" clears it (displayTitle falls back).
+	Title *string
+	// Archived true archives the session and every session forked from
+	// it, transitively (its branch); false restores that branch and the
+	// session's ancestors, so that it shows in the tree again.
+	Archived *bool
+}
+
+// Update renames, archives or restores a session, in one transaction, and
+// publishes SESSION_UPDATED for each session it changed.
+func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession, error) {
+	a, err := s.mustSession(ctx, in.WorkspaceID, in.AgentSessionID)
+	if err != nil {
+		return nil, err
+	}
+	if in.Title == nil && in.Archived == nil {
+		return nil, apperr.New(apperr.InvalidInput, "nothing to update: give a title, archived, or both")
+	}
+	var title string
+	if in.Title != nil {
+		title = strings.TrimSpace(*in.Title)
+		if err := validate.Text("title", title, validate.MaxTitleLen); err != nil {
+			return nil, err
+		}
+	}
+	now := s.now()
+	var changed []*ent.AgentSession
+	renamed := false
+	err = s.store.WithTx(ctx, func(tx *ent.Tx) error {
+		if in.Title != nil && title != a.Title {
+			if err := tx.AgentSession.UpdateOneID(a.ID).SetTitle(title).SetUpdatedAt(now).Exec(ctx); err != nil {
+				return err
+			}
+			changed, renamed = append(changed, a), true
+		}
+		if in.Archived == nil {
+			return nil
+		}
+		scope := lineage.InSubtree(a.WorkspaceID, a.ID)
+		if !*in.Archived {
+			scope = agentsession.Or(scope, lineage.InChain(a.WorkspaceID, a.ID))
+		}
+		// The transaction holds the write lock from its start, so the rows
+		// read are the rows the update changes.
+		flip := []predicate.AgentSession{scope, agentsession.ArchivedNEQ(*in.Archived)}
+		rows, err := tx.AgentSession.Query().Where(flip...).All(ctx)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		if err := tx.AgentSession.Update().Where(flip...).SetArchived(*in.Archived).SetUpdatedAt(now).Exec(ctx); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if r.ID == a.ID && renamed {
+				continue // already in changed
+			}
+			changed = append(changed, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, apperr.Storage(err, "update the session")
+	}
+	// Events carry each session as committed.
+	for _, c := range changed {
+		if in.Title != nil && c.ID == a.ID {
+			c.Title = title
+		}
+		if in.Archived != nil {
+			c.Archived = *in.Archived
+		}
+		c.UpdatedAt = now
+		s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: c.WorkspaceID, AgentSessionID: c.ID, Session: c})
+	}
+	updated, err := s.store.Client.AgentSession.Get(ctx, a.ID)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the updated session")
+	}
+	return updated, nil
+}
+
+// DeleteSubtree removes a session and every session forked from it,
+// transitively, in one transaction, and archives their provider threads.
+// Running turns are interrupted first. SESSION_DELETED is published for
+// each, descendants before their ancestors. It returns the session's id.
+func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID string) (string, error) {
+	a, err := s.mustSession(ctx, workspaceID, sessionID)
+	if err != nil {
+		return "", err
+	}
+	c := s.store.Client
+	nodes, err := lineage.Subtree(ctx, c, a.WorkspaceID, a.ID)
+	if err != nil {
+		return "", apperr.Storage(err, "read the session's forks")
+	}
+	// Forks of these sessions in flight finish first (each holds its
+	// parent's lock); in id order, as any caller that holds several does.
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.Session.ID
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		defer s.LockSession(id)()
+	}
+
+	running, err := c.Turn.Query().Where(turn.StatusEQ(turn.StatusIN_PROGRESS),
+		predicate.Turn(lineage.ColumnInSubtree(turn.FieldAgentSessionID, a.WorkspaceID, a.ID))).
+		WithSession().All(ctx)
+	if err != nil {
+		return "", apperr.Storage(err, "read the running turns")
+	}
+	for _, t := range running {
+		if t.Edges.Session != nil {
+			s.interruptBeforeDelete(ctx, t.Edges.Session, t.TurnID)
+		}
+	}
+
+	// Read and delete in one transaction: what is deleted is what is
+	// reported, including forks made while the locks were awaited.
+	err = s.store.WithTx(ctx, func(tx *ent.Tx) error {
+		if nodes, err = lineage.Subtree(ctx, tx.Client(), a.WorkspaceID, a.ID); err != nil {
+			return err
+		}
+		_, err := tx.AgentSession.Delete().Where(lineage.InSubtree(a.WorkspaceID, a.ID)).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return "", apperr.Storage(err, "delete the sessions")
+	}
+	slices.Reverse(nodes)
+	for _, n := range nodes {
+		s.deleted(ctx, n.Session)
+	}
+	return a.ID, nil
+}

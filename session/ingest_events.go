@@ -1,0 +1,222 @@
+package session
+
+import (
+	"context"
+	"errors"
+
+	"tuttid/activity"
+	"tuttid/agent"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/message"
+	"tuttid/ent/turn"
+)
+
+// Ingest stores what the runtime reports until ctx ends or the runtime
+// closes its events. One goroutine runs it, so a session's events are
+// stored in the order the provider sent them.
+func (s *Service) Ingest(ctx context.Context) {
+	events := s.rt.Events()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-events:
+			if !ok {
+				return
+			}
+			if err := s.handleDurably(ctx, e); err != nil {
+				s.log.ErrorContext(ctx, "ingest: event not stored", "kind", e.Kind, "method", e.Method,
+					"thread", e.ThreadID, "turn", e.TurnID, "err", err)
+			}
+		}
+	}
+}
+
+// HandleEvent stores one runtime event and publishes what changed.
+func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
+	switch e.Kind {
+	case agent.EventRuntimeRestarted:
+		s.log.WarnContext(ctx, "agent runtime restarted; threads resume before their next turn")
+		return s.recoverFailed(ctx)
+	case agent.EventOther:
+		s.log.DebugContext(ctx, "provider notification not projected", "method", e.Method,
+			"thread", e.ThreadID)
+		return nil
+	}
+	if e.ThreadID == "" {
+		s.log.DebugContext(ctx, "provider event without a thread", "kind", e.Kind, "method", e.Method)
+		return nil
+	}
+	a, err := s.store.Client.AgentSession.Query().
+		Where(agentsession.ProviderSessionID(e.ThreadID)).First(ctx)
+	if ent.IsNotFound(err) {
+		// A thread tuttid does not know (yet): a fork child before its row is
+		// committed, or a thread of another client of the same Codex home.
+		s.log.DebugContext(ctx, "provider event for an unknown thread", "kind", e.Kind,
+			"thread", e.ThreadID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch e.Kind {
+	case agent.EventThreadStatus:
+		return s.onThreadStatus(ctx, a, agent.ThreadStatus(e.Status))
+	case agent.EventTurnStarted:
+		return s.onTurnStarted(ctx, a, e.TurnID)
+	case agent.EventTurnCompleted:
+		return s.onTurnCompleted(ctx, a, e)
+	case agent.EventItemStarted, agent.EventItemCompleted:
+		if e.Message == nil {
+			return errors.New("item event without a message")
+		}
+		return s.onItem(ctx, a, *e.Message)
+	case agent.EventApprovalRequested:
+		if e.Approval == nil {
+			return errors.New("approval event without a request")
+		}
+		return s.onApprovalRequested(ctx, a, *e.Approval)
+	case agent.EventApprovalResolved:
+		if e.Resolution == nil {
+			return errors.New("approval event without a resolution")
+		}
+		_, err := s.resolveApproval(ctx, a, e.Resolution.ID, e.Resolution.Decision, e.Resolution.By)
+		return err
+	case agent.EventMessageDelta:
+		s.publish(ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: a.WorkspaceID,
+			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID, DeltaKind: e.ItemKind})
+		return nil
+	}
+	s.log.DebugContext(ctx, "runtime event kind not handled", "kind", e.Kind)
+	return nil
+}
+
+func (s *Service) onThreadStatus(ctx context.Context, a *ent.AgentSession, st agent.ThreadStatus) error {
+	var want agentsession.Status
+	switch st {
+	case agent.ThreadActive:
+		want = agentsession.StatusWORKING
+	case agent.ThreadIdle:
+		// Codex reports the thread idle just before turn/completed; READY
+		// then waits for onTurnCompleted, so clients see TURN_COMPLETED
+		// first and a refetch on READY finds the turn finished.
+		busy, err := s.HasRunningTurn(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		if busy {
+			return nil
+		}
+		want = agentsession.StatusREADY
+	case agent.ThreadSystemError:
+		want = agentsession.StatusFAILED
+	default:
+		return nil
+	}
+	return s.setStatus(ctx, a, want)
+}
+
+// setStatus commits a session's status, unless it has it already, and
+// publishes SESSION_UPDATED.
+func (s *Service) setStatus(ctx context.Context, a *ent.AgentSession, want agentsession.Status) error {
+	defer s.lockState(a.ID)()
+	updated, err := s.store.Client.AgentSession.UpdateOneID(a.ID).Where(agentsession.StatusNEQ(want)).
+		SetStatus(want).SetUpdatedAt(s.now()).Save(ctx)
+	if ent.IsNotFound(err) {
+		return nil // already so (or deleted)
+	}
+	if err != nil {
+		return err
+	}
+	s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: updated})
+	return nil
+}
+
+func (s *Service) onTurnStarted(ctx context.Context, a *ent.AgentSession, turnID string) error {
+	t, err := s.ensureTurn(ctx, a, turnID)
+	if err != nil {
+		return err
+	}
+	// WORKING is committed (and published) before TURN_STARTED goes out.
+	if err := s.setStatus(ctx, a, agentsession.StatusWORKING); err != nil {
+		return err
+	}
+	s.publish(ctx, activity.Event{Kind: activity.TurnStarted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
+	return nil
+}
+
+func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e agent.Event) error {
+	if _, err := s.ensureTurn(ctx, a, e.TurnID); err != nil {
+		return err
+	}
+	status, ended := TurnStatusOf(agent.TurnStatus(e.Status))
+	if !ended {
+		// The turn did end; Codex did not say how otherwise.
+		status = turn.StatusCOMPLETED
+	}
+	reason := e.Error
+	// A turn tuttid failed already (an event it could not store) keeps that.
+	status, reason, err := s.keepTuttidFailure(ctx, a, e.TurnID, status, reason)
+	if err != nil {
+		return err
+	}
+	// A completed turn's items still in progress take Codex's record.
+	if err := s.settleOpenItems(ctx, a, e.TurnID, status); err != nil {
+		return err
+	}
+	// Requests still waiting end with their turn, as CANCEL, before the
+	// turn's end is published.
+	if err := s.cancelPendingApprovals(ctx, a, e.TurnID, "turn_ended"); err != nil {
+		return err
+	}
+	return s.completeTurn(ctx, a, e.TurnID, status, reason)
+}
+
+func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.RuntimeMessage) error {
+	if m.ID == "" {
+		return errors.New("item without an id")
+	}
+	var saved *ent.Message
+	var added bool
+	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		saved, added, err = upsertMessage(ctx, tx, a, m, s.now())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	// Detach from the committed transaction: subscribers may query through it.
+	saved = saved.Unwrap()
+	kind := activity.MessageUpdated
+	if added {
+		kind = activity.MessageAdded
+	}
+	s.publish(ctx, activity.Event{Kind: kind, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Message: saved})
+	return nil
+}
+
+// closeOpenItems marks a turn's messages still in progress with the way
+// the turn ended, so that none stays in progress forever.
+func (s *Service) closeOpenItems(ctx context.Context, c *ent.Client, sessionID, turnID, status string) error {
+	return c.Message.Update().
+		Where(message.AgentSessionID(sessionID), message.TurnID(turnID), message.Status(agent.ItemInProgress)).
+		SetStatus(status).SetUpdatedAt(s.now()).Exec(ctx)
+}
+
+// recoverFailed makes the sessions a crashed provider left FAILED usable
+// again once it is back: their threads are reloaded before the next turn,
+// so they can be continued and forked.
+func (s *Service) recoverFailed(ctx context.Context) error {
+	failed, err := s.store.Client.AgentSession.Query().Where(agentsession.StatusEQ(agentsession.StatusFAILED)).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range failed {
+		if err := s.setStatus(ctx, a, agentsession.StatusREADY); err != nil {
+			return err
+		}
+	}
+	return nil
+}

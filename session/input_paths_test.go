@@ -1,0 +1,95 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tuttid/apperr"
+)
+
+func TestResolveRootAndCwd(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	mustMkdir(t, filepath.Join(root, "sub", "deep"))
+	mustMkdir(t, filepath.Join(base, "outside"))
+	if err := os.WriteFile(filepath.Join(root, "file"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, filepath.Join(base, "outside"), filepath.Join(root, "escape"))
+	mustSymlink(t, filepath.Join(root, "sub"), filepath.Join(root, "inner"))
+	mustSymlink(t, root, filepath.Join(base, "rootlink"))
+
+	t.Run("root", func(t *testing.T) {
+		for _, tc := range []struct {
+			in, want, errPart string
+		}{
+			{in: root, want: root},
+			{in: filepath.Join(base, "rootlink"), want: root}, // stored resolved
+			{in: root + "/sub/..", want: root},
+			{in: "/", errPart: `rootPath "/" is the file system's root`},
+			{in: "/tmp/..", errPart: "is the file system's root"},
+			{in: "relative", errPart: `must be an absolute path, got "relative"`},
+			{in: "", errPart: "must be an absolute path"},
+			{in: filepath.Join(base, "nope"), errPart: `"` + filepath.Join(base, "nope") + `" does not exist`},
+			{in: filepath.Join(root, "file"), errPart: "is not a directory"},
+			{in: filepath.Join(root, "file", "x"), errPart: "is not a usable directory"},
+		} {
+			got, err := ResolveRoot(tc.in)
+			check(t, "rootPath "+tc.in, got, err, tc.want, tc.errPart)
+		}
+	})
+	t.Run("cwd", func(t *testing.T) {
+		for _, tc := range []struct {
+			cwd, want, errPart string
+		}{
+			{cwd: "", want: root},
+			{cwd: "sub", want: filepath.Join(root, "sub")},
+			{cwd: "sub/deep", want: filepath.Join(root, "sub", "deep")},
+			{cwd: filepath.Join(root, "sub"), want: filepath.Join(root, "sub")},
+			{cwd: "inner/deep", want: filepath.Join(root, "sub", "deep")}, // a symlink inside the root
+			{cwd: ".", want: root},
+			{cwd: "..", errPart: `cwd ".." is outside the workspace root`},
+			{cwd: "/etc", errPart: `cwd "/etc" is outside the workspace root`},
+			{cwd: filepath.Join(base, "outside"), errPart: "is outside the workspace root"},
+			{cwd: "escape", errPart: `cwd "escape" is outside the workspace root`}, // a symlink out of the root
+			{cwd: "missing", errPart: `cwd "missing" does not exist`},
+			{cwd: "file", errPart: `cwd "file" is not a directory`},
+		} {
+			got, err := ResolveCwd(root, tc.cwd)
+			check(t, "cwd "+tc.cwd, got, err, tc.want, tc.errPart)
+		}
+		if _, err := ResolveCwd(filepath.Join(base, "gone"), ""); err == nil || !strings.Contains(err.Error(), "rootPath") {
+			t.Errorf("a workspace whose root is gone: %v", err)
+		}
+	})
+}
+
+func check(t *testing.T, what, got string, err error, want, errPart string) {
+	t.Helper()
+	if errPart == "" {
+		if err != nil || got != want {
+			t.Errorf("%s: got %q, %v; want %q", what, got, err, want)
+		}
+		return
+	}
+	if apperr.CodeOf(err) != apperr.InvalidInput || !strings.Contains(apperr.From(err).Message, errPart) {
+		t.Errorf("%s: got %q, %v; want invalid_input with %q", what, got, err, errPart)
+	}
+}
+
+func mustMkdir(t *testing.T, p string) {
+	t.Helper()
+	if err := os.MkdirAll(p, 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustSymlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,110 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"tuttid/agent"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/message"
+	"tuttid/sqlbatch"
+)
+
+// InsertHistory appends msgs to a session's history in the caller's
+// transaction, with the session's next versions in order (1..n for a new
+// session: a fork child's history, page after page). It returns how many
+// rows it stored.
+//
+// The rows go in as multi-row INSERTs without RETURNING, through the
+// transaction's driver: ent's CreateBulk builds every row through
+// sqlgraph and reads the ids back, which made it 1.3-1.6x a bare
+// prepared-insert loop (issue 13); this is at most about 1.1x.
+func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []agent.RuntimeMessage, now time.Time) (int, error) {
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	first, err := reserveVersions(ctx, tx, a.ID, int64(len(msgs)))
+	if err != nil {
+		return 0, err
+	}
+	args := make([]any, 0, min(len(msgs), sqlbatch.MaxRows)*len(messageColumns))
+	for start := 0; start < len(msgs); start += sqlbatch.MaxRows {
+		end := min(start+sqlbatch.MaxRows, len(msgs))
+		args = args[:0]
+		for i := start; i < end; i++ {
+			args = appendMessageRow(args, a, msgs[i], first+int64(i), now)
+		}
+		if _, err := tx.ExecContext(ctx, insertMessagesSQL(end-start), args...); err != nil {
+			return 0, err
+		}
+	}
+	return len(msgs), nil
+}
+
+// reserveVersionsSQL moves a session's version counter (and updated_at, as
+// ent's update would) and returns it, in one statement.
+var reserveVersionsSQL = fmt.Sprintf(`UPDATE %[1]s SET %[2]s = %[2]s + ?, %[3]s = ? WHERE %[4]s = ? RETURNING %[2]s`,
+	agentsession.Table, agentsession.FieldLastMessageVersion, agentsession.FieldUpdatedAt, agentsession.FieldID)
+
+// reserveVersions is nextVersions in one raw statement: for a short
+// history, ent's update-then-select was a fifth of the insert's time.
+func reserveVersions(ctx context.Context, tx *ent.Tx, sessionID string, n int64) (int64, error) {
+	rows, err := tx.QueryContext(ctx, reserveVersionsSQL, n, time.Now(), sessionID)
+	if err != nil {
+		return 0, fmt.Errorf("reserve message versions: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return 0, fmt.Errorf("reserve message versions: %w", err)
+		}
+		return 0, fmt.Errorf("reserve message versions: %w", &ent.NotFoundError{})
+	}
+	var last int64
+	if err := rows.Scan(&last); err != nil {
+		return 0, fmt.Errorf("reserve message versions: %w", err)
+	}
+	return last - n + 1, rows.Close()
+}
+
+// messageColumns are the columns InsertHistory fills, in its argument
+// order; TestMessageColumnsMatchSchema keeps them in step with the schema.
+var messageColumns = []string{
+	message.FieldMessageID, message.FieldAgentSessionID, message.FieldWorkspaceID, message.FieldTurnID,
+	message.FieldRole, message.FieldKind, message.FieldText, message.FieldContent, message.FieldStatus,
+	message.FieldVersion, message.FieldCreatedAt, message.FieldUpdatedAt,
+}
+
+// fullInsertSQL is the statement for a full sqlbatch.MaxRows chunk, built once.
+var fullInsertSQL = buildInsertSQL(sqlbatch.MaxRows)
+
+func insertMessagesSQL(rows int) string {
+	if rows == sqlbatch.MaxRows {
+		return fullInsertSQL
+	}
+	return buildInsertSQL(rows)
+}
+
+func buildInsertSQL(rows int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(messageColumns)), ", ") + ")"
+	var b strings.Builder
+	b.Grow(64 + rows*(len(row)+2))
+	b.WriteString("INSERT INTO " + message.Table + " (" + strings.Join(messageColumns, ", ") + ") VALUES ")
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	return b.String()
+}
+
+// appendMessageRow appends one row's values in messageColumns order, with
+// the defaults createMessage applies.
+func appendMessageRow(args []any, a *ent.AgentSession, m agent.RuntimeMessage, version int64, now time.Time) []any {
+	m = withDefaults(m)
+	return append(args, m.ID, a.ID, a.WorkspaceID, m.TurnID, m.Role, m.Kind, m.Text, []byte(m.Content), m.Status, version, now, now)
+}
