@@ -55,13 +55,12 @@ type fakeServer struct {
 	wmu sync.Mutex
 	out *bufio.Writer
 
-	mu          sync.Mutex
-	threads     map[string]*fakeThread
-	loaded      map[string]bool
-	active      map[string]chan struct{} // turn id -> closed on interrupt
-	nextReq     int
-	replies     map[int]chan json.RawMessage
-	approvalsWG sync.WaitGroup
+	mu      sync.Mutex
+	threads map[string]*fakeThread
+	loaded  map[string]bool
+	active  map[string]chan struct{} // turn id -> closed on interrupt
+	nextReq int
+	replies map[int]chan json.RawMessage
 }
 
 func runFake(scenario, dir string) int {
