@@ -3,16 +3,16 @@ package fork_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"tuttid/agent"
+	"tuttid/agent/agenttest"
 	"tuttid/ent"
 	"tuttid/fork"
+	"tuttid/logtest"
 	"tuttid/session"
-	"tuttid/store"
+	"tuttid/store/storetest"
 )
 
 // BenchmarkForkSaga runs the whole saga (checks, title, a provider fork
@@ -24,14 +24,10 @@ func BenchmarkForkSaga(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
 			ctx := context.Background()
-			st, err := openStore(ctx, b)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-			sess := session.New(session.Config{Store: st, Runtime: newFakeRuntime(), Logger: quiet})
-			svc := fork.New(fork.Config{Store: st, Sessions: sess, Runtime: newFakeRuntime(), Logger: quiet})
+			st := storetest.New(b)
+			quiet := logtest.Discard()
+			sess := session.New(session.Config{Store: st.Store, Runtime: agenttest.New(), Logger: quiet})
+			svc := fork.New(fork.Config{Store: st.Store, Sessions: sess, Runtime: agenttest.New(), Logger: quiet})
 			seedBenchParent(b, st, n)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -47,21 +43,15 @@ func BenchmarkForkSaga(b *testing.B) {
 
 // seedBenchParent stores workspace w and an idle Codex session p with n
 // messages, two to a completed turn.
-func seedBenchParent(b *testing.B, st *store.Store, n int) {
+func seedBenchParent(b *testing.B, st *storetest.Store, n int) {
 	ctx := context.Background()
-	if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath("/tmp").Exec(ctx); err != nil {
-		b.Fatal(err)
-	}
-	p, err := st.Client.AgentSession.Create().SetID("p").SetWorkspaceID("w").SetProvider(agent.ProviderCodex).
-		SetProviderSessionID("thread-p").SetTitle("Parent").SetSettings(agent.ComposerSettings{}).Save(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
+	st.Workspace(storetest.Workspace{ID: "w"})
+	p := st.Session(storetest.Session{ID: "p", Workspace: "w", Title: "Parent"})
 	msgs := make([]agent.RuntimeMessage, n)
 	for i := range msgs {
 		msgs[i] = agent.RuntimeMessage{ID: fmt.Sprintf("m%d", i), TurnID: fmt.Sprintf("t%d", i/2), Role: "user", Text: "some text", Status: "completed"}
 	}
-	err = st.WithTx(ctx, func(tx *ent.Tx) error {
+	err := st.WithTx(ctx, func(tx *ent.Tx) error {
 		start := time.Now()
 		for i := 0; i < (n+1)/2; i++ {
 			if err := tx.Turn.Create().SetTurnID(fmt.Sprintf("t%d", i)).SetAgentSessionID("p").SetStatus("COMPLETED").

@@ -9,16 +9,18 @@ import (
 	"time"
 
 	"tuttid/agent"
+	"tuttid/agent/agenttest"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
 	"tuttid/fork"
 	"tuttid/session"
+	"tuttid/store/storetest"
 )
 
 func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	parent := e.seed(defaultParent())
+	parent := e.st.Session(defaultParent())
 	forkedAt := time.UnixMilli(1782892812345)
 	providerTurns := []agent.RuntimeTurn{
 		{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
@@ -32,7 +34,7 @@ func TestForkCreatesChildSessionLineageAndMessagesFromProviderTurns(t *testing.T
 			{ID: "p-t2-assistant", TurnID: "t2", Role: "assistant", Kind: "agentMessage", Text: "Added login.test.tsx", Status: "completed"},
 		}},
 	}
-	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
+	e.rt.ScriptForks(agenttest.ForkAnswer{Result: agent.RuntimeForkResult{
 		Session: agent.RuntimeSession{ThreadID: "thread-child-x", Status: agent.ThreadIdle},
 		History: agent.SliceHistory(providerTurns, 0),
 		Fork: agent.RuntimeForkLineage{ParentThreadID: parentThread, ChildThreadID: "thread-child-x",
@@ -130,17 +132,17 @@ func TestForkFallbackCopiesParentMessagesThroughBoundary(t *testing.T) {
 	// The parent: completed turns t1, t2, t4; t2 has a message still in
 	// progress; t3 failed and t5 was interrupted (not completed).
 	parentSeed := defaultParent()
-	parentSeed.Turns = []seedTurn{
-		{ID: "t1", Status: turn.StatusCOMPLETED, Msgs: []seedMsg{
+	parentSeed.Turns = []storetest.Turn{
+		{ID: "t1", Status: turn.StatusCOMPLETED, Messages: []storetest.Message{
 			{ID: "m1", Role: "user", Text: "one"}, {ID: "m2", Role: "assistant", Text: "one done"}}},
-		{ID: "t2", Status: turn.StatusCOMPLETED, Msgs: []seedMsg{
+		{ID: "t2", Status: turn.StatusCOMPLETED, Messages: []storetest.Message{
 			{ID: "m3", Role: "user", Text: "two"}, {ID: "m4", Role: "tool", Text: "still running", Status: "in_progress"},
 			{ID: "m5", Role: "assistant", Text: "two done"}}},
-		{ID: "t3", Status: turn.StatusFAILED, Msgs: []seedMsg{
+		{ID: "t3", Status: turn.StatusFAILED, Messages: []storetest.Message{
 			{ID: "m6", Role: "user", Text: "three"}, {ID: "m7", Role: "assistant", Text: "three failed", Status: "failed"}}},
-		{ID: "t4", Status: turn.StatusCOMPLETED, Msgs: []seedMsg{
+		{ID: "t4", Status: turn.StatusCOMPLETED, Messages: []storetest.Message{
 			{ID: "m8", Role: "user", Text: "four"}, {ID: "m9", Role: "assistant", Text: "four done"}}},
-		{ID: "t5", Status: turn.StatusINTERRUPTED, Msgs: []seedMsg{
+		{ID: "t5", Status: turn.StatusINTERRUPTED, Messages: []storetest.Message{
 			{ID: "m10", Role: "user", Text: "five"}}},
 	}
 	cases := []struct {
@@ -157,7 +159,7 @@ func TestForkFallbackCopiesParentMessagesThroughBoundary(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.seed(parentSeed)
+			e.st.Session(parentSeed)
 			parentMsgs := map[string]msgView{}
 			for _, m := range viewMessages(e.messages(parentID)) {
 				parentMsgs[m.ID] = m
@@ -241,7 +243,7 @@ func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.seed(defaultParent())
+			e.st.Session(defaultParent())
 			in := input("req-rt")
 			in.LastTurnID, in.Settings, in.Visible = c.lastTurnID, c.override, c.visible
 			res := e.mustFork(in)
@@ -290,7 +292,7 @@ func fmtTitles(ts []string) string { return fmt.Sprintf("%q", ts) }
 func TestForkResultEntitiesAreUsableAfterCommit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	res := e.mustFork(input("req-usable"))
 	n, err := res.Session.QueryMessages().Count(e.ctx)
 	if err != nil {

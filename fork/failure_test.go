@@ -9,6 +9,7 @@ import (
 
 	"tuttid/activity"
 	"tuttid/agent"
+	"tuttid/agent/agenttest"
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/fork"
@@ -19,26 +20,26 @@ func TestForkProviderFailureMapsCodeAndStoresNothing(t *testing.T) {
 	cases := []struct {
 		name       string
 		lastTurnID string
-		script     forkScript
+		script     agenttest.ForkAnswer
 		want       apperr.Code
 	}{
-		{"provider failed", "", forkScript{Err: fmt.Errorf("thread/fork: %w", agent.ErrProviderFailed)}, apperr.ForkProviderFailed},
-		{"provider error reply", "", forkScript{Err: fmt.Errorf("fork: %w", &agent.ProviderError{Method: "thread/fork", Code: -32000, Message: "boom"})}, apperr.ForkProviderFailed},
-		{"runtime unavailable", "", forkScript{Err: fmt.Errorf("codex exited: %w", agent.ErrRuntimeUnavailable)}, apperr.RuntimeUnavailable},
-		{"provider turn not found", "t1", forkScript{Err: &agent.ProviderError{Method: "thread/fork", Message: "no such turn", Kind: agent.ErrTurnNotFound}}, apperr.ForkTurnNotFound},
-		{"provider turn in progress", "t2", forkScript{Err: &agent.ProviderError{Method: "thread/fork", Message: "turn running", Kind: agent.ErrTurnInProgress}}, apperr.ForkTurnInProgress},
-		{"provider unsupported", "", forkScript{Err: fmt.Errorf("x: %w", agent.ErrUnsupportedProvider)}, apperr.ForkUnsupportedProvider},
-		{"untyped error", "", forkScript{Err: errors.New("something odd")}, apperr.ForkProviderFailed},
-		{"deadline not marked lost (the request never went out)", "", forkScript{Err: fmt.Errorf("codex app-server did not answer within 1m: %w", context.DeadlineExceeded)}, apperr.RuntimeUnavailable},
-		{"invalid settings", "", forkScript{Err: fmt.Errorf("thread/fork: %w", agent.ErrInvalidSettings)}, apperr.InvalidInput},
-		{"success without a thread id", "", forkScript{Result: agent.RuntimeForkResult{History: agent.SliceHistory(nil, 0)}}, apperr.ForkProviderFailed},
+		{"provider failed", "", agenttest.ForkAnswer{Err: fmt.Errorf("thread/fork: %w", agent.ErrProviderFailed)}, apperr.ForkProviderFailed},
+		{"provider error reply", "", agenttest.ForkAnswer{Err: fmt.Errorf("fork: %w", &agent.ProviderError{Method: "thread/fork", Code: -32000, Message: "boom"})}, apperr.ForkProviderFailed},
+		{"runtime unavailable", "", agenttest.ForkAnswer{Err: fmt.Errorf("codex exited: %w", agent.ErrRuntimeUnavailable)}, apperr.RuntimeUnavailable},
+		{"provider turn not found", "t1", agenttest.ForkAnswer{Err: &agent.ProviderError{Method: "thread/fork", Message: "no such turn", Kind: agent.ErrTurnNotFound}}, apperr.ForkTurnNotFound},
+		{"provider turn in progress", "t2", agenttest.ForkAnswer{Err: &agent.ProviderError{Method: "thread/fork", Message: "turn running", Kind: agent.ErrTurnInProgress}}, apperr.ForkTurnInProgress},
+		{"provider unsupported", "", agenttest.ForkAnswer{Err: fmt.Errorf("x: %w", agent.ErrUnsupportedProvider)}, apperr.ForkUnsupportedProvider},
+		{"untyped error", "", agenttest.ForkAnswer{Err: errors.New("something odd")}, apperr.ForkProviderFailed},
+		{"deadline not marked lost (the request never went out)", "", agenttest.ForkAnswer{Err: fmt.Errorf("codex app-server did not answer within 1m: %w", context.DeadlineExceeded)}, apperr.RuntimeUnavailable},
+		{"invalid settings", "", agenttest.ForkAnswer{Err: fmt.Errorf("thread/fork: %w", agent.ErrInvalidSettings)}, apperr.InvalidInput},
+		{"success without a thread id", "", agenttest.ForkAnswer{Result: agent.RuntimeForkResult{History: agent.SliceHistory(nil, 0)}}, apperr.ForkProviderFailed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.seed(defaultParent())
+			e.st.Session(defaultParent())
 			before := e.counts()
-			e.rt.Script(c.script)
+			e.rt.ScriptForks(c.script)
 			in := input("req-fail")
 			in.LastTurnID = c.lastTurnID
 			e.forkErr(in, c.want)
@@ -58,8 +59,8 @@ func TestForkProviderFailureMapsCodeAndStoresNothing(t *testing.T) {
 func TestForkRequestIDIsReusableAfterProviderFailure(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
-	e.rt.Script(forkScript{Err: fmt.Errorf("%w", agent.ErrProviderFailed)})
+	e.st.Session(defaultParent())
+	e.rt.ScriptForks(agenttest.ForkAnswer{Err: fmt.Errorf("%w", agent.ErrProviderFailed)})
 	e.forkErr(input("req-retry"), apperr.ForkProviderFailed)
 	res := e.mustFork(input("req-retry"))
 	if res.Replayed {
@@ -82,10 +83,10 @@ func TestForkPersistenceFailureRollsBackAndLogsOrphan(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.seed(defaultParent())
+			e.st.Session(defaultParent())
 			before := e.counts()
 			const orphan = "thread-orphan-1"
-			e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
+			e.rt.ScriptForks(agenttest.ForkAnswer{Result: agent.RuntimeForkResult{
 				Session: agent.RuntimeSession{ThreadID: orphan, Status: agent.ThreadIdle},
 				History: historyIf(c.history, []agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
 					{ID: "x1", TurnID: "t1", Role: "user", Text: "hi", Status: "completed"}}}}),
@@ -159,12 +160,12 @@ func TestForkLeavesParentUnchanged(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.seed(defaultParent())
+			e.st.Session(defaultParent())
 			parentBefore := viewSession(e.session(parentID))
 			msgsBefore := e.messages(parentID)
 			turnsBefore := e.turns(parentID)
 			if c.history {
-				e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
+				e.rt.ScriptForks(agenttest.ForkAnswer{Result: agent.RuntimeForkResult{
 					Session: agent.RuntimeSession{ThreadID: "thread-child-h", Status: agent.ThreadIdle},
 					History: agent.SliceHistory([]agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
 						// Same item id as a parent message: it must land
@@ -212,9 +213,9 @@ func sameTurn(a, b *ent.Turn) bool {
 func TestForkPublishesCreatedAndForkedAfterCommit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	res := e.mustFork(input("req-pub"))
-	evs := e.pub.Events()
+	evs := e.publishedChecks()
 	if len(evs) != 2 {
 		t.Fatalf("published %d events, want 2: %+v", len(evs), evs)
 	}
@@ -260,7 +261,7 @@ func TestForkPublishesNothingOnFailure(t *testing.T) {
 			return in
 		}, apperr.ForkTurnNotFound},
 		{"provider failure", func(e *env) {
-			e.rt.Script(forkScript{Err: agent.ErrProviderFailed})
+			e.rt.ScriptForks(agenttest.ForkAnswer{Err: agent.ErrProviderFailed})
 		}, func() fork.Input { return input("req-nopub") }, apperr.ForkProviderFailed},
 		{"persistence failure", func(e *env) {
 			if _, err := e.st.DB.ExecContext(e.ctx, `CREATE TRIGGER fail_lineage BEFORE INSERT ON workspace_agent_session_forks
@@ -272,7 +273,7 @@ func TestForkPublishesNothingOnFailure(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.seed(defaultParent())
+			e.st.Session(defaultParent())
 			c.setup(e)
 			e.forkErr(c.in(), c.want)
 			if evs := e.pub.Events(); len(evs) != 0 {
@@ -285,19 +286,19 @@ func TestForkPublishesNothingOnFailure(t *testing.T) {
 func TestForkStoresChildWhenCallerCancelsAfterProviderForked(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	// The caller goes away (a client disconnects) just as the provider
 	// answers: the provider thread exists, so the child must be stored and
 	// the request stay replayable, not leave an orphan thread.
-	e.rt.beforeReturn = cancel
+	e.rt.BeforeForkReturns(cancel)
 	res, err := e.svc.Fork(ctx, input("req-cancel"))
 	if err != nil {
 		t.Fatalf("Fork: %v (code %s)", err, apperr.CodeOf(err))
 	}
-	if res.Session.ProviderSessionID != ChildThreadID(1) {
-		t.Errorf("child thread = %q, want %q", res.Session.ProviderSessionID, ChildThreadID(1))
+	if res.Session.ProviderSessionID != agenttest.ChildThreadID(1) {
+		t.Errorf("child thread = %q, want %q", res.Session.ProviderSessionID, agenttest.ChildThreadID(1))
 	}
 	again := e.mustFork(input("req-cancel"))
 	if !again.Replayed || again.Session.ID != res.Session.ID {
@@ -306,4 +307,12 @@ func TestForkStoresChildWhenCallerCancelsAfterProviderForked(t *testing.T) {
 	if n := e.rt.ForkCalls(); n != 1 {
 		t.Errorf("provider fork calls = %d, want 1", n)
 	}
+}
+
+// historyIf is a stream of turns when available, else no history.
+func historyIf(available bool, turns []agent.RuntimeTurn) agent.HistoryStream {
+	if !available {
+		return nil
+	}
+	return agent.SliceHistory(turns, 0)
 }

@@ -1,18 +1,17 @@
 package fork_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"tuttid/activity"
+	"tuttid/activity/activitytest"
 	"tuttid/agent"
+	"tuttid/agent/agenttest"
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
@@ -20,9 +19,10 @@ import (
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/fork"
+	"tuttid/logtest"
 	"tuttid/paging"
 	"tuttid/session"
-	"tuttid/store"
+	"tuttid/store/storetest"
 )
 
 // Defaults of the seeded parent.
@@ -41,139 +41,59 @@ var parentSettings = agent.ComposerSettings{
 	PlanMode: false, BrowserUse: true, ComputerUse: false,
 }
 
-// env is one test's world: a real SQLite file, the fake runtime, the
+// env is one test's world: a real SQLite file, the kit's runtime, the
 // session and fork services, a recording publisher and captured logs.
 type env struct {
 	t      *testing.T
 	ctx    context.Context
-	st     *store.Store
-	rt     *fakeRuntime
+	st     *storetest.Store
+	rt     *agenttest.Runtime
 	sess   *session.Service
 	svc    *fork.Service
-	pub    *recordingPublisher
-	logs   *syncBuffer
+	pub    *activitytest.Recorder
+	logs   *logtest.Buffer
 	logger *slog.Logger
+
+	mu        sync.Mutex
+	published []published // what pub saw committed, in publish order
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := t.Context()
-	st, err := openStore(ctx, t)
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	e := &env{t: t, ctx: ctx, st: st, rt: newFakeRuntime(), logs: &syncBuffer{}}
-	e.pub = &recordingPublisher{st: st}
-	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.logger = logger
-	e.sess = session.New(session.Config{Store: st, Runtime: e.rt, Publisher: e.pub, Logger: logger})
-	e.svc = fork.New(fork.Config{Store: st, Sessions: e.sess, Runtime: e.rt, Logger: logger})
-	e.seedWorkspace(wsID)
-	e.seedWorkspace(otherWsID)
+	st := storetest.New(t)
+	logger, logs := logtest.New(slog.LevelDebug)
+	e := &env{t: t, ctx: t.Context(), st: st, rt: agenttest.New(), logs: logs, logger: logger}
+	e.pub = &activitytest.Recorder{Inspect: e.checkCommitted}
+	e.sess = session.New(session.Config{Store: st.Store, Runtime: e.rt, Publisher: e.pub, Logger: logger})
+	e.svc = fork.New(fork.Config{Store: st.Store, Sessions: e.sess, Runtime: e.rt, Logger: logger})
+	st.Workspace(storetest.Workspace{ID: wsID, RootPath: workspaceRoot})
+	st.Workspace(storetest.Workspace{ID: otherWsID, RootPath: workspaceRoot})
 	return e
 }
 
-func (e *env) seedWorkspace(id string) {
-	e.t.Helper()
-	now := time.Now()
-	if err := e.st.Client.Workspace.Create().SetID(id).SetName("workspace " + id).
-		SetRootPath(workspaceRoot).SetCreatedAt(now).SetUpdatedAt(now).Exec(e.ctx); err != nil {
-		e.t.Fatalf("seed workspace %s: %v", id, err)
-	}
-}
-
-type seedMsg struct {
-	ID, Role, Text string
-	Status         string // "" is completed
-}
-
-type seedTurn struct {
-	ID     string
-	Status turn.Status
-	Msgs   []seedMsg
-}
-
-type seedSession struct {
-	ID, Workspace, Title, Provider, Thread, Cwd string
-	Status                                      agentsession.Status
-	Settings                                    agent.ComposerSettings
-	Turns                                       []seedTurn
+// item is a seeded message with a kind and a content, so that the
+// parent's cached items have a size.
+func item(id, role, text string) storetest.Message {
+	return storetest.Message{ID: id, Role: role, Kind: role + "Item", Text: text, Content: json.RawMessage(`{"id":"` + id + `"}`)}
 }
 
 // defaultParent is an idle Codex session with two completed turns.
-func defaultParent() seedSession {
-	return seedSession{
-		ID: parentID, Workspace: wsID, Title: parentTitle, Provider: agent.ProviderCodex, Thread: parentThread,
-		Cwd: parentCwd, Status: agentsession.StatusREADY, Settings: parentSettings,
-		Turns: []seedTurn{
-			{ID: "t1", Status: turn.StatusCOMPLETED, Msgs: []seedMsg{
-				{ID: "t1-user", Role: "user", Text: "Add a login page"},
-				{ID: "t1-assistant", Role: "assistant", Text: "Added login.tsx"},
+func defaultParent() storetest.Session {
+	return storetest.Session{
+		ID: parentID, Workspace: wsID, Title: parentTitle, Thread: parentThread,
+		Cwd: parentCwd, Settings: parentSettings,
+		Turns: []storetest.Turn{
+			{ID: "t1", Messages: []storetest.Message{
+				item("t1-user", "user", "Add a login page"),
+				item("t1-assistant", "assistant", "Added login.tsx"),
 			}},
-			{ID: "t2", Status: turn.StatusCOMPLETED, Msgs: []seedMsg{
-				{ID: "t2-user", Role: "user", Text: "Add tests"},
-				{ID: "t2-reasoning", Role: "reasoning", Text: "Thinking about tests"},
-				{ID: "t2-assistant", Role: "assistant", Text: "Added login.test.tsx"},
+			{ID: "t2", Messages: []storetest.Message{
+				item("t2-user", "user", "Add tests"),
+				item("t2-reasoning", "reasoning", "Thinking about tests"),
+				item("t2-assistant", "assistant", "Added login.test.tsx"),
 			}},
 		},
 	}
-}
-
-// seedTime is when seeded rows were created; turns start a second apart.
-var seedTime = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
-
-// seed stores a session, its turns and its messages (versions 1..n in
-// turn order, through session.InsertHistory).
-func (e *env) seed(s seedSession) *ent.AgentSession {
-	e.t.Helper()
-	if s.Workspace == "" {
-		s.Workspace = wsID
-	}
-	if s.Provider == "" {
-		s.Provider = agent.ProviderCodex
-	}
-	if s.Status == "" {
-		s.Status = agentsession.StatusREADY
-	}
-	var a *ent.AgentSession
-	err := e.st.WithTx(e.ctx, func(tx *ent.Tx) error {
-		var err error
-		a, err = tx.AgentSession.Create().SetID(s.ID).SetWorkspaceID(s.Workspace).SetProvider(s.Provider).
-			SetProviderSessionID(s.Thread).SetTitle(s.Title).SetStatus(s.Status).SetCwd(s.Cwd).
-			SetSettings(s.Settings).SetRuntimeContext(map[string]any{}).
-			SetCreatedAt(seedTime).SetUpdatedAt(seedTime).Save(e.ctx)
-		if err != nil {
-			return err
-		}
-		var msgs []agent.RuntimeMessage
-		for i, t := range s.Turns {
-			at := seedTime.Add(time.Duration(i+1) * time.Second)
-			c := tx.Turn.Create().SetTurnID(t.ID).SetAgentSessionID(s.ID).SetStatus(t.Status).SetStartedAt(at)
-			if t.Status != turn.StatusIN_PROGRESS {
-				c.SetCompletedAt(at.Add(time.Second / 2))
-			}
-			if err := c.Exec(e.ctx); err != nil {
-				return err
-			}
-			for _, m := range t.Msgs {
-				msgs = append(msgs, agent.RuntimeMessage{
-					ID: m.ID, TurnID: t.ID, Role: m.Role, Kind: m.Role + "Item", Text: m.Text,
-					Content: json.RawMessage(`{"id":"` + m.ID + `"}`), Status: m.Status,
-				})
-			}
-		}
-		_, err = session.InsertHistory(e.ctx, tx, a, msgs, seedTime)
-		return err
-	})
-	if err != nil {
-		e.t.Fatalf("seed session %s: %v", s.ID, err)
-	}
-	a, err = e.st.Client.AgentSession.Get(e.ctx, s.ID)
-	if err != nil {
-		e.t.Fatalf("read seeded session %s: %v", s.ID, err)
-	}
-	return a
 }
 
 // input is a fork request of the default parent.
@@ -329,15 +249,8 @@ func viewSession(a *ent.AgentSession) sessionView {
 		a.Settings, string(rc), a.LastMessageVersion, a.CreatedAt, a.UpdatedAt}
 }
 
-// recordingPublisher records what is published, and whether the event's
-// session and lineage row were committed (visible outside the fork's
-// transaction) when it was.
-type recordingPublisher struct {
-	st     *store.Store
-	mu     sync.Mutex
-	events []published
-}
-
+// published is an event and whether its session and lineage row were
+// committed (visible outside the fork's transaction) when it went out.
 type published struct {
 	Event              activity.Event
 	SessionCommitted   bool
@@ -345,76 +258,34 @@ type published struct {
 	CommittedCheckErrs []error
 }
 
-func (p *recordingPublisher) Publish(ctx context.Context, ev activity.Event) activity.Event {
+// checkCommitted is pub's Inspect: it reads, as the event goes out, whether
+// what the event names is committed.
+func (e *env) checkCommitted(ctx context.Context, ev activity.Event) {
 	rec := published{Event: ev}
 	if ev.Session != nil {
-		ok, err := p.st.Client.AgentSession.Query().Where(agentsession.ID(ev.Session.ID)).Exist(ctx)
+		ok, err := e.st.Client.AgentSession.Query().Where(agentsession.ID(ev.Session.ID)).Exist(ctx)
 		rec.SessionCommitted = ok
 		if err != nil {
 			rec.CommittedCheckErrs = append(rec.CommittedCheckErrs, err)
 		}
 	}
 	if ev.Fork != nil {
-		ok, err := p.st.Client.SessionFork.Query().Where(sessionfork.ChildAgentSessionID(ev.Fork.ChildAgentSessionID)).Exist(ctx)
+		ok, err := e.st.Client.SessionFork.Query().Where(sessionfork.ChildAgentSessionID(ev.Fork.ChildAgentSessionID)).Exist(ctx)
 		rec.LineageCommitted = ok
 		if err != nil {
 			rec.CommittedCheckErrs = append(rec.CommittedCheckErrs, err)
 		}
 	}
-	p.mu.Lock()
-	p.events = append(p.events, rec)
-	p.mu.Unlock()
-	return ev
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.published = append(e.published, rec)
 }
 
-func (p *recordingPublisher) Events() []published {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]published(nil), p.events...)
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// Records parses the JSON log lines written so far.
-func (b *syncBuffer) Records(t *testing.T) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	text := b.buf.String()
-	b.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		if line == "" {
-			continue
-		}
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, rec)
-	}
-	return out
+// publishedChecks returns what checkCommitted found, in publish order.
+func (e *env) publishedChecks() []published {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]published(nil), e.published...)
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// migrateMu serializes store.Open among parallel tests: ent's migration
-// (Schema.Create) writes its package-level table descriptions, so two
-// running at once race (go test -race).
-var migrateMu sync.Mutex
-
-// openStore opens a fresh database file under dir.
-func openStore(ctx context.Context, tb testing.TB) (*store.Store, error) {
-	migrateMu.Lock()
-	defer migrateMu.Unlock()
-	return store.Open(ctx, filepath.Join(tb.TempDir(), "tuttid.db"))
-}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tuttid/agent"
+	"tuttid/agent/agenttest"
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/forkjournal"
@@ -31,7 +32,7 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 	lost := fmt.Errorf("%w: %w", agent.ErrRequestLost, agent.ErrRuntimeUnavailable)
 	cases := []struct {
 		name      string
-		script    *forkScript
+		script    *agenttest.ForkAnswer
 		listed    []agent.ThreadInfo
 		trigger   string // SQL that makes the child's transaction fail
 		archive   error  // Archive's answer
@@ -40,35 +41,35 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 		wantChild string
 		archived  []string
 	}{
-		{name: "completed", wantState: forkjournal.StateDone, wantChild: ChildThreadID(1)},
-		{name: "provider error", script: &forkScript{Err: &agent.ProviderError{Method: "thread/fork", Message: "boom"}},
+		{name: "completed", wantState: forkjournal.StateDone, wantChild: agenttest.ChildThreadID(1)},
+		{name: "provider error", script: &agenttest.ForkAnswer{Err: &agent.ProviderError{Method: "thread/fork", Message: "boom"}},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateFailed},
 		{name: "persistence failed", trigger: `CREATE TRIGGER f BEFORE INSERT ON workspace_agent_session_forks BEGIN SELECT RAISE(ABORT, 'injected'); END;`,
-			wantCode: apperr.ForkPersistenceFailed, wantState: forkjournal.StateArchived, wantChild: ChildThreadID(1), archived: []string{ChildThreadID(1)}},
+			wantCode: apperr.ForkPersistenceFailed, wantState: forkjournal.StateArchived, wantChild: agenttest.ChildThreadID(1), archived: []string{agenttest.ChildThreadID(1)}},
 		{name: "persistence failed, archive failed", trigger: `CREATE TRIGGER f BEFORE INSERT ON workspace_agent_session_forks BEGIN SELECT RAISE(ABORT, 'injected'); END;`,
-			archive: errors.New("codex down"), wantCode: apperr.ForkPersistenceFailed, wantState: forkjournal.StateOrphaned, wantChild: ChildThreadID(1)},
-		{name: "lost, thread made", script: &forkScript{Err: lost},
+			archive: errors.New("codex down"), wantCode: apperr.ForkPersistenceFailed, wantState: forkjournal.StateOrphaned, wantChild: agenttest.ChildThreadID(1)},
+		{name: "lost, thread made", script: &agenttest.ForkAnswer{Err: lost},
 			listed:   []agent.ThreadInfo{{ThreadID: "thread-lost", ForkedFromID: parentThread}},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateArchived, wantChild: "thread-lost", archived: []string{"thread-lost"}},
-		{name: "lost, no thread", script: &forkScript{Err: lost},
+		{name: "lost, no thread", script: &agenttest.ForkAnswer{Err: lost},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateFailed},
 		// Codex did not answer in time but lives: it may make the thread
 		// later, so the entry stays pending for a later settle.
-		{name: "timed out, no thread yet", script: &forkScript{Err: fmt.Errorf("%w: %w", agent.ErrRequestLost, context.DeadlineExceeded)},
+		{name: "timed out, no thread yet", script: &agenttest.ForkAnswer{Err: fmt.Errorf("%w: %w", agent.ErrRequestLost, context.DeadlineExceeded)},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StatePending},
-		{name: "timed out, thread made", script: &forkScript{Err: fmt.Errorf("%w: %w", agent.ErrRequestLost, context.DeadlineExceeded)},
+		{name: "timed out, thread made", script: &agenttest.ForkAnswer{Err: fmt.Errorf("%w: %w", agent.ErrRequestLost, context.DeadlineExceeded)},
 			listed:   []agent.ThreadInfo{{ThreadID: "thread-late", ForkedFromID: parentThread}},
 			wantCode: apperr.ForkProviderFailed, wantState: forkjournal.StateArchived, wantChild: "thread-late", archived: []string{"thread-late"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.seed(defaultParent())
+			e.st.Session(defaultParent())
 			if c.script != nil {
-				e.rt.Script(*c.script)
+				e.rt.ScriptForks(*c.script)
 			}
 			e.rt.SetListed(c.listed, nil)
-			e.rt.failArchive = c.archive
+			e.rt.FailArchive(c.archive)
 			if c.trigger != "" {
 				if _, err := e.st.DB.ExecContext(e.ctx, c.trigger); err != nil {
 					t.Fatal(err)
@@ -106,7 +107,7 @@ func TestForkJournalRecordsEachEnding(t *testing.T) {
 func TestForkJournalWriteFailsBeforeProvider(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	if _, err := e.st.DB.ExecContext(e.ctx, `CREATE TRIGGER f BEFORE INSERT ON workspace_agent_fork_journal BEGIN SELECT RAISE(ABORT, 'injected'); END;`); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func (e *env) insertEntry(requestID string, state forkjournal.State, child strin
 func TestReconcileSettlesUnfinishedEntries(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	e.insertEntry("r-before", forkjournal.StatePending, "")         // crashed before Codex: nothing made
 	e.insertEntry("r-during", forkjournal.StatePending, "")         // crashed while Codex forked: found by listing
 	e.insertEntry("r-answered", forkjournal.StateForked, "thr-ans") // crashed before the commit
@@ -176,7 +177,7 @@ func TestReconcileSettlesUnfinishedEntries(t *testing.T) {
 		t.Errorf("a done entry was touched")
 	}
 	// Everything archived is listed, with its state.
-	orphans, err := fork.ListOrphans(e.ctx, e.st)
+	orphans, err := fork.ListOrphans(e.ctx, e.st.Store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestReconcileSettlesUnfinishedEntries(t *testing.T) {
 func TestReplayAfterCrashGivesOneChild(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	e.insertEntry("req", forkjournal.StateForked, "thr-crashed")
 	res := e.mustFork(input("req"))
 	again := e.mustFork(input("req"))
@@ -221,7 +222,7 @@ func TestReplayAfterCrashGivesOneChild(t *testing.T) {
 func TestReplayOfUnsettledAttemptFails(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	e.insertEntry("req", forkjournal.StatePending, "")
 	e.rt.SetListed(nil, fmt.Errorf("%w: down", agent.ErrRuntimeUnavailable))
 	e.forkErr(input("req"), apperr.ForkPersistenceFailed)
@@ -237,7 +238,7 @@ func TestReplayOfUnsettledAttemptFails(t *testing.T) {
 func TestCleanOrphansArchivesAndRecords(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	e.insertEntry("r1", forkjournal.StateOrphaned, "thr-1")
 	e.insertEntry("r2", forkjournal.StateArchived, "thr-2")
 	fresh := e.st.Client.ForkJournal.Create().SetWorkspaceID(wsID).SetRequestID("r3").SetFingerprint("x").
@@ -262,7 +263,7 @@ func TestCleanOrphansArchivesAndRecords(t *testing.T) {
 	}
 	// A failing archive is reported and leaves the entry orphaned.
 	e.insertEntry("r4", forkjournal.StateOrphaned, "thr-4")
-	e.rt.failArchive = errors.New("codex down")
+	e.rt.FailArchive(errors.New("codex down"))
 	if _, err := e.svc.CleanOrphans(e.ctx, time.Hour); err == nil {
 		t.Errorf("clean with a failing archive reported no error")
 	}

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"tuttid/agent"
+	"tuttid/agent/agenttest"
 	"tuttid/ent/turn"
+	"tuttid/store/storetest"
 )
 
 // TestForkLargeHistory forks sessions whose history is far past what one
@@ -15,15 +17,15 @@ func TestForkLargeHistory(t *testing.T) {
 	t.Parallel()
 	const turns, perTurn = 1200, 4 // 4,800 messages
 	providerTurns := make([]agent.RuntimeTurn, turns)
-	seedTurns := make([]seedTurn, turns)
+	seedTurns := make([]storetest.Turn, turns)
 	for i := range providerTurns {
 		id := fmt.Sprintf("t%04d", i)
 		rt := agent.RuntimeTurn{ID: id, Status: agent.TurnCompleted}
-		st := seedTurn{ID: id, Status: turn.StatusCOMPLETED}
+		st := storetest.Turn{ID: id, Status: turn.StatusCOMPLETED}
 		for j := 0; j < perTurn; j++ {
 			mid := fmt.Sprintf("%s-%d", id, j)
 			rt.Messages = append(rt.Messages, agent.RuntimeMessage{ID: mid, Role: "tool", Kind: "commandExecution", Text: "ok", Status: "completed"})
-			st.Msgs = append(st.Msgs, seedMsg{ID: mid, Role: "tool", Text: "ok"})
+			st.Messages = append(st.Messages, storetest.Message{ID: mid, Role: "tool", Text: "ok"})
 		}
 		providerTurns[i], seedTurns[i] = rt, st
 	}
@@ -35,9 +37,9 @@ func TestForkLargeHistory(t *testing.T) {
 			e := newEnv(t)
 			p := defaultParent()
 			p.Turns = seedTurns
-			e.seed(p)
+			e.st.Session(p)
 			if tc.history {
-				e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
+				e.rt.ScriptForks(agenttest.ForkAnswer{Result: agent.RuntimeForkResult{
 					Session: agent.RuntimeSession{ThreadID: "thread-big"}, History: agent.SliceHistory(providerTurns, 100),
 				}})
 			}

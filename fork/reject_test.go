@@ -8,6 +8,7 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
 	"tuttid/fork"
+	"tuttid/store/storetest"
 	"tuttid/validate"
 )
 
@@ -18,21 +19,21 @@ func TestForkRejectsBeforeCallingProvider(t *testing.T) {
 		return func(e *env) {
 			p := defaultParent()
 			p.Status = status
-			p.Turns = append(p.Turns, seedTurn{ID: "t3", Status: turn.StatusIN_PROGRESS, Msgs: []seedMsg{
+			p.Turns = append(p.Turns, storetest.Turn{ID: "t3", Status: turn.StatusIN_PROGRESS, Messages: []storetest.Message{
 				{ID: "t3-user", Role: "user", Text: "Now add OAuth"},
 				{ID: "t3-assistant", Role: "assistant", Text: "Working on", Status: "in_progress"},
 			}})
-			e.seed(p)
+			e.st.Session(p)
 		}
 	}
-	parentWith := func(edit func(*seedSession)) func(e *env) {
+	parentWith := func(edit func(*storetest.Session)) func(e *env) {
 		return func(e *env) {
 			p := defaultParent()
 			edit(&p)
-			e.seed(p)
+			e.st.Session(p)
 		}
 	}
-	defaultSetup := func(e *env) { e.seed(defaultParent()) }
+	defaultSetup := func(e *env) { e.st.Session(defaultParent()) }
 	cases := []struct {
 		name  string
 		setup func(e *env)
@@ -42,35 +43,35 @@ func TestForkRejectsBeforeCallingProvider(t *testing.T) {
 		{"working parent, whole conversation", withRunningTurn(agentsession.StatusWORKING), nil, apperr.ForkSessionNotIdle},
 		{"working parent, from a completed turn", withRunningTurn(agentsession.StatusWORKING),
 			func(in *fork.Input) { in.LastTurnID = "t1" }, apperr.ForkSessionNotIdle},
-		{"working parent status without a stored running turn", parentWith(func(p *seedSession) { p.Status = agentsession.StatusWORKING }),
+		{"working parent status without a stored running turn", parentWith(func(p *storetest.Session) { p.Status = agentsession.StatusWORKING }),
 			nil, apperr.ForkSessionNotIdle},
 		{"ready parent with a running turn", withRunningTurn(agentsession.StatusREADY), nil, apperr.ForkSessionNotIdle},
-		{"failed parent", parentWith(func(p *seedSession) { p.Status = agentsession.StatusFAILED }), nil, apperr.ForkSessionNotIdle},
+		{"failed parent", parentWith(func(p *storetest.Session) { p.Status = agentsession.StatusFAILED }), nil, apperr.ForkSessionNotIdle},
 		{"lastTurnId of an in-progress turn", withRunningTurn(agentsession.StatusWORKING),
 			func(in *fork.Input) { in.LastTurnID = "t3" }, apperr.ForkTurnInProgress},
 		{"unknown lastTurnId", defaultSetup, func(in *fork.Input) { in.LastTurnID = "t-nope" }, apperr.ForkTurnNotFound},
-		{"lastTurnId of an interrupted turn", parentWith(func(p *seedSession) {
-			p.Turns = append(p.Turns, seedTurn{ID: "t3", Status: turn.StatusINTERRUPTED})
+		{"lastTurnId of an interrupted turn", parentWith(func(p *storetest.Session) {
+			p.Turns = append(p.Turns, storetest.Turn{ID: "t3", Status: turn.StatusINTERRUPTED})
 		}), func(in *fork.Input) { in.LastTurnID = "t3" }, apperr.ForkTurnNotFound},
-		{"lastTurnId of a failed turn", parentWith(func(p *seedSession) {
-			p.Turns = append(p.Turns, seedTurn{ID: "t3", Status: turn.StatusFAILED})
+		{"lastTurnId of a failed turn", parentWith(func(p *storetest.Session) {
+			p.Turns = append(p.Turns, storetest.Turn{ID: "t3", Status: turn.StatusFAILED})
 		}), func(in *fork.Input) { in.LastTurnID = "t3" }, apperr.ForkTurnNotFound},
 		{"lastTurnId of another session's turn", func(e *env) {
-			e.seed(defaultParent())
-			e.seed(seedSession{ID: "other", Thread: "thread-other", Turns: []seedTurn{{ID: "t-other", Status: turn.StatusCOMPLETED}}})
+			e.st.Session(defaultParent())
+			e.st.Session(storetest.Session{ID: "other", Workspace: wsID, Thread: "thread-other", Turns: []storetest.Turn{{ID: "t-other", Status: turn.StatusCOMPLETED}}})
 		}, func(in *fork.Input) { in.LastTurnID = "t-other" }, apperr.ForkTurnNotFound},
 		{"missing parent", defaultSetup, func(in *fork.Input) { in.ParentSessionID = "no-such-session" }, apperr.ForkParentNotFound},
 		{"parent in another workspace", defaultSetup, func(in *fork.Input) { in.WorkspaceID = otherWsID }, apperr.ForkParentNotFound},
 		{"missing workspace", defaultSetup, func(in *fork.Input) { in.WorkspaceID = "no-such-ws" }, apperr.ForkParentNotFound},
-		{"non-codex provider", parentWith(func(p *seedSession) { p.Provider = "claude" }), nil, apperr.ForkUnsupportedProvider},
-		{"empty providerSessionId", parentWith(func(p *seedSession) { p.Thread = "" }), nil, apperr.ForkProviderSessionMissing},
+		{"non-codex provider", parentWith(func(p *storetest.Session) { p.Provider = "claude" }), nil, apperr.ForkUnsupportedProvider},
+		{"empty providerSessionId", parentWith(func(p *storetest.Session) { p.NoThread = true }), nil, apperr.ForkProviderSessionMissing},
 		{"existing targetAgentSessionId", func(e *env) {
-			e.seed(defaultParent())
-			e.seed(seedSession{ID: "taken", Thread: "thread-taken"})
+			e.st.Session(defaultParent())
+			e.st.Session(storetest.Session{ID: "taken", Workspace: wsID, Thread: "thread-taken"})
 		}, func(in *fork.Input) { in.ChildSessionID = "taken" }, apperr.ForkTargetConflict},
 		{"targetAgentSessionId of a session in another workspace", func(e *env) {
-			e.seed(defaultParent())
-			e.seed(seedSession{ID: "taken", Workspace: otherWsID, Thread: "thread-taken"})
+			e.st.Session(defaultParent())
+			e.st.Session(storetest.Session{ID: "taken", Workspace: otherWsID, Thread: "thread-taken"})
 		}, func(in *fork.Input) { in.ChildSessionID = "taken" }, apperr.ForkTargetConflict},
 		{"targetAgentSessionId equal to the parent's", defaultSetup, func(in *fork.Input) { in.ChildSessionID = parentID }, apperr.ForkTargetConflict},
 		{"empty requestId", defaultSetup, func(in *fork.Input) { in.RequestID = "" }, apperr.InvalidInput},

@@ -28,7 +28,7 @@ func TestForkReplaysCompletedRequest(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.seed(defaultParent())
+			e.st.Session(defaultParent())
 			first := e.mustFork(c.in)
 			afterFirst := e.counts()
 			eventsAfterFirst := len(e.pub.Events())
@@ -81,10 +81,10 @@ func TestForkRejectsRequestIDReuseWithDifferentParams(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.seed(defaultParent())
+			e.st.Session(defaultParent())
 			p2 := defaultParent()
 			p2.ID, p2.Thread, p2.Title = "parent-2", "thread-parent-2", "Other"
-			e.seed(p2)
+			e.st.Session(p2)
 			e.mustFork(input("req-reuse"))
 			before := e.counts()
 			in := input("req-reuse")
@@ -103,10 +103,10 @@ func TestForkRejectsRequestIDReuseWithDifferentParams(t *testing.T) {
 func TestForkRequestIDIsPerWorkspace(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	p2 := defaultParent()
 	p2.ID, p2.Workspace, p2.Thread = "parent-other-ws", otherWsID, "thread-other-ws"
-	e.seed(p2)
+	e.st.Session(p2)
 	a := e.mustFork(input("req-shared"))
 	b := e.mustFork(fork.Input{WorkspaceID: otherWsID, ParentSessionID: p2.ID, RequestID: "req-shared"})
 	if b.Replayed || a.Session.ID == b.Session.ID {
@@ -120,9 +120,8 @@ func TestForkRequestIDIsPerWorkspace(t *testing.T) {
 func TestForkConcurrentIdenticalRequestsCreateOneChild(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
-	e.rt.entered = make(chan int, 4)
-	e.rt.release = make(chan struct{})
+	e.st.Session(defaultParent())
+	entered, release := e.rt.HoldForks(4)
 
 	type outcome struct {
 		res *fork.Result
@@ -136,7 +135,7 @@ func TestForkConcurrentIdenticalRequestsCreateOneChild(t *testing.T) {
 	go run()
 	// The first request is inside the provider fork.
 	select {
-	case <-e.rt.entered:
+	case <-entered:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the first fork never reached the provider")
 	}
@@ -146,11 +145,11 @@ func TestForkConcurrentIdenticalRequestsCreateOneChild(t *testing.T) {
 	// Give the second request time to reach the provider too, if nothing
 	// stopped it; it must not.
 	select {
-	case n := <-e.rt.entered:
+	case n := <-entered:
 		t.Errorf("provider fork call %d while the first was in flight", n)
 	case <-time.After(300 * time.Millisecond):
 	}
-	close(e.rt.release)
+	release()
 
 	var results []*fork.Result
 	for range 2 {
@@ -181,7 +180,7 @@ func TestForkConcurrentDistinctRequestsGetDistinctTitles(t *testing.T) {
 	t.Parallel()
 	const n = 8
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	results := make([]*fork.Result, n)
@@ -226,12 +225,11 @@ func TestForkConcurrentDistinctRequestsGetDistinctTitles(t *testing.T) {
 func TestForkConcurrentForksOfParentsWithOneTitleGetDistinctTitles(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	twin := defaultParent()
 	twin.ID, twin.Thread = "parent-twin", "thread-twin" // same title, same workspace
-	e.seed(twin)
-	e.rt.entered = make(chan int, 4)
-	e.rt.release = make(chan struct{})
+	e.st.Session(twin)
+	entered, release := e.rt.HoldForks(4)
 
 	type outcome struct {
 		res *fork.Result
@@ -244,7 +242,7 @@ func TestForkConcurrentForksOfParentsWithOneTitleGetDistinctTitles(t *testing.T)
 	}
 	go run(input("req-a"))
 	select {
-	case <-e.rt.entered:
+	case <-entered:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the first fork never reached the provider")
 	}
@@ -252,10 +250,10 @@ func TestForkConcurrentForksOfParentsWithOneTitleGetDistinctTitles(t *testing.T)
 	// Let the second fork run as far as it can while the first is in
 	// flight, then let both finish.
 	select {
-	case <-e.rt.entered:
+	case <-entered:
 	case <-time.After(300 * time.Millisecond):
 	}
-	close(e.rt.release)
+	release()
 	var titles []string
 	for range 2 {
 		o := <-out

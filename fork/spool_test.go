@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tuttid/agent"
+	"tuttid/agent/agenttest"
 	"tuttid/apperr"
 	"tuttid/ent/forkjournal"
 	"tuttid/fork"
@@ -20,12 +21,12 @@ import (
 func TestForkSpoolFailureIsStorageUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.svc = fork.New(fork.Config{Store: e.st, Sessions: e.sess, Runtime: e.rt, Logger: e.logger,
+	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Runtime: e.rt, Logger: e.logger,
 		SpoolDir: filepath.Join(t.TempDir(), "missing")})
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	before := e.counts()
 	st := &pageStream{pages: 2, turnsPerPage: 2}
-	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
+	e.rt.ScriptForks(agenttest.ForkAnswer{Result: agent.RuntimeForkResult{
 		Session: agent.RuntimeSession{ThreadID: "thread-spool", Status: agent.ThreadIdle}, History: st,
 	}})
 	e.forkErr(input("req-spool"), apperr.StorageUnavailable)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"tuttid/agent"
+	"tuttid/agent/agenttest"
 	"tuttid/ent/turn"
 	"tuttid/fork"
 )
@@ -84,9 +85,9 @@ func (s *pageStream) Close() { s.mu.Lock(); s.closed = true; s.mu.Unlock() }
 func TestForkStreamsHistoryPageByPage(t *testing.T) {
 	const pages, perPage, text = 64, 2, 256 << 10
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	st := &pageStream{pages: pages, turnsPerPage: perPage, textBytes: text}
-	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
+	e.rt.ScriptForks(agenttest.ForkAnswer{Result: agent.RuntimeForkResult{
 		Session: agent.RuntimeSession{ThreadID: "thread-stream", Status: agent.ThreadIdle}, History: st,
 	}})
 	res := e.mustFork(input("req-stream"))
@@ -137,10 +138,10 @@ func TestForkStreamFailsMidway(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.seed(defaultParent())
+			e.st.Session(defaultParent())
 			before := e.counts()
 			st := &pageStream{pages: 5, turnsPerPage: 3, failAt: 3}
-			e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
+			e.rt.ScriptForks(agenttest.ForkAnswer{Result: agent.RuntimeForkResult{
 				Session: agent.RuntimeSession{ThreadID: "thread-broken", Status: agent.ThreadIdle}, History: st,
 			}})
 			in := input("req-broken")
@@ -192,7 +193,7 @@ func TestForkStreamFailsMidway(t *testing.T) {
 func TestForkWritesWhileTheProviderSends(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.seed(defaultParent())
+	e.st.Session(defaultParent())
 	var busy []error
 	st := &pageStream{pages: 4, turnsPerPage: 2, probe: func() {
 		conn, err := e.st.DB.Conn(e.ctx)
@@ -214,7 +215,7 @@ func TestForkWritesWhileTheProviderSends(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	e.rt.Script(forkScript{Result: agent.RuntimeForkResult{
+	e.rt.ScriptForks(agenttest.ForkAnswer{Result: agent.RuntimeForkResult{
 		Session: agent.RuntimeSession{ThreadID: "thread-probed", Status: agent.ThreadIdle}, History: st,
 	}})
 	res := e.mustFork(input("req-probed"))

@@ -8,6 +8,7 @@ import (
 	"tuttid/ent/turn"
 	"tuttid/fork"
 	"tuttid/session"
+	"tuttid/store/storetest"
 )
 
 func TestForkTitleRules(t *testing.T) {
@@ -21,21 +22,21 @@ func TestForkTitleRules(t *testing.T) {
 	}{
 		{
 			name:  "default title is <parent title>(fork1)",
-			setup: func(e *env) { e.seed(defaultParent()) },
+			setup: func(e *env) { e.st.Session(defaultParent()) },
 			forks: []titleFork{{source: parentID}},
 			want:  []string{"Build login(fork1)"},
 		},
 		{
 			name:  "repeated direct forks count up",
-			setup: func(e *env) { e.seed(defaultParent()) },
+			setup: func(e *env) { e.st.Session(defaultParent()) },
 			forks: []titleFork{{source: parentID}, {source: parentID}, {source: parentID}},
 			want:  []string{"Build login(fork1)", "Build login(fork2)", "Build login(fork3)"},
 		},
 		{
 			name: "a title already taken in the workspace is skipped",
 			setup: func(e *env) {
-				e.seed(defaultParent())
-				e.seed(seedSession{ID: "other", Title: "Build login(fork1)", Thread: "thread-other"})
+				e.st.Session(defaultParent())
+				e.st.Session(storetest.Session{ID: "other", Workspace: wsID, Title: "Build login(fork1)", Thread: "thread-other"})
 			},
 			forks: []titleFork{{source: parentID}, {source: parentID}},
 			want:  []string{"Build login(fork2)", "Build login(fork3)"},
@@ -43,8 +44,8 @@ func TestForkTitleRules(t *testing.T) {
 		{
 			name: "numbers are not reused while a higher one exists (fork1 deleted, fork2 kept)",
 			setup: func(e *env) {
-				e.seed(defaultParent())
-				e.seed(seedSession{ID: "kept", Title: "Build login(fork2)", Thread: "thread-kept"})
+				e.st.Session(defaultParent())
+				e.st.Session(storetest.Session{ID: "kept", Workspace: wsID, Title: "Build login(fork2)", Thread: "thread-kept"})
 			},
 			forks: []titleFork{{source: parentID}, {source: parentID}},
 			want:  []string{"Build login(fork3)", "Build login(fork4)"},
@@ -52,10 +53,10 @@ func TestForkTitleRules(t *testing.T) {
 		{
 			name: "only <base>(fork<num>) titles of exactly that base count",
 			setup: func(e *env) {
-				e.seed(defaultParent())
-				e.seed(seedSession{ID: "case", Title: "build login(fork7)", Thread: "thread-case"})
-				e.seed(seedSession{ID: "nested", Title: "Build login(fork9)(fork1)", Thread: "thread-nested"})
-				e.seed(seedSession{ID: "words", Title: "Build login(forkX)", Thread: "thread-words"})
+				e.st.Session(defaultParent())
+				e.st.Session(storetest.Session{ID: "case", Workspace: wsID, Title: "build login(fork7)", Thread: "thread-case"})
+				e.st.Session(storetest.Session{ID: "nested", Workspace: wsID, Title: "Build login(fork9)(fork1)", Thread: "thread-nested"})
+				e.st.Session(storetest.Session{ID: "words", Workspace: wsID, Title: "Build login(forkX)", Thread: "thread-words"})
 			},
 			forks: []titleFork{{source: parentID}},
 			want:  []string{"Build login(fork1)"},
@@ -63,8 +64,8 @@ func TestForkTitleRules(t *testing.T) {
 		{
 			name: "a title taken in another workspace does not count",
 			setup: func(e *env) {
-				e.seed(defaultParent())
-				e.seed(seedSession{ID: "elsewhere", Workspace: otherWsID, Title: "Build login(fork1)", Thread: "thread-elsewhere"})
+				e.st.Session(defaultParent())
+				e.st.Session(storetest.Session{ID: "elsewhere", Workspace: otherWsID, Title: "Build login(fork1)", Thread: "thread-elsewhere"})
 			},
 			forks: []titleFork{{source: parentID}},
 			want:  []string{"Build login(fork1)"},
@@ -74,12 +75,12 @@ func TestForkTitleRules(t *testing.T) {
 			setup: func(e *env) {
 				p := defaultParent()
 				p.Title = ""
-				p.Turns = []seedTurn{{ID: "t1", Status: turn.StatusCOMPLETED, Msgs: []seedMsg{
+				p.Turns = []storetest.Turn{{ID: "t1", Status: turn.StatusCOMPLETED, Messages: []storetest.Message{
 					{ID: "a0", Role: "assistant", Text: "Hello"},
 					{ID: "u1", Role: "user", Text: "\n  Fix the   flaky test\nIt fails on CI"},
 					{ID: "u2", Role: "user", Text: "Second request"},
 				}}}
-				e.seed(p)
+				e.st.Session(p)
 			},
 			forks: []titleFork{{source: parentID}, {source: parentID}},
 			want:  []string{"Fix the flaky test(fork1)", "Fix the flaky test(fork2)"},
@@ -90,28 +91,28 @@ func TestForkTitleRules(t *testing.T) {
 				p := defaultParent()
 				p.Title = ""
 				p.Turns = nil
-				e.seed(p)
+				e.st.Session(p)
 			},
 			forks: []titleFork{{source: parentID}},
 			want:  []string{session.UntitledTitle + "(fork1)"},
 		},
 		{
 			name:  "explicit title is used as given without a suffix",
-			setup: func(e *env) { e.seed(defaultParent()) },
+			setup: func(e *env) { e.st.Session(defaultParent()) },
 			forks: []titleFork{{source: parentID, title: ptr("Try OAuth instead")}},
 			want:  []string{"Try OAuth instead"},
 		},
 		{
 			name: "explicit title equal to an existing title is still used as given",
 			setup: func(e *env) {
-				e.seed(defaultParent())
+				e.st.Session(defaultParent())
 			},
 			forks: []titleFork{{source: parentID, title: ptr(parentTitle)}},
 			want:  []string{parentTitle},
 		},
 		{
 			name:  "fork of a fork appends to the forked title",
-			setup: func(e *env) { e.seed(defaultParent()) },
+			setup: func(e *env) { e.st.Session(defaultParent()) },
 			forks: []titleFork{{source: parentID}, {source: "$0"}, {source: "$1"}},
 			want:  []string{"Build login(fork1)", "Build login(fork1)(fork1)", "Build login(fork1)(fork1)(fork1)"},
 		},

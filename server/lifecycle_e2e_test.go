@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"tuttid/agent/agenttest"
 	"tuttid/codex/codextest"
 )
 
@@ -129,7 +130,7 @@ func TestDeleteSession(t *testing.T) {
 // stopped died with its Codex child; at the next start it is FAILED and the
 // session READY, so it can be continued and forked.
 func TestRestartClosesTurnsLeftRunning(t *testing.T) {
-	first := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	first := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	ws := first.createWorkspace("demo")
 	id := first.seedSession(ws, "codex", "thread-1")
 	ctx := t.Context()
@@ -141,7 +142,7 @@ func TestRestartClosesTurnsLeftRunning(t *testing.T) {
 	}
 	first.stop()
 
-	second := startServer(t, harnessOpts{runtime: idleRuntime{}, dbPath: first.dbPath})
+	second := startServer(t, harnessOpts{runtime: agenttest.Idle(), dbPath: first.dbPath})
 	got := second.session(ws, id)
 	if got.Status != "READY" || len(got.Turns) != 1 || got.Turns[0].Status != "FAILED" {
 		t.Errorf("after restart: status %s turns %+v", got.Status, got.Turns)

@@ -1,14 +1,13 @@
 package server_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
-	"tuttid/agent"
+	"tuttid/agent/agenttest"
 )
 
 // seedMessages stores n messages in a session, one turn each two.
@@ -59,7 +58,7 @@ const messagesQuery = `query($ws: ID!, $id: ID!, $first: Int, $after: Cursor, $l
 // TestMessagePaginationOverHTTP pages a session's messages forwards and
 // backwards through the GraphQL endpoint.
 func TestMessagePaginationOverHTTP(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	ws := h.createWorkspace("demo")
 	id := h.seedSession(ws, "codex", "thread-1")
 	h.seedMessages(id, 7)
@@ -121,7 +120,7 @@ func TestMessagePaginationOverHTTP(t *testing.T) {
 // TestReadOperations covers the contract's other reads and the edge
 // validation of createWorkspace.
 func TestReadOperations(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	ws := h.createWorkspace("one")
 	h.createWorkspace("two")
 	a := h.seedSession(ws, "codex", "thread-a")
@@ -186,7 +185,7 @@ func TestReadOperations(t *testing.T) {
 
 // TestGraphiQLAndHealth: the playground page and the health check answer.
 func TestGraphiQLAndHealth(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	for path, want := range map[string]string{"/": "text/html", "/healthz": "application/json"} {
 		resp, err := http.Get(h.url + path)
 		if err != nil {
@@ -203,30 +202,4 @@ func TestGraphiQLAndHealth(t *testing.T) {
 	if len(errs) == 0 || errs[0].Code() != "COMPLEXITY_LIMIT_EXCEEDED" {
 		t.Errorf("complex query: %+v", errs)
 	}
-}
-
-// idleRuntime is an agent.Runtime for tests that only read: it is healthy
-// and refuses to run anything.
-type idleRuntime struct{}
-
-var errIdle = fmt.Errorf("%w: idle test runtime", agent.ErrRuntimeUnavailable)
-
-func (idleRuntime) Start(context.Context, agent.StartInput) (agent.RuntimeSession, error) {
-	return agent.RuntimeSession{}, errIdle
-}
-func (idleRuntime) SendTurn(context.Context, agent.SendTurnInput) (agent.RuntimeTurn, error) {
-	return agent.RuntimeTurn{}, errIdle
-}
-func (idleRuntime) Interrupt(context.Context, agent.InterruptInput) error { return errIdle }
-func (idleRuntime) History(context.Context, agent.HistoryInput) ([]agent.RuntimeTurn, error) {
-	return nil, errIdle
-}
-func (idleRuntime) Fork(context.Context, agent.RuntimeForkInput) (agent.RuntimeForkResult, error) {
-	return agent.RuntimeForkResult{}, errIdle
-}
-func (idleRuntime) Archive(context.Context, string, string) error { return nil }
-func (idleRuntime) Events() <-chan agent.Event                    { return nil }
-func (idleRuntime) Health(context.Context) error                  { return nil }
-func (idleRuntime) RespondToApproval(context.Context, agent.ApprovalResponse) error {
-	return errIdle
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"tuttid/agent"
+	"tuttid/agent/agenttest"
 	"tuttid/ent/agentsession"
 	"tuttid/session"
 )
@@ -237,7 +238,7 @@ func keys[V any](m map[string]V) []string {
 // browser fork or mutate here (a "simple" text/plain POST needs no CORS
 // preflight), while this machine's pages and non-browser clients can.
 func TestCrossSiteRequestsRefused(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	ws := h.createWorkspace("demo")
 	id := h.seedSession(ws, "codex", "thread-1")
 	send := func(path, contentType, origin, body string) (int, string) {

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"tuttid/agent/agenttest"
 )
 
 // TestEveryRouteDeclaresItsAccess walks the route table a running tuttid
@@ -14,7 +16,7 @@ import (
 // sign-in page; public: an answer that is neither). Paths no route
 // declares are refused with 404 not_found, with the token or without.
 func TestEveryRouteDeclaresItsAccess(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	routes := h.srv.Routes()
 	seen := map[string]bool{}
 	wildcard := regexp.MustCompile(`\{[^}]*\}`)
@@ -78,7 +80,7 @@ func TestEveryRouteDeclaresItsAccess(t *testing.T) {
 // TestHealthzMethods: /healthz answers GET and HEAD; other methods get 405
 // (as its "GET /healthz" pattern did before the catch-all existed).
 func TestHealthzMethods(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	for method, want := range map[string]int{"GET": 200, "HEAD": 200, "POST": 405, "DELETE": 405} {
 		req, _ := http.NewRequest(method, h.url+"/healthz", nil)
 		if status, hdr, _ := rawDo(t, req); status != want || (want == 405 && hdr.Get("Allow") != "GET, HEAD") {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"tuttid/agent/agenttest"
+
 	"github.com/coder/websocket"
 )
 
@@ -55,7 +57,7 @@ func graphQLCode(body []byte) string {
 // the GUI, /healthz and a WebSocket upgrade, even with the right token; the
 // mutation changes nothing.
 func TestDNSRebindingRefused(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	port := h.url[strings.LastIndex(h.url, ":")+1:]
 	evilHost := "evil.example:" + port
 	evilOrigin := "http://" + evilHost
@@ -131,7 +133,7 @@ func TestDNSRebindingRefused(t *testing.T) {
 // REST's on /v1) and reads or changes nothing; /healthz needs no token and
 // tells only statuses.
 func TestTokenRequired(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	ws := h.createWorkspace("secret-workspace")
 	id := h.seedSession(ws, "codex", "thread-1")
 	mutation := `{"query":"mutation{createWorkspace(input:{name:\"pwn\",rootPath:\"/tmp\"}){id}}"}`
@@ -211,7 +213,7 @@ func port(h *harness) string { return h.url[strings.LastIndex(h.url, ":")+1:] }
 // and gets no data, not even for a subscription sent right after the
 // init; the token in connection_init or the cookie on the upgrade pass.
 func TestWebSocketTokenRequired(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	ws := h.createWorkspace("demo")
 	sub, _ := json.Marshal(map[string]any{"query": activityQuery, "variables": activityVars(ws, "", 0)})
 	for name, payload := range map[string]string{
@@ -287,7 +289,7 @@ func TestWebSocketTokenRequired(t *testing.T) {
 // the token; a wrong token sets nothing; without a token the pages only ask
 // for it.
 func TestCookieFlow(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	h.createWorkspace("secret-workspace")
 	noRedirect := &http.Client{Transport: baseTransport, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
@@ -348,7 +350,7 @@ func TestCookieFlow(t *testing.T) {
 // directories (not /), and a session's cwd an existing directory inside
 // the root after resolving symlinks; the refusals name the path.
 func TestPathsOutsideTheRootRefused(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	base := t.TempDir()
 	root := filepath.Join(base, "project")
 	for _, d := range []string{filepath.Join(root, "sub"), filepath.Join(base, "other")} {
@@ -392,7 +394,7 @@ func TestPathsOutsideTheRootRefused(t *testing.T) {
 // TestRequestTooLarge: a body over the limit is answered 413
 // request_too_large, with or without a Content-Length.
 func TestRequestTooLarge(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	big := `{"query":"{ workspaces { id } }","variables":{"pad":"` + strings.Repeat("a", 1<<20) + `"}}`
 	for _, tc := range []struct {
 		name, path string
@@ -435,7 +437,7 @@ func TestRequestTooLarge(t *testing.T) {
 // TestNoAuthOnLoopback: with --no-auth on a loopback listener, requests
 // without a token pass and the pages need no cookie; the Host check stays.
 func TestNoAuthOnLoopback(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}, noAuth: true})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle(), noAuth: true})
 	req, _ := http.NewRequest("POST", h.url+"/query", strings.NewReader(`{"query":"{ workspaces { id } }"}`))
 	req.Header.Set("Content-Type", "application/json")
 	if status, _, body := rawDo(t, req); status != 200 || graphQLCode(body) != "" {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"tuttid/agent/agenttest"
 	"tuttid/ent"
 	"tuttid/session"
 	"tuttid/sqlbatch"
@@ -69,7 +70,7 @@ func TestTurnPagesOverHTTP(t *testing.T) {
 // TestTurnBoundsOverHTTP: an unpaged list too long for its bound answers
 // result_too_large, and unpaged lists are costed by the complexity limit.
 func TestTurnBoundsOverHTTP(t *testing.T) {
-	h := startServer(t, harnessOpts{runtime: idleRuntime{}})
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	ws := h.createWorkspace("demo")
 	id := h.seedSession(ws, "codex", "thread-1")
 	ctx := t.Context()

@@ -7,6 +7,7 @@ import (
 	"tuttid/agent"
 	"tuttid/apperr"
 	"tuttid/ent/approvalrequest"
+	"tuttid/store/storetest"
 )
 
 // Ingestion stores a request, a resolution is recorded once (the first
@@ -16,11 +17,8 @@ func TestApprovalRequestLifecycle(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
-	e.workspace(t, "w")
-	a := e.session(t, "w", "s1")
-	if err := e.st.Client.AgentSession.UpdateOne(a).SetProviderSessionID("thread-1").Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	a := e.st.Session(storetest.Session{ID: "s1", Workspace: "w", Thread: "thread-1"})
 	ask := func(id, turnID string) {
 		t.Helper()
 		err := e.svc.HandleEvent(ctx, agent.Event{Kind: agent.EventApprovalRequested, Provider: agent.ProviderCodex,

@@ -4,76 +4,31 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"tuttid/activity"
-	"tuttid/agent"
+	"tuttid/activity/activitytest"
+	"tuttid/agent/agenttest"
 	"tuttid/apperr"
 	"tuttid/paging"
+	"tuttid/store/storetest"
 	"tuttid/validate"
 )
 
-// recorder is a Publisher that keeps what it was given.
-type recorder struct {
-	mu     sync.Mutex
-	events []activity.Event
-}
-
-func (r *recorder) Publish(_ context.Context, e activity.Event) activity.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-	return e
-}
-
-func (r *recorder) take() []activity.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.events
-	r.events = nil
-	return out
-}
-
-// archiveRecorder is a runtime that only records Archive and Interrupt
-// calls (what a delete asks of the provider).
-type archiveRecorder struct {
-	agent.Runtime
-	mu          sync.Mutex
-	archived    []string
-	interrupted []string
-}
-
-func (a *archiveRecorder) Archive(_ context.Context, _, providerSessionID string) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.archived = append(a.archived, providerSessionID)
-	return nil
-}
-
-func (a *archiveRecorder) Interrupt(_ context.Context, in agent.InterruptInput) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.interrupted = append(a.interrupted, in.TurnID)
-	return nil
-}
-
 // branchTree is, in workspace w: root <- a <- a1, root <- b, and an
 // unrelated session other; tree sessions have provider threads "th-<id>".
-func branchTree(t *testing.T) (*testEnv, *recorder, *archiveRecorder) {
+func branchTree(t *testing.T) (*testEnv, *activitytest.Recorder, *agenttest.Runtime) {
 	t.Helper()
 	e := newTestEnv(t)
-	rec, rt := &recorder{}, &archiveRecorder{}
-	e.svc = New(Config{Store: e.st, Publisher: rec, Runtime: rt})
-	e.workspace(t, "w")
-	ctx := context.Background()
+	rec, rt := &activitytest.Recorder{}, agenttest.New()
+	e.svc = New(Config{Store: e.st.Store, Publisher: rec, Runtime: rt})
+	e.st.Workspace(storetest.Workspace{ID: "w"})
 	for _, id := range []string{"root", "a", "a1", "b", "other"} {
-		e.session(t, "w", id)
-		e.st.Client.AgentSession.UpdateOneID(id).SetProviderSessionID("th-" + id).SetTitle("t " + id).ExecX(ctx)
+		e.st.Session(storetest.Session{ID: id, Workspace: "w", Thread: "th-" + id, Title: "t " + id})
 	}
 	for i, f := range [][2]string{{"root", "a"}, {"a", "a1"}, {"root", "b"}} {
-		e.st.Client.SessionFork.Create().SetWorkspaceID("w").SetParentAgentSessionID(f[0]).
-			SetChildAgentSessionID(f[1]).SetForkRequestID(f[1]).SetForkedAtUnixMs(int64(i)).ExecX(ctx)
+		e.st.Forks(storetest.Fork{Workspace: "w", Parent: f[0], Child: f[1], RequestID: f[1],
+			ParentThread: "th-" + f[0], ChildThread: "th-" + f[1], At: int64(i)})
 	}
 	return e, rec, rt
 }
@@ -118,7 +73,7 @@ func TestUpdateArchivesBranchAndRestoresWithAncestors(t *testing.T) {
 	if want := []string{"a", "a1"}; !slices.Equal(archivedSet(t, e), want) {
 		t.Fatalf("archived = %v, want %v (a's branch)", archivedSet(t, e), want)
 	}
-	evs := rec.take()
+	evs := rec.Take()
 	ids := updatedIDs(evs, activity.SessionUpdated)
 	slices.Sort(ids)
 	if !slices.Equal(ids, []string{"a", "a1"}) || len(evs) != 2 {
@@ -134,7 +89,7 @@ func TestUpdateArchivesBranchAndRestoresWithAncestors(t *testing.T) {
 	if _, err := e.svc.Update(ctx, UpdateInput{WorkspaceID: "w", AgentSessionID: "a", Archived: boolp(true)}); err != nil {
 		t.Fatal(err)
 	}
-	if evs := rec.take(); len(evs) != 0 {
+	if evs := rec.Take(); len(evs) != 0 {
 		t.Fatalf("a no-op archive published %v", evs)
 	}
 
@@ -166,7 +121,7 @@ func TestUpdateArchivesBranchAndRestoresWithAncestors(t *testing.T) {
 	if _, err := e.svc.Update(ctx, UpdateInput{WorkspaceID: "w", AgentSessionID: "root", Archived: boolp(true)}); err != nil {
 		t.Fatal(err)
 	}
-	if ids := updatedIDs(rec.take(), activity.SessionUpdated); len(ids) != 2 {
+	if ids := updatedIDs(rec.Take(), activity.SessionUpdated); len(ids) != 2 {
 		t.Fatalf("archiving root updated %v, want root and b (a, a1 were archived)", ids)
 	}
 	if _, err := e.svc.Update(ctx, UpdateInput{WorkspaceID: "w", AgentSessionID: "a1", Archived: boolp(false)}); err != nil {
@@ -175,7 +130,7 @@ func TestUpdateArchivesBranchAndRestoresWithAncestors(t *testing.T) {
 	if want := []string{"b"}; !slices.Equal(archivedSet(t, e), want) {
 		t.Fatalf("archived after restoring a1 = %v, want %v", archivedSet(t, e), want)
 	}
-	ids = updatedIDs(rec.take(), activity.SessionUpdated)
+	ids = updatedIDs(rec.Take(), activity.SessionUpdated)
 	slices.Sort(ids)
 	if want := []string{"a", "a1", "root"}; !slices.Equal(ids, want) {
 		t.Fatalf("restore published %v, want %v", ids, want)
@@ -193,7 +148,7 @@ func TestUpdateTitle(t *testing.T) {
 	if got.Title != "Second try" {
 		t.Fatalf("title = %q, want it trimmed", got.Title)
 	}
-	evs := rec.take()
+	evs := rec.Take()
 	if len(evs) != 1 || evs[0].Kind != activity.SessionUpdated || evs[0].Session.Title != "Second try" {
 		t.Fatalf("events = %+v, want one SESSION_UPDATED with the new title", evs)
 	}
@@ -201,7 +156,7 @@ func TestUpdateTitle(t *testing.T) {
 	if _, err := e.svc.Update(ctx, UpdateInput{WorkspaceID: "w", AgentSessionID: "a1", Title: strp("leaf"), Archived: boolp(true)}); err != nil {
 		t.Fatal(err)
 	}
-	evs = rec.take()
+	evs = rec.Take()
 	if len(evs) != 1 || evs[0].Session.Title != "leaf" || !evs[0].Session.Archived {
 		t.Fatalf("events = %+v, want one SESSION_UPDATED, renamed and archived", evs)
 	}
@@ -257,15 +212,20 @@ func TestDeleteSubtree(t *testing.T) {
 		t.Fatalf("%d turns left, want none", n)
 	}
 	// Descendants first, each once.
-	if got, want := updatedIDs(rec.take(), activity.SessionDeleted), []string{"a1", "a"}; !slices.Equal(got, want) {
+	if got, want := updatedIDs(rec.Take(), activity.SessionDeleted), []string{"a1", "a"}; !slices.Equal(got, want) {
 		t.Fatalf("SESSION_DELETED for %v, want %v", got, want)
 	}
-	slices.Sort(rt.archived)
-	if want := []string{"th-a", "th-a1"}; !slices.Equal(rt.archived, want) {
-		t.Fatalf("archived threads %v, want %v", rt.archived, want)
+	archived := rt.Archived()
+	slices.Sort(archived)
+	if want := []string{"th-a", "th-a1"}; !slices.Equal(archived, want) {
+		t.Fatalf("archived threads %v, want %v", archived, want)
 	}
-	if want := []string{"running"}; !slices.Equal(rt.interrupted, want) {
-		t.Fatalf("interrupted %v, want %v", rt.interrupted, want)
+	var interrupted []string
+	for _, in := range rt.Interrupted() {
+		interrupted = append(interrupted, in.TurnID)
+	}
+	if want := []string{"running"}; !slices.Equal(interrupted, want) {
+		t.Fatalf("interrupted %v, want %v", interrupted, want)
 	}
 	if _, err := e.svc.DeleteSubtree(ctx, "w", "a"); apperr.CodeOf(err) != apperr.SessionNotFound {
 		t.Fatalf("deleting again: %v, want session_not_found", err)

@@ -3,51 +3,26 @@ package session
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/message"
-	"tuttid/store"
+	"tuttid/store/storetest"
 )
 
-// testEnv is a Service over a real database file, with no runtime (the
-// read paths and the message store do not need one).
+// testEnv is a Service over a real database file (storetest), with no
+// runtime (the read paths and the message store do not need one).
 type testEnv struct {
-	st  *store.Store
+	st  *storetest.Store
 	svc *Service
 }
 
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	st, err := openStore(context.Background(), t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return &testEnv{st: st, svc: New(Config{Store: st})}
-}
-
-func (e *testEnv) workspace(t *testing.T, id string) {
-	t.Helper()
-	if err := e.st.Client.Workspace.Create().SetID(id).SetName(id).SetRootPath("/tmp/" + id).
-		Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (e *testEnv) session(t *testing.T, ws, id string) *ent.AgentSession {
-	t.Helper()
-	a, err := e.st.Client.AgentSession.Create().SetID(id).SetWorkspaceID(ws).
-		SetProvider(agent.ProviderCodex).SetSettings(agent.ComposerSettings{}).
-		Save(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+	st := storetest.New(t)
+	return &testEnv{st: st, svc: New(Config{Store: st.Store})}
 }
 
 // history stores n messages m1..mn (user and assistant in turn) as one
@@ -107,23 +82,9 @@ func (e *testEnv) upsert(t *testing.T, a *ent.AgentSession, m agent.RuntimeMessa
 	return saved, added
 }
 
-func (e *testEnv) settings() agent.ComposerSettings { return agent.ComposerSettings{} }
-
 func msg(id, role, text string) agent.RuntimeMessage {
 	return agent.RuntimeMessage{ID: id, Role: role, Kind: "item", Text: text, Status: "completed"}
 }
 
 func intp(v int) *int       { return &v }
 func strp(v string) *string { return &v }
-
-// migrateMu serializes store.Open among parallel tests: ent's migration
-// (Schema.Create) writes its package-level table descriptions, so two
-// running at once race (go test -race).
-var migrateMu sync.Mutex
-
-// openStore opens a fresh database file under dir.
-func openStore(ctx context.Context, tb testing.TB) (*store.Store, error) {
-	migrateMu.Lock()
-	defer migrateMu.Unlock()
-	return store.Open(ctx, filepath.Join(tb.TempDir(), "tuttid.db"))
-}

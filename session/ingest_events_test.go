@@ -8,6 +8,7 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/message"
 	"tuttid/ent/turn"
+	"tuttid/store/storetest"
 )
 
 // TestIngestTurnLifecycle feeds a turn's runtime events in Codex's order
@@ -29,11 +30,8 @@ func TestIngestTurnLifecycle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTestEnv(t)
 			ctx := context.Background()
-			e.workspace(t, "w")
-			a := e.session(t, "w", "s1")
-			if err := e.st.Client.AgentSession.UpdateOne(a).SetProviderSessionID("thread-1").Exec(ctx); err != nil {
-				t.Fatal(err)
-			}
+			e.st.Workspace(storetest.Workspace{ID: "w"})
+			e.st.Session(storetest.Session{ID: "s1", Workspace: "w", Thread: "thread-1"})
 			handle := e.svc.HandleEvent
 			ev := func(k agent.EventKind, mut func(*agent.Event)) {
 				t.Helper()
@@ -94,9 +92,9 @@ func TestRuntimeRestartRecoversFailedSessions(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
-	e.workspace(t, "w")
-	e.session(t, "w", "crashed")
-	e.session(t, "w", "fine")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	e.st.Session(storetest.Session{ID: "crashed", Workspace: "w"})
+	e.st.Session(storetest.Session{ID: "fine", Workspace: "w"})
 	if err := e.st.Client.AgentSession.UpdateOneID("crashed").SetStatus(agentsession.StatusFAILED).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -7,36 +7,17 @@ import (
 	"time"
 
 	"tuttid/agent"
+	"tuttid/agent/agenttest"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/message"
 	"tuttid/ent/turn"
+	"tuttid/store/storetest"
 )
-
-// recordRuntime answers History from a fixed record and counts interrupts;
-// the rest of agent.Runtime is not used by these tests.
-type recordRuntime struct {
-	agent.Runtime
-	record      map[string][]agent.RuntimeTurn // by thread
-	interrupted []string
-}
-
-func (r *recordRuntime) History(ctx context.Context, in agent.HistoryInput) ([]agent.RuntimeTurn, error) {
-	return r.record[in.ThreadID], nil
-}
-
-func (r *recordRuntime) Interrupt(ctx context.Context, in agent.InterruptInput) error {
-	r.interrupted = append(r.interrupted, in.TurnID)
-	return nil
-}
 
 func (e *testEnv) withRuntime(rt agent.Runtime) { e.svc.rt = rt }
 
-func (e *testEnv) threadSession(t *testing.T, id, thread string) {
-	t.Helper()
-	a := e.session(t, "w", id)
-	if err := e.st.Client.AgentSession.UpdateOne(a).SetProviderSessionID(thread).SetStatus(agentsession.StatusWORKING).Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+func (e *testEnv) threadSession(id, thread string) {
+	e.st.Session(storetest.Session{ID: id, Workspace: "w", Thread: thread, Status: agentsession.StatusWORKING})
 }
 
 func (e *testEnv) msgStatus(t *testing.T, id string) string {
@@ -57,8 +38,8 @@ func TestIngestRetriesFailedWrite(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
-	e.workspace(t, "w")
-	e.threadSession(t, "s1", "thread-1")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	e.threadSession("s1", "thread-1")
 	if _, err := e.st.DB.Exec(`CREATE TRIGGER f BEFORE INSERT ON workspace_agent_messages BEGIN SELECT RAISE(ABORT, 'injected'); END;`); err != nil {
 		t.Fatal(err)
 	}
@@ -78,9 +59,9 @@ func TestIngestFailsTurnWhenWritesKeepFailing(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
-	e.workspace(t, "w")
-	e.threadSession(t, "s1", "thread-1")
-	rt := &recordRuntime{}
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	e.threadSession("s1", "thread-1")
+	rt := agenttest.New()
 	e.withRuntime(rt)
 	if err := e.svc.handleDurably(ctx, ev(agent.EventTurnStarted, "t1", nil)); err != nil {
 		t.Fatal(err)
@@ -109,8 +90,8 @@ func TestIngestFailsTurnWhenWritesKeepFailing(t *testing.T) {
 	if a, _ := e.st.Client.AgentSession.Get(ctx, "s1"); a.Status != agentsession.StatusREADY {
 		t.Errorf("session %s, want READY", a.Status)
 	}
-	if len(rt.interrupted) != 1 || rt.interrupted[0] != "t1" {
-		t.Errorf("interrupted %v, want [t1]", rt.interrupted)
+	if in := rt.Interrupted(); len(in) != 1 || in[0].TurnID != "t1" {
+		t.Errorf("interrupted %+v, want [t1]", in)
 	}
 	// Codex ends the interrupted turn: it stays FAILED with tuttid's reason.
 	end := ev(agent.EventTurnCompleted, "t1", nil)
@@ -129,10 +110,12 @@ func TestCompletedTurnSettlesOpenItemsFromRecord(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
-	e.workspace(t, "w")
-	e.threadSession(t, "s1", "thread-1")
-	e.withRuntime(&recordRuntime{record: map[string][]agent.RuntimeTurn{"thread-1": {{ID: "t1", Status: agent.TurnCompleted,
-		Messages: []agent.RuntimeMessage{{ID: "a1", Role: "assistant", Text: "whole reply", Status: "completed"}}}}}})
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	e.threadSession("s1", "thread-1")
+	rt := agenttest.New()
+	rt.SetHistory("thread-1", []agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted,
+		Messages: []agent.RuntimeMessage{{ID: "a1", Role: "assistant", Text: "whole reply", Status: "completed"}}}})
+	e.withRuntime(rt)
 	for _, x := range []agent.Event{
 		ev(agent.EventTurnStarted, "t1", nil),
 		ev(agent.EventItemStarted, "t1", &agent.RuntimeMessage{ID: "a1", TurnID: "t1", Role: "assistant", Status: "in_progress"}),
@@ -156,17 +139,17 @@ func TestReconcileSettlesTurnsFromRecord(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	ctx := context.Background()
-	e.workspace(t, "w")
-	e.threadSession(t, "s1", "thread-1")
-	e.threadSession(t, "s2", "thread-2")
-	e.threadSession(t, "s3", "thread-3")
-	e.withRuntime(&recordRuntime{record: map[string][]agent.RuntimeTurn{
-		"thread-1": {{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
-			{ID: "u1", Role: "user", Text: "q", Status: "completed"}, {ID: "a1", Role: "assistant", Text: "done", Status: "completed"}}}},
-		"thread-2": {{ID: "t2", Status: agent.TurnInterrupted, Messages: []agent.RuntimeMessage{
-			{ID: "u2", Role: "user", Text: "q2", Status: "completed"}}}},
-		// thread-3: Codex has no record of t3 (it died before writing it).
-	}})
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	e.threadSession("s1", "thread-1")
+	e.threadSession("s2", "thread-2")
+	e.threadSession("s3", "thread-3")
+	rt := agenttest.New()
+	rt.SetHistory("thread-1", []agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted, Messages: []agent.RuntimeMessage{
+		{ID: "u1", Role: "user", Text: "q", Status: "completed"}, {ID: "a1", Role: "assistant", Text: "done", Status: "completed"}}}})
+	rt.SetHistory("thread-2", []agent.RuntimeTurn{{ID: "t2", Status: agent.TurnInterrupted, Messages: []agent.RuntimeMessage{
+		{ID: "u2", Role: "user", Text: "q2", Status: "completed"}}}})
+	// thread-3: Codex has no record of t3 (it died before writing it).
+	e.withRuntime(rt)
 	for _, x := range [][3]string{{"s1", "t1", "a1"}, {"s2", "t2", "a2"}, {"s3", "t3", "a3"}} {
 		a, _ := e.st.Client.AgentSession.Get(ctx, x[0])
 		if _, err := e.svc.ensureTurn(ctx, a, x[1]); err != nil {
@@ -208,8 +191,8 @@ func TestReconcileSettlesTurnsFromRecord(t *testing.T) {
 func TestIngestMalformedEventLeavesTurn(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	e.workspace(t, "w")
-	e.threadSession(t, "s1", "thread-1")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	e.threadSession("s1", "thread-1")
 	if err := e.svc.handleDurably(ctx, ev(agent.EventTurnStarted, "t1", nil)); err != nil {
 		t.Fatal(err)
 	}

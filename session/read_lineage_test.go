@@ -7,6 +7,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/paging"
+	"tuttid/store/storetest"
 )
 
 // TestReadFailuresAreStorageUnavailable: what the transports read fails
@@ -15,8 +16,8 @@ import (
 func TestReadFailuresAreStorageUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	e.workspace(t, "ws")
-	a := e.session(t, "ws", "s1")
+	e.st.Workspace(storetest.Workspace{ID: "ws"})
+	a := e.st.Session(storetest.Session{ID: "s1", Workspace: "ws"})
 	listed := WithReadAhead(context.Background())
 	if _, err := e.svc.Sessions(listed, "ws", true, nil, paging.Args{}); err != nil {
 		t.Fatal(err)

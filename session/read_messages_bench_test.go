@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 	"tuttid/ent"
 	"tuttid/paging"
 	"tuttid/session"
-	"tuttid/store"
+	"tuttid/store/storetest"
 )
 
 // BenchmarkMessagesPage reads messages(first: 50, after: <the middle>) of a
@@ -23,20 +22,10 @@ import (
 // <= 1.5, which index-backed cursors give and OFFSET would not).
 func BenchmarkMessagesPage(b *testing.B) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "tuttid.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath("/tmp").Exec(ctx); err != nil {
-		b.Fatal(err)
-	}
+	st := storetest.New(b)
+	st.Workspace(storetest.Workspace{ID: "w"})
 	seed := func(id string, n int) {
-		a, err := st.Client.AgentSession.Create().SetID(id).SetWorkspaceID("w").SetProvider(agent.ProviderCodex).
-			SetProviderSessionID("thread-" + id).SetTitle(id).SetSettings(agent.ComposerSettings{}).Save(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
+		a := st.Session(storetest.Session{ID: id, Workspace: "w", Title: id})
 		msgs := make([]agent.RuntimeMessage, n)
 		for i := range msgs {
 			msgs[i] = agent.RuntimeMessage{ID: fmt.Sprintf("m%d", i), TurnID: fmt.Sprintf("t%d", i/2), Role: "assistant", Text: "some text"}
@@ -50,7 +39,7 @@ func BenchmarkMessagesPage(b *testing.B) {
 	}
 	seed("large", 100_000)
 	seed("small", 1_000)
-	svc := session.New(session.Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	svc := session.New(session.Config{Store: st.Store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	page := func(id string, n int64) time.Duration {
 		first, after := 50, paging.Cursor("m", n/2)
 		t0 := time.Now()

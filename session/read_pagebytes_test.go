@@ -10,6 +10,7 @@ import (
 
 	"tuttid/agent"
 	"tuttid/paging"
+	"tuttid/store/storetest"
 )
 
 // A page of messages stops before MaxPageBytes of text and content (at
@@ -19,8 +20,8 @@ func TestMessagesPageBytes(t *testing.T) {
 	t.Parallel()
 	const mb = 1 << 20
 	e := newTestEnv(t)
-	e.workspace(t, "w")
-	a := e.session(t, "w", "s")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	a := e.st.Session(storetest.Session{ID: "s", Workspace: "w"})
 	sizes := []struct{ text, content int }{ // versions 1..8
 		{10, 0}, {3 * mb, 0}, {3 * mb, 0}, {3 * mb, 0}, {10, 0}, {9 * mb, 0}, {0, 5 * mb}, {0, 5 * mb},
 	}
@@ -85,11 +86,11 @@ func TestMessagePagesOfAListKeepToPageBytes(t *testing.T) {
 	t.Parallel()
 	const mb = 1 << 20
 	e := newTestEnv(t)
-	e.workspace(t, "w")
-	big := e.session(t, "w", "big")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	big := e.st.Session(storetest.Session{ID: "big", Workspace: "w"})
 	e.insert(t, big, msg("b1", "user", "hi"), msg("b2", "assistant", strings.Repeat("x", 5*mb)),
 		msg("b3", "user", "more"), msg("b4", "assistant", strings.Repeat("y", 5*mb)))
-	small := e.session(t, "w", "small")
+	small := e.st.Session(storetest.Session{ID: "small", Workspace: "w"})
 	e.history(t, small, "s", 4)
 
 	ctx := WithReadAhead(context.Background())

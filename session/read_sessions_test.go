@@ -11,6 +11,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/paging"
+	"tuttid/store/storetest"
 )
 
 func versions(ms []*ent.Message) []int64 {
@@ -33,10 +34,10 @@ func seq(from, to int64) []int64 {
 // second session whose messages must never show up in its pages.
 func pagedSession(t *testing.T) (*testEnv, string) {
 	e := newTestEnv(t)
-	e.workspace(t, "w")
-	a := e.session(t, "w", "s")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	a := e.st.Session(storetest.Session{ID: "s", Workspace: "w"})
 	e.history(t, a, "m", 10)
-	e.history(t, e.session(t, "w", "other"), "m", 4)
+	e.history(t, e.st.Session(storetest.Session{ID: "other", Workspace: "w"}), "m", 4)
 	return e, a.ID
 }
 
@@ -209,8 +210,8 @@ func TestMessagesRejectsBadArgs(t *testing.T) {
 func TestMessagesOfEmptyAndUnknownSession(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	e.workspace(t, "w")
-	e.session(t, "w", "empty")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	e.st.Session(storetest.Session{ID: "empty", Workspace: "w"})
 	for _, id := range []string{"empty", "missing"} {
 		p, err := e.svc.Messages(context.Background(), id, paging.Args{First: intp(3)})
 		if err != nil {
@@ -228,19 +229,15 @@ func sessionsAt(t *testing.T, e *testEnv, ws string, base time.Time, hidden map[
 	t.Helper()
 	for i, id := range ids {
 		at := base.Add(time.Duration(offsets[i]) * time.Microsecond)
-		if err := e.st.Client.AgentSession.Create().SetID(id).SetWorkspaceID(ws).
-			SetProvider("codex").SetSettings(e.settings()).SetVisible(!hidden[id]).
-			SetCreatedAt(at).SetUpdatedAt(at).Exec(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		e.st.Session(storetest.Session{ID: id, Workspace: ws, Hidden: hidden[id], CreatedAt: at})
 	}
 }
 
 func TestSessionsPaging(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	e.workspace(t, "w")
-	e.workspace(t, "w2")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	e.st.Workspace(storetest.Workspace{ID: "w2"})
 	ids := []string{"s1", "s2", "s3", "s4", "s5", "s6", "s7"}
 	// Local times without a monotonic reading: see
 	// TestSessionsPagingWallClock for why.
@@ -320,18 +317,14 @@ func collectSessions(t *testing.T, e *testEnv, ws string, includeHidden, backwar
 func TestSessionsPagingWallClock(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	e.workspace(t, "w")
-	ctx := context.Background()
+	e.st.Workspace(storetest.Workspace{ID: "w"})
 	want := []string{"a", "b", "c", "d"}
 	for i, id := range want {
 		now := time.Now()
 		if i%2 == 1 {
 			now = now.UTC()
 		}
-		if err := e.st.Client.AgentSession.Create().SetID(id).SetWorkspaceID("w").
-			SetProvider("codex").SetSettings(e.settings()).SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
+		e.st.Session(storetest.Session{ID: id, Workspace: "w", CreatedAt: now})
 		time.Sleep(time.Millisecond)
 	}
 	for _, backward := range []bool{false, true} {
@@ -347,7 +340,7 @@ func TestSessionsPagingWallClock(t *testing.T) {
 func TestSessionsPagingEqualCreationTimes(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	e.workspace(t, "w")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
 	base := time.Date(2026, 7, 1, 12, 0, 0, 0, time.Local)
 	sessionsAt(t, e, "w", base, nil, []string{"a", "b", "c", "d"}, []int{1, 2, 2, 2})
 	for _, backward := range []bool{false, true} {
@@ -389,14 +382,14 @@ func TestFallbackTitle(t *testing.T) {
 func TestDisplayTitle(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	e.workspace(t, "w")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
 	ctx := context.Background()
 
-	titled := e.session(t, "w", "titled")
+	titled := e.st.Session(storetest.Session{ID: "titled", Workspace: "w"})
 	titled = e.st.Client.AgentSession.UpdateOne(titled).SetTitle("Explicit").SaveX(ctx)
 	e.history(t, titled, "m", 2)
 
-	fromUser := e.session(t, "w", "from-user")
+	fromUser := e.st.Session(storetest.Session{ID: "from-user", Workspace: "w"})
 	e.insert(t, fromUser,
 		msg("a1", "assistant", "I am not the user"),
 		msg("u0", "user", ""), // empty text is skipped
@@ -404,10 +397,10 @@ func TestDisplayTitle(t *testing.T) {
 		msg("u2", "user", "Second question"),
 	)
 
-	onlyAssistant := e.session(t, "w", "only-assistant")
+	onlyAssistant := e.st.Session(storetest.Session{ID: "only-assistant", Workspace: "w"})
 	e.insert(t, onlyAssistant, msg("a1", "assistant", "hello"))
 
-	empty := e.session(t, "w", "empty")
+	empty := e.st.Session(storetest.Session{ID: "empty", Workspace: "w"})
 
 	for _, tc := range []struct {
 		a    *ent.AgentSession

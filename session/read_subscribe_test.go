@@ -7,22 +7,19 @@ import (
 
 	"tuttid/activity"
 	"tuttid/apperr"
+	"tuttid/store/storetest"
 )
 
 func TestSubscribe(t *testing.T) {
 	t.Parallel()
-	st, err := openStore(context.Background(), t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.New(t)
 	b := activity.New(activity.Options{})
 	t.Cleanup(b.Close)
-	e := &testEnv{st: st, svc: New(Config{Store: st, Publisher: b, Subscriber: b})}
-	e.workspace(t, "ws")
-	e.workspace(t, "other")
-	e.session(t, "ws", "s1")
-	e.session(t, "ws", "s2")
+	e := &testEnv{st: st, svc: New(Config{Store: st.Store, Publisher: b, Subscriber: b})}
+	e.st.Workspace(storetest.Workspace{ID: "ws"})
+	e.st.Workspace(storetest.Workspace{ID: "other"})
+	e.st.Session(storetest.Session{ID: "s1", Workspace: "ws"})
+	e.st.Session(storetest.Session{ID: "s2", Workspace: "ws"})
 
 	t.Run("rejects", func(t *testing.T) {
 		seq := int64(99)

@@ -3,38 +3,8 @@ package session
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
-
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
-
-	"tuttid/ent"
-	"tuttid/store"
 )
-
-// planDriver records the statements the ent client sends.
-type planDriver struct {
-	dialect.Driver
-	mu    sync.Mutex
-	stmts []string
-}
-
-func (d *planDriver) Query(ctx context.Context, query string, args, v any) error {
-	d.record(query)
-	return d.Driver.Query(ctx, query, args, v)
-}
-
-func (d *planDriver) Exec(ctx context.Context, query string, args, v any) error {
-	d.record(query)
-	return d.Driver.Exec(ctx, query, args, v)
-}
-
-func (d *planDriver) record(q string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.stmts = append(d.stmts, q)
-}
 
 // TestReconcileReadsOnlyWhatWasInProgress: the statements Reconcile sends
 // for the items and turns a run left in progress are planned on their
@@ -43,13 +13,13 @@ func (d *planDriver) record(q string) {
 func TestReconcileReadsOnlyWhatWasInProgress(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	d := &planDriver{Driver: entsql.OpenDB(dialect.SQLite, e.st.DB)}
-	svc := New(Config{Store: &store.Store{Client: ent.NewClient(ent.Driver(d)), DB: e.st.DB}})
+	counted, count := e.st.Counting()
+	svc := New(Config{Store: counted})
 	if err := svc.Reconcile(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"workspace_agent_messages": "message_in_progress", "workspace_agent_turns": "turn_in_progress"}
-	for _, q := range d.stmts {
+	for _, q := range count.Statements() {
 		for table, index := range want {
 			if !strings.Contains(q, "`"+table+"`") || !strings.Contains(q, "status") {
 				continue

@@ -3,7 +3,6 @@ package session_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"tuttid/ent"
 	"tuttid/session"
 	"tuttid/store"
+	"tuttid/store/storetest"
 )
 
 // BenchmarkInsertHistory stores a fork child's history of n messages with
@@ -23,26 +23,15 @@ func BenchmarkInsertHistory(b *testing.B) {
 	for _, n := range []int{100, 10000} {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, filepath.Join(b.TempDir(), "tuttid.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath("/tmp").Exec(ctx); err != nil {
-				b.Fatal(err)
-			}
+			st := storetest.New(b)
+			st.Workspace(storetest.Workspace{ID: "w"})
 			msgs := make([]agent.RuntimeMessage, n)
 			for i := range msgs {
 				msgs[i] = agent.RuntimeMessage{ID: fmt.Sprintf("m%d", i), TurnID: fmt.Sprintf("t%d", i/2), Role: "assistant",
 					Kind: "agentMessage", Text: "a reply of some length, as a model writes it", Status: "completed"}
 			}
 			newSession := func(id string) *ent.AgentSession {
-				a, err := st.Client.AgentSession.Create().SetID(id).SetWorkspaceID("w").SetProvider(agent.ProviderCodex).
-					SetProviderSessionID("thread-" + id).SetTitle(id).SetSettings(agent.ComposerSettings{}).Save(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				return a
+				return st.Session(storetest.Session{ID: id, Workspace: "w", Title: id})
 			}
 			tuttid := make([]time.Duration, 0, b.N)
 			bare := make([]time.Duration, 0, b.N)
@@ -59,7 +48,7 @@ func BenchmarkInsertHistory(b *testing.B) {
 			}
 			runBare := func(r *ent.AgentSession) {
 				t0 := time.Now()
-				if err := bareInsert(ctx, st, r, msgs, t0); err != nil {
+				if err := bareInsert(ctx, st.Store, r, msgs, t0); err != nil {
 					b.Fatal(err)
 				}
 				bare = append(bare, time.Since(t0))

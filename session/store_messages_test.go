@@ -10,15 +10,16 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/message"
 	"tuttid/paging"
+	"tuttid/store/storetest"
 )
 
 func TestVersionsPerSession(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	e.workspace(t, "w")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
 	ctx := context.Background()
-	a := e.session(t, "w", "a")
-	b := e.session(t, "w", "b")
+	a := e.st.Session(storetest.Session{ID: "a", Workspace: "w"})
+	b := e.st.Session(storetest.Session{ID: "b", Workspace: "w"})
 
 	first := e.history(t, a, "m", 3)
 	if got := versions(first); !slices.Equal(got, []int64{1, 2, 3}) {
@@ -65,8 +66,8 @@ func TestVersionsPerSession(t *testing.T) {
 func TestInsertHistoryKeepsOrderAndFields(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	e.workspace(t, "w")
-	a := e.session(t, "w", "a")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	a := e.st.Session(storetest.Session{ID: "a", Workspace: "w"})
 	saved := e.insert(t, a,
 		agent.RuntimeMessage{ID: "i1", TurnID: "t1", Role: "user", Kind: "userMessage", Text: "hi",
 			Content: json.RawMessage(`{"type":"userMessage"}`), Status: "completed"},
@@ -97,9 +98,9 @@ func TestInsertHistoryKeepsOrderAndFields(t *testing.T) {
 func TestUpsertKeepsVersion(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	e.workspace(t, "w")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
 	ctx := context.Background()
-	a := e.session(t, "w", "a")
+	a := e.st.Session(storetest.Session{ID: "a", Workspace: "w"})
 	e.history(t, a, "m", 3)
 
 	started, added := e.upsert(t, a, agent.RuntimeMessage{

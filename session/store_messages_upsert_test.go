@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"tuttid/agent"
+	"tuttid/store/storetest"
 )
 
 // An update returns the row as stored without reading it back: what it
@@ -14,8 +15,8 @@ import (
 func TestUpsertReturnsTheStoredRow(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	e.workspace(t, "w")
-	a := e.session(t, "w", "s")
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	a := e.st.Session(storetest.Session{ID: "s", Workspace: "w"})
 	started := agent.RuntimeMessage{ID: "i1", TurnID: "t1", Role: "assistant", Kind: "agentMessage",
 		Status: "in_progress", Content: json.RawMessage(`{"type":"agentMessage","text":""}`)}
 	e.upsert(t, a, started)

@@ -3,40 +3,42 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
 	"tuttid/activity"
+	"tuttid/activity/activitytest"
 	"tuttid/agent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/message"
 	"tuttid/ent/turn"
 	"tuttid/store"
+	"tuttid/store/storetest"
 )
 
-// checkingPublisher reads the store the moment an event is published, as a
-// client querying on receipt would, and records what it found wrong.
-type checkingPublisher struct {
-	st *store.Store
-
-	mu       sync.Mutex
-	kinds    []activity.Kind
-	problems []string
-}
-
-func (p *checkingPublisher) Publish(ctx context.Context, e activity.Event) activity.Event {
-	problem := p.check(ctx, e)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.kinds = append(p.kinds, e.Kind)
-	if problem != "" {
-		p.problems = append(p.problems, fmt.Sprintf("%s: %s", e.Kind, problem))
+// checking returns a recorder that reads the store the moment an event is
+// published, as a client querying on receipt would, and a func listing
+// what it found wrong.
+func checking(st *store.Store) (*activitytest.Recorder, func() []string) {
+	var mu sync.Mutex
+	var problems []string
+	rec := &activitytest.Recorder{Inspect: func(ctx context.Context, e activity.Event) {
+		if problem := checkPublished(ctx, st, e); problem != "" {
+			mu.Lock()
+			defer mu.Unlock()
+			problems = append(problems, fmt.Sprintf("%s: %s", e.Kind, problem))
+		}
+	}}
+	return rec, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(problems)
 	}
-	return e
 }
 
-func (p *checkingPublisher) check(ctx context.Context, e activity.Event) string {
-	a, err := p.st.Client.AgentSession.Get(ctx, e.AgentSessionID)
+func checkPublished(ctx context.Context, st *store.Store, e activity.Event) string {
+	a, err := st.Client.AgentSession.Get(ctx, e.AgentSessionID)
 	if err != nil {
 		return fmt.Sprintf("session not readable: %v", err)
 	}
@@ -46,7 +48,7 @@ func (p *checkingPublisher) check(ctx context.Context, e activity.Event) string 
 			return fmt.Sprintf("event says %v, the store %s", e.Session, a.Status)
 		}
 	case activity.TurnStarted, activity.TurnCompleted:
-		t, err := p.st.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(e.Turn.TurnID)).Only(ctx)
+		t, err := st.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(e.Turn.TurnID)).Only(ctx)
 		if err != nil {
 			return fmt.Sprintf("turn not readable: %v", err)
 		}
@@ -56,7 +58,7 @@ func (p *checkingPublisher) check(ctx context.Context, e activity.Event) string 
 		want := agentsession.StatusWORKING
 		if e.Kind == activity.TurnCompleted {
 			want = agentsession.StatusREADY
-			open, err := p.st.Client.Message.Query().
+			open, err := st.Client.Message.Query().
 				Where(message.AgentSessionID(a.ID), message.TurnID(t.TurnID), message.Status("in_progress")).Count(ctx)
 			if err != nil || (t.Status != turn.StatusCOMPLETED && open != 0) {
 				return fmt.Sprintf("%d items of the ended turn still in progress (%v)", open, err)
@@ -66,7 +68,7 @@ func (p *checkingPublisher) check(ctx context.Context, e activity.Event) string 
 			return fmt.Sprintf("session is %s, want %s", a.Status, want)
 		}
 	case activity.MessageAdded, activity.MessageUpdated:
-		m, err := p.st.Client.Message.Query().Where(message.AgentSessionID(a.ID), message.MessageID(e.Message.MessageID)).Only(ctx)
+		m, err := st.Client.Message.Query().Where(message.AgentSessionID(a.ID), message.MessageID(e.Message.MessageID)).Only(ctx)
 		if err != nil {
 			return fmt.Sprintf("message not readable: %v", err)
 		}
@@ -88,21 +90,11 @@ func TestIngestPublishesAfterCommit(t *testing.T) {
 	for _, end := range []agent.TurnStatus{agent.TurnCompleted, agent.TurnInterrupted, agent.TurnFailed} {
 		t.Run(string(end), func(t *testing.T) {
 			ctx := context.Background()
-			st, err := openStore(ctx, t)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			pub := &checkingPublisher{st: st}
-			svc := New(Config{Store: st, Publisher: pub})
-			if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath("/tmp/w").Exec(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := st.Client.AgentSession.Create().SetID("s1").SetWorkspaceID("w").
-				SetProvider(agent.ProviderCodex).SetSettings(agent.ComposerSettings{}).
-				SetProviderSessionID("thread-1").Save(ctx); err != nil {
-				t.Fatal(err)
-			}
+			st := storetest.New(t)
+			pub, problems := checking(st.Store)
+			svc := New(Config{Store: st.Store, Publisher: pub})
+			st.Workspace(storetest.Workspace{ID: "w"})
+			st.Session(storetest.Session{ID: "s1", Workspace: "w", Thread: "thread-1"})
 			for _, e := range []agent.Event{
 				{Kind: agent.EventThreadStatus, Status: string(agent.ThreadActive)},
 				{Kind: agent.EventTurnStarted},
@@ -117,13 +109,13 @@ func TestIngestPublishesAfterCommit(t *testing.T) {
 					t.Fatalf("%s: %v", e.Kind, err)
 				}
 			}
-			for _, p := range pub.problems {
+			for _, p := range problems() {
 				t.Error(p)
 			}
 			want := []activity.Kind{activity.SessionUpdated, activity.TurnStarted, activity.MessageAdded,
 				activity.MessageAdded, activity.MessageUpdated, activity.TurnCompleted, activity.SessionUpdated}
-			if fmt.Sprint(pub.kinds) != fmt.Sprint(want) {
-				t.Errorf("published %v, want %v", pub.kinds, want)
+			if got := pub.Kinds(); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("published %v, want %v", got, want)
 			}
 		})
 	}
@@ -135,10 +127,10 @@ func TestSetStatusReadsTheStore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newTestEnv(t)
-	pub := &checkingPublisher{st: e.st}
+	pub, problems := checking(e.st.Store)
 	e.svc.pub = pub
-	e.workspace(t, "w")
-	stale := e.session(t, "w", "s1") // READY
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	stale := e.st.Session(storetest.Session{ID: "s1", Workspace: "w"}) // READY
 	if err := e.st.Client.AgentSession.UpdateOneID("s1").SetStatus(agentsession.StatusWORKING).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +144,7 @@ func TestSetStatusReadsTheStore(t *testing.T) {
 	if err := e.svc.setStatus(ctx, got, agentsession.StatusREADY); err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(pub.kinds) != fmt.Sprint([]activity.Kind{activity.SessionUpdated}) || len(pub.problems) > 0 {
-		t.Fatalf("published %v (problems %v), want one SESSION_UPDATED", pub.kinds, pub.problems)
+	if kinds, problems := pub.Kinds(), problems(); fmt.Sprint(kinds) != fmt.Sprint([]activity.Kind{activity.SessionUpdated}) || len(problems) > 0 {
+		t.Fatalf("published %v (problems %v), want one SESSION_UPDATED", kinds, problems)
 	}
 }

@@ -45,6 +45,7 @@ type Session struct {
 	ID, Workspace, Title, Cwd string
 	Provider                  string              // agent.ProviderCodex
 	Thread                    string              // the provider session id: "thread-<ID>"
+	NoThread                  bool                // no provider session id: Thread is ignored
 	Status                    agentsession.Status // READY
 	Settings                  agent.ComposerSettings
 	RuntimeContext            map[string]any // nil: none (NULL)
@@ -168,7 +169,10 @@ func (spec Session) withDefaults() Session {
 	if spec.Provider == "" {
 		spec.Provider = agent.ProviderCodex
 	}
-	if spec.Thread == "" {
+	switch {
+	case spec.NoThread:
+		spec.Thread = ""
+	case spec.Thread == "":
 		spec.Thread = "thread-" + spec.ID
 	}
 	if spec.Status == "" {

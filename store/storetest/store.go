@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,12 +18,20 @@ type Store struct {
 	ctx context.Context
 }
 
+// migrateMu serializes store.Open among a package's parallel tests: ent's
+// migration (Schema.Create) writes its package-level table descriptions,
+// so two running at once race (go test -race). The server opens one store,
+// so the lock lives here, not in store.
+var migrateMu sync.Mutex
+
 // New opens a fresh database in t's temp dir the way the server does
 // (store.Open). Each test has its own file, so tests may run in parallel.
 func New(t testing.TB) *Store {
 	t.Helper()
 	ctx := context.Background()
+	migrateMu.Lock()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "tuttid.db"))
+	migrateMu.Unlock()
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -46,6 +46,10 @@ func TestSeedDefaultsAndVersions(t *testing.T) {
 		t.Errorf("last message version %d after Turns, want 3", a.LastMessageVersion)
 	}
 
+	if a := db.Session(storetest.Session{ID: "n", Workspace: "ws", Thread: "ignored", NoThread: true}); a.ProviderSessionID != "" {
+		t.Errorf("NoThread session has thread %q, want none", a.ProviderSessionID)
+	}
+
 	db.Session(storetest.Session{ID: "c", Workspace: "ws"})
 	f := db.Forks(storetest.Fork{Workspace: "ws", Parent: "s", Child: "c", TurnID: "t1", At: 7})
 	if len(f) != 1 || f[0].ForkRequestID != "req-c" || f[0].ParentProviderSessionID != "thread-s" || f[0].ChildProviderSessionID != "thread-c" {
