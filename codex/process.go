@@ -60,7 +60,7 @@ func spawn(ctx context.Context, cfg Config, gen uint64, h connHandlers) (*proces
 	}
 
 	cmd := exec.Command(path, cfg.Args...)
-	cmd.Env = cfg.Env
+	cmd.Env = childEnv(cfg.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	setProcessGroup(cmd)
 	if err := startProcess(cmd); err != nil {
