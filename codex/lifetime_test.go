@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -182,4 +183,49 @@ func describe(pids []int) string {
 		parts = append(parts, fmt.Sprintf("%d(%s)", pid, exe))
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// TestCodexOutlivesTheThreadThatStartedIt: Pdeathsig fires when the OS
+// thread that forked the child exits. A caller whose goroutine locked its
+// thread and ends without unlocking it (Go then ends that thread) must not
+// take Codex with it.
+func TestCodexOutlivesTheThreadThatStartedIt(t *testing.T) {
+	cfg := fakeConfig(t, t.TempDir(), "normal")
+	r := New(cfg)
+	t.Cleanup(func() { _ = r.Close() })
+	// Go never ends the main thread; a goroutine that finds itself locked
+	// to it stays there (until the test ends), so that the next one is
+	// locked to a thread that does end.
+	release := make(chan struct{})
+	defer close(release)
+	errc := make(chan error, 1)
+	for launched := false; !launched; {
+		onMain := make(chan bool, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
+			if syscall.Gettid() == os.Getpid() {
+				onMain <- true
+				<-release
+				return
+			}
+			onMain <- false
+			errc <- r.Launch(context.Background())
+		}()
+		launched = !<-onMain
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := p.cmd.Process.Pid
+	time.Sleep(500 * time.Millisecond) // the locked thread is gone by now
+	if state, _, ok := procStat(pid); !ok || state == "Z" {
+		t.Fatalf("codex (pid %d) died with the thread that started it (state %q)", pid, state)
+	}
+	if p, err = r.current(); err != nil || p.gen != 1 {
+		t.Fatalf("the app-server was restarted (err %v)", err)
+	}
 }
