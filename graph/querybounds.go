@@ -20,7 +20,7 @@ import (
 // compared, and fields with different arguments give an error per pair):
 // unbounded, 3,000 aliases `a: workspace(id:"N"){id}` (89 KB) answered
 // 1 GB of errors from 10 GiB of memory, 30,000 `a: __typename` took 44 s.
-// All the GUI's operations together have 600 tokens and 411 fields, the
+// All the GUI's operations together have about 600 tokens and 411 fields, the
 // full introspection query 181 tokens and 468 fields (fragments expanded;
 // TestQueryBoundsMargin).
 const (
@@ -28,9 +28,9 @@ const (
 	// included.
 	maxQueryTokens = 15_000
 	// maxQueryFields bounds the fields of a document, each fragment spread
-	// counted as the fields it expands to: at most about a million pairs to
-	// compare (measured at the bound: under a second and 300 MiB allocated when
-	// every pair conflicts, TestQueryBoundsWorstCaseWithin).
+	// counted as the fields it expands to: at most about a million pairs
+	// to compare (measured at the bound, every pair conflicting: under a
+	// second and 300 MiB allocated; TestQueryBoundsWorstCaseWithin).
 	maxQueryFields = 1_500
 	// maxValidationErrors bounds the errors an answer lists; one more says
 	// that the rest were left out.
