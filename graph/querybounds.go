@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -15,31 +16,40 @@ import (
 	"tuttid/apperr"
 )
 
-// Bounds on an operation, checked before gqlparser validates it. Validation
-// is quadratic in the fields that share a response name (every pair is
-// compared, and fields with different arguments give an error per pair):
-// unbounded, 3,000 aliases `a: workspace(id:"N"){id}` (89 KB) answered
-// 1 GB of errors from 10 GiB of memory, 30,000 `a: __typename` took 44 s.
-// All the GUI's operations together have about 600 tokens and 411 fields, the
-// full introspection query 181 tokens and 468 fields (fragments expanded;
-// TestQueryBoundsMargin).
+// Bounds on an operation, checked before gqlparser validates it.
+// Validation compares every two fields that share a response name (an
+// alias, or the field's name) in one selection set, their subfields
+// included, and reports an error per conflicting pair: unbounded, 3,000
+// aliases `a: workspace(id:"N"){id}` (89 KB) answered 1 GB of errors from
+// 10 GiB of memory, 30,000 `a: __typename` took 44 s. Fields with distinct
+// names cost linear work only: a subscription with 2,000 aliases of one
+// field is fine. All the GUI's operations together have about 600 tokens,
+// 411 fields and 419 comparisons, the full introspection query 468
+// fields (fragments expanded; TestQueryBoundsMargin).
 const (
 	// maxQueryTokens bounds the lexical tokens of a document, comments
 	// included.
-	maxQueryTokens = 15_000
+	maxQueryTokens = 20_000
 	// maxQueryFields bounds the fields of a document, each fragment spread
-	// counted as the fields it expands to: at most about a million pairs
-	// to compare (measured at the bound, every pair conflicting: under a
-	// second and 300 MiB allocated; TestQueryBoundsWorstCaseWithin).
-	maxQueryFields = 1_500
+	// counted as the fields it expands to. The complexity limit, checked
+	// after validation, would refuse as many fields of one operation.
+	maxQueryFields = complexityLimit
+	// maxSameNameComparisons bounds the pairs of fields sharing a response
+	// name that validation compares (counted as the sum over each response
+	// name of a selection set of the square of its fields, subfields of
+	// fields of one name taken together). At the bound, every pair
+	// conflicting: about 0.1 s and 30 MiB allocated
+	// (TestQueryBoundsWorstCaseWithin).
+	maxSameNameComparisons = 250_000
 	// maxValidationErrors bounds the errors an answer lists; one more says
 	// that the rest were left out.
 	maxValidationErrors = 100
 )
 
-// queryBounds refuses, before validation, a document over maxQueryTokens or
-// maxQueryFields with request_too_large. Documents already in the query
-// cache were validated and are not checked again.
+// queryBounds refuses, before validation, a document over maxQueryTokens,
+// maxQueryFields or maxSameNameComparisons with request_too_large.
+// Documents already in the query cache were validated and are not checked
+// again.
 type queryBounds struct {
 	cache graphql.Cache[*ast.QueryDocument]
 }
@@ -72,8 +82,12 @@ func checkQuery(query string) *gqlerror.Error {
 	if err != nil {
 		return nil
 	}
-	if fields := countFields(doc, maxQueryFields); fields > maxQueryFields {
+	c := measure(doc, maxQueryFields)
+	switch {
+	case c.fields > maxQueryFields:
 		return tooLarge(fmt.Sprintf("the operation has more than %d fields (fragments counted as often as they are spread)", maxQueryFields))
+	case c.comparisons > maxSameNameComparisons:
+		return tooLarge(fmt.Sprintf("the operation repeats response names too often: validation would compare about %d pairs of fields sharing one (at most %d); use distinct aliases", c.comparisons, maxSameNameComparisons))
 	}
 	return nil
 }
@@ -97,62 +111,112 @@ func countTokens(src *ast.Source, limit int) int {
 	return n
 }
 
-// countFields counts the fields of doc's operations and fragment
-// definitions, a fragment spread counting as the fields of its fragment,
-// up to limit+1. Each fragment is counted once (a cycle counts nothing:
-// validation reports it).
-func countFields(doc *ast.QueryDocument, limit int) int {
-	c := fieldCounter{doc: doc, limit: limit, fragments: map[string]int{}}
-	n := 0
+// cost is what validating a document takes.
+type cost struct {
+	// fields counts the fields with every fragment spread expanded, up to
+	// the limit given to measure, plus one.
+	fields int
+	// comparisons is, over every selection set with its fragments expanded
+	// and the subfields of its fields of one response name taken together,
+	// the sum of the squares of the number of fields of each response
+	// name: a bound on the pairs validation compares.
+	comparisons int
+}
+
+// measure walks doc's operations and fragment definitions (validation
+// checks both) with every fragment spread expanded, except a spread of a
+// fragment being expanded already (a cycle, which validation reports). It
+// stops once more than maxFields fields were seen, so a fragment spread
+// exponentially often costs no more than that.
+func measure(doc *ast.QueryDocument, maxFields int) cost {
+	m := measurer{doc: doc, max: maxFields}
 	for _, op := range doc.Operations {
-		n = c.add(n, c.selections(op.SelectionSet))
+		m.merged([]scoped{{set: op.SelectionSet}})
 	}
 	for _, f := range doc.Fragments {
-		n = c.add(n, c.fragment(f.Name))
+		m.merged([]scoped{{set: f.SelectionSet, path: &fragmentPath{name: f.Name}}})
 	}
-	return n
+	return m.cost
 }
 
-type fieldCounter struct {
-	doc       *ast.QueryDocument
-	limit     int
-	fragments map[string]int // -1 while being counted
+type measurer struct {
+	doc  *ast.QueryDocument
+	max  int
+	cost cost
 }
 
-// add saturates at limit+1, so that fragments spread exponentially often
-// do not overflow.
-func (c *fieldCounter) add(a, b int) int { return min(a+b, c.limit+1) }
+// scoped is a selection set and the fragments it was expanded from.
+type scoped struct {
+	set  ast.SelectionSet
+	path *fragmentPath
+}
 
-func (c *fieldCounter) selections(set ast.SelectionSet) int {
-	n := 0
-	for _, s := range set {
-		switch s := s.(type) {
-		case *ast.Field:
-			n = c.add(n, c.add(1, c.selections(s.SelectionSet)))
-		case *ast.InlineFragment:
-			n = c.add(n, c.selections(s.SelectionSet))
-		case *ast.FragmentSpread:
-			n = c.add(n, c.fragment(s.Name))
-		}
-		if n > c.limit {
-			break
+type fragmentPath struct {
+	name string
+	up   *fragmentPath
+}
+
+func (p *fragmentPath) has(name string) bool {
+	for ; p != nil; p = p.up {
+		if p.name == name {
+			return true
 		}
 	}
-	return n
+	return false
 }
 
-func (c *fieldCounter) fragment(name string) int {
-	if n, ok := c.fragments[name]; ok {
-		return max(n, 0)
+func (m *measurer) over() bool { return m.cost.fields > m.max }
+
+// merged measures the selection sets of the fields of one response name
+// (or a root) as one set.
+func (m *measurer) merged(sets []scoped) {
+	count := map[string]int{}
+	var names []string // in order, for a deterministic walk
+	subs := map[string][]scoped{}
+	var collect func(set ast.SelectionSet, path *fragmentPath)
+	collect = func(set ast.SelectionSet, path *fragmentPath) {
+		for _, s := range set {
+			if m.over() {
+				return
+			}
+			switch s := s.(type) {
+			case *ast.Field:
+				m.cost.fields++
+				name := s.Alias
+				if name == "" {
+					name = s.Name
+				}
+				if count[name] == 0 {
+					names = append(names, name)
+				}
+				count[name]++
+				if len(s.SelectionSet) > 0 {
+					subs[name] = append(subs[name], scoped{set: s.SelectionSet, path: path})
+				}
+			case *ast.InlineFragment:
+				collect(s.SelectionSet, path)
+			case *ast.FragmentSpread:
+				if def := m.doc.Fragments.ForName(s.Name); def != nil && !path.has(s.Name) {
+					collect(def.SelectionSet, &fragmentPath{name: s.Name, up: path})
+				}
+			}
+		}
 	}
-	def := c.doc.Fragments.ForName(name)
-	if def == nil {
-		return 0
+	for _, s := range sets {
+		collect(s.set, s.path)
 	}
-	c.fragments[name] = -1
-	n := c.selections(def.SelectionSet)
-	c.fragments[name] = n
-	return n
+	for _, name := range names {
+		k := count[name]
+		m.cost.comparisons = min(m.cost.comparisons+k*k, math.MaxInt/2)
+	}
+	for _, name := range names {
+		if m.over() {
+			return
+		}
+		if len(subs[name]) > 0 {
+			m.merged(subs[name])
+		}
+	}
 }
 
 // cappedRules is gqlparser's default rules, each reporting through a
