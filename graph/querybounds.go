@@ -222,7 +222,8 @@ func (m *measurer) merged(sets []scoped) {
 // cappedRules is gqlparser's default rules, each reporting through a
 // shared count that keeps the first maxValidationErrors errors of one
 // validation and one that says more were left out. gqlgen calls it once a
-// validation.
+// validation, and swaps in its own FieldsOnCorrectType and ScalarLeafs
+// (uncapped, but at most an error a field, so bounded by maxQueryFields).
 func cappedRules() *rules.Rules {
 	n := 0
 	capped := func(addError core.AddErrFunc) core.AddErrFunc {
