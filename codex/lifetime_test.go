@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"tuttid/agent"
 	"tuttid/codex/codextest"
 )
 
@@ -27,6 +28,10 @@ import (
 const (
 	lifetimeHelperEnv = "TUTTID_CODEX_LIFETIME_HELPER"
 	lifetimeHomeEnv   = "TUTTID_CODEX_LIFETIME_HOME"
+	// lifetimeTurnEnv, when set, is a prompt the helper sends in a new
+	// full-access thread before it reports (the model's reply runs a
+	// command).
+	lifetimeTurnEnv = "TUTTID_CODEX_LIFETIME_TURN"
 )
 
 func TestCodexLifetimeHelper(t *testing.T) {
@@ -46,6 +51,19 @@ func TestCodexLifetimeHelper(t *testing.T) {
 	if err != nil {
 		fmt.Println("current:", err)
 		os.Exit(1)
+	}
+	if prompt := os.Getenv(lifetimeTurnEnv); prompt != "" {
+		full := agent.ComposerSettings{PermissionModeID: agent.PermissionFullAccess}
+		sess, err := r.Start(context.Background(), agent.StartInput{Provider: agent.ProviderCodex, Cwd: os.TempDir(), Settings: full})
+		if err != nil {
+			fmt.Println("start:", err)
+			os.Exit(1)
+		}
+		if _, err := r.SendTurn(context.Background(), agent.SendTurnInput{Provider: agent.ProviderCodex,
+			ProviderSessionID: sess.ProviderSessionID, Settings: full, Text: prompt}); err != nil {
+			fmt.Println("send:", err)
+			os.Exit(1)
+		}
 	}
 	// A process that outlives this one holding the app-server's stdin, so
 	// that Codex cannot learn of this process's death from an end of file:
@@ -228,4 +246,81 @@ func TestCodexOutlivesTheThreadThatStartedIt(t *testing.T) {
 	if p, err = r.current(); err != nil || p.gen != 1 {
 		t.Fatalf("the app-server was restarted (err %v)", err)
 	}
+}
+
+// TestCodexCommandsDieWithTuttid: a command the agent runs (through
+// Codex's exec_command) does not outlive a SIGKILLed tuttid either.
+func TestCodexCommandsDieWithTuttid(t *testing.T) {
+	bin := codextest.Binary(t)
+	model := codextest.StartModelServer(t)
+	const marker = "313.25"
+	model.SetReply(func(r codextest.Request) codextest.Reply {
+		if r.AfterToolCall() {
+			return codextest.Reply{Text: "done"}
+		}
+		return codextest.Reply{Text: "running", FunctionCall: &codextest.FunctionCall{Cmd: "sleep " + marker}}
+	})
+	home := codextest.NewCodexHome(t, model.URL())
+
+	helper := exec.Command(os.Args[0], "-test.run=^TestCodexLifetimeHelper$", "-test.count=1")
+	helper.Env = append(os.Environ(), lifetimeHelperEnv+"=1", lifetimeHomeEnv+"="+home, codextest.BinaryEnv+"="+bin,
+		lifetimeTurnEnv+"=run it")
+	out, err := helper.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper.Stderr = os.Stderr
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = helper.Process.Kill(); _ = helper.Wait() })
+	var codexPid, holderPid int
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if _, serr := fmt.Sscanf(line, "codex %d holder %d", &codexPid, &holderPid); serr != nil {
+		t.Fatalf("helper said %q (%v)", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	t.Cleanup(func() { _ = syscall.Kill(holderPid, syscall.SIGKILL) })
+	t.Cleanup(func() { _ = syscall.Kill(-codexPid, syscall.SIGKILL) })
+
+	var sleeper int
+	for deadline := time.Now().Add(30 * time.Second); sleeper == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		sleeper = findCmdline("sleep\x00" + marker)
+	}
+	if sleeper == 0 {
+		t.Fatalf("the command never ran")
+	}
+	t.Cleanup(func() { _ = syscall.Kill(sleeper, syscall.SIGKILL) })
+	_, pgid, _ := procStat(sleeper)
+	t.Logf("the command: pid %d, process group %d (codex's: %d)", sleeper, pgid, codexPid)
+
+	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = helper.Wait()
+	killed := time.Now()
+	for time.Since(killed) < 5*time.Second {
+		if state, _, ok := procStat(sleeper); !ok || state == "Z" {
+			t.Logf("the command gone %v after tuttid was killed", time.Since(killed).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("5s after tuttid was killed, the command it ran still runs: %v", describe([]int{sleeper}))
+}
+
+// findCmdline finds a process whose /proc/pid/cmdline starts with prefix.
+func findCmdline(prefix string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.HasPrefix(string(b), prefix) {
+			return pid
+		}
+	}
+	return 0
 }
