@@ -14,7 +14,8 @@ type Config struct {
 	// Args are the arguments after Bin (default: "app-server").
 	Args []string
 	// Env is the child's environment; nil inherits os.Environ(). Codex
-	// reads CODEX_HOME from it.
+	// reads CODEX_HOME from it. Variables named TUTTID_* (tuttid's own
+	// configuration, its token first) are dropped from it either way.
 	Env []string
 	// Logger receives the runtime's logs and the child's stderr (at debug
 	// level). Default: slog.Default().

@@ -22,9 +22,10 @@ type process struct {
 	conn      *conn
 	stdin     *os.File
 	startedAt time.Time
-	exited    chan struct{} // closed once the process is reaped and its pipes closed
-	waitErr   error         // valid after exited
-	stderr    stderrTail    // its first lines, to explain a failed start
+	exited    chan struct{}  // closed once the process is reaped and its pipes closed
+	waitErr   error          // valid after exited
+	stderr    stderrTail     // its first lines, to explain a failed start
+	watchdog  *groupWatchdog // kills the process group if tuttid dies; nil if it did not start
 }
 
 // resolveBin finds the executable, with an error that says how to fix it.
@@ -59,10 +60,10 @@ func spawn(ctx context.Context, cfg Config, gen uint64, h connHandlers) (*proces
 	}
 
 	cmd := exec.Command(path, cfg.Args...)
-	cmd.Env = cfg.Env
+	cmd.Env = childEnv(cfg.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := startProcess(cmd); err != nil {
 		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
 		return nil, fmt.Errorf("%w: start %s: %v", agent.ErrRuntimeUnavailable, path, err)
 	}
@@ -70,6 +71,11 @@ func spawn(ctx context.Context, cfg Config, gen uint64, h connHandlers) (*proces
 	closeAll(stdinR, stdoutW, stderrW)
 
 	log := cfg.Logger.With("pid", cmd.Process.Pid)
+	watchdog, err := startWatchdog(cmd.Process.Pid, cmd.Env)
+	if err != nil {
+		// Pdeathsig still stops the direct child (on Linux).
+		log.Warn("codex app-server runs without its watchdog: if tuttid dies, the process it runs may outlive it", "err", err)
+	}
 	p := &process{
 		gen:       gen,
 		cmd:       cmd,
@@ -77,6 +83,7 @@ func spawn(ctx context.Context, cfg Config, gen uint64, h connHandlers) (*proces
 		startedAt: time.Now(),
 		exited:    make(chan struct{}),
 		conn:      newConn(stdoutR, stdinW, cfg.MaxLineBytes, log, h),
+		watchdog:  watchdog,
 	}
 	stderrDone := make(chan struct{})
 	go func() {
@@ -103,6 +110,7 @@ func spawn(ctx context.Context, cfg Config, gen uint64, h connHandlers) (*proces
 func (p *process) reap(stdoutR, stderrR *os.File, stderrDone <-chan struct{}) {
 	p.waitErr = p.cmd.Wait()
 	signalGroup(p.cmd, true)
+	p.watchdog.stop()
 	timer := time.NewTimer(2 * time.Second)
 	defer timer.Stop()
 	select {

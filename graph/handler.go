@@ -37,8 +37,9 @@ type HandlerConfig struct {
 }
 
 // NewHandler is the GraphQL executor the server mounts at /query, with
-// every limit and hook it runs with: the complexity limit, the read-ahead,
-// the error presenter and panic recovery. The tests run this same handler.
+// every limit and hook it runs with: the bounds checked before validation
+// (queryBounds), the complexity limit, the read-ahead, the error presenter
+// and panic recovery. The tests run this same handler.
 func NewHandler(cfg HandlerConfig) *handler.Server {
 	log := cfg.Logger
 	if log == nil {
@@ -68,9 +69,15 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	queries := lru.New[*ast.QueryDocument](1000)
+	srv.SetQueryCache(queries)
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	// After the persisted query is looked up, before gqlgen parses and
+	// validates: tokens and fields bounded, then validation's errors.
+	srv.Use(queryBounds{cache: queries})
+	srv.SetParserTokenLimit(maxQueryTokens)
+	srv.SetValidationRulesFn(cappedRules)
 	srv.Use(extension.FixedComplexityLimit(complexityLimit))
 	srv.AroundOperations(readAhead)
 	srv.SetErrorPresenter(presentError(log))
