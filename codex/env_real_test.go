@@ -79,7 +79,7 @@ func TestCodexEnvironmentHoldsNoTuttidSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.SendTurn(ctx, agent.SendTurnInput{Provider: agent.ProviderCodex, ProviderSessionID: sess.ProviderSessionID,
+	if _, err := r.SendTurn(ctx, agent.SendTurnInput{Provider: agent.ProviderCodex, ThreadID: sess.ThreadID,
 		Settings: full, Text: "run it"}); err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func TestCodexLifetimeHelper(t *testing.T) {
 			os.Exit(1)
 		}
 		if _, err := r.SendTurn(context.Background(), agent.SendTurnInput{Provider: agent.ProviderCodex,
-			ProviderSessionID: sess.ProviderSessionID, Settings: full, Text: prompt}); err != nil {
+			ThreadID: sess.ThreadID, Settings: full, Text: prompt}); err != nil {
 			fmt.Println("send:", err)
 			os.Exit(1)
 		}
