@@ -7,10 +7,10 @@ import (
 )
 
 // CheckEffort checks a reasoning effort against the provider's models:
-// for a model the list has (the default model when model is ""), the
-// effort must be one it supports; for any other model, one of
-// ReasoningEfforts (the provider's answer then decides). An empty effort
-// is always accepted. The error wraps ErrInvalidSettings and names the
+// for a model the list has, the effort must be one it supports; for any
+// other model, and for no model (the provider's configured one, which
+// need not be the list's default), one of ReasoningEfforts (the
+// provider's answer then decides). An empty effort is always accepted. The error wraps ErrInvalidSettings and names the
 // efforts that would do.
 func CheckEffort(models []Model, model, effort string) error {
 	if effort == "" {
@@ -30,11 +30,10 @@ func CheckEffort(models []Model, model, effort string) error {
 	return nil
 }
 
-// FindModel returns the listed model named model (by its model name or
-// id), or the default model when model is "".
+// FindModel returns the listed model named model (by its model name or id).
 func FindModel(models []Model, model string) (Model, bool) {
 	for _, m := range models {
-		if (model == "" && m.IsDefault) || (model != "" && (m.Model == model || m.ID == model)) {
+		if model != "" && (m.Model == model || m.ID == model) {
 			return m, true
 		}
 	}

@@ -18,7 +18,7 @@ func TestCheckEffort(t *testing.T) {
 		{"no effort", "small", "", ""},
 		{"listed model, supported", "small", "medium", ""},
 		{"listed model, beyond the static list", "big", "max", ""},
-		{"default model", "", "max", ""},
+		{"no model: the static list", "", "max", "unknown reasoning effort"},
 		{"listed model, unsupported names the supported", "small", "high", "low, medium"},
 		{"unlisted model, static list", "other-provider-model", "high", ""},
 		{"unlisted model, unknown effort", "other-provider-model", "extreme", "unknown reasoning effort"},

@@ -45,7 +45,7 @@ func steerRefused(pe *agent.ProviderError) bool {
 		return true
 	}
 	msg := strings.ToLower(pe.Message)
-	for _, s := range []string{"no active turn", "expected", "active turn", "not steerable"} {
+	for _, s := range []string{"no active turn", "expected active turn", "expectedturnid", "not steerable"} {
 		if strings.Contains(msg, s) {
 			return true
 		}
