@@ -229,6 +229,13 @@ func TestCodexSignInWithAPIKey(t *testing.T) {
 		t.Fatalf("SendTurn after logout: %v", err)
 	}
 	errs = append(errs, err)
+	_, err = g.rt.Fork(rctx(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, SourceProviderSessionID: thread, Cwd: t.TempDir()})
+	if !errors.Is(err, agent.ErrNotSignedIn) {
+		t.Fatalf("Fork after logout: %v", err)
+	}
+	errs = append(errs, err)
+	// model/list answers from Codex's bundled catalog, not the provider.
+	t.Logf("requests to the model server other than model calls: %q", g.model.OtherRequests())
 
 	// The keys went to Codex and nowhere else.
 	evs, _ := json.Marshal(g.ev.Events())
