@@ -156,6 +156,12 @@ func TestCodexSignInWithAPIKey(t *testing.T) {
 	if a := g.account(t); a.SignedIn || !a.CredentialsRefused {
 		t.Fatalf("Account after the refusal = %+v", a)
 	}
+	// Codex's history keeps the failure's kind too (settling a turn whose
+	// completion tuttid missed reads it there).
+	hist, err := g.rt.History(rctx(t), agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, TurnIDs: []string{turn.ID}})
+	if err != nil || len(hist) != 1 || hist[0].Status != agent.TurnFailed || hist[0].ErrorCode != agent.ErrorUnauthorized || hist[0].Error == "" {
+		t.Fatalf("history of the failed turn = %+v, %v", hist, err)
+	}
 	_, err = g.rt.SendTurn(rctx(t), agent.SendTurnInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, Text: "again"})
 	if !errors.Is(err, agent.ErrNotSignedIn) || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("SendTurn with refused credentials: %v", err)
@@ -446,6 +452,21 @@ func TestCodexModelsAndSteer(t *testing.T) {
 	reqs := g.model.RequestsFor(thread)
 	if texts := reqs[len(reqs)-1].UserTexts(); !slices.Contains(texts, guidance) {
 		t.Fatalf("the turn's last model request carries %q, not the steered text", texts)
+	}
+	// The thread's history keeps it in that turn, after the turn's own
+	// text: a fork through this turn carries it.
+	hist, err := g.rt.History(ctx, agent.HistoryInput{Provider: agent.ProviderCodex, ProviderSessionID: thread})
+	if err != nil || len(hist) != 1 {
+		t.Fatalf("history = %+v, %v", hist, err)
+	}
+	var users []string
+	for _, m := range hist[0].Messages {
+		if m.Role == "user" {
+			users = append(users, m.Text)
+		}
+	}
+	if !slices.Equal(users, []string{"write a poem", guidance}) {
+		t.Fatalf("user messages of the steered turn = %q", users)
 	}
 	err = g.rt.Steer(ctx, agent.SteerInput{Provider: agent.ProviderCodex, ProviderSessionID: thread, TurnID: turn.ID, Text: "too late"})
 	if !errors.Is(err, agent.ErrTurnNotRunning) {
