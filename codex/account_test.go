@@ -1,9 +1,13 @@
 package codex
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"tuttid/agent"
@@ -96,5 +100,46 @@ func TestObserveCustomProviderUnauthorized(t *testing.T) {
 		`"error":{"message":"401","codexErrorInfo":{"httpConnectionFailed":{"httpStatusCode":401}}}}}`)))
 	if len(more) != 0 || !r.acct.acct.SignedIn {
 		t.Fatalf("custom provider flipped: %+v, %+v", more, r.acct.acct)
+	}
+}
+
+func TestWithoutSecret(t *testing.T) {
+	const key = "sk-abc"
+	for _, c := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"provider error echoing the key", fmt.Errorf("codex: %w", &agent.ProviderError{Method: "account/login/start", Message: "bad key sk-abc"}), agent.ErrProviderFailed},
+		{"transport error echoing the key", fmt.Errorf("%w: wrote sk-abc", agent.ErrRuntimeUnavailable), agent.ErrRuntimeUnavailable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := withoutSecret(c.err, key)
+			if strings.Contains(got.Error(), key) || !errors.Is(got, c.want) {
+				t.Fatalf("withoutSecret = %v", got)
+			}
+		})
+	}
+	plain := errors.New("no secret here")
+	if withoutSecret(plain, key) != plain || withoutSecret(nil, key) != nil {
+		t.Fatal("an error without the key was changed")
+	}
+}
+
+func TestStartLoginRefusesBadInput(t *testing.T) {
+	r := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer r.Close()
+	ctx := context.Background()
+	for _, in := range []agent.LoginInput{
+		{Provider: agent.ProviderCodex, Method: agent.LoginAPIKey},
+		{Provider: agent.ProviderCodex, Method: "PASSWORD"},
+		{Provider: agent.ProviderCodex, Method: agent.LoginChatGPT, APIKey: "sk-x"},
+	} {
+		if _, err := r.StartLogin(ctx, in); !errors.Is(err, agent.ErrInvalidSettings) || strings.Contains(fmt.Sprint(err), "sk-x") {
+			t.Errorf("%v: %v", in, err)
+		}
+	}
+	if _, err := r.StartLogin(ctx, agent.LoginInput{Provider: "claude", Method: agent.LoginAPIKey, APIKey: "k"}); !errors.Is(err, agent.ErrUnsupportedProvider) {
+		t.Errorf("other provider: %v", err)
 	}
 }
