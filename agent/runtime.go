@@ -251,10 +251,12 @@ type RuntimeSession struct {
 
 // RuntimeTurn is one turn of a thread.
 type RuntimeTurn struct {
-	ID       string
-	Status   TurnStatus
-	Error    string
-	Messages []RuntimeMessage
+	ID     string
+	Status TurnStatus
+	Error  string
+	// ErrorCode is the provider's kind of failure (TurnFailure.Code).
+	ErrorCode string
+	Messages  []RuntimeMessage
 }
 
 // RuntimeMessage is one provider item projected to the form tuttid stores
@@ -318,4 +320,12 @@ type Event struct {
 	ItemKind   string
 	Approval   *ApprovalRequest    // approval_requested
 	Resolution *ApprovalResolution // approval_resolved
+	// Failure says why: a failed turn_completed (Error repeats its
+	// message), turn_retrying.
+	Failure    *TurnFailure
+	TokenUsage *TokenUsage // token_usage
+	Account    *Account    // account_updated
+	LoginID    string      // account_updated after a login
+	RateLimits *RateLimits // rate_limits
+	Notice     string      // warning: the provider's text
 }

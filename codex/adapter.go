@@ -15,7 +15,7 @@ func (r *Runtime) Start(ctx context.Context, in agent.StartInput) (agent.Runtime
 	if err := checkProvider(in.Provider); err != nil {
 		return agent.RuntimeSession{}, err
 	}
-	s, err := r.validate(in.Settings)
+	s, err := r.ready(ctx, in.Settings)
 	if err != nil {
 		return agent.RuntimeSession{}, err
 	}
@@ -39,7 +39,7 @@ func (r *Runtime) SendTurn(ctx context.Context, in agent.SendTurnInput) (agent.R
 	if err := checkProvider(in.Provider); err != nil {
 		return agent.RuntimeTurn{}, err
 	}
-	s, err := r.validate(in.Settings)
+	s, err := r.ready(ctx, in.Settings)
 	if err != nil {
 		return agent.RuntimeTurn{}, err
 	}
@@ -179,7 +179,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	if err := checkProvider(in.Provider); err != nil {
 		return agent.RuntimeForkResult{}, err
 	}
-	s, err := r.validate(in.Settings)
+	s, err := r.ready(ctx, in.Settings)
 	if err != nil {
 		return agent.RuntimeForkResult{}, err
 	}
@@ -333,4 +333,22 @@ func (r *Runtime) validate(in agent.ComposerSettings) (settings, error) {
 		return settings{}, fmt.Errorf("%w: planMode needs Codex's experimental collaboration mode, which this runtime does not enable", agent.ErrInvalidSettings)
 	}
 	return s, nil
+}
+
+// ready is validate with what needs Codex: the effort the chosen model
+// supports (models.go) and a sign-in (account.go).
+func (r *Runtime) ready(ctx context.Context, in agent.ComposerSettings) (settings, error) {
+	if err := r.checkEffort(ctx, in); err != nil {
+		return settings{}, err
+	}
+	// The effort is checked above, against the model's own list, which
+	// may go beyond validateSettings' static one (Codex 0.169's "max").
+	effort := in.ReasoningEffort
+	in.ReasoningEffort = ""
+	s, err := r.validate(in)
+	if err != nil {
+		return s, err
+	}
+	s.ReasoningEffort = effort
+	return s, r.checkSignedIn(ctx)
 }

@@ -42,6 +42,12 @@ type Config struct {
 	// tuttid's server turns it on. When false, planMode is refused with
 	// agent.ErrInvalidSettings.
 	ExperimentalPlanMode bool
+	// RequireSignIn refuses Start, SendTurn and Fork with
+	// agent.ErrNotSignedIn while Codex says it needs a sign-in it does not
+	// have (or a turn found its credentials refused), instead of starting a
+	// turn Codex retries for minutes. A Codex that cannot report its
+	// account is not refused.
+	RequireSignIn bool
 	// OnSent, when set, is called with a request's method once it is
 	// written to the app-server. tuttid's crash tests use it to stop the
 	// process while Codex handles a request.

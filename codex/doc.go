@@ -17,7 +17,13 @@
 // sends them; events.go and items.go turn notifications and items into
 // agent events and messages; approvals.go answers what Codex asks;
 // threads.go lists and archives threads (the fork journal's search);
-// errors.go maps Codex's errors to agent's.
+// errors.go maps Codex's errors to agent's. account.go implements
+// agent.Accounts (account/*: sign-in state kept current from Codex's
+// notifications, logins, logout, rate limits) and refuses turns while
+// Codex is not signed in (Config.RequireSignIn); models.go is model/list
+// and the reasoning efforts each model takes; steer.go is turn/steer;
+// events_account.go and wire_account.go project the notifications of
+// accounts, usage, retries and warnings; failure.go reads codexErrorInfo.
 //
 // The package knows nothing of storage, SQL or GraphQL.
 package codex

@@ -21,6 +21,10 @@ type eventQueue struct {
 	items  []agent.Event
 	signal chan struct{}
 	out    chan agent.Event
+	// observe, when set, sees each event before it is queued, on the
+	// pusher's goroutine (for notifications, the reader's: it must not call
+	// Codex). It returns the event to queue and any to queue after it.
+	observe func(agent.Event) (agent.Event, []agent.Event)
 }
 
 func newEventQueue() *eventQueue {
@@ -28,8 +32,13 @@ func newEventQueue() *eventQueue {
 }
 
 func (q *eventQueue) push(e agent.Event) {
+	var more []agent.Event
+	if q.observe != nil {
+		e, more = q.observe(e)
+	}
 	q.mu.Lock()
 	q.items = append(q.items, e)
+	q.items = append(q.items, more...)
 	q.mu.Unlock()
 	select {
 	case q.signal <- struct{}{}:
@@ -88,8 +97,14 @@ func toEvent(method string, params json.RawMessage) agent.Event {
 			}
 			e.Kind, e.Status = agent.EventTurnCompleted, string(turnStatus(p.Turn.Status))
 			if p.Turn.Error != nil {
-				e.Error = p.Turn.Error.Message
+				f := p.Turn.Error.failure()
+				e.Error, e.Failure = f.Message, &f
 			}
+			return e
+		}
+	case "error", "thread/tokenUsage/updated", "account/updated", "account/login/completed",
+		"account/rateLimits/updated", "warning", "configWarning", "deprecationNotice":
+		if accountEvent(&e, method, params) {
 			return e
 		}
 	case "item/started", "item/completed":

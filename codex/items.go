@@ -80,7 +80,8 @@ func projectItem(turnID string, raw json.RawMessage, started bool) agent.Runtime
 func projectTurn(t wireTurn) agent.RuntimeTurn {
 	rt := agent.RuntimeTurn{ID: t.ID, Status: turnStatus(t.Status)}
 	if t.Error != nil {
-		rt.Error = t.Error.Message
+		f := t.Error.failure()
+		rt.Error, rt.ErrorCode = f.Message, f.Code
 	}
 	for _, it := range t.Items {
 		rt.Messages = append(rt.Messages, projectItem(t.ID, it, false))

@@ -23,6 +23,9 @@ type Runtime struct {
 	approvals *approvals
 	pageSize  int // thread/turns/list page size; tests lower it
 	pageBytes int // the bytes a thread/turns/list page aims at; tests lower it
+	// modelPageLimit is model/list's page size; tests lower it.
+	modelPageLimit int
+	acct           *accountState // account.go
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -63,11 +66,14 @@ func New(cfg Config) *Runtime {
 		events:    newEventQueue(),
 		pageSize:  100,
 		pageBytes: historyPageBytes,
+		acct:      &accountState{},
 		ctx:       ctx,
 		cancel:    cancel,
 		downErr:   fmt.Errorf("%w: codex runtime not launched", agent.ErrRuntimeUnavailable),
 		threads:   make(map[string]*threadState),
 	}
+	r.modelPageLimit = modelPageLimit
+	r.events.observe = r.observe
 	r.approvals = newApprovals(cfg.Logger, r.modeOf, r.events.push)
 	r.approvals.interrupt = func(ctx context.Context, threadID, turnID string) error {
 		return r.Interrupt(ctx, agent.InterruptInput{Provider: agent.ProviderCodex, ThreadID: threadID, TurnID: turnID})

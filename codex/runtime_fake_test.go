@@ -161,7 +161,7 @@ func TestFakeTurnEventsAndHistory(t *testing.T) {
 			kinds = append(kinds, string(e.Kind))
 		}
 	}
-	want := "thread_status turn_started item_started item_completed other item_started message_delta message_delta item_completed thread_status turn_completed"
+	want := "thread_status turn_started item_started item_completed token_usage item_started message_delta message_delta item_completed thread_status turn_completed"
 	if got := strings.Join(kinds, " "); !strings.HasSuffix(got, want) {
 		t.Fatalf("event order\n got %s\nwant …%s", got, want)
 	}

@@ -189,6 +189,8 @@ func isScalar(node json.RawMessage) bool {
 var methodsCalled = []string{
 	"initialize", "thread/start", "thread/resume", "thread/fork", "turn/start", "turn/interrupt",
 	"thread/turns/list", "thread/read", "thread/archive",
+	"account/read", "account/login/start", "account/login/cancel", "account/logout", "account/rateLimits/read",
+	"model/list", "turn/steer",
 }
 
 // TestProtocolSchemaCoversWhatTuttidSends runs tuttid's runtime against the
@@ -259,6 +261,28 @@ func TestProtocolSchemaCoversWhatTuttidSends(t *testing.T) {
 	s := agent.ComposerSettings{Model: "mock-model", ReasoningEffort: "high", PermissionModeID: agent.PermissionWorkspaceWrite,
 		PlanMode: true, BrowserUse: true}
 	cwd := t.TempDir()
+	// The account side (models are listed by the first Start's effort check).
+	if _, err := rt.Account(ctx, agent.ProviderCodex); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.RateLimits(ctx, agent.ProviderCodex); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []agent.LoginInput{{Method: agent.LoginAPIKey, APIKey: "sk-schema-test"}, {Method: agent.LoginChatGPT}} {
+		in.Provider = agent.ProviderCodex
+		l, err := rt.StartLogin(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.LoginID != "" {
+			if err := rt.CancelLogin(ctx, agent.ProviderCodex, l.LoginID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := rt.Logout(ctx, agent.ProviderCodex); err != nil {
+		t.Fatal(err)
+	}
 	sess, err := rt.Start(ctx, agent.StartInput{Provider: agent.ProviderCodex, Cwd: cwd, Settings: s})
 	if err != nil {
 		t.Fatal(err)
@@ -303,6 +327,19 @@ func TestProtocolSchemaCoversWhatTuttidSends(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // Codex refuses until the turn really runs
 	}
 	ev.Wait(t, 60*time.Second, "interrupted", TurnDone(slow))
+	before := len(model.Requests())
+	steered := turn("slow, then steered", s)
+	if _, err := model.WaitRequests(ctx, before+1); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Steer(ctx, agent.SteerInput{Provider: agent.ProviderCodex, ThreadID: thread, TurnID: steered,
+		Text: "slow down"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Interrupt(ctx, agent.InterruptInput{Provider: agent.ProviderCodex, ThreadID: thread, TurnID: steered}); err != nil {
+		t.Fatal(err)
+	}
+	ev.Wait(t, 60*time.Second, "steered turn interrupted", TurnDone(steered))
 	if err := rt.Archive(ctx, agent.ProviderCodex, thread); err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +382,8 @@ func TestProtocolSchemaCoversWhatTuttidSends(t *testing.T) {
 			schema.check(t, m.Method, schema.defs[def], m.Params)
 		}
 	}
-	for _, m := range []string{"initialize", "initialized", "thread/start", "turn/start", "thread/fork", "thread/turns/list", "thread/resume", "turn/interrupt", "thread/archive"} {
+	for _, m := range []string{"initialize", "initialized", "thread/start", "turn/start", "thread/fork", "thread/turns/list", "thread/resume", "turn/interrupt", "thread/archive",
+		"account/read", "account/login/start", "account/login/cancel", "account/logout", "account/rateLimits/read", "model/list", "turn/steer"} {
 		if !seen[m] {
 			t.Errorf("the recorded exchange has no %s (the test did not exercise it)", m)
 		}

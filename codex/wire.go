@@ -19,15 +19,11 @@ type wireThread struct {
 	Turns         []wireTurn       `json:"turns"`
 }
 
-type wireTurnError struct {
-	Message string `json:"message"`
-}
-
 type wireTurn struct {
 	ID     string            `json:"id"`
 	Items  []json.RawMessage `json:"items"`
 	Status string            `json:"status"`
-	Error  *wireTurnError    `json:"error"`
+	Error  *wireCodexError   `json:"error"` // failure.go
 }
 
 // wireThreadResponse is the common part of ThreadStartResponse,

@@ -20,6 +20,9 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 		r.script = r.script[1:]
 	}
 	refuse, entered, release, beforeReturn := r.refuse, r.entered, r.release, r.beforeReturn
+	if refuse == nil {
+		refuse = r.notSignedIn()
+	}
 	r.mu.Unlock()
 	if refuse != nil {
 		return agent.RuntimeForkResult{}, refuse

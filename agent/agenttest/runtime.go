@@ -46,6 +46,8 @@ type Runtime struct {
 	listed     []agent.ThreadInfo
 	listErr    error
 
+	acct accounts // accounts.go
+
 	events chan agent.Event
 }
 
@@ -98,6 +100,9 @@ func (r *Runtime) Start(_ context.Context, in agent.StartInput) (agent.RuntimeSe
 	if r.refuse != nil {
 		return agent.RuntimeSession{}, r.refuse
 	}
+	if err := r.notSignedIn(); err != nil {
+		return agent.RuntimeSession{}, err
+	}
 	return agent.RuntimeSession{ThreadID: fmt.Sprintf("thread-start-%d", len(r.starts)), Status: agent.ThreadIdle, Cwd: in.Cwd}, nil
 }
 
@@ -107,6 +112,9 @@ func (r *Runtime) SendTurn(_ context.Context, in agent.SendTurnInput) (agent.Run
 	r.sends = append(r.sends, in)
 	if r.refuse != nil {
 		return agent.RuntimeTurn{}, r.refuse
+	}
+	if err := r.notSignedIn(); err != nil {
+		return agent.RuntimeTurn{}, err
 	}
 	return agent.RuntimeTurn{ID: "turn-sent", Status: agent.TurnInProgress}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -97,4 +98,25 @@ func AppendConfig(t testing.TB, dir, toml string) {
 	if _, err := f.WriteString(toml); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// OpenAIConfig is Config with Codex's built-in "openai" provider (no
+// model_provider line) pointed at the model server by openai_base_url:
+// Codex then needs a sign-in (account/read says requiresOpenaiAuth: true)
+// and sends the key it was given, as it does against OpenAI.
+func OpenAIConfig(modelURL string) string {
+	c := Config(modelURL)
+	c = strings.Replace(c, `model_provider = "mock"`+"\n", "openai_base_url = "+strconv.Quote(modelURL)+"\n", 1)
+	// The mock provider's table stays: unused, it changes nothing.
+	return c
+}
+
+// NewOpenAICodexHome writes OpenAIConfig(modelURL) in a new t.TempDir.
+func NewOpenAICodexHome(t testing.TB, modelURL string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(OpenAIConfig(modelURL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -312,6 +312,19 @@ type Reply struct {
 	ErrorMessage string
 	// FunctionCall, when set, makes the model call a tool after the message.
 	FunctionCall *FunctionCall
+	// Drop cuts the stream after response.created, before
+	// response.completed: Codex counts a disconnected stream and retries
+	// it with an "error" notification (willRetry true, "Reconnecting...
+	// n/5"), at once, where a 500 is first retried silently.
+	Drop bool
+	// Usage, when set, is the token usage response.completed reports
+	// (default: 10 input, 2 output, 12 total).
+	Usage *Usage
+}
+
+// Usage is the usage object of response.completed.
+type Usage struct {
+	InputTokens, CachedTokens, OutputTokens, ReasoningTokens, TotalTokens int
 }
 
 // FunctionCall is a Responses function_call item the model emits. Codex runs
@@ -381,6 +394,7 @@ type ModelServer struct {
 	arrived   chan struct{} // closed and replaced on every model request
 	canceled  int           // streams cut short by the client going away
 	closeOnce sync.Once
+	auth      authState // auth.go
 }
 
 // NewModelServer starts a server; Close it when done. Usable from TestMain.
@@ -515,6 +529,10 @@ func (m *ModelServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
 		m.serveResponses(w, r)
+	case r.Method == http.MethodGet && r.URL.Path == "/v1/responses":
+		m.refuseWebSocket(w, r)
+	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, deviceAuthPath):
+		m.serveDeviceAuth(w, r)
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
 		m.recordOther(r)
 		// Both the OpenAI list shape and Codex's own {"models": [...]} shape,
@@ -556,6 +574,11 @@ func (m *ModelServer) serveResponses(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "codextest: bad JSON: "+req.parseErr.Error())
 		return
 	}
+	if status, msg, ok := m.refusal(req); ok {
+		m.log("codextest: model request %d thread=%s -> HTTP %d (%s)", req.Seq, req.ThreadID(), status, msg)
+		writeError(w, status, msg)
+		return
+	}
 	if replyFn == nil {
 		replyFn = DefaultReply
 	}
@@ -573,9 +596,13 @@ func (m *ModelServer) serveResponses(w http.ResponseWriter, r *http.Request) {
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
+	m.rateLimitHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	events, pauseAfter := replyEvents(req.Seq, reply)
+	if reply.Drop {
+		events, pauseAfter = events[:1], -1
+	}
 	for i, ev := range events {
 		if _, err := w.Write(ev.encode()); err != nil {
 			m.noteCanceled(req.Seq, err)
@@ -626,6 +653,9 @@ func describeReply(r Reply) string {
 	}
 	if r.Delay > 0 {
 		parts = append(parts, "delay="+r.Delay.String())
+	}
+	if r.Drop {
+		parts = append(parts, "dropped")
 	}
 	return strings.Join(parts, " ")
 }
@@ -798,12 +828,16 @@ func replyEvents(seq int, r Reply) (events []sseEvent, pauseAfter int) {
 	}
 	// Token counts stay small and constant: real ones would only risk
 	// triggering Codex's auto-compaction in long tests.
+	u := Usage{InputTokens: 10, OutputTokens: 2, TotalTokens: 12}
+	if r.Usage != nil {
+		u = *r.Usage
+	}
 	ev("response.completed", map[string]any{"response": map[string]any{
 		"id": respID,
 		"usage": map[string]any{
-			"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
-			"output_tokens": 2, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
-			"total_tokens": 12,
+			"input_tokens": u.InputTokens, "input_tokens_details": map[string]any{"cached_tokens": u.CachedTokens},
+			"output_tokens": u.OutputTokens, "output_tokens_details": map[string]any{"reasoning_tokens": u.ReasoningTokens},
+			"total_tokens": u.TotalTokens,
 		},
 	}})
 	return events, pauseAfter
