@@ -24,8 +24,8 @@ func serveCommand() command {
 			"comma-separated host[:port] globs of more origins whose pages may change state and open a WebSocket")
 		c.hosts = f.string("allowed-hosts", "TUTTID_ALLOWED_HOSTS", "",
 			"comma-separated host names (or *.example.com) requests may carry in Host besides loopback and --addr's host")
-		c.token = f.string("token", "TUTTID_TOKEN", "",
-			"the API token; default: generated and kept in the file token beside the database")
+		c.token = f.secret("token", "TUTTID_TOKEN",
+			"the API token, at least 128 bits (32 hex digits, 22 base64url characters); default: generated and kept in the file token beside the database")
 		c.noAuth = f.bool("no-auth", "TUTTID_NO_AUTH", "no token check; only when listening on loopback")
 		c.maxBody = f.int64("max-body", "TUTTID_MAX_BODY", server.DefaultMaxBody, "largest request body in bytes")
 		c.log = f.log("info")

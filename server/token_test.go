@@ -85,3 +85,36 @@ func TestNoAuthOnlyOnLoopback(t *testing.T) {
 		t.Errorf("Serve with --no-auth on %s: %v", ln.Addr(), err)
 	}
 }
+
+// TestCheckToken: a token needs 128 bits, counted from its length in the
+// smallest alphabet that holds it, and at least 8 different characters;
+// the refusal never repeats the token.
+func TestCheckToken(t *testing.T) {
+	for _, tc := range []struct {
+		name, token string
+		ok          bool
+	}{
+		{"32 hex digits", "0123456789abcdef0123456789abcdef", true},
+		{"31 hex digits", "0123456789abcdef0123456789abcde", false},
+		{"22 base64url", "Zm9vYmFyYmF6cXV4LW_xyz", true},
+		{"21 base64url", "Zm9vYmFyYmF6cXV4LW_xy", false},
+		{"16 characters (the old minimum)", "abcdefghijklmnop", false},
+		{"20 printable", "a!b@c#d$e%f^g&h*i(j)", true},
+		{"19 printable", "a!b@c#d$e%f^g&h*i(j", false},
+		{"generated (43 base64url)", "dGhpcyBpcyBhIDMyIGJ5dGUgdG9rZW4gZm9yIHRlc3Q", true},
+		{"one character repeated", strings.Repeat("x", 64), false},
+		{"seven characters", strings.Repeat("abcdefg", 8), false},
+		{"a space", "0123456789abcdef 0123456789abcdef", false},
+		{"non-ASCII", "0123456789abcdef0123456789abcdeé", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckToken(tc.token)
+			if (err == nil) != tc.ok {
+				t.Fatalf("CheckToken(%q) = %v, want ok %v", tc.token, err, tc.ok)
+			}
+			if err != nil && strings.Contains(err.Error(), tc.token) {
+				t.Errorf("the refusal holds the token: %v", err)
+			}
+		})
+	}
+}
