@@ -46,6 +46,9 @@ type route struct {
 	// graphQL answers refusals in GraphQL's shape, and lets a WebSocket
 	// upgrade without the token go on to its connection_init (wsInit).
 	graphQL bool
+	// files: built files (JS, CSS), which keep their handler's cache
+	// policy; every other answer is Cache-Control: no-store.
+	files bool
 }
 
 // router is the server's route table: the only way onto its mux.
@@ -79,10 +82,10 @@ func (s *Server) newRouter(a *auth, maxBody int64) *router {
 	rt.handle(route{pattern: "/app/{$}", access: page}, gui)
 	// /app is a page too: /app?token= signs in before the redirect.
 	rt.handle(route{pattern: "/app", access: page}, http.HandlerFunc(toAppSlash))
-	rt.handle(route{pattern: "/app/", access: public}, gui) // the GUI's built files
+	rt.handle(route{pattern: "/app/", access: public, files: true}, gui) // the GUI's built files
 	gq := graphiqlHandler()
 	rt.handle(route{pattern: "/{$}", access: page}, gq)
-	rt.handle(route{pattern: graphiqlAssets, access: public}, gq)
+	rt.handle(route{pattern: graphiqlAssets, access: public, files: true}, gq)
 
 	// Everything else: no route declares it.
 	rt.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -98,6 +101,9 @@ func (rt *router) handle(r route, h http.Handler) {
 		panic("server: route " + r.pattern + " declares no access")
 	}
 	rt.routes = append(rt.routes, r)
+	if r.access == page {
+		h = forceNoStore(h)
+	}
 	rt.mux.Handle(r.pattern, rt.auth.guard(r, limitBody(h, rt.maxBody, r.graphQL)))
 }
 

@@ -144,9 +144,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	hosts := newHostPolicy(cfg.Addr, cfg.AllowedHosts)
 	a := newAuth(cfg.Token, cfg.NoAuth, log)
 	s.routes = s.newRouter(a, maxBody)
-	// Outside in: the Host (DNS rebinding), the Origin (other sites'
+	// Outside in: the headers every answer carries, the Host (DNS rebinding), the Origin (other sites'
 	// pages), then each route's own checks (routes.go).
-	s.handler = checkHost(checkOrigin(s.routes, hosts, origins, log), hosts, log)
+	s.handler = answerHeaders(checkHost(checkOrigin(s.routes, hosts, origins, log), hosts, log))
 	return s, nil
 }
 
