@@ -19,11 +19,12 @@ const (
 	undeclared access = iota
 	// public routes hold no data: static files, /healthz.
 	public
-	// api routes need the token in a header or cookie; without it they
-	// answer 401 unauthenticated.
+	// api routes need the token in the Authorization header; without it
+	// they answer 401 unauthenticated.
 	api
-	// page routes need the token (the cookie, or ?token= which sets it);
-	// without it they show the sign-in page.
+	// page routes hold no data and need no token: the page takes it from
+	// ?token= or its origin's storage and sends it on each API request,
+	// or asks for it. Their answers are never stored (no-store).
 	page
 )
 
@@ -80,7 +81,7 @@ func (s *Server) newRouter(a *auth, maxBody int64) *router {
 
 	gui := http.StripPrefix("/app", web.Handler())
 	rt.handle(route{pattern: "/app/{$}", access: page}, gui)
-	// /app is a page too: /app?token= signs in before the redirect.
+	// /app is a page too: its redirect keeps ?token= (never cached).
 	rt.handle(route{pattern: "/app", access: page}, http.HandlerFunc(toAppSlash))
 	rt.handle(route{pattern: "/app/", access: public, files: true}, gui) // the GUI's built files
 	gq := graphiqlHandler()

@@ -40,7 +40,7 @@ type Config struct {
 	// *.example.com patterns.
 	AllowedHosts []string
 	// AllowedOrigins are host[:port] globs of more origins whose pages may
-	// change state and open a WebSocket.
+	// change state and open a WebSocket, besides tuttid's own origin.
 	AllowedOrigins []string
 	// Token is required on every API request unless NoAuth, which only
 	// loopback listeners may use.
@@ -53,13 +53,6 @@ type Config struct {
 	// CrashAt names a crash point (fork.Crash*) where the process kills
 	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
 	CrashAt string
-}
-
-// DefaultAllowedOrigins lets pages on this machine call tuttid (the
-// loopback names are allowed hosts anyway).
-func DefaultAllowedOrigins() []string {
-	// Patterns are path.Match globs: the IPv6 brackets are escaped.
-	return []string{"localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*", `\[::1\]`, `\[::1\]:*`}
 }
 
 // Server is a running tuttid.
@@ -138,9 +131,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}()
 
 	origins := cfg.AllowedOrigins
-	if origins == nil {
-		origins = DefaultAllowedOrigins()
-	}
 	hosts := newHostPolicy(cfg.Addr, cfg.AllowedHosts)
 	a := newAuth(cfg.Token, cfg.NoAuth, log)
 	s.routes = s.newRouter(a, maxBody)
