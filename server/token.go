@@ -5,10 +5,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"tuttid/store"
 )
 
 // MinTokenBits is the strength a token must have, counted from its
@@ -25,21 +28,32 @@ func TokenFile(dbPath string) string { return filepath.Join(filepath.Dir(dbPath)
 
 // LoadOrCreateToken returns the token kept in path, creating it (256
 // random bits, mode 0600) on first use. A token file that other users can
-// read is refused: its token may be known to them.
+// read is refused (its token may be known to them), and so is one another
+// user owns (they chose its token) or may write.
 func LoadOrCreateToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return createToken(path)
 	}
 	if err != nil {
 		return "", fmt.Errorf("read the token file: %w", err)
 	}
-	fi, err := os.Stat(path)
+	defer f.Close()
+	// The open file's own metadata: the file checked is the file read.
+	fi, err := f.Stat()
 	if err != nil {
 		return "", fmt.Errorf("read the token file: %w", err)
 	}
+	// Another user's token file holds a token that user chose.
+	if err := store.CheckOwned("the token file", path, fi); err != nil {
+		return "", err
+	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return "", fmt.Errorf("the token file %s can be read by other users (mode %v): delete it to get a new token, or chmod 600 it", path, fi.Mode().Perm())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return "", fmt.Errorf("read the token file: %w", err)
 	}
 	tok := strings.TrimSpace(string(b))
 	if err := CheckToken(tok); err != nil {

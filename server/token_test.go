@@ -118,3 +118,49 @@ func TestCheckToken(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenFileOthersControl: a token file another user owns (they chose
+// its token), or one its group may write, is refused with a message that
+// says why; the running user's 0600 file is used (issue 22, 17).
+func TestTokenFileOthersControl(t *testing.T) {
+	const tok = "0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		name   string
+		mode   os.FileMode
+		owner  int // -1: the running user
+		reason string
+	}{
+		{"own and private", 0o600, -1, ""},
+		{"another user's", 0o600, 65534, "belongs to another user"},
+		{"group writable", 0o620, -1, "can be written by other users"},
+		{"world writable", 0o602, -1, "can be written by other users"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.owner >= 0 && os.Geteuid() != 0 {
+				t.Skip("giving a file to another user needs root")
+			}
+			path := filepath.Join(t.TempDir(), "token")
+			if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			if tc.owner >= 0 {
+				if err := os.Chown(path, tc.owner, tc.owner); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := LoadOrCreateToken(path)
+			if tc.reason == "" {
+				if err != nil || got != tok {
+					t.Fatalf("LoadOrCreateToken = %q, %v", got, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.reason) || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), tok) {
+				t.Errorf("LoadOrCreateToken = %q, %v; want a refusal saying %q", got, err, tc.reason)
+			}
+		})
+	}
+}

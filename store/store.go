@@ -81,6 +81,8 @@ const (
 // Open opens the database file at path, the only way tuttid opens its
 // database. By default it creates a missing file (and its directory)
 // readable by its owner only and migrates the schema; opts change that.
+// A file (or -wal, -shm file) of another user, or one that others may
+// write, is refused (CheckOwned).
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	var o Option
 	for _, opt := range opts {
@@ -98,6 +100,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		}
 		if err := createPrivate(path); err != nil {
 			return nil, fmt.Errorf("%w: create %s: %w", ErrUnavailable, path, err)
+		}
+	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if err := checkOwnedIfExists("the database file", f); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
 	}
 	if o&ReadOnly != 0 {
