@@ -91,7 +91,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if maxBody <= 0 {
 		maxBody = DefaultMaxBody
 	}
-	st, err := store.Open(ctx, cfg.DBPath)
+	// One server per database (store.Exclusive): a second one's start-up
+	// reconcile would take this one's running turns and forks for dead.
+	st, err := store.Open(ctx, cfg.DBPath, store.Exclusive)
 	if err != nil {
 		return nil, err
 	}

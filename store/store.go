@@ -64,6 +64,7 @@ func DefaultPath() (string, error) {
 type Store struct {
 	Client *ent.Client
 	DB     *sql.DB
+	lock   *serverLock // Exclusive only
 }
 
 // Option changes what Open may do to the database file.
@@ -76,6 +77,11 @@ const (
 	// ReadOnly implies MustExist, refuses writes on the connection
 	// (query_only) and does not migrate: reading beside a running server.
 	ReadOnly
+	// Exclusive takes the server lock (LockFile) for as long as the store
+	// is open, and fails with ErrInUse, naming the holder's pid, when
+	// another process has it: one server per database. tuttid tree and
+	// orphans do not ask for it, so they work beside a server.
+	Exclusive
 )
 
 // Open opens the database file at path, the only way tuttid opens its
@@ -110,22 +116,33 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if o&ReadOnly != 0 {
 		d += "&_pragma=query_only(1)"
 	}
+	var lock *serverLock
+	if o&Exclusive != 0 {
+		l, err := lockServer(path)
+		if err != nil {
+			return nil, err
+		}
+		lock = l
+	}
 	db, err := sql.Open("sqlite", d)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
+		lock.Close()
 		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)
 	}
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, db)))
 	if o&ReadOnly == 0 {
 		if err := client.Schema.Create(ctx); err != nil {
 			client.Close()
+			lock.Close()
 			return nil, fmt.Errorf("%w: migrate: %w", ErrUnavailable, err)
 		}
 	}
-	return &Store{Client: client, DB: db}, nil
+	return &Store{Client: client, DB: db, lock: lock}, nil
 }
 
 // createPrivate creates the database file readable by its owner only,
@@ -151,8 +168,11 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.Client.Close() }
+// Close closes the database, then releases the server lock.
+func (s *Store) Close() error {
+	err := s.Client.Close()
+	return errors.Join(err, s.lock.Close())
+}
 
 // WithTx runs fn in one transaction, committing when it returns nil.
 func (s *Store) WithTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
