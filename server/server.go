@@ -131,6 +131,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		defer s.wg.Done()
 		s.Sessions.Ingest(runCtx)
 	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		st.BoundWAL(runCtx, store.DefaultWALCheckEvery, store.DefaultWALTruncateOver, log)
+	}()
 
 	origins := cfg.AllowedOrigins
 	hosts := newHostPolicy(cfg.Addr, cfg.AllowedHosts)

@@ -37,6 +37,7 @@ func dsn(path string) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "busy_timeout(30000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit))
 	q.Set("_txlock", "immediate")
 	// Times are written in one zone and one format so that SQL compares
 	// them in time order (the driver's default keeps the zone name and
@@ -65,6 +66,8 @@ type Store struct {
 	Client *ent.Client
 	DB     *sql.DB
 	lock   *serverLock // Exclusive only
+	path   string
+	gate   *walGate // paused by BoundWAL's checkpoints
 }
 
 // Option changes what Open may do to the database file.
@@ -134,7 +137,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)
 	}
-	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, db)))
+	gate := &walGate{}
+	client := ent.NewClient(ent.Driver(gatedDriver{Driver: entsql.OpenDB(dialect.SQLite, db), gate: gate}))
 	if o&ReadOnly == 0 {
 		if err := client.Schema.Create(ctx); err != nil {
 			client.Close()
@@ -142,7 +146,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("%w: migrate: %w", ErrUnavailable, err)
 		}
 	}
-	return &Store{Client: client, DB: db, lock: lock}, nil
+	return &Store{Client: client, DB: db, lock: lock, path: path, gate: gate}, nil
 }
 
 // createPrivate creates the database file readable by its owner only,
