@@ -46,6 +46,8 @@ type harnessOpts struct {
 	codexBin string
 	// noAuth runs without a token (--no-auth); h.token is then "".
 	noAuth bool
+	// bodyTimeout and idleTimeout replace the server's connection bounds.
+	bodyTimeout, idleTimeout time.Duration
 }
 
 func startServer(t *testing.T, o harnessOpts) *harness {
@@ -57,7 +59,8 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 	if !o.noAuth {
 		h.token = newTestToken(t)
 	}
-	cfg := server.Config{DBPath: h.dbPath, Runtime: o.runtime, Logger: testLogger(t), Token: h.token, NoAuth: o.noAuth}
+	cfg := server.Config{DBPath: h.dbPath, Runtime: o.runtime, Logger: testLogger(t), Token: h.token, NoAuth: o.noAuth,
+		BodyTimeout: o.bodyTimeout, IdleTimeout: o.idleTimeout}
 	if o.runtime == nil {
 		if h.model == nil {
 			h.model = codextest.StartModelServer(t)

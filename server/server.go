@@ -48,8 +48,12 @@ type Config struct {
 	NoAuth bool
 	// MaxBody bounds a request body (0: DefaultMaxBody).
 	MaxBody int64
-	Logger  *slog.Logger
-	Version string
+	// BodyTimeout and IdleTimeout bound how long a connection may take
+	// to send a request's body and stay idle between requests (0: the
+	// defaults, DefaultBodyTimeout and DefaultIdleTimeout).
+	BodyTimeout, IdleTimeout time.Duration
+	Logger                   *slog.Logger
+	Version                  string
 	// CrashAt names a crash point (fork.Crash*) where the process kills
 	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
 	CrashAt string
@@ -65,6 +69,7 @@ type Server struct {
 
 	log     *slog.Logger
 	noAuth  bool
+	idle    time.Duration
 	routes  *router
 	handler http.Handler
 	stop    context.CancelFunc
@@ -141,9 +146,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	hosts := newHostPolicy(cfg.Addr, cfg.AllowedHosts)
 	a := newAuth(cfg.Token, cfg.NoAuth, log)
 	s.routes = s.newRouter(a, maxBody)
-	// Outside in: the headers every answer carries, the Host (DNS rebinding), the Origin (other sites'
+	// Outside in: the headers every answer carries, the body's time bound,
+	// the Host (DNS rebinding), the Origin (other sites'
 	// pages), then each route's own checks (routes.go).
-	s.handler = answerHeaders(checkHost(checkOrigin(s.routes, hosts, origins, log), hosts, log))
+	bodyTimeout := cfg.BodyTimeout
+	if bodyTimeout <= 0 {
+		bodyTimeout = DefaultBodyTimeout
+	}
+	s.idle = cfg.IdleTimeout
+	if s.idle <= 0 {
+		s.idle = DefaultIdleTimeout
+	}
+	s.handler = answerHeaders(bodyDeadline(checkHost(checkOrigin(s.routes, hosts, origins, log), hosts, log), bodyTimeout))
 	return s, nil
 }
 
@@ -155,7 +169,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	hs := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: DefaultReadHeaderTimeout,
+		IdleTimeout:       s.idle,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
