@@ -66,7 +66,7 @@ const graphiqlAssets = "/graphiql/assets/"
 // newRouter declares every route of the HTTP surface with its access.
 func (s *Server) newRouter(a *auth, maxBody int64) *router {
 	rt := &router{mux: http.NewServeMux(), auth: a, maxBody: maxBody}
-	rt.handle(route{pattern: "/query", access: api, graphQL: true}, s.graphQL(a, maxBody))
+	rt.handle(route{pattern: "/query", access: api, graphQL: true}, checkQueryBody(s.graphQL(a, maxBody)))
 	// The REST routes (rest.Handler.Register) share one access.
 	v1 := http.NewServeMux()
 	(&rest.Handler{Forks: s.Forks, Logger: s.log}).Register(v1)
