@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
 	"tuttid/store"
@@ -17,7 +18,14 @@ import (
 // command line wins over the environment, which wins over the default.
 type flags struct {
 	*flag.FlagSet
-	env [][2]string // flag name, environment variable
+	env []envFlag
+}
+
+// envFlag is a flag that takes its default from an environment variable.
+type envFlag struct {
+	name, envVar string
+	// secret: the value is never printed (usage text, errors).
+	secret bool
 }
 
 func newFlags(name string, stderr io.Writer) *flags {
@@ -28,7 +36,16 @@ func newFlags(name string, stderr io.Writer) *flags {
 
 // fromEnv makes the flag just declared take its default from envVar.
 func (f *flags) fromEnv(name, envVar string) {
-	f.env = append(f.env, [2]string{name, envVar})
+	f.env = append(f.env, envFlag{name: name, envVar: envVar})
+}
+
+// secret declares a string flag whose value is a secret: its default is
+// empty, so usage text has no value to show, and an error about it never
+// quotes it (a service manager's journal keeps stderr).
+func (f *flags) secret(name, envVar, usage string) *string {
+	p := f.String(name, "", usage+envNote(envVar))
+	f.env = append(f.env, envFlag{name: name, envVar: envVar, secret: true})
+	return p
 }
 
 func (f *flags) string(name, envVar, fallback, usage string) *string {
@@ -55,13 +72,17 @@ func envNote(envVar string) string { return " (" + envVar + ")" }
 // value in either is a usage error.
 func (f *flags) parse(args []string) error {
 	for _, e := range f.env {
-		v, ok := os.LookupEnv(e[1])
+		v, ok := os.LookupEnv(e.envVar)
 		if !ok || v == "" {
 			continue
 		}
-		if err := f.Set(e[0], v); err != nil {
-			fmt.Fprintf(f.Output(), "%s=%q: %v\n", e[1], v, err)
-			return usageError{error: fmt.Errorf("%s: %w", e[1], err), printed: true}
+		if err := f.Set(e.name, v); err != nil {
+			shown := strconv.Quote(v)
+			if e.secret {
+				shown = "(secret)"
+			}
+			fmt.Fprintf(f.Output(), "%s=%s: %v\n", e.envVar, shown, err)
+			return usageError{error: fmt.Errorf("%s: %w", e.envVar, err), printed: true}
 		}
 	}
 	return f.parseArgs(args)

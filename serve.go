@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"tuttid/server"
 )
@@ -20,12 +19,12 @@ func serveCommand() command {
 		c.addr = f.string("addr", "TUTTID_ADDR", "127.0.0.1:8080", "address to listen on")
 		c.db = f.db()
 		c.codexBin = f.codexBin()
-		c.origins = f.string("allowed-origins", "TUTTID_ALLOWED_ORIGINS", strings.Join(server.DefaultAllowedOrigins(), ","),
-			"comma-separated host[:port] globs of more origins whose pages may change state and open a WebSocket")
+		c.origins = f.string("allowed-origins", "TUTTID_ALLOWED_ORIGINS", "",
+			"comma-separated host[:port] globs of more origins whose pages may change state and open a WebSocket, besides tuttid's own")
 		c.hosts = f.string("allowed-hosts", "TUTTID_ALLOWED_HOSTS", "",
 			"comma-separated host names (or *.example.com) requests may carry in Host besides loopback and --addr's host")
-		c.token = f.string("token", "TUTTID_TOKEN", "",
-			"the API token; default: generated and kept in the file token beside the database")
+		c.token = f.secret("token", "TUTTID_TOKEN",
+			"the API token, at least 128 bits (32 hex digits, 22 base64url characters); default: generated and kept in the file token beside the database")
 		c.noAuth = f.bool("no-auth", "TUTTID_NO_AUTH", "no token check; only when listening on loopback")
 		c.maxBody = f.int64("max-body", "TUTTID_MAX_BODY", server.DefaultMaxBody, "largest request body in bytes")
 		c.log = f.log("info")

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestServeCreatesPrivateDatabase starts tuttid as main does (the test
@@ -85,5 +90,67 @@ func TestServeLogFormats(t *testing.T) {
 				t.Errorf("%d ready lines and %d listening records, want 1 and 1:\n%s", ready, listening, p.logs())
 			}
 		})
+	}
+}
+
+// TestSecondServerRefused: a second tuttid on the same --db, two real
+// processes, exits at start with a message naming the first one's pid,
+// before it reconciles anything; tuttid tree and tuttid orphans keep
+// working beside the first, which goes on serving; once the first is
+// killed -9, a new server starts on the database (issue 22, 10).
+func TestSecondServerRefused(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "t.db")
+	home := t.TempDir()
+	noCodex := filepath.Join(t.TempDir(), "no-codex")
+	first := startTuttid(t, db, noCodex, home)
+	var ws struct{ CreateWorkspace struct{ ID string } }
+	first.must(`mutation($in: CreateWorkspaceInput!) { createWorkspace(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"name": "one", "rootPath": t.TempDir()}}, &ws)
+
+	second := exec.Command(os.Args[0], "--addr", "127.0.0.1:0", "--db", db, "--codex-bin", noCodex)
+	second.Env = tuttidEnv(home)
+	var stderr bytes.Buffer
+	second.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- second.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Errorf("second tuttid: %v, want exit code 1", err)
+		}
+	case <-time.After(30 * time.Second):
+		_ = second.Process.Kill()
+		t.Fatalf("a second tuttid on the same database is still running:\n%s", stderr.String())
+	}
+	want := fmt.Sprintf("in use by another tuttid (pid %d holds %s.lock)", first.cmd.Process.Pid, db)
+	if !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "tuttid is ready") {
+		t.Errorf("second tuttid said:\n%s\nwant %q", stderr.String(), want)
+	}
+
+	// The read-only commands beside the running server.
+	if out, err := runCLI(t, home, "tree", "--workspace", ws.CreateWorkspace.ID, "--db", db); err != nil {
+		t.Errorf("tree beside the server: %v (%s)", err, out)
+	}
+	if out, err := runCLI(t, home, "orphans", "--db", db); err != nil {
+		t.Errorf("orphans beside the server: %v (%s)", err, out)
+	}
+	var out struct{ Workspaces []struct{ Name string } }
+	first.must(`{ workspaces { name } }`, nil, &out)
+	if len(out.Workspaces) != 1 {
+		t.Errorf("the first server after the refused start: %+v", out.Workspaces)
+	}
+
+	first.kill()
+	third := startTuttid(t, db, noCodex, home)
+	third.must(`{ workspaces { name } }`, nil, &out)
+	if len(out.Workspaces) != 1 {
+		t.Errorf("a server after the first was killed: %+v", out.Workspaces)
+	}
+	if fi, err := os.Stat(db + ".lock"); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the lock file: %v %v, want mode 0600", fi, err)
 	}
 }

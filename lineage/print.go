@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"tuttid/ent"
 )
@@ -61,18 +63,49 @@ func WithoutArchived(nodes []Node) []Node {
 	return out
 }
 
-// oneLineTitle is a session's title on one line, or untitled.
+// oneLineTitle is a session's title on one line, or untitled, with its
+// control characters escaped (terminalSafe).
 func oneLineTitle(a *ent.AgentSession, untitled string) string {
 	if a.Title == "" {
 		return untitled
 	}
-	return strings.Join(strings.Fields(a.Title), " ")
+	return terminalSafe(strings.Join(strings.Fields(a.Title), " "))
+}
+
+// terminalSafe escapes what a terminal would act on instead of showing:
+// control characters (ESC starts an escape sequence that can rewrite the
+// screen or the window title; NUL, BEL, C1 controls, DEL) as \xNN or
+// \uNNNN, and the bidirectional overrides that reorder what is shown.
+// The text and dot formats print stored titles and ids through it; json
+// through jsonTerminalSafe.
+func terminalSafe(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !unsafeRune(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || r == utf8.RuneError ||
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) // bidi embeddings, overrides, isolates
 }
 
 func printText(out io.Writer, nodes []Node, untitled string) error {
 	var b strings.Builder
 	for _, n := range nodes {
-		fmt.Fprintf(&b, "%s%s [%s] %s\n", strings.Repeat("  ", n.Depth), oneLineTitle(n.Session, untitled), n.Session.Status, n.Session.ID)
+		fmt.Fprintf(&b, "%s%s [%s] %s\n", strings.Repeat("  ", n.Depth), oneLineTitle(n.Session, untitled),
+			terminalSafe(string(n.Session.Status)), terminalSafe(n.Session.ID))
 	}
 	_, err := io.WriteString(out, b.String())
 	return err
@@ -106,17 +139,40 @@ func printJSON(out io.Writer, nodes []Node) error {
 		parent := path[len(path)-2]
 		parent.Children = append(parent.Children, j)
 	}
-	enc := json.NewEncoder(out)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(roots)
+	if err := enc.Encode(roots); err != nil {
+		return err
+	}
+	_, err := io.WriteString(out, jsonTerminalSafe(b.String()))
+	return err
+}
+
+// jsonTerminalSafe escapes, as JSON's \uNNNN, what encoding/json leaves
+// raw and a terminal acts on: DEL, the C1 controls, the bidi overrides.
+// They can only be inside strings, where the escape means the same.
+func jsonTerminalSafe(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 0x7f && unsafeRune(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func printDOT(out io.Writer, nodes []Node, o PrintOptions) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "digraph %s {\n  node [shape=box];\n", dotQuote("tuttid "+o.WorkspaceID))
+	fmt.Fprintf(&b, "digraph %s {\n  node [shape=box];\n", dotQuote(terminalSafe("tuttid "+o.WorkspaceID)))
 	for _, n := range nodes {
 		label := oneLineTitle(n.Session, o.Untitled) + "\n[" + string(n.Session.Status) + "]"
-		fmt.Fprintf(&b, "  %s [label=%s];\n", dotQuote(n.Session.ID), dotQuote(label))
+		fmt.Fprintf(&b, "  %s [label=%s];\n", dotQuote(terminalSafe(n.Session.ID)), dotQuote(label))
 	}
 	for _, n := range nodes {
 		if n.Fork == nil {
@@ -126,7 +182,7 @@ func printDOT(out io.Writer, nodes []Node, o PrintOptions) error {
 		if n.Fork.ForkTurnID != "" {
 			label = n.Fork.ForkTurnID
 		}
-		fmt.Fprintf(&b, "  %s -> %s [label=%s];\n", dotQuote(n.ParentID), dotQuote(n.Session.ID), dotQuote(label))
+		fmt.Fprintf(&b, "  %s -> %s [label=%s];\n", dotQuote(terminalSafe(n.ParentID)), dotQuote(terminalSafe(n.Session.ID)), dotQuote(terminalSafe(label)))
 	}
 	b.WriteString("}\n")
 	_, err := io.WriteString(out, b.String())

@@ -99,3 +99,42 @@ func TestWithoutArchived(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestPrintEscapesControlCharacters: a title or id with ESC, BEL, NUL, a
+// C1 control or a bidi override reaches the terminal escaped, in every
+// format: no escape sequence of a stored title runs in the terminal of
+// the person who prints the tree (issue 22, 20).
+func TestPrintEscapesControlCharacters(t *testing.T) {
+	r := &ent.AgentSession{ID: "r\x1b[2J", Title: "evil\x1b]0;owned\x07\x00 \u009b31m \u202egnp.exe", Status: agentsession.StatusREADY}
+	c := &ent.AgentSession{ID: "c", Title: "plain", Status: agentsession.StatusREADY}
+	nodes := []lineage.Node{{Session: r}, {Session: c, ParentID: r.ID, Depth: 1, Fork: &ent.SessionFork{ForkTurnID: "t\x1b1"}}}
+	for _, tc := range []struct {
+		format string
+		want   []string // shown escaped
+	}{
+		{"text", []string{`evil\x1b]0;owned\x07\x00 \u009b31m \u202egnp.exe [READY] r\x1b[2J`, "  plain [READY] c\n"}},
+		{"dot", []string{`"r\\x1b[2J" [label="evil\\x1b]0;owned\\x07\\x00`, `-> "c" [label="t\\x1b1"]`}},
+		{"json", []string{`"id": "r\u001b[2J"`, `\u001b]0;owned\u0007\u0000 \u009b31m \u202egnp.exe`}},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			var b strings.Builder
+			if err := lineage.Print(&b, nodes, lineage.PrintOptions{Format: tc.format, WorkspaceID: "w\x1b", Untitled: "Untitled"}); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			for _, r := range out {
+				if r != '\n' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)) {
+					t.Errorf("raw control character %U in:\n%q", r, out)
+				}
+				if r == '\u202e' {
+					t.Errorf("raw bidi override in:\n%q", out)
+				}
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}

@@ -439,7 +439,8 @@ func TestActivityFilterBySession(t *testing.T) {
 }
 
 // TestWebSocketOriginCheck: the handshake from a foreign page is refused
-// with 403; pages on this machine, the server's own origin and non-browser
+// with 403, and so is one from a page of another port of this machine
+// (another origin, issue 22); the server's own origin and non-browser
 // clients (no Origin) are accepted and acknowledged.
 func TestWebSocketOriginCheck(t *testing.T) {
 	h := startServer(t, harnessOpts{})
@@ -451,7 +452,8 @@ func TestWebSocketOriginCheck(t *testing.T) {
 	}{
 		{"https://evil.example", false},
 		{"http://localhost.evil.example", false},
-		{"http://localhost:1234", true},
+		{"http://localhost:1234", false},
+		{"http://127.0.0.1:1234", false},
 		{h.url, true},
 		{"", true},
 	} {

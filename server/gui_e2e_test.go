@@ -163,7 +163,8 @@ func openTab(t *testing.T, browser context.Context, baseURL string) *tab {
 		t.Fatalf("install the CSP watcher: %v", err)
 	}
 	// Sign the browser in as a person does: the startup URL with ?token=
-	// sets the cookie (TestGUI's TokenCookieFlow checks that flow).
+	// stores the token in the origin's storage (TestGUI's TokenFlow checks
+	// that flow).
 	if tok := tokenFor(baseURL); tok != "" {
 		tb.run("sign in with the token", chromedp.Navigate(baseURL+"/app/?token="+tok))
 	}
@@ -455,11 +456,12 @@ func TestGUI(t *testing.T) {
 	}
 
 	// The way a person signs in: the startup URL with ?token= (or the
-	// token typed into the page that asks for it) sets an HttpOnly,
-	// SameSite=Strict cookie and leaves an address without the token; the
-	// GUI then works, its WebSocket included. Without it the page shows no
-	// data. Each case runs in a fresh browser context (no cookie yet).
-	t.Run("TokenCookieFlow", func(t *testing.T) {
+	// token typed into the page that asks for it) stores the token in the
+	// page's own origin's localStorage and leaves an address without it;
+	// no cookie is set. The GUI then works, its WebSocket included, and
+	// GraphiQL of the same origin needs no token again. Without it the
+	// pages show no data. Each case runs in a fresh browser context.
+	t.Run("TokenFlow", func(t *testing.T) {
 		h := shared.forGUI(t)
 		h.createWorkspace("secret-gui-workspace")
 		fresh := func(t *testing.T) *tab {
@@ -476,13 +478,14 @@ func TestGUI(t *testing.T) {
 			tb.run("the GUI loads live", chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="connection"][data-state="live"]`)))
 			var state struct {
-				Href, Cookie string
-				Listed       bool
+				Href, Cookie, Stored string
+				Listed               bool
 			}
 			tb.eval(`({ href: location.origin + location.pathname + location.search, cookie: document.cookie,
+			  stored: localStorage.getItem("tuttid-token") || "",
 			  listed: [...document.querySelectorAll('[data-testid="workspace-select"] option')].some((o) => o.textContent === "secret-gui-workspace") })`, &state)
-			if state.Href != base+"/app/" || state.Cookie != "" || !state.Listed {
-				tb.fail("after signing in: %+v (want %s/app/, no script-readable cookie, the workspace listed)", state, base)
+			if state.Href != base+"/app/" || state.Cookie != "" || state.Stored != h.token || !state.Listed {
+				tb.fail("after signing in: %+v (want %s/app/, no cookie, the token stored, the workspace listed)", state, base)
 			}
 			ctx, cancel := context.WithTimeout(tb.ctx, guiWait)
 			defer cancel()
@@ -490,18 +493,16 @@ func TestGUI(t *testing.T) {
 			if err != nil {
 				tb.fail("cookies: %v", err)
 			}
-			if len(res.Cookies) != 1 {
-				tb.fail("cookies: %+v", res.Cookies)
+			if len(res.Cookies) != 0 {
+				tb.fail("cookies: %+v, want none", res.Cookies)
 			}
-			c := res.Cookies[0]
-			if c.Value != h.token || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict || c.Path != "/" {
-				tb.fail("cookie %+v", c)
-			}
+			// GraphiQL of the same origin uses the stored token.
+			tb.run("GraphiQL without ?token=", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`.graphiql-container`)))
 		}
 		t.Run("WithoutTokenAsksForIt", func(t *testing.T) {
 			tb := fresh(t)
-			for _, path := range []string{"/app/", "/"} {
-				tb.run("open "+path, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS(`[data-testid="token-input"]`)))
+			for path, sel := range map[string]string{"/app/": `[data-testid="sign-in"]`, "/": `[data-testid="token-input"]`} {
+				tb.run("open "+path, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS(sel)))
 				var text string
 				tb.eval(`document.body.innerText`, &text)
 				if strings.Contains(text, "secret-gui-workspace") || !strings.Contains(text, "token") {
@@ -510,6 +511,11 @@ func TestGUI(t *testing.T) {
 			}
 			tb.run("a wrong token", chromedp.Navigate(base+"/app/?token=not-the-token-at-all"),
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="token-error"]`)))
+			var href string
+			tb.eval(`location.href`, &href)
+			if strings.Contains(href, "token=") {
+				tb.fail("the token stays in the address: %s", href)
+			}
 		})
 		t.Run("StartupURL", func(t *testing.T) {
 			tb := fresh(t)
@@ -520,11 +526,56 @@ func TestGUI(t *testing.T) {
 			tb := fresh(t)
 			tb.run("type the token",
 				chromedp.Navigate(base+"/app/"),
-				chromedp.SendKeys(chromedp.CSS(`[data-testid="token-input"]`), h.token),
-				chromedp.Submit(chromedp.CSS(`[data-testid="token-input"]`)),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-in"] input`)),
+				chromedp.SendKeys(chromedp.CSS(`[data-testid="sign-in"] input`), h.token),
+				chromedp.Click(chromedp.CSS(`[data-testid="sign-in"] button[type="submit"]`)),
 			)
 			signedIn(tb)
 		})
+	})
+
+	// A server on another loopback port, which the signed-in person's
+	// browser visits (another user's server, any dev server), gets no
+	// credential: the browser sends it no cookie, its page cannot read the
+	// token (another origin's storage), and its page's requests to tuttid,
+	// with the browser's credentials, change nothing (issue 22, 13).
+	t.Run("OtherPortGetsNoCredential", func(t *testing.T) {
+		h := shared.forGUI(t)
+		ws := h.createWorkspace(t.Name())
+		root := h.startSession(ws, "Build login")
+		own := openTab(t, browser, base) // signed in: the token is in tuttid's origin
+		own.open(ws, root.ID)
+		other := startOtherPortServer(t, base)
+		if port(&harness{url: other.url}) == port(h) {
+			t.Fatal("the other server has tuttid's port")
+		}
+		tb := openTab(t, browser, other.url)
+		tb.run("open the other port's page", chromedp.Navigate(other.url+"/"))
+		tb.waitJS("the other page's attempts", `!!window.__result`)
+		var res struct{ Cookie, Stored, Fetch, NoCors, WS string }
+		tb.eval(`window.__result`, &res)
+		if res.Cookie != "" || res.Stored != "" {
+			t.Errorf("the other page reads cookie %q, stored token %q", res.Cookie, res.Stored)
+		}
+		if !strings.HasPrefix(res.Fetch, "failed") {
+			t.Errorf("the other page's fetch with credentials: %s", res.Fetch)
+		}
+		if strings.HasPrefix(res.WS, "mutated") {
+			t.Errorf("the other page's WebSocket ran a mutation: %s", res.WS)
+		}
+		for _, hdr := range other.received() {
+			if strings.Contains(hdr, h.token) || strings.Contains(hdr, "tuttid") {
+				t.Errorf("the other port's server received %q", hdr)
+			}
+		}
+		var out struct{ Workspaces []struct{ Name string } }
+		h.must(`{ workspaces { name } }`, nil, &out)
+		for _, w := range out.Workspaces {
+			if w.Name == otherPortWorkspace {
+				t.Errorf("the other page's requests created the workspace %q: %+v", w.Name, res)
+			}
+		}
+		t.Logf("the other page got: %+v", res)
 	})
 
 	// The agent asks to leave the sandbox; the person allows it in the
@@ -1219,20 +1270,16 @@ func TestGUI(t *testing.T) {
 		tb.noError()
 	})
 
-	// A page open when its cookie goes away (tuttid restarted with another
-	// token, the cookie cleared) says how to sign in, and signing in there
-	// comes back to the same view.
+	// A page open when its stored token goes away (tuttid restarted with
+	// another token, the storage cleared) says how to sign in, and signing
+	// in there comes back to the same view.
 	t.Run("SignInAgainFromThePage", func(t *testing.T) {
 		h, tb, _, parentID, _ := setup(t, "turn one")
 		if h.token == "" {
 			t.Skip("the harness runs without a token")
 		}
-		ctx, cancel := context.WithTimeout(tb.ctx, guiWait)
-		_, err := chromedp.Call(ctx, network.ClearBrowserCookies, cdp.Empty{})
-		cancel()
-		if err != nil {
-			t.Fatalf("clear cookies: %v", err)
-		}
+		var cleared bool
+		tb.eval(`(localStorage.removeItem("tuttid-token"), true)`, &cleared)
 		tb.click("fork conversation", `[data-testid="fork-conversation"]`)
 		tb.run("the sign-in page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-in"]`)))
 		var text string

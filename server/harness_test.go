@@ -46,6 +46,10 @@ type harnessOpts struct {
 	codexBin string
 	// noAuth runs without a token (--no-auth); h.token is then "".
 	noAuth bool
+	// bodyTimeout and idleTimeout replace the server's connection bounds.
+	bodyTimeout, idleTimeout time.Duration
+	// logTo, when set, gets the server's whole log (debug level too).
+	logTo io.Writer
 }
 
 func startServer(t *testing.T, o harnessOpts) *harness {
@@ -57,7 +61,12 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 	if !o.noAuth {
 		h.token = newTestToken(t)
 	}
-	cfg := server.Config{DBPath: h.dbPath, Runtime: o.runtime, Logger: testLogger(t), Token: h.token, NoAuth: o.noAuth}
+	logger := testLogger(t)
+	if o.logTo != nil {
+		logger = slog.New(slog.NewTextHandler(io.MultiWriter(o.logTo, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	cfg := server.Config{DBPath: h.dbPath, Runtime: o.runtime, Logger: logger, Token: h.token, NoAuth: o.noAuth,
+		BodyTimeout: o.bodyTimeout, IdleTimeout: o.idleTimeout}
 	if o.runtime == nil {
 		if h.model == nil {
 			h.model = codextest.StartModelServer(t)

@@ -13,16 +13,27 @@ func TestOriginAllowed(t *testing.T) {
 		want         bool
 	}{
 		{"127.0.0.1:8080", "", true},
-		{"127.0.0.1:8080", "http://127.0.0.1:8080", true},
-		{"127.0.0.1:8080", "http://localhost:5173", true},
-		{"127.0.0.1:8080", "http://LOCALHOST", true},
-		{"127.0.0.1:8080", "http://[::1]:3000", true},
-		{"127.0.0.1:8080", "https://tuttid.example.com", true},   // an allowed host
-		{"127.0.0.1:8080", "https://app.example.org:8443", true}, // --allowed-origins
-		{"127.0.0.1:8080", "https://app.example.org", false},     // the pattern wants a port
+		{"127.0.0.1:8080", "http://127.0.0.1:8080", true}, // tuttid's own origin
+		{"localhost:8080", "http://LOCALHOST:8080", true},
+		{"[::1]:8080", "http://[::1]:8080", true},
+		{"localhost", "http://localhost", true},                             // port 80 both
+		{"localhost:80", "http://localhost", true},                          // the default port
+		{"tuttid.example.com:8080", "http://tuttid.example.com:8080", true}, // an allowed host, its own origin
+		{"127.0.0.1:8080", "https://app.example.org:8443", true},            // --allowed-origins
+		{"127.0.0.1:8080", "https://app.example.org", false},                // the pattern wants a port
+		// Another port of the same host is another origin (issue 22, 13).
+		{"127.0.0.1:8080", "http://127.0.0.1:3000", false},
+		{"localhost:8080", "http://localhost:3000", false},
+		{"127.0.0.1:8080", "http://localhost:5173", false},
+		{"127.0.0.1:8080", "http://[::1]:3000", false},
+		{"127.0.0.1:8080", "http://localhost:8080", false},  // another host of the same port
+		{"127.0.0.1:8080", "https://127.0.0.1:8080", false}, // another scheme
+		{"localhost:8080", "http://localhost", false},       // port 80
+		{"127.0.0.1:8080", "https://tuttid.example.com", false},
 		{"127.0.0.1:8080", "https://evil.example", false},
 		{"127.0.0.1:8080", "http://localhost.evil.example", false},
 		{"127.0.0.1:8080", "http://127.0.0.1.evil.example:80", false},
+		{"127.0.0.1:8080", "http://user@127.0.0.1:8080", false},
 		{"127.0.0.1:8080", "null", false},
 		{"127.0.0.1:8080", "::", false},
 		// DNS rebinding: the Origin equals the request's Host, which is not enough.

@@ -234,9 +234,10 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// TestCrossSiteRequestsRefused: a page of another site cannot make a
-// browser fork or mutate here (a "simple" text/plain POST needs no CORS
-// preflight), while this machine's pages and non-browser clients can.
+// TestCrossSiteRequestsRefused: a page of another site, or of another
+// port of this machine (another origin), cannot make a browser fork or
+// mutate here (a "simple" text/plain POST needs no CORS preflight), while
+// tuttid's own pages and non-browser clients can.
 func TestCrossSiteRequestsRefused(t *testing.T) {
 	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	ws := h.createWorkspace("demo")
@@ -265,7 +266,8 @@ func TestCrossSiteRequestsRefused(t *testing.T) {
 		{"fork from another site", forkPath(ws, id), "application/json", "https://evil.example", `{"requestId":"x1"}`, 403, "forbidden_origin"},
 		{"simple text/plain fork", forkPath(ws, id), "text/plain", "", `{"requestId":"x2"}`, 415, "unsupported_media_type"},
 		{"graphql mutation from another site", "/query", "application/json", "https://evil.example", gql, 403, "forbidden_origin"},
-		{"graphql from a local page", "/query", "application/json", "http://localhost:5173", gql, 200, ""},
+		{"graphql from a page of another local port", "/query", "application/json", "http://localhost:5173", gql, 403, "forbidden_origin"},
+		{"graphql from tuttid's own page", "/query", "application/json", h.url, gql, 200, ""},
 		{"graphql without an origin", "/query", "application/json", "", gql, 200, ""},
 	}
 	for _, tc := range cases {

@@ -19,11 +19,12 @@ const (
 	undeclared access = iota
 	// public routes hold no data: static files, /healthz.
 	public
-	// api routes need the token in a header or cookie; without it they
-	// answer 401 unauthenticated.
+	// api routes need the token in the Authorization header; without it
+	// they answer 401 unauthenticated.
 	api
-	// page routes need the token (the cookie, or ?token= which sets it);
-	// without it they show the sign-in page.
+	// page routes hold no data and need no token: the page takes it from
+	// ?token= or its origin's storage and sends it on each API request,
+	// or asks for it. Their answers are never stored (no-store).
 	page
 )
 
@@ -46,6 +47,9 @@ type route struct {
 	// graphQL answers refusals in GraphQL's shape, and lets a WebSocket
 	// upgrade without the token go on to its connection_init (wsInit).
 	graphQL bool
+	// files: built files (JS, CSS), which keep their handler's cache
+	// policy; every other answer is Cache-Control: no-store.
+	files bool
 }
 
 // router is the server's route table: the only way onto its mux.
@@ -62,7 +66,7 @@ const graphiqlAssets = "/graphiql/assets/"
 // newRouter declares every route of the HTTP surface with its access.
 func (s *Server) newRouter(a *auth, maxBody int64) *router {
 	rt := &router{mux: http.NewServeMux(), auth: a, maxBody: maxBody}
-	rt.handle(route{pattern: "/query", access: api, graphQL: true}, s.graphQL(a, maxBody))
+	rt.handle(route{pattern: "/query", access: api, graphQL: true}, checkQueryBody(s.graphQL(a, maxBody)))
 	// The REST routes (rest.Handler.Register) share one access.
 	v1 := http.NewServeMux()
 	(&rest.Handler{Forks: s.Forks, Logger: s.log}).Register(v1)
@@ -77,12 +81,12 @@ func (s *Server) newRouter(a *auth, maxBody int64) *router {
 
 	gui := http.StripPrefix("/app", web.Handler())
 	rt.handle(route{pattern: "/app/{$}", access: page}, gui)
-	// /app is a page too: /app?token= signs in before the redirect.
+	// /app is a page too: its redirect keeps ?token= (never cached).
 	rt.handle(route{pattern: "/app", access: page}, http.HandlerFunc(toAppSlash))
-	rt.handle(route{pattern: "/app/", access: public}, gui) // the GUI's built files
+	rt.handle(route{pattern: "/app/", access: public, files: true}, gui) // the GUI's built files
 	gq := graphiqlHandler()
 	rt.handle(route{pattern: "/{$}", access: page}, gq)
-	rt.handle(route{pattern: graphiqlAssets, access: public}, gq)
+	rt.handle(route{pattern: graphiqlAssets, access: public, files: true}, gq)
 
 	// Everything else: no route declares it.
 	rt.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -98,6 +102,9 @@ func (rt *router) handle(r route, h http.Handler) {
 		panic("server: route " + r.pattern + " declares no access")
 	}
 	rt.routes = append(rt.routes, r)
+	if r.access == page {
+		h = forceNoStore(h)
+	}
 	rt.mux.Handle(r.pattern, rt.auth.guard(r, limitBody(h, rt.maxBody, r.graphQL)))
 }
 

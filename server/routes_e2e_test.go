@@ -13,7 +13,8 @@ import (
 // TestEveryRouteDeclaresItsAccess walks the route table a running tuttid
 // registered: every route declares an access, and a request without the
 // token gets what that access says (api: 401 unauthenticated; page: the
-// sign-in page; public: an answer that is neither). Paths no route
+// page itself, which holds no data, never cached; public: an answer that
+// is neither). Paths no route
 // declares are refused with 404 not_found, with the token or without.
 func TestEveryRouteDeclaresItsAccess(t *testing.T) {
 	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
@@ -35,7 +36,7 @@ func TestEveryRouteDeclaresItsAccess(t *testing.T) {
 		}
 		t.Run(r.Pattern, func(t *testing.T) {
 			req, _ := http.NewRequest("GET", h.url+path, nil)
-			status, _, body := rawDo(t, req)
+			status, hdr, body := rawDo(t, req)
 			code := restCode(body)
 			if r.GraphQL {
 				code = graphQLCode(body)
@@ -47,8 +48,8 @@ func TestEveryRouteDeclaresItsAccess(t *testing.T) {
 					t.Errorf("GET %s: %d %.200s, want 401 unauthenticated", path, status, body)
 				}
 			case "page":
-				if status != http.StatusUnauthorized || !signIn {
-					t.Errorf("GET %s: %d %.200s, want the sign-in page", path, status, body)
+				if status != http.StatusOK || !bytes.HasPrefix(body, []byte("<!DOCTYPE html>")) || hdr.Get("Cache-Control") != "no-store" {
+					t.Errorf("GET %s: %d (Cache-Control %q) %.200s, want the page, not stored", path, status, hdr.Get("Cache-Control"), body)
 				}
 			case "public":
 				if status == http.StatusUnauthorized || signIn || code == "not_found" {

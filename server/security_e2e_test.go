@@ -139,12 +139,14 @@ func TestTokenRequired(t *testing.T) {
 	mutation := `{"query":"mutation{createWorkspace(input:{name:\"pwn\",rootPath:\"/tmp\"}){id}}"}`
 	read := `{"query":"{ workspaces { id name rootPath } }"}`
 	auths := map[string]func(*http.Request){
-		"no token":           func(*http.Request) {},
-		"wrong token":        func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+strings.Repeat("x", 32)) },
-		"token as Basic":     func(r *http.Request) { r.Header.Set("Authorization", "Basic "+h.token) },
-		"token prefix":       func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+h.token[:len(h.token)-1]) },
-		"wrong cookie":       func(r *http.Request) { r.Header.Set("Cookie", "tuttid-token-"+port(h)+"="+strings.Repeat("y", 32)) },
-		"token in the query": func(r *http.Request) { q := r.URL.Query(); q.Set("token", h.token); r.URL.RawQuery = q.Encode() },
+		"no token":       func(*http.Request) {},
+		"wrong token":    func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+strings.Repeat("x", 32)) },
+		"token as Basic": func(r *http.Request) { r.Header.Set("Authorization", "Basic "+h.token) },
+		"token prefix":   func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+h.token[:len(h.token)-1]) },
+		// No cookie carries the token any more (issue 22, 13): not even the right one passes.
+		"token as the old cookie": func(r *http.Request) { r.Header.Set("Cookie", "tuttid-token-"+port(h)+"="+h.token) },
+		"token as a cookie":       func(r *http.Request) { r.Header.Set("Cookie", "tuttid-token="+h.token) },
+		"token in the query":      func(r *http.Request) { q := r.URL.Query(); q.Set("token", h.token); r.URL.RawQuery = q.Encode() },
 	}
 	for name, setAuth := range auths {
 		for _, tc := range []struct {
@@ -180,10 +182,9 @@ func TestTokenRequired(t *testing.T) {
 	if len(out.Workspaces) != 1 {
 		t.Errorf("workspaces after the refused mutations: %+v", out.Workspaces)
 	}
-	// The right token, as a header or as the cookie, passes.
+	// The right token in the header passes.
 	for name, setAuth := range map[string]func(*http.Request){
 		"header": func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+h.token) },
-		"cookie": func(r *http.Request) { r.Header.Set("Cookie", "tuttid-token-"+port(h)+"="+h.token) },
 	} {
 		req, _ := http.NewRequest("POST", h.url+"/query", strings.NewReader(read))
 		req.Header.Set("Content-Type", "application/json")
@@ -211,7 +212,8 @@ func port(h *harness) string { return h.url[strings.LastIndex(h.url, ":")+1:] }
 // TestWebSocketTokenRequired: a WebSocket whose connection_init (and
 // upgrade) lacks the token, or carries a wrong one, is closed with 4403
 // and gets no data, not even for a subscription sent right after the
-// init; the token in connection_init or the cookie on the upgrade pass.
+// init, and so is one whose upgrade carries the token only as a cookie;
+// the token in connection_init or the upgrade's Authorization header pass.
 func TestWebSocketTokenRequired(t *testing.T) {
 	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	ws := h.createWorkspace("demo")
@@ -270,10 +272,10 @@ func TestWebSocketTokenRequired(t *testing.T) {
 			c.close()
 		}
 	})
-	t.Run("cookie on the upgrade", func(t *testing.T) {
+	t.Run("token in the upgrade's header", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		header := http.Header{"Cookie": {"tuttid-token-" + port(h) + "=" + h.token}, "Origin": {h.url}}
+		header := http.Header{"Authorization": {"Bearer " + h.token}, "Origin": {h.url}}
 		for _, proto := range wsProtocols {
 			c, _, err := dialWSInit(ctx, h.wsURL(), proto, header, map[string]any{})
 			if err != nil {
@@ -282,67 +284,129 @@ func TestWebSocketTokenRequired(t *testing.T) {
 			c.close()
 		}
 	})
+	// The token as a cookie on the upgrade, with an empty connection_init
+	// (what a page of another port got from the browser, issue 22, 13):
+	// closed with 4403.
+	t.Run("cookie on the upgrade", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		header := http.Header{"Cookie": {"tuttid-token-" + port(h) + "=" + h.token}, "Origin": {h.url}}
+		for _, proto := range wsProtocols {
+			c, _, err := dialWSInit(ctx, h.wsURL(), proto, header, map[string]any{})
+			if err == nil {
+				c.close()
+				t.Fatalf("%s: the cookie opened the socket", proto)
+			}
+			// graphql-ws clients get a connection_error frame before the close.
+			if got := websocket.CloseStatus(err); got != 4403 && !strings.Contains(err.Error(), "connection_error") {
+				t.Errorf("%s: %v (%d), want the close 4403", proto, err, got)
+			}
+		}
+	})
 }
 
-// TestCookieFlow: GET /app/?token= and /?token= set an HttpOnly,
-// SameSite=Strict cookie on path / and redirect to the same URL without
-// the token; a wrong token sets nothing; without a token the pages only ask
-// for it.
-func TestCookieFlow(t *testing.T) {
+// TestPageTokenFlow: GET /app/?token= and /?token= serve the page itself
+// (it stores the token in its origin's storage and takes it out of the
+// address), set no cookie, and are never cached; the page holds no data
+// with or without a token. /app?token= goes on to /app/ with the token.
+func TestPageTokenFlow(t *testing.T) {
 	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
 	h.createWorkspace("secret-workspace")
 	noRedirect := &http.Client{Transport: baseTransport, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}
-	get := func(path string, cookie *http.Cookie) *http.Response {
-		req, _ := http.NewRequest("GET", h.url+path, nil)
-		if cookie != nil {
-			req.AddCookie(cookie)
-		}
-		resp, err := noRedirect.Do(req)
+	get := func(path string) (*http.Response, []byte) {
+		resp, err := noRedirect.Get(h.url + path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { resp.Body.Close() })
-		return resp
-	}
-	for path, want := range map[string]string{
-		"/app/?token=" + h.token:          "/app/",
-		"/app?token=" + h.token:           "/app",
-		"/?token=" + h.token:              "/",
-		"/?x=1&token=" + h.token + "&y=2": "/?x=1&y=2",
-	} {
-		resp := get(path, nil)
-		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
-			t.Errorf("GET %s: %d to %q, want 303 to %q", path, resp.StatusCode, resp.Header.Get("Location"), want)
-		}
-		cookies := resp.Cookies()
-		if len(cookies) != 1 {
-			t.Fatalf("GET %s set %d cookies", path, len(cookies))
-		}
-		c := cookies[0]
-		if c.Name != "tuttid-token-"+port(h) || c.Value != h.token || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
-			t.Errorf("GET %s: cookie %+v", path, c)
-		}
-		// The cookie opens the page it was set for.
-		if page := get(want, c); page.StatusCode >= 400 { // (/app redirects to /app/)
-			t.Errorf("GET %s with the cookie: %d", want, page.StatusCode)
-		}
-	}
-	for _, path := range []string{"/app/", "/", "/app/?token=wrong-token-wrong-token", "/?token="} {
-		resp := get(path, nil)
+		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 ||
-			!bytes.Contains(body, []byte(`data-testid="token-page"`)) || bytes.Contains(body, []byte("secret-workspace")) {
-			t.Errorf("GET %s: %d, cookies %v, body %.200s", path, resp.StatusCode, resp.Cookies(), body)
+		return resp, body
+	}
+	for _, path := range []string{"/app/?token=" + h.token, "/?token=" + h.token, "/?x=1&token=" + h.token,
+		"/app/", "/", "/app/?token=wrong-token-wrong-token"} {
+		resp, body := get(path)
+		if resp.StatusCode != http.StatusOK || len(resp.Cookies()) != 0 || resp.Header.Get("Set-Cookie") != "" {
+			t.Errorf("GET %s: %d, cookies %v", path, resp.StatusCode, resp.Cookies())
 		}
-		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
+		if resp.Header.Get("Cache-Control") != "no-store" || resp.Header.Get("Referrer-Policy") != "same-origin" {
+			t.Errorf("GET %s: Cache-Control %q, Referrer-Policy %q", path, resp.Header.Get("Cache-Control"), resp.Header.Get("Referrer-Policy"))
+		}
+		if bytes.Contains(body, []byte("secret-workspace")) || bytes.Contains(body, []byte(h.token)) {
+			t.Errorf("GET %s: the page holds data or the token: %.300s", path, body)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 			t.Errorf("GET %s: CSP %q", path, csp)
 		}
 	}
+	resp, _ := get("/app?token=" + h.token)
+	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != "/app/?token="+h.token ||
+		resp.Header.Get("Cache-Control") != "no-store" || len(resp.Cookies()) != 0 {
+		t.Errorf("GET /app?token=: %d to %q, Cache-Control %q", resp.StatusCode, resp.Header.Get("Location"), resp.Header.Get("Cache-Control"))
+	}
 	// The GUI's own files hold no data and load without the token.
-	if resp := get("/app/app.css", nil); resp.StatusCode != http.StatusOK {
+	if resp, _ := get("/app/app.css"); resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /app/app.css: %d", resp.StatusCode)
+	}
+}
+
+// TestOtherPortOriginRefused: a page of another port of the same host (a
+// dev server on localhost:3000) is another origin: with the right token
+// even, its mutation and its WebSocket upgrade are refused with 403
+// forbidden_origin, and change nothing; tuttid's own origin passes.
+func TestOtherPortOriginRefused(t *testing.T) {
+	h := startServer(t, harnessOpts{runtime: agenttest.Idle()})
+	mutation := `{"query":"mutation{createWorkspace(input:{name:\"pwn\",rootPath:\"/tmp\"}){id}}"}`
+	for _, host := range []string{"localhost:" + port(h), "127.0.0.1:" + port(h)} {
+		for _, origin := range []string{"http://localhost:3000", "http://127.0.0.1:3000", "http://[::1]:" + port(h), "https://" + host} {
+			req, _ := http.NewRequest("POST", h.url+"/query", strings.NewReader(mutation))
+			req.Host = host
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Content-Type", "text/plain") // a "simple" request: no preflight
+			req.Header.Set("Authorization", "Bearer "+h.token)
+			if status, _, body := rawDo(t, req); status != http.StatusForbidden || restCode(body) != "forbidden_origin" {
+				t.Errorf("Host %s, Origin %s: mutation got %d %s, want 403 forbidden_origin", host, origin, status, body)
+			}
+			for _, proto := range wsProtocols {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				c, resp, err := websocket.Dial(ctx, h.wsURL(), &websocket.DialOptions{HTTPClient: rawClient, Host: host,
+					HTTPHeader: http.Header{"Origin": {origin}, "Authorization": {"Bearer " + h.token}}, Subprotocols: []string{proto}})
+				cancel()
+				if err == nil {
+					c.CloseNow()
+					t.Fatalf("Host %s, Origin %s, %s: upgrade accepted", host, origin, proto)
+				}
+				if resp == nil || resp.StatusCode != http.StatusForbidden {
+					t.Errorf("Host %s, Origin %s, %s: refused with %v, want 403", host, origin, proto, err)
+				}
+			}
+		}
+	}
+	var out struct{ Workspaces []struct{ Name string } }
+	h.must(`{ workspaces { name } }`, nil, &out)
+	if len(out.Workspaces) != 0 {
+		t.Errorf("a refused mutation created %+v", out.Workspaces)
+	}
+	// tuttid's own origin passes, by each name.
+	for _, host := range []string{"localhost:" + port(h), "127.0.0.1:" + port(h)} {
+		req, _ := http.NewRequest("POST", h.url+"/query", strings.NewReader(`{"query":"{ workspaces { id } }"}`))
+		req.Host = host
+		req.Header.Set("Origin", "http://"+host)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+h.token)
+		if status, _, body := rawDo(t, req); status != 200 || graphQLCode(body) != "" {
+			t.Errorf("own origin %s: %d %s", host, status, body)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, _, err := dialWSInit(ctx, "ws://"+host+"/query", protoTransportWS, http.Header{"Origin": {"http://" + host}},
+			map[string]any{"Authorization": "Bearer " + h.token})
+		cancel()
+		if err != nil {
+			t.Errorf("own origin %s: WebSocket: %v", host, err)
+		} else {
+			c.close()
+		}
 	}
 }
 

@@ -40,7 +40,7 @@ type Config struct {
 	// *.example.com patterns.
 	AllowedHosts []string
 	// AllowedOrigins are host[:port] globs of more origins whose pages may
-	// change state and open a WebSocket.
+	// change state and open a WebSocket, besides tuttid's own origin.
 	AllowedOrigins []string
 	// Token is required on every API request unless NoAuth, which only
 	// loopback listeners may use.
@@ -48,18 +48,15 @@ type Config struct {
 	NoAuth bool
 	// MaxBody bounds a request body (0: DefaultMaxBody).
 	MaxBody int64
-	Logger  *slog.Logger
-	Version string
+	// BodyTimeout and IdleTimeout bound how long a connection may take
+	// to send a request's body and stay idle between requests (0: the
+	// defaults, DefaultBodyTimeout and DefaultIdleTimeout).
+	BodyTimeout, IdleTimeout time.Duration
+	Logger                   *slog.Logger
+	Version                  string
 	// CrashAt names a crash point (fork.Crash*) where the process kills
 	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
 	CrashAt string
-}
-
-// DefaultAllowedOrigins lets pages on this machine call tuttid (the
-// loopback names are allowed hosts anyway).
-func DefaultAllowedOrigins() []string {
-	// Patterns are path.Match globs: the IPv6 brackets are escaped.
-	return []string{"localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*", `\[::1\]`, `\[::1\]:*`}
 }
 
 // Server is a running tuttid.
@@ -72,6 +69,7 @@ type Server struct {
 
 	log     *slog.Logger
 	noAuth  bool
+	idle    time.Duration
 	routes  *router
 	handler http.Handler
 	stop    context.CancelFunc
@@ -98,7 +96,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if maxBody <= 0 {
 		maxBody = DefaultMaxBody
 	}
-	st, err := store.Open(ctx, cfg.DBPath)
+	// One server per database (store.Exclusive): a second one's start-up
+	// reconcile would take this one's running turns and forks for dead.
+	st, err := store.Open(ctx, cfg.DBPath, store.Exclusive)
 	if err != nil {
 		return nil, err
 	}
@@ -136,17 +136,28 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		defer s.wg.Done()
 		s.Sessions.Ingest(runCtx)
 	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		st.BoundWAL(runCtx, store.DefaultWALCheckEvery, store.DefaultWALTruncateOver, log)
+	}()
 
 	origins := cfg.AllowedOrigins
-	if origins == nil {
-		origins = DefaultAllowedOrigins()
-	}
 	hosts := newHostPolicy(cfg.Addr, cfg.AllowedHosts)
 	a := newAuth(cfg.Token, cfg.NoAuth, log)
 	s.routes = s.newRouter(a, maxBody)
-	// Outside in: the Host (DNS rebinding), the Origin (other sites'
+	// Outside in: the headers every answer carries, the body's time bound,
+	// the Host (DNS rebinding), the Origin (other sites'
 	// pages), then each route's own checks (routes.go).
-	s.handler = checkHost(checkOrigin(s.routes, hosts, origins, log), hosts, log)
+	bodyTimeout := cfg.BodyTimeout
+	if bodyTimeout <= 0 {
+		bodyTimeout = DefaultBodyTimeout
+	}
+	s.idle = cfg.IdleTimeout
+	if s.idle <= 0 {
+		s.idle = DefaultIdleTimeout
+	}
+	s.handler = answerHeaders(bodyDeadline(checkHost(checkOrigin(s.routes, hosts, origins, log), hosts, log), bodyTimeout))
 	return s, nil
 }
 
@@ -158,7 +169,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	hs := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: DefaultReadHeaderTimeout,
+		IdleTimeout:       s.idle,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}

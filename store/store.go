@@ -37,6 +37,7 @@ func dsn(path string) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "busy_timeout(30000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit))
 	q.Set("_txlock", "immediate")
 	// Times are written in one zone and one format so that SQL compares
 	// them in time order (the driver's default keeps the zone name and
@@ -64,6 +65,9 @@ func DefaultPath() (string, error) {
 type Store struct {
 	Client *ent.Client
 	DB     *sql.DB
+	lock   *serverLock // Exclusive only
+	path   string
+	gate   *walGate // paused by BoundWAL's checkpoints
 }
 
 // Option changes what Open may do to the database file.
@@ -76,11 +80,18 @@ const (
 	// ReadOnly implies MustExist, refuses writes on the connection
 	// (query_only) and does not migrate: reading beside a running server.
 	ReadOnly
+	// Exclusive takes the server lock (LockFile) for as long as the store
+	// is open, and fails with ErrInUse, naming the holder's pid, when
+	// another process has it: one server per database. tuttid tree and
+	// orphans do not ask for it, so they work beside a server.
+	Exclusive
 )
 
 // Open opens the database file at path, the only way tuttid opens its
 // database. By default it creates a missing file (and its directory)
 // readable by its owner only and migrates the schema; opts change that.
+// A file (or -wal, -shm file) of another user, or one that others may
+// write, is refused (CheckOwned).
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	var o Option
 	for _, opt := range opts {
@@ -100,25 +111,42 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("%w: create %s: %w", ErrUnavailable, path, err)
 		}
 	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if err := checkOwnedIfExists("the database file", f); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+	}
 	if o&ReadOnly != 0 {
 		d += "&_pragma=query_only(1)"
 	}
+	var lock *serverLock
+	if o&Exclusive != 0 {
+		l, err := lockServer(path)
+		if err != nil {
+			return nil, err
+		}
+		lock = l
+	}
 	db, err := sql.Open("sqlite", d)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
+		lock.Close()
 		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)
 	}
-	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, db)))
+	gate := &walGate{}
+	client := ent.NewClient(ent.Driver(gatedDriver{Driver: entsql.OpenDB(dialect.SQLite, db), gate: gate}))
 	if o&ReadOnly == 0 {
 		if err := client.Schema.Create(ctx); err != nil {
 			client.Close()
+			lock.Close()
 			return nil, fmt.Errorf("%w: migrate: %w", ErrUnavailable, err)
 		}
 	}
-	return &Store{Client: client, DB: db}, nil
+	return &Store{Client: client, DB: db, lock: lock, path: path, gate: gate}, nil
 }
 
 // createPrivate creates the database file readable by its owner only,
@@ -144,8 +172,11 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.Client.Close() }
+// Close closes the database, then releases the server lock.
+func (s *Store) Close() error {
+	err := s.Client.Close()
+	return errors.Join(err, s.lock.Close())
+}
 
 // WithTx runs fn in one transaction, committing when it returns nil.
 func (s *Store) WithTx(ctx context.Context, fn func(tx *ent.Tx) error) error {

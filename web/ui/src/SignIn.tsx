@@ -1,11 +1,14 @@
 // The page shown when the server wants the token: how to get in, and a
-// field to paste the token into (it goes to /app?token=..., which sets the
-// cookie and comes back without it).
+// field to paste the token into (kept in this origin's localStorage, see
+// client.ts; the page then reloads on the same view).
 import { Button, Card, Code, Flex, Heading, Text, TextField } from "@radix-ui/themes";
 import { useState } from "react";
+import { getToken, setToken } from "./client";
 
 export function SignIn() {
-  const [token, setToken] = useState("");
+  const [token, setTyped] = useState("");
+  // A token kept from before that the server refuses (a new tuttid token).
+  const [refused] = useState(() => getToken() !== "");
   return (
     <main className="signin" data-testid="sign-in">
       <Card size="3">
@@ -17,10 +20,17 @@ export function SignIn() {
             tuttid needs its access token. Open the address it printed when it started (it ends in <Code>?token=…</Code>), or paste the token
             here. The token is in the file <Code>token</Code> beside tuttid's database.
           </Text>
+          {refused && (
+            <Text size="2" color="red" role="alert" data-testid="token-error">
+              The token this page had is not right (any more).
+            </Text>
+          )}
           <form
             onSubmit={(e) => {
               e.preventDefault();
-              if (token.trim()) location.assign(`${location.pathname}?token=${encodeURIComponent(token.trim())}${location.hash}`);
+              if (!token.trim()) return;
+              setToken(token.trim());
+              location.reload();
             }}
           >
             <Flex gap="2">
@@ -29,7 +39,8 @@ export function SignIn() {
                 aria-label="Token"
                 placeholder="token"
                 value={token}
-                onChange={(e) => setToken(e.target.value)}
+                onChange={(e) => setTyped(e.target.value)}
+                data-testid="token-input"
                 style={{ flex: 1 }}
               />
               <Button type="submit">Sign in</Button>

@@ -6,6 +6,43 @@ import { createClient as createWSClient, type Client as WSClient } from "graphql
 
 export const endpoint = document.body.dataset.endpoint || "/query";
 
+// The token lives in this origin's localStorage (per origin, so per port:
+// a server on another port of this host cannot read it), never in a
+// cookie, which a browser would send to every port of the host. It comes
+// from the startup address's ?token=, which is then taken out of the
+// address bar, or from the sign-in page; it goes out as the Authorization
+// header and in the WebSocket's connection_init.
+const tokenKey = "tuttid-token";
+
+export function getToken(): string {
+  try {
+    return localStorage.getItem(tokenKey) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+export function setToken(token: string): void {
+  localStorage.setItem(tokenKey, token);
+}
+
+// takeTokenFromURL stores ?token= and removes it from the address (and so
+// from the history and any later Referer).
+function takeTokenFromURL(): void {
+  const u = new URL(location.href);
+  const tok = u.searchParams.get("token");
+  if (tok === null) return;
+  if (tok.trim()) setToken(tok.trim());
+  u.searchParams.delete("token");
+  history.replaceState(history.state, "", u.pathname + u.search + u.hash);
+}
+takeTokenFromURL();
+
+function authHeaders(): Record<string, string> {
+  const tok = getToken();
+  return tok ? { Authorization: `Bearer ${tok}` } : {};
+}
+
 function wsURL(): string {
   const u = new URL(endpoint, location.href);
   u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
@@ -52,12 +89,12 @@ function emitConn(s: ConnState, code?: number) {
   for (const l of connListeners) l(s, code);
 }
 
-// The WebSocket authenticates with the cookie set by /app?token=...; the
-// server also reads connection_init's Authorization, which a page that
-// knows no token leaves out.
+// The WebSocket authenticates with connection_init's Authorization (read
+// at each connection, so a token signed in later is used on reconnect).
 export const wsClient: WSClient = createWSClient({
   url: wsURL(),
   lazy: true,
+  connectionParams: () => authHeaders(),
   retryAttempts: Number.POSITIVE_INFINITY,
   shouldRetry: (ev) => !(ev && typeof ev === "object" && "code" in ev && (ev as CloseEvent).code === 4403),
   retryWait: async (retries) => {
@@ -74,7 +111,8 @@ export const client = new Client({
   url: endpoint,
   requestPolicy: "network-only",
   preferGetMethod: false,
-  fetchOptions: { credentials: "same-origin", headers: { Accept: "application/json" } },
+  // No cookie is needed or sent; the token goes in the header.
+  fetchOptions: () => ({ credentials: "omit", headers: { Accept: "application/json", ...authHeaders() } }),
   exchanges: [
     fetchExchange,
     subscriptionExchange({
