@@ -78,6 +78,7 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 	srv.Use(queryBounds{cache: queries})
 	srv.SetParserTokenLimit(maxQueryTokens)
 	srv.SetValidationRulesFn(cappedRules)
+	srv.Use(intLiterals{})
 	srv.Use(extension.FixedComplexityLimit(complexityLimit))
 	srv.AroundOperations(readAhead)
 	srv.SetErrorPresenter(presentError(log))

@@ -32,3 +32,23 @@ func TestHandlerLimits(t *testing.T) {
 		t.Errorf("introspection: %+v", out)
 	}
 }
+
+// TestIntLiteralOutOfRange: an Int64 literal beyond 64 bits (afterSeq of
+// 2^63 written in the operation) is refused as invalid_input before the
+// complexity limit reads the arguments, where gqlparser panicked on it (a
+// recovered panic, answered internal); in a field's arguments and inside a
+// fragment. A variable of the same value is refused by coercion.
+func TestIntLiteralOutOfRange(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.workspace("ws")
+	for _, q := range []string{
+		`subscription { activity(workspaceId: "ws", afterSeq: 9223372036854775808) { seq } }`,
+		`subscription { activity(workspaceId: "ws", afterSeq: 99999999999999999999999) { seq } }`,
+		`subscription { ...F } fragment F on Subscription { activity(workspaceId: "ws", afterSeq: 9223372036854775808) { seq } }`,
+	} {
+		if code := e.postErr(q); code != "invalid_input" {
+			t.Errorf("%s: answered %s, want invalid_input", q, code)
+		}
+	}
+}
