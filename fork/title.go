@@ -95,7 +95,7 @@ func explicitTitle(title *string) (*string, error) {
 		return nil, nil
 	}
 	t := strings.TrimSpace(*title)
-	if err := validate.Text("title", t, validate.MaxTitleLen); err != nil {
+	if err := validate.Line("title", t, validate.MaxTitleLen); err != nil {
 		return nil, err
 	}
 	if t == "" {

@@ -22,7 +22,8 @@ func TestWorkspaceQueriesAndMutations(t *testing.T) {
 	if w.ID == "" || w.Name != "Proj" || w.RootPath != root {
 		t.Fatalf("created %+v", w)
 	}
-	for _, bad := range []map[string]any{{"name": "", "rootPath": root}, {"name": "x", "rootPath": "relative"}} {
+	for _, bad := range []map[string]any{{"name": "", "rootPath": root}, {"name": "x", "rootPath": "relative"},
+		{"name": "a\x1b[2Jb", "rootPath": root}, {"name": "a\x00b", "rootPath": root}, {"name": "a\u202eb", "rootPath": root}} {
 		if code := e.postErr(`mutation($in: CreateWorkspaceInput!) { createWorkspace(input: $in) { id } }`, client.Var("in", bad)); code != "invalid_input" {
 			t.Errorf("createWorkspace(%v) answered %s, want invalid_input", bad, code)
 		}

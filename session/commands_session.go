@@ -33,7 +33,7 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 	title := ""
 	if in.Title != nil {
 		title = strings.TrimSpace(*in.Title)
-		if err := validate.Text("title", title, validate.MaxTitleLen); err != nil {
+		if err := validate.Line("title", title, validate.MaxTitleLen); err != nil {
 			return nil, err
 		}
 	}
@@ -74,7 +74,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	if strings.TrimSpace(text) == "" {
 		return nil, apperr.New(apperr.InvalidInput, "text is required")
 	}
-	if err := validate.Text("text", text, validate.MaxMessageLen); err != nil {
+	if err := validate.Message("text", text, validate.MaxMessageLen); err != nil {
 		return nil, err
 	}
 	a, err := s.mustSession(ctx, workspaceID, sessionID)

@@ -40,7 +40,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 	var title string
 	if in.Title != nil {
 		title = strings.TrimSpace(*in.Title)
-		if err := validate.Text("title", title, validate.MaxTitleLen); err != nil {
+		if err := validate.Line("title", title, validate.MaxTitleLen); err != nil {
 			return nil, err
 		}
 	}

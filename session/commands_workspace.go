@@ -16,7 +16,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, rootPath string) (*
 	if name == "" {
 		return nil, apperr.New(apperr.InvalidInput, "name is required")
 	}
-	if err := validate.Text("name", name, validate.MaxNameLen); err != nil {
+	if err := validate.Line("name", name, validate.MaxNameLen); err != nil {
 		return nil, err
 	}
 	rootPath, err := ResolveRoot(rootPath)

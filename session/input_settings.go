@@ -49,7 +49,7 @@ func (o SettingsOverride) Apply(base agent.ComposerSettings) (agent.ComposerSett
 
 // CheckSettings rejects settings the runtime would not understand.
 func CheckSettings(s agent.ComposerSettings) error {
-	if err := validate.Text("settings.model", s.Model, validate.MaxModelLen); err != nil {
+	if err := validate.Line("settings.model", s.Model, validate.MaxModelLen); err != nil {
 		return err
 	}
 	if s.ReasoningEffort != "" && !slices.Contains(agent.ReasoningEfforts(), s.ReasoningEffort) {

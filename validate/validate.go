@@ -5,6 +5,7 @@ package validate
 
 import (
 	"path/filepath"
+	"unicode"
 	"unicode/utf8"
 
 	"tuttid/apperr"
@@ -45,6 +46,45 @@ func Text(what, s string, max int) error {
 		return apperr.New(apperr.InvalidInput, "%s is longer than %d bytes", what, max)
 	}
 	return nil
+}
+
+// Line rejects what Text rejects, and any control character (C0, DEL, C1)
+// or bidirectional override: a name or a title is one line, printed by
+// `tuttid tree` and shown in the GUI, where such characters could forge
+// what a person sees.
+func Line(what, s string, max int) error {
+	if err := Text(what, s, max); err != nil {
+		return err
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || isBidiControl(r) {
+			return apperr.New(apperr.InvalidInput, "%s may not hold control characters (found %U)", what, r)
+		}
+	}
+	return nil
+}
+
+// Message rejects what Text rejects, and control characters other than
+// newline, carriage return and tab.
+func Message(what, s string, max int) error {
+	if err := Text(what, s, max); err != nil {
+		return err
+	}
+	for _, r := range s {
+		if r == '\n' || r == '\r' || r == '\t' {
+			continue
+		}
+		if unicode.IsControl(r) || isBidiControl(r) {
+			return apperr.New(apperr.InvalidInput, "%s may not hold control characters other than newline and tab (found %U)", what, r)
+		}
+	}
+	return nil
+}
+
+// isBidiControl reports the embedding, override and isolate characters
+// (U+202A..U+202E, U+2066..U+2069).
+func isBidiControl(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // Path rejects a path that is not absolute.
