@@ -212,6 +212,18 @@ try {
     for (const e of list.getEntries()) window.__perf.longTasks.push({ start: e.startTime, dur: e.duration });
   }).observe({ type: "longtask", buffered: true });
 } catch (e) {}
+// Each WebSocket message's arrival, to tell the server's delivery from
+// the page's work: __perf.arrived(text) is when the first message holding
+// text arrived.
+window.__perf.messages = [];
+const NativeWebSocket = window.WebSocket;
+window.WebSocket = class extends NativeWebSocket {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener("message", (e) => window.__perf.messages.push({ at: performance.now(), data: String(e.data) }));
+  }
+};
+window.__perf.arrived = (text) => (window.__perf.messages.find((m) => m.data.includes(text)) || {}).at;
 window.__perf.until = (pred) => new Promise((resolve) => {
   const hit = () => {
     let ok = false;
@@ -341,7 +353,7 @@ func scaleBurst(t *testing.T, h *harness, tb *tab, ws scaleWorkspace, n int) sca
 	tb.eval(fmt.Sprintf(`(window.__perf.burst = window.__perf.until(() => {
 	  const e = document.querySelector('[role="treeitem"][data-session-id=%q] .tree-title');
 	  return e && e.textContent === %q;
-	}), window.__perf.burstStart = performance.now(), true)`, shown, final), new(bool))
+	}), window.__perf.burstFinal = %q, window.__perf.burstStart = performance.now(), true)`, shown, final, final), new(bool))
 	rename := func(id, title string) error {
 		body, _ := json.Marshal(map[string]any{
 			"query":     `mutation($in: UpdateSessionInput!) { updateSession(input: $in) { id } }`,
@@ -388,17 +400,35 @@ func scaleBurst(t *testing.T, h *harness, tb *tab, ws scaleWorkspace, n int) sca
 		t.Fatal(err)
 	}
 	var s struct {
-		Ms, Lag   float64
-		LongTasks []float64
+		Ms, Lag                         float64
+		ArrivedAfter, ShownAfterArrival float64
+		Events, Resyncs, Queries        int
+		LongTasks                       []float64
 	}
 	tb.evalAsync(`(async () => {
 	  const answered = performance.now();
 	  const r = await window.__perf.burst;
 	  await new Promise((res) => setTimeout(res, 150));
 	  const t0 = window.__perf.burstStart;
-	  return { ms: r.painted - t0, lag: Math.max(0, r.painted - answered),
+	  const arrived = window.__perf.arrived(` + "`" + `"${window.__perf.burstFinal}"` + "`" + `);
+	  const events = window.__perf.messages.filter((m) => m.at >= t0 && m.data.includes('"activity"')).length;
+	  const resyncs = window.__perf.messages.filter((m) => m.at >= t0 && m.data.includes("RESYNC_REQUIRED")).length;
+	  const queries = performance.getEntriesByType("resource").filter((e) => e.startTime >= t0 && e.name.includes("/query")).length;
+	  return { ms: r.painted - t0, lag: Math.max(0, r.painted - answered), arrivedAfter: arrived - answered, shownAfterArrival: r.painted - arrived,
+	    events, resyncs, queries,
 	    longTasks: window.__perf.longTasks.filter((e) => e.start + e.dur > t0 && e.start < r.painted).map((e) => e.dur) };
 	})()`, &s)
+	// Still live: a rename after the burst shows (a subscription the
+	// server dropped for falling behind is made again).
+	after := final + " and after"
+	if err := rename(shown, after); err != nil {
+		t.Fatal(err)
+	}
+	tb.waitJS("a rename after the burst", fmt.Sprintf(`(() => {
+	  const e = document.querySelector('[role="treeitem"][data-session-id=%q] .tree-title');
+	  return !!e && e.textContent === %q; })()`, shown, after))
+	t.Logf("%s burst: %d events and %d resyncs received, %d requests to /query; the last event arrived %.1f ms after it was answered, shown %.1f ms after it arrived",
+		ws.id, s.Events, s.Resyncs, s.Queries, s.ArrivedAfter, s.ShownAfterArrival)
 	return scaleSample{ms: s.Ms, longTasks: s.LongTasks, sendMs: float64(sent.Microseconds()) / 1000, lagMs: s.Lag}
 }
 

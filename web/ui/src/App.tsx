@@ -38,6 +38,10 @@ export function App() {
   const now = useCallback((): Shown => ({ ...shownNow(), compareWith: comparingWith() }), [shownNow, comparingWith]);
 
   const apply = (e: Effect) => {
+    if (typeof e !== "string") {
+      if (!list.patch(e.patch)) void guarded(list.refresh);
+      return;
+    }
     switch (e) {
       case "sessions":
         return void guarded(list.refresh);

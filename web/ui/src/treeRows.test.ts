@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import type { SessionSummaryFragment } from "./gql/graphql";
+import { buildForest, treeRows } from "./treeRows";
+
+const s = (id: string, parent?: string, displayTitle = id): SessionSummaryFragment => ({
+  id,
+  workspaceId: "w",
+  title: displayTitle,
+  displayTitle,
+  status: "READY",
+  archived: false,
+  createdAt: "",
+  updatedAt: "",
+  parent: parent ? { id: parent } : null,
+  forkedFrom: parent ? { lastTurnId: null, forkedAtUnixMs: 0 } : null,
+});
+
+// root ─┬─ a ── a1
+//       └─ b
+// other
+const sessions = [s("root"), s("a", "root"), s("b", "root"), s("a1", "a"), s("other")];
+
+describe("buildForest: what it keeps of the last forest", () => {
+  it("keeps every node when nothing shown changed (new session objects)", () => {
+    const first = buildForest(sessions);
+    const again = buildForest(sessions.map((x) => ({ ...x })), first);
+    expect(again[0]).toBe(first[0]);
+    expect(again[1]).toBe(first[1]);
+  });
+  it("renews a renamed session and its ancestors only", () => {
+    const first = buildForest(sessions);
+    const renamed = sessions.map((x) => (x.id === "a1" ? s("a1", "a", "renamed") : x));
+    const again = buildForest(renamed, first);
+    const [root, other] = again;
+    expect(root).not.toBe(first[0]);
+    expect(root.children[0]).not.toBe(first[0].children[0]); // a
+    expect(root.children[0].children[0].s.displayTitle).toBe("renamed");
+    expect(root.children[1]).toBe(first[0].children[1]); // b
+    expect(other).toBe(first[1]);
+  });
+  it("renews a parent whose forks changed", () => {
+    const first = buildForest(sessions);
+    const again = buildForest([...sessions, s("b1", "b")], first);
+    expect(again[0].children[1]).not.toBe(first[0].children[1]);
+    expect(again[0].children[1].children.map((n) => n.s.id)).toEqual(["b1"]);
+    expect(again[0].children[0]).toBe(first[0].children[0]);
+  });
+  it("takes levels from 1 down a chain deeper than a stack of calls", () => {
+    const chain = Array.from({ length: 20000 }, (_, i) => s(`c${i}`, i ? `c${i - 1}` : undefined));
+    const rows = treeRows(buildForest(chain), new Set());
+    expect(rows.length).toBe(20000);
+    expect(rows[19999].level).toBe(20000);
+  });
+});
+
+describe("treeRows", () => {
+  it("lists the sessions in document order with their place among their siblings", () => {
+    const rows = treeRows(buildForest(sessions), new Set());
+    expect(rows.map((r) => [r.s.id, r.level, r.posInSet, r.setSize, r.parentId ?? "", r.hidden])).toEqual([
+      ["root", 1, 1, 2, "", false],
+      ["a", 2, 1, 2, "root", false],
+      ["a1", 3, 1, 1, "a", false],
+      ["b", 2, 2, 2, "root", false],
+      ["other", 1, 2, 2, "", false],
+    ]);
+  });
+  it("hides what a collapsed branch holds, not the branch", () => {
+    const rows = treeRows(buildForest(sessions), new Set(["root"]));
+    expect(rows.filter((r) => !r.hidden).map((r) => r.s.id)).toEqual(["root", "other"]);
+    expect(rows.find((r) => r.s.id === "root")?.open).toBe(false);
+    expect(rows.find((r) => r.s.id === "a")?.open).toBe(true);
+  });
+});
