@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/store"
@@ -65,14 +66,19 @@ var scaleActions = []string{"first render", "expand widest branch", "switch sess
 func measureScale(t *testing.T, h *harness, tb *tab, small, large scaleWorkspace, attempt int) []string {
 	t.Helper()
 	figures := map[string]map[string][]scaleSample{"small": {}, "large": {}}
-	// A sample with a long task over the target is measured again, and
-	// the repeat counts: on a loaded machine the OS preempting the page
-	// mid-task makes a sporadic long task (10-session samples get them
-	// too); one the page's own work makes comes back.
+	// A sample with a long task over the target is measured again, up to
+	// scaleRepeats times, and the last counts: on a loaded machine the OS
+	// preempting the page mid-task makes sporadic long tasks (10-session
+	// samples get them too); one the page's own work makes comes back
+	// every time.
 	remeasured := map[string]map[string]int{"small": {}, "large": {}}
+	var stale []string
 	record := func(size, action string, measure func() scaleSample) scaleSample {
 		s := measure()
-		if longestTask([]scaleSample{s}) > maxLongTask {
+		for range scaleRepeats {
+			if longestTask([]scaleSample{s}) <= maxLongTask {
+				break
+			}
 			remeasured[size][action]++
 			s = measure()
 		}
@@ -100,11 +106,14 @@ func measureScale(t *testing.T, h *harness, tb *tab, small, large scaleWorkspace
 		}
 		b := record(w.name, "1,000-event burst", func() scaleSample { return scaleBurst(t, h, tb, w.ws, 1000) })
 		figures[w.name]["burst: shown after the last event"] = []scaleSample{{ms: b.lagMs, longTasks: b.longTasks}}
+		if b.stale {
+			stale = append(stale, fmt.Sprintf("after the burst on %d sessions the page no longer showed a rename", len(w.ws.ids)))
+		}
 		tb.noError()
 	}
 
 	t.Logf("run %d: %-33s %12s %12s %7s %14s %14s %11s", attempt, "action (median)", "10 sessions", "1,000", "ratio", "longest task", "(10 sessions)", "re-measured")
-	var problems []string
+	problems := stale
 	for _, action := range scaleActions {
 		s, l := figures["small"][action], figures["large"][action]
 		sm, lm := medianMs(s), medianMs(l)
@@ -136,6 +145,7 @@ const (
 	// frameMs is one frame at 60 Hz.
 	frameMs       = 1000.0 / 60
 	scaleAttempts = 3
+	scaleRepeats  = 2
 )
 
 // scaleShape is a seeded workspace: a root with fan forks (the widest
@@ -236,6 +246,9 @@ type scaleSample struct {
 	longTasks []float64
 	sendMs    float64
 	lagMs     float64
+	// stale: after the burst the page no longer showed the workspace's
+	// changes.
+	stale bool
 }
 
 // scalePerfScript runs before the page's own: it records long tasks from
@@ -453,7 +466,7 @@ func scaleBurst(t *testing.T, h *harness, tb *tab, ws scaleWorkspace, n int) sca
 	  const events = window.__perf.messages.filter((m) => m.at >= t0 && m.data.includes('"activity"')).length;
 	  const resyncs = window.__perf.messages.filter((m) => m.at >= t0 && m.data.includes("RESYNC_REQUIRED")).length;
 	  const queries = performance.getEntriesByType("resource").filter((e) => e.startTime >= t0 && e.name.includes("/query")).length;
-	  return { ms: r.painted - t0, lag: arrived === undefined ? Math.max(0, r.painted - answered) : r.painted - arrived, arrivedAfter: arrived - answered, shownAfterArrival: r.painted - arrived,
+	  return { ms: r.painted - t0, lag: Math.max(0, r.painted - (arrived === undefined ? answered : arrived)), arrivedAfter: arrived - answered, shownAfterArrival: r.painted - arrived,
 	    events, resyncs, queries,
 	    longTasks: window.__perf.longTasks.filter((e) => e.start + e.dur > t0 && e.start < r.painted).map((e) => e.dur) };
 	})()`, &s)
@@ -463,12 +476,16 @@ func scaleBurst(t *testing.T, h *harness, tb *tab, ws scaleWorkspace, n int) sca
 	if err := rename(shown, after); err != nil {
 		t.Fatal(err)
 	}
-	tb.waitJS("a rename after the burst", fmt.Sprintf(`(() => {
-	  const e = document.querySelector('[role="treeitem"][data-session-id=%q] .tree-title');
-	  return !!e && e.textContent === %q; })()`, shown, after))
-	t.Logf("%s burst: %d events and %d resyncs received, %d requests to /query; the last event arrived %.1f ms after it was answered, shown %.1f ms after it arrived",
-		ws.id, s.Events, s.Resyncs, s.Queries, s.ArrivedAfter, s.ShownAfterArrival)
-	return scaleSample{ms: s.Ms, longTasks: s.LongTasks, sendMs: float64(sent.Microseconds()) / 1000, lagMs: s.Lag}
+	var live bool
+	tb.evalAsync(fmt.Sprintf(`new Promise((resolve) => {
+	  const shows = () => { const e = document.querySelector('[role="treeitem"][data-session-id=%q] .tree-title');
+	    return !!e && e.textContent === %q; };
+	  window.__perf.until(shows).then(() => resolve(true));
+	  setTimeout(() => resolve(shows()), 10000);
+	})`, shown, after), &live)
+	t.Logf("%s burst: %d events and %d resyncs received, %d requests to /query; the last event arrived %.1f ms after it was answered, shown %.1f ms after it arrived; a rename after it shown: %v",
+		ws.id, s.Events, s.Resyncs, s.Queries, s.ArrivedAfter, s.ShownAfterArrival, live)
+	return scaleSample{ms: s.Ms, longTasks: s.LongTasks, sendMs: float64(sent.Microseconds()) / 1000, lagMs: s.Lag, stale: !live}
 }
 
 // evalAsync evaluates an expression whose value is a promise and decodes
@@ -506,4 +523,37 @@ func longestTask(ss []scaleSample) float64 {
 		}
 	}
 	return longest
+}
+
+// TestGUIFollowsAfterADrop: a subscriber that falls behind a burst is
+// dropped by the broker (RESYNC_REQUIRED, then the subscription ends); the
+// page subscribes again and keeps following the workspace (before, it
+// reloaded once and then showed no more changes until a reload).
+func TestGUIFollowsAfterADrop(t *testing.T) {
+	browser := startBrowser(t)
+	dbPath := filepath.Join(t.TempDir(), "tuttid.db")
+	ws := seedScaleWorkspace(t, dbPath, "small", scaleShape{fan: 4, chain: 5, total: 10})
+	h := startServer(t, harnessOpts{runtime: idleRuntime{}, dbPath: dbPath})
+	tb := openTab(t, browser, guiServer(t, h))
+	tb.run("install the measuring script", chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: scalePerfScript})
+		return chromedp.Void{}, err
+	}))
+	tb.run("blank page", chromedp.Navigate("about:blank")) // a new document runs the script
+	tb.open(ws.id, ws.deepest)
+	// Far more events at once than a subscriber may lag behind: deltas of
+	// a session not shown, which the page ignores.
+	for i := range 20000 {
+		h.srv.Broker.Publish(t.Context(), activity.Event{Kind: activity.MessageDelta, WorkspaceID: ws.id,
+			AgentSessionID: ws.fanKids[0], ItemID: "item", Delta: fmt.Sprint(i)})
+	}
+	tb.waitJS("the drop reaching the page", `window.__perf.messages.some((m) => m.data.includes("RESYNC_REQUIRED"))`)
+	var out struct{ UpdateSession struct{ ID string } }
+	h.must(`mutation($in: UpdateSessionInput!) { updateSession(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws.id, "agentSessionId": ws.deepest, "title": "renamed after the drop"}}, &out)
+	tb.waitJS("the rename after the drop", fmt.Sprintf(`(() => {
+	  const e = document.querySelector('[role="treeitem"][data-session-id=%q] .tree-title');
+	  return !!e && e.textContent === "renamed after the drop"; })()`, ws.deepest))
+	tb.run("live again", chromedp.WaitVisible(chromedp.CSS(`[data-testid="connection"][data-state="live"]`)))
+	tb.noError()
 }

@@ -38,17 +38,3 @@ describe("coalesce", () => {
     expect(runs).toBe(2);
   });
 });
-
-describe("coalesce: busy", () => {
-  it("is busy while a run is under way, not before or after", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const load = coalesce(() => gate);
-    expect(load.busy()).toBe(false);
-    const p = load();
-    expect(load.busy()).toBe(true);
-    release();
-    await p;
-    expect(load.busy()).toBe(false);
-  });
-});

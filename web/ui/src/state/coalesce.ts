@@ -1,10 +1,7 @@
 // Loading and refreshing what the page shows. Each loader coalesces: a
 // refresh asked for while one runs runs once more after it, so a burst of
-// activity events costs two requests, not one per event. busy() says
-// whether one runs (what it reads may predate a change seen meanwhile).
-export type Coalesced = (() => Promise<void>) & { busy: () => boolean };
-
-export function coalesce(fn: () => Promise<void>): Coalesced {
+// activity events costs two requests, not one per event.
+export function coalesce(fn: () => Promise<void>): () => Promise<void> {
   let running: Promise<void> | null = null;
   let again = false;
   const run = async (): Promise<void> => {
@@ -24,5 +21,5 @@ export function coalesce(fn: () => Promise<void>): Coalesced {
     })();
     return running;
   };
-  return Object.assign(run, { busy: () => running !== null });
+  return run;
 }

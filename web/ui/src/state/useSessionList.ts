@@ -3,6 +3,7 @@ import { startTransition, useCallback, useMemo, useRef, useState } from "react";
 import { query } from "../client";
 import { WorkspaceSessionsDocument, type SessionSummaryFragment } from "../gql/graphql";
 import { coalesce } from "./coalesce";
+import { patchList, reapply } from "./patch";
 
 export function useSessionList(currentWs: () => string | undefined) {
   const [sessions, setSessions] = useState<SessionSummaryFragment[]>([]);
@@ -15,46 +16,52 @@ export function useSessionList(currentWs: () => string | undefined) {
       coalesce(async () => {
         const ws = currentWs();
         if (!ws) return;
+        const meanwhile = new Map<string, SessionSummaryFragment>();
+        duringReload.current = meanwhile;
         const all: SessionSummaryFragment[] = [];
-        let after: string | null | undefined;
-        for (;;) {
-          // archived: null lists archived sessions too, false leaves them out.
-          const d = await query(WorkspaceSessionsDocument, { ws, after, archived: archivedRef.current ? null : false });
-          if (ws !== currentWs()) return;
-          const page = d.workspace?.sessions;
-          if (!page) break;
-          all.push(...page.edges.map((e) => e.node));
-          if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor) break;
-          after = page.pageInfo.endCursor;
+        try {
+          let after: string | null | undefined;
+          for (;;) {
+            // archived: null lists archived sessions too, false leaves them out.
+            const d = await query(WorkspaceSessionsDocument, { ws, after, archived: archivedRef.current ? null : false });
+            if (ws !== currentWs()) return;
+            const page = d.workspace?.sessions;
+            if (!page) break;
+            all.push(...page.edges.map((e) => e.node));
+            if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor) break;
+            after = page.pageInfo.endCursor;
+          }
+        } finally {
+          duringReload.current = null;
         }
-        listed.current = all;
+        // What was patched meanwhile may be newer than what was read.
+        const fresh = reapply(all, meanwhile);
+        listed.current = fresh;
         // A transition: React renders a long list in slices, leaving the
         // page to input meanwhile.
-        startTransition(() => setSessions(all));
+        startTransition(() => setSessions(fresh));
       }),
     [currentWs],
   );
 
+  // The list as last set (a transition may not have rendered it yet): what
+  // a patch applies to.
   const listed = useRef(sessions);
-  listed.current = sessions;
+  // The patches since the running reload started (null: none runs).
+  const duringReload = useRef<Map<string, SessionSummaryFragment> | null>(null);
   // patch puts a session as an event carried it in place of the listed
-  // one, at once. It returns false when the list needs a reload instead:
-  // the session is not listed, or it was archived, restored or moved (which
-  // changes other rows too), or a reload under way may have read the list
-  // before the change (then it is patched and reloaded).
-  const patch = useCallback(
-    (s: SessionSummaryFragment): boolean => {
-      const cur = listed.current;
-      const i = cur.findIndex((x) => x.id === s.id);
-      if (i < 0 || cur[i].archived !== s.archived || cur[i].parent?.id !== s.parent?.id) return false;
-      const next = cur.slice();
-      next[i] = s;
-      listed.current = next;
-      startTransition(() => setSessions(next));
-      return !refresh.busy();
-    },
-    [refresh],
-  );
+  // one, at once (patchList), and returns false when the list needs a
+  // reload instead. A reload under way may have read the session before
+  // the change: it puts the patch onto what it read, rather than reloading
+  // again (a burst of events would keep reloads running back to back).
+  const patch = useCallback((s: SessionSummaryFragment): boolean => {
+    const next = patchList(listed.current, s);
+    if (!next) return false;
+    duringReload.current?.set(s.id, s);
+    listed.current = next;
+    startTransition(() => setSessions(next));
+    return true;
+  }, []);
   const clear = useCallback(() => {
     listed.current = [];
     setSessions([]);
