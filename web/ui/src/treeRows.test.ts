@@ -38,6 +38,18 @@ describe("buildForest: what it keeps of the last forest", () => {
     expect(root.children[1]).toBe(first[0].children[1]); // b
     expect(other).toBe(first[1]);
   });
+  it("renews two changed sessions of one branch once, and keeps going from the last build", () => {
+    const first = buildForest(sessions);
+    const both = sessions.map((x) => (x.id === "a1" ? s("a1", "a", "one") : x.id === "b" ? { ...s("b", "root"), status: "WORKING" as const } : x));
+    const second = buildForest(both, first);
+    expect(second[0].children[0].children[0].s.displayTitle).toBe("one");
+    expect(second[0].children[1].s.status).toBe("WORKING");
+    expect(second[1]).toBe(first[1]);
+    const third = buildForest(both.map((x) => (x.id === "a1" ? s("a1", "a", "two") : x)), second);
+    expect(third[0].children[0].children[0].s.displayTitle).toBe("two");
+    expect(third[0].children[1]).toBe(second[0].children[1]);
+    expect(treeRows(third, new Set()).map((r) => `${r.s.id}@${r.level}`)).toEqual(["root@1", "a@2", "a1@3", "b@2", "other@1"]);
+  });
   it("renews a parent whose forks changed", () => {
     const first = buildForest(sessions);
     const again = buildForest([...sessions, s("b1", "b")], first);

@@ -27,8 +27,65 @@ export interface TreeRow {
 // buildForest nests each session under its parent (a session whose parent
 // is not listed is a root). Given the forest built last, it hands back the
 // nodes whose subtree shows the same (same sessions, titles, statuses,
-// levels), so that the tree re-renders only the branches that changed.
+// levels), so that the tree re-renders only the branches that changed; when
+// the sessions and their parents are those of the last build (a session
+// patched from an activity event), only the changed sessions' branches are
+// built again.
 export function buildForest(sessions: SessionSummaryFragment[], prev?: TreeNode[]): TreeNode[] {
+  const last = prev && built.get(prev);
+  const roots = last && sameShape(last.sessions, sessions) ? rebuildChanged(prev, last, sessions) : buildAll(sessions, prev);
+  return roots;
+}
+
+// What a build leaves for the next: the sessions it was given and its nodes
+// by id.
+interface Built {
+  sessions: SessionSummaryFragment[];
+  byId: Map<string, TreeNode>;
+}
+
+const built = new WeakMap<TreeNode[], Built>();
+
+function sameShape(a: SessionSummaryFragment[], b: SessionSummaryFragment[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== b[i] && (a[i].id !== b[i].id || a[i].parent?.id !== b[i].parent?.id)) return false;
+  }
+  return true;
+}
+
+function rebuildChanged(prev: TreeNode[], last: Built, sessions: SessionSummaryFragment[]): TreeNode[] {
+  const byId = last.byId;
+  const parentOf = (n: TreeNode) => (n.s.parent ? byId.get(n.s.parent.id) : undefined);
+  // The changed nodes and every ancestor of theirs, each built anew below,
+  // deepest first so that a parent takes its children as built.
+  const dirty = new Set<TreeNode>();
+  const renewed = new Map<string, TreeNode>();
+  for (let i = 0; i < sessions.length; i++) {
+    const s = sessions[i];
+    if (s === last.sessions[i]) continue;
+    const old = byId.get(s.id)!;
+    if (old.s.displayTitle === s.displayTitle && old.s.status === s.status && old.s.archived === s.archived) continue;
+    renewed.set(s.id, { ...old, s });
+    for (let p = parentOf(old); p && !dirty.has(p); p = parentOf(p)) dirty.add(p);
+  }
+  if (renewed.size === 0) {
+    built.set(prev, { sessions, byId });
+    return prev;
+  }
+  const next = new Map(byId);
+  for (const [id, n] of renewed) next.set(id, n);
+  const ancestors = [...dirty].sort((a, b) => b.level - a.level);
+  for (const a of ancestors) {
+    const cur = next.get(a.s.id)!;
+    next.set(a.s.id, { ...cur, children: cur.children.map((c) => next.get(c.s.id)!) });
+  }
+  const roots = prev.map((r) => next.get(r.s.id)!);
+  built.set(roots, { sessions, byId: next });
+  return roots;
+}
+
+function buildAll(sessions: SessionSummaryFragment[], prev?: TreeNode[]): TreeNode[] {
   const byId = new Map<string, TreeNode>();
   for (const s of sessions) byId.set(s.id, { s, level: 1, children: [] });
   const roots: TreeNode[] = [];
@@ -49,13 +106,10 @@ export function buildForest(sessions: SessionSummaryFragment[], prev?: TreeNode[
       stack.push(c);
     }
   }
-  if (!prev) return roots;
-  const old = new Map<string, TreeNode>();
-  const walk: TreeNode[] = [...prev];
-  while (walk.length) {
-    const n = walk.pop()!;
-    old.set(n.s.id, n);
-    walk.push(...n.children);
+  const old = prev ? built.get(prev)?.byId : undefined;
+  if (!old) {
+    built.set(roots, { sessions, byId });
+    return roots;
   }
   // Children before parents (order is parents first), so a parent sees
   // which of its children were kept.
@@ -67,7 +121,11 @@ export function buildForest(sessions: SessionSummaryFragment[], prev?: TreeNode[
     const o = old.get(n.s.id);
     if (o && sameNode(o, n)) kept.set(n, o);
   }
-  return roots.map(final);
+  const out = roots.map(final);
+  const finalById = new Map<string, TreeNode>();
+  for (const n of order) finalById.set(n.s.id, final(n));
+  built.set(out, { sessions, byId: finalById });
+  return out;
 }
 
 function sameNode(a: TreeNode, b: TreeNode): boolean {
