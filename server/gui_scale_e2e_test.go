@@ -96,13 +96,15 @@ func measureScale(t *testing.T, h *harness, tb *tab, small, large scaleWorkspace
 	// scaleRepeats times, and the last counts: on a loaded machine the OS
 	// preempting the page mid-task makes sporadic long tasks (10-session
 	// samples get them too); one the page's own work makes comes back
-	// every time.
+	// every time. So is a burst during which the server dropped the page's
+	// subscription (its delivery fell behind): the page then reloads, and
+	// the burst measures the reload, not the events.
 	remeasured := map[string]map[string]int{"small": {}, "large": {}}
 	var stale []string
 	record := func(size, action string, measure func() scaleSample) scaleSample {
 		s := measure()
 		for range scaleRepeats {
-			if longestTask([]scaleSample{s}) <= maxLongTask {
+			if longestTask([]scaleSample{s}) <= maxLongTask && !s.resynced {
 				break
 			}
 			remeasured[size][action]++
@@ -131,7 +133,7 @@ func measureScale(t *testing.T, h *harness, tb *tab, small, large scaleWorkspace
 			record(w.name, "switch session", func() scaleSample { return scaleSwitch(tb, w.ws.fanKids[i%2]) })
 		}
 		b := record(w.name, "1,000-event burst", func() scaleSample { return scaleBurst(t, h, tb, w.ws, 1000) })
-		figures[w.name]["burst: shown after the last event"] = []scaleSample{{ms: b.lagMs, longTasks: b.longTasks}}
+		figures[w.name]["burst: shown after the last event"] = []scaleSample{{ms: b.lagMs, longTasks: b.longTasks, resynced: b.resynced}}
 		if b.stale {
 			stale = append(stale, fmt.Sprintf("after the burst on %d sessions the page no longer showed a rename", len(w.ws.ids)))
 		}
@@ -149,7 +151,12 @@ func measureScale(t *testing.T, h *harness, tb *tab, small, large scaleWorkspace
 		lt, st := longestTask(l), longestTask(s)
 		t.Logf("run %d: %-33s %9.1f ms %9.1f ms %7.2f %11.1f ms %11.1f ms %7d, %d", attempt, action, sm, lm, ratio, lt, st,
 			remeasured["small"][action], remeasured["large"][action])
-		if ratio > scaleRatio {
+		resynced := slices.ContainsFunc(append(slices.Clone(s), l...), func(x scaleSample) bool { return x.resynced })
+		if resynced && action == "burst: shown after the last event" {
+			// After a drop the last event reaches the page through the
+			// reload its new subscription makes: not comparable.
+			t.Logf("run %d: %s: the server dropped the page's subscription in every repeat; not compared", attempt, action)
+		} else if ratio > scaleRatio {
 			problems = append(problems, fmt.Sprintf("%s: %.1f ms at 1,000 sessions is %.2fx the %.1f ms at 10 (at most %vx)", action, lm, ratio, sm, scaleRatio))
 		}
 		// The page of 10 sessions does no work that grows with the
@@ -285,8 +292,9 @@ type scaleSample struct {
 	sendMs    float64
 	lagMs     float64
 	// stale: after the burst the page no longer showed the workspace's
-	// changes.
-	stale bool
+	// changes; resynced: the server dropped the page's subscription during
+	// it.
+	stale, resynced bool
 }
 
 // scalePerfScript runs before the page's own: it records long tasks from
@@ -523,7 +531,7 @@ func scaleBurst(t *testing.T, h *harness, tb *tab, ws scaleWorkspace, n int) sca
 	})`, shown, after), &live)
 	t.Logf("%s burst: %d events and %d resyncs received, %d requests to /query; the last event arrived %.1f ms after it was answered, shown %.1f ms after it arrived; a rename after it shown: %v",
 		ws.id, s.Events, s.Resyncs, s.Queries, s.ArrivedAfter, s.ShownAfterArrival, live)
-	return scaleSample{ms: s.Ms, longTasks: s.LongTasks, sendMs: float64(sent.Microseconds()) / 1000, lagMs: s.Lag, stale: !live}
+	return scaleSample{ms: s.Ms, longTasks: s.LongTasks, sendMs: float64(sent.Microseconds()) / 1000, lagMs: s.Lag, stale: !live, resynced: s.Resyncs > 0}
 }
 
 // evalAsync evaluates an expression whose value is a promise and decodes

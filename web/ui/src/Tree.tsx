@@ -13,7 +13,7 @@
 import { memo, useCallback, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
 import { StatusBadge } from "./Status";
 import type { SessionSummaryFragment } from "./gql/graphql";
-import { buildForest, treeRows, type TreeNode } from "./treeRows";
+import { buildForest, nodeIndex, shownIn, treeRows, type TreeNode } from "./treeRows";
 
 export { buildForest };
 
@@ -69,10 +69,8 @@ export function ForkTree({ sessions, selected, onSelect }: Props) {
   const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(new Set());
   const [focusId, setFocusId] = useState<string | undefined>();
   const ref = useRef<HTMLUListElement>(null);
-  // The items a keyboard walks: those not inside a collapsed branch.
-  const visible = useMemo(() => treeRows(forest, collapsed).filter((r) => !r.hidden), [forest, collapsed]);
-  const index = useMemo(() => new Map(visible.map((r, i) => [r.s.id, i])), [visible]);
-  const tabId = focusId !== undefined && index.has(focusId) ? focusId : selected !== undefined && index.has(selected) ? selected : visible[0]?.s.id;
+  const byId = nodeIndex(forest);
+  const tabId = shownIn(byId, collapsed, focusId) ? focusId : shownIn(byId, collapsed, selected) ? selected : forest[0]?.s.id;
 
   const [store] = useState(() => new RowStore());
   // Before the browser paints: the items read the state this render made.
@@ -98,8 +96,11 @@ export function ForkTree({ sessions, selected, onSelect }: Props) {
   );
 
   const onKey = (e: KeyboardEvent, id: string) => {
-    const i = index.get(id);
-    if (i === undefined) return;
+    // The items a keyboard walks: those not inside a collapsed branch
+    // (walked when a key is pressed, not at every render).
+    const visible = treeRows(forest, collapsed).filter((r) => !r.hidden);
+    const i = visible.findIndex((r) => r.s.id === id);
+    if (i < 0) return;
     const r = visible[i];
     const hasKids = r.firstChildId !== undefined;
     switch (e.key) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SessionSummaryFragment } from "./gql/graphql";
-import { buildForest, treeRows } from "./treeRows";
+import { buildForest, nodeIndex, shownIn, treeRows } from "./treeRows";
 
 const s = (id: string, parent?: string, displayTitle = id): SessionSummaryFragment => ({
   id,
@@ -81,5 +81,18 @@ describe("treeRows", () => {
     expect(rows.filter((r) => !r.hidden).map((r) => r.s.id)).toEqual(["root", "other"]);
     expect(rows.find((r) => r.s.id === "root")?.open).toBe(false);
     expect(rows.find((r) => r.s.id === "a")?.open).toBe(true);
+  });
+});
+
+describe("shownIn", () => {
+  const forest = buildForest(sessions);
+  const byId = nodeIndex(forest);
+  it("is whether no ancestor is collapsed", () => {
+    expect(shownIn(byId, new Set(), "a1")).toBe(true);
+    expect(shownIn(byId, new Set(["root"]), "a1")).toBe(false);
+    expect(shownIn(byId, new Set(["a1"]), "a1")).toBe(true);
+    expect(shownIn(byId, new Set(["root"]), "root")).toBe(true);
+    expect(shownIn(byId, new Set(), "unknown")).toBe(false);
+    expect(shownIn(byId, new Set(), undefined)).toBe(false);
   });
 });

@@ -37,6 +37,34 @@ export function buildForest(sessions: SessionSummaryFragment[], prev?: TreeNode[
   return roots;
 }
 
+// nodeIndex is a forest's nodes by session id (built with it).
+export function nodeIndex(forest: TreeNode[]): ReadonlyMap<string, TreeNode> {
+  let b = built.get(forest);
+  if (!b) {
+    const byId = new Map<string, TreeNode>();
+    const stack = [...forest];
+    while (stack.length) {
+      const n = stack.pop()!;
+      byId.set(n.s.id, n);
+      stack.push(...n.children);
+    }
+    b = { sessions: [], byId };
+    built.set(forest, b);
+  }
+  return b.byId;
+}
+
+// shownIn says whether id's treeitem is shown: listed, and no ancestor of
+// it collapsed.
+export function shownIn(byId: ReadonlyMap<string, TreeNode>, collapsed: ReadonlySet<string>, id: string | undefined): boolean {
+  const n = id === undefined ? undefined : byId.get(id);
+  if (!n) return false;
+  for (let p = n.s.parent ? byId.get(n.s.parent.id) : undefined; p; p = p.s.parent ? byId.get(p.s.parent.id) : undefined) {
+    if (collapsed.has(p.s.id)) return false;
+  }
+  return true;
+}
+
 // What a build leaves for the next: the sessions it was given and its nodes
 // by id.
 interface Built {
