@@ -3,7 +3,7 @@
 // hash follows what is shown (useNavigation); the activity subscription
 // keeps it current (useActivity, whose events reduceActivity maps to
 // reloads).
-import { useCallback, useMemo, useState } from "react";
+import { useCallback, useMemo, useRef, useState } from "react";
 import { CompareView } from "./Compare";
 import { Composer } from "./Composer";
 import { Conversation } from "./Conversation";
@@ -12,6 +12,7 @@ import { countDescendants, sameTree } from "./lineage";
 import { SessionHeader } from "./SessionHeader";
 import { Sidebar } from "./Sidebar";
 import { SignIn } from "./SignIn";
+import type { ApprovalDecision } from "./gql/graphql";
 import type { Effect, Shown } from "./state/activity";
 import { actions } from "./state/actions";
 import { useActivity } from "./state/useActivity";
@@ -38,6 +39,10 @@ export function App() {
   const now = useCallback((): Shown => ({ ...shownNow(), compareWith: comparingWith() }), [shownNow, comparingWith]);
 
   const apply = (e: Effect) => {
+    if (typeof e !== "string") {
+      if (!list.patch(e.patch)) void guarded(list.refresh);
+      return;
+    }
     switch (e) {
       case "sessions":
         return void guarded(list.refresh);
@@ -70,6 +75,13 @@ export function App() {
     clearDraft: (text) => setDraft((d) => (d === text ? "" : d)),
   });
 
+  // Callbacks that stay the same across renders, so that the memoized
+  // conversation does not re-render when only the session list changed.
+  const latest = useRef({ act, nav });
+  latest.current = { act, nav };
+  const onOpen = useCallback((id: string) => latest.current.nav.activate(id), []);
+  const onForkFrom = useCallback((turnId: string) => void latest.current.act.fork(turnId), []);
+  const onDecide = useCallback((approvalId: string, decision: ApprovalDecision) => void latest.current.act.decide(approvalId, decision), []);
   const treeOf = useMemo(() => sameTree(list.sessions, activeId), [list.sessions, activeId]);
   const descendants = useMemo(() => countDescendants(list.sessions, activeId), [list.sessions, activeId]);
 
@@ -141,10 +153,10 @@ export function App() {
                     inherited={shown.inherited}
                     marks={shown.marks}
                     busy={ops.busy}
-                    onForkFrom={(id) => act.fork(id)}
-                    onOpen={(id) => nav.activate(id)}
+                    onForkFrom={onForkFrom}
+                    onOpen={onOpen}
                     approvals={shown.approvals}
-                    onDecide={act.decide}
+                    onDecide={onDecide}
                   />
                   <Composer
                     draft={draft}

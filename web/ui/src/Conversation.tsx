@@ -3,7 +3,7 @@
 // messages, its "Fork from here" button and the forks made from it; in a
 // child, the inherited turns are set apart by a divider naming the parent.
 import { Button, Link, Text } from "@radix-ui/themes";
-import { Fragment, useEffect, useLayoutEffect, useRef } from "react";
+import { Fragment, memo, useEffect, useLayoutEffect, useRef } from "react";
 import { ApprovalPrompt } from "./Approvals";
 import { ForkIcon } from "./Icons";
 import { MessageView } from "./MessageView";
@@ -28,7 +28,10 @@ interface Props {
   onDecide: (approvalId: string, decision: ApprovalDecision) => void;
 }
 
-export function Conversation(p: Props) {
+// Memoized: the page re-renders on every change of the session list (a
+// burst of activity at 1,000 sessions), which leaves the conversation as it
+// was.
+export const Conversation = memo(function Conversation(p: Props) {
   const listRef = useRef<HTMLOListElement>(null);
   const topRef = useRef<HTMLLIElement>(null);
   const atBottom = useRef(true);
@@ -59,7 +62,9 @@ export function Conversation(p: Props) {
     }
     prevHeight.current = el.scrollHeight;
     prevFirst.current = firstId;
-  });
+    // Only when what it shows changed: reading scrollHeight lays the whole
+    // page out.
+  }, [p.turns, p.messages, p.streams, p.approvals, p.inherited, p.marks, p.hasEarlier, p.loadingEarlier]);
 
   useEffect(() => {
     const top = topRef.current;
@@ -196,4 +201,4 @@ export function Conversation(p: Props) {
         ))}
     </ol>
   );
-}
+});

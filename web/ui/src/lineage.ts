@@ -11,14 +11,24 @@ type Turn = Pick<TurnFieldsFragment, "id" | "startedAt">;
 export function sameTree<S extends Linked>(sessions: S[], id: string | undefined): S[] {
   if (!id) return [];
   const byId = new Map(sessions.map((s) => [s.id, s]));
+  // Each session's root, remembered for every session on the way up: one
+  // walk per branch, not one per session (1,000 sessions, 50 deep).
+  const roots = new Map<string, string>();
   const rootOf = (sid: string): string => {
     let cur = byId.get(sid);
+    const path: string[] = [];
     const seen = new Set<string>();
+    let root: string | undefined;
     while (cur?.parent && byId.has(cur.parent.id) && !seen.has(cur.id)) {
+      root = roots.get(cur.id);
+      if (root !== undefined) break;
       seen.add(cur.id);
+      path.push(cur.id);
       cur = byId.get(cur.parent.id);
     }
-    return cur?.id ?? sid;
+    root ??= roots.get(cur?.id ?? sid) ?? cur?.id ?? sid;
+    for (const id of path) roots.set(id, root);
+    return root;
   };
   const root = rootOf(id);
   return sessions.filter((s) => s.id !== id && rootOf(s.id) === root);
@@ -28,7 +38,12 @@ export function sameTree<S extends Linked>(sessions: S[], id: string | undefined
 export function countDescendants(sessions: Linked[], id: string | undefined): number {
   if (!id) return 0;
   const kids = new Map<string, string[]>();
-  for (const s of sessions) if (s.parent) kids.set(s.parent.id, [...(kids.get(s.parent.id) ?? []), s.id]);
+  for (const s of sessions) {
+    if (!s.parent) continue;
+    const list = kids.get(s.parent.id);
+    if (list) list.push(s.id);
+    else kids.set(s.parent.id, [s.id]);
+  }
   let n = 0;
   const stack = [...(kids.get(id) ?? [])];
   while (stack.length) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ActivityFieldsFragment, ActivityKind } from "../gql/graphql";
-import { idle, reduceActivity, type Effect, type LiveState, type Shown } from "./activity";
+import { idle, reduceActivity, reduceBatch, type ActivityInput, type Effect, type LiveState, type Shown } from "./activity";
 
 const ev = (kind: ActivityKind, agentSessionId: string, more: Partial<ActivityFieldsFragment> = {}): ActivityFieldsFragment => ({
   kind,
@@ -119,5 +119,61 @@ describe("reduceActivity: the connection", () => {
 
   it("is idle without a workspace", () => {
     expect(reduceActivity(live, { type: "unsubscribe" }).state.conn).toBe("idle");
+  });
+});
+
+describe("reduceActivity: a session as the event carries it", () => {
+  const session = (id: string, displayTitle: string) => ({
+    id,
+    workspaceId: "w",
+    title: displayTitle,
+    displayTitle,
+    status: "READY" as const,
+    archived: false,
+    createdAt: "",
+    updatedAt: "",
+    parent: null,
+    forkedFrom: null,
+  });
+  const cases: [string, ActivityFieldsFragment, Effect[]][] = [
+    ["another session renamed: patched, no reload", ev("SESSION_UPDATED", "x", { session: session("x", "new") }), [{ patch: session("x", "new") }]],
+    ["the shown session renamed: patched, and its header reloaded", ev("SESSION_UPDATED", "a", { session: session("a", "new") }), [{ patch: session("a", "new") }, "active"]],
+    ["its parent renamed: patched, and the header reloaded", ev("SESSION_UPDATED", "p", { session: session("p", "new") }), [{ patch: session("p", "new") }, "active"]],
+    ["a new fork still reloads the list", ev("SESSION_FORKED", "x", { session: session("x", "fork") }), ["sessions"]],
+  ];
+  for (const [name, event, want] of cases) {
+    it(name, () => {
+      expect(reduceActivity(live, { type: "event", event, shown: showingA }).effects).toEqual(want);
+    });
+  }
+});
+
+describe("reduceBatch", () => {
+  const renamed = (id: string, displayTitle: string) =>
+    ev("SESSION_UPDATED", id, {
+      session: { id, workspaceId: "w", title: displayTitle, displayTitle, status: "READY", archived: false, createdAt: "", updatedAt: "", parent: null, forkedFrom: null },
+    });
+  const event = (e: ActivityFieldsFragment): ActivityInput => ({ type: "event", event: e, shown: showingA });
+
+  it("asks for each reload once however many events ask for it", () => {
+    const inputs = Array.from({ length: 1000 }, (_, i) => event(ev(i % 2 ? "TURN_COMPLETED" : "SESSION_CREATED", `x${i}`)));
+    expect(reduceBatch(live, inputs).effects).toEqual(["sessions"]);
+  });
+
+  it("keeps the last patch of a session, where its first was", () => {
+    const step = reduceBatch(live, [event(renamed("x", "one")), event(renamed("y", "y")), event(renamed("x", "two")), event(ev("SESSION_CREATED", "z"))]);
+    expect(step.effects.map((e) => (typeof e === "string" ? e : `${e.patch.id}=${e.patch.displayTitle}`))).toEqual(["x=two", "y=y", "sessions"]);
+  });
+
+  it("runs the inputs in order: the state after the last", () => {
+    const delta = (d: string) => event(ev("MESSAGE_DELTA", "a", { messageId: "m1", delta: d }));
+    const step = reduceBatch(live, [delta("Hel"), delta("lo"), { type: "connection", state: "reconnecting" }]);
+    expect(step.state.streams.get("m1")).toBe("Hello");
+    expect(step.state.conn).toBe("reconnecting");
+    expect(step.effects).toEqual([]);
+  });
+
+  it("leaves the state as it was when nothing changes", () => {
+    expect(reduceBatch(live, [event(ev("MESSAGE_ADDED", "x"))]).state).toBe(live);
   });
 });

@@ -3,7 +3,7 @@
 // what the stream shows (the connection, the text streamed per message) and
 // which loads it asks for. useActivity runs it; the tests run it alone.
 import type { ConnState } from "../client";
-import type { ActivityFieldsFragment, SessionHeadFragment } from "../gql/graphql";
+import type { ActivityFieldsFragment, SessionHeadFragment, SessionSummaryFragment } from "../gql/graphql";
 
 export type Conn = ConnState | "idle";
 
@@ -27,8 +27,15 @@ export interface Shown {
 
 // Effect is what an input asks of the page: reload the session list, the
 // shown session or the comparison; show no session (it was deleted); ask
-// for the token (the server refused it).
-export type Effect = "sessions" | "active" | "compare" | "close" | "signIn";
+// for the token (the server refused it); or put a session as the event
+// carried it in the list in place of the listed one (SESSION_UPDATED with
+// its session: a rename or a status needs no reload of every session; the
+// page reloads the list when it cannot, e.g. the session is not listed).
+export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | Patch;
+
+export interface Patch {
+  patch: SessionSummaryFragment;
+}
 
 export type ActivityInput =
   | { type: "subscribe" }
@@ -90,9 +97,11 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
     case "SESSION_CREATED":
     case "SESSION_FORKED":
     case "SESSION_UPDATED":
-    case "SESSION_DELETED":
-      if (mine) return { state, effects: ["sessions", ev.kind === "SESSION_DELETED" ? "close" : "active"] };
-      return { state, effects: related(shown, ev.agentSessionId) ? ["sessions", "active"] : ["sessions"] };
+    case "SESSION_DELETED": {
+      const list: Effect = ev.kind === "SESSION_UPDATED" && ev.session ? { patch: ev.session } : "sessions";
+      if (mine) return { state, effects: [list, ev.kind === "SESSION_DELETED" ? "close" : "active"] };
+      return { state, effects: related(shown, ev.agentSessionId) ? [list, "active"] : [list] };
+    }
     default: {
       const effects: Effect[] = [];
       if (mine) effects.push("active");
@@ -113,4 +122,31 @@ function related(shown: Shown, id: string): boolean {
 
 function withConn(state: LiveState, conn: Conn): LiveState {
   return state.conn === conn ? state : { ...state, conn };
+}
+
+// reduceBatch runs inputs in order (the events that arrived within one
+// animation frame) and returns the state after the last and their effects
+// once each: a reload asked for by many events is asked for once, and of
+// many patches of one session the last is kept (where the first was).
+export function reduceBatch(state: LiveState, inputs: readonly ActivityInput[]): Step {
+  const effects: Effect[] = [];
+  const seen = new Set<string>();
+  const patchAt = new Map<string, number>();
+  for (const input of inputs) {
+    const step = reduceActivity(state, input);
+    state = step.state;
+    for (const e of step.effects) {
+      if (typeof e === "string") {
+        if (!seen.has(e)) effects.push(e);
+        seen.add(e);
+        continue;
+      }
+      const at = patchAt.get(e.patch.id);
+      if (at === undefined) {
+        patchAt.set(e.patch.id, effects.length);
+        effects.push(e);
+      } else effects[at] = e;
+    }
+  }
+  return { state, effects };
 }

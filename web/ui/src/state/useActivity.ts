@@ -1,23 +1,49 @@
 // The shown workspace's activity subscription, run through reduceActivity:
 // returns what it shows (the connection, the streamed text) and hands the
-// effects each event asks for to apply.
-import { useCallback, useEffect, useRef, useState } from "react";
+// effects each event asks for to apply. Events are handled per animation
+// frame (reduceBatch): a burst re-renders and reloads once a frame, not
+// once an event.
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { client, onConnState, toApiError } from "../client";
-import { ActivityDocument } from "../gql/graphql";
-import { idle, reduceActivity, type ActivityInput, type Effect, type LiveState, type Shown } from "./activity";
+import { ActivityDocument, type ActivityFieldsFragment } from "../gql/graphql";
+import { idle, reduceBatch, type ActivityInput, type Effect, type LiveState, type Shown } from "./activity";
+import { batcher } from "./batch";
 
 export function useActivity(wsId: string | undefined, shown: () => Shown, apply: (e: Effect) => void, fail: (e: unknown) => void) {
   const [live, setLive] = useState<LiveState>(idle);
   const ref = useRef(live);
   const applyRef = useRef(apply);
   applyRef.current = apply;
+  const shownRef = useRef(shown);
+  shownRef.current = shown;
+  // Bumped to subscribe again after the server dropped the subscription.
+  const [epoch, setEpoch] = useState(0);
 
-  const dispatch = useCallback((input: ActivityInput) => {
-    const step = reduceActivity(ref.current, input);
+  const run = useCallback((inputs: ActivityInput[]) => {
+    const step = reduceBatch(ref.current, inputs);
     ref.current = step.state;
     setLive(step.state);
     for (const e of step.effects) applyRef.current(e);
   }, []);
+
+  // The events of a frame see what is shown when they are handled.
+  const events = useMemo(
+    () =>
+      batcher<ActivityFieldsFragment>((evs) => {
+        const now = shownRef.current();
+        run(evs.map((event) => ({ type: "event", event, shown: now })));
+      }),
+    [run],
+  );
+
+  // Any other input comes after the events before it.
+  const dispatch = useCallback(
+    (input: ActivityInput) => {
+      events.flush();
+      run([input]);
+    },
+    [events, run],
+  );
 
   useEffect(() => {
     if (!wsId) {
@@ -34,13 +60,24 @@ export function useActivity(wsId: string | undefined, shown: () => Shown, apply:
         return;
       }
       const event = res.data?.activity;
-      if (event) dispatch({ type: "event", event, shown: shown() });
+      if (!event) return;
+      if (event.kind === "RESYNC_REQUIRED") {
+        // The server dropped this subscription (it fell behind a burst)
+        // and ends it after this event: subscribe again, whose SUBSCRIBED
+        // reloads what was missed (one reload, not one now and one then).
+        events.flush();
+        setEpoch((n) => n + 1);
+        return;
+      }
+      events.push(event);
     });
     return () => {
       off();
       sub.unsubscribe();
+      // What the old workspace sent and was not handled yet is moot.
+      events.drop();
     };
-  }, [wsId, dispatch, shown, fail]);
+  }, [wsId, epoch, dispatch, events, fail]);
 
   // showOther empties the streams when another session is shown.
   const showOther = useCallback(() => dispatch({ type: "show" }), [dispatch]);

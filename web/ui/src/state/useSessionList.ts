@@ -1,8 +1,9 @@
 // The shown workspace's sessions (all pages), archived ones when asked for.
-import { useCallback, useMemo, useRef, useState } from "react";
+import { startTransition, useCallback, useMemo, useRef, useState } from "react";
 import { query } from "../client";
 import { WorkspaceSessionsDocument, type SessionSummaryFragment } from "../gql/graphql";
 import { coalesce } from "./coalesce";
+import { patchList, reapply } from "./patch";
 
 export function useSessionList(currentWs: () => string | undefined) {
   const [sessions, setSessions] = useState<SessionSummaryFragment[]>([]);
@@ -15,24 +16,56 @@ export function useSessionList(currentWs: () => string | undefined) {
       coalesce(async () => {
         const ws = currentWs();
         if (!ws) return;
+        const meanwhile = new Map<string, SessionSummaryFragment>();
+        duringReload.current = meanwhile;
         const all: SessionSummaryFragment[] = [];
-        let after: string | null | undefined;
-        for (;;) {
-          // archived: null lists archived sessions too, false leaves them out.
-          const d = await query(WorkspaceSessionsDocument, { ws, after, archived: archivedRef.current ? null : false });
-          if (ws !== currentWs()) return;
-          const page = d.workspace?.sessions;
-          if (!page) break;
-          all.push(...page.edges.map((e) => e.node));
-          if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor) break;
-          after = page.pageInfo.endCursor;
+        try {
+          let after: string | null | undefined;
+          for (;;) {
+            // archived: null lists archived sessions too, false leaves them out.
+            const d = await query(WorkspaceSessionsDocument, { ws, after, archived: archivedRef.current ? null : false });
+            if (ws !== currentWs()) return;
+            const page = d.workspace?.sessions;
+            if (!page) break;
+            all.push(...page.edges.map((e) => e.node));
+            if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor) break;
+            after = page.pageInfo.endCursor;
+          }
+        } finally {
+          duringReload.current = null;
         }
-        setSessions(all);
+        // What was patched meanwhile may be newer than what was read.
+        const fresh = reapply(all, meanwhile);
+        listed.current = fresh;
+        // A transition: React renders a long list in slices, leaving the
+        // page to input meanwhile.
+        startTransition(() => setSessions(fresh));
       }),
     [currentWs],
   );
 
-  const clear = useCallback(() => setSessions([]), []);
+  // The list as last set (a transition may not have rendered it yet): what
+  // a patch applies to.
+  const listed = useRef(sessions);
+  // The patches since the running reload started (null: none runs).
+  const duringReload = useRef<Map<string, SessionSummaryFragment> | null>(null);
+  // patch puts a session as an event carried it in place of the listed
+  // one, at once (patchList), and returns false when the list needs a
+  // reload instead. A reload under way may have read the session before
+  // the change: it puts the patch onto what it read, rather than reloading
+  // again (a burst of events would keep reloads running back to back).
+  const patch = useCallback((s: SessionSummaryFragment): boolean => {
+    const next = patchList(listed.current, s);
+    if (!next) return false;
+    duringReload.current?.set(s.id, s);
+    listed.current = next;
+    startTransition(() => setSessions(next));
+    return true;
+  }, []);
+  const clear = useCallback(() => {
+    listed.current = [];
+    setSessions([]);
+  }, []);
 
   // setShowArchived takes effect at the next refresh.
   const setShowArchived = useCallback((v: boolean) => {
@@ -40,5 +73,5 @@ export function useSessionList(currentWs: () => string | undefined) {
     setShowArchivedState(v);
   }, []);
 
-  return { sessions, refresh, clear, showArchived, setShowArchived };
+  return { sessions, refresh, patch, clear, showArchived, setShowArchived };
 }

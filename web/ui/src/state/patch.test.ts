@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import type { SessionSummaryFragment } from "../gql/graphql";
+import { patchList, reapply } from "./patch";
+
+const s = (id: string, more: Partial<SessionSummaryFragment> = {}): SessionSummaryFragment => ({
+  id,
+  workspaceId: "w",
+  title: id,
+  displayTitle: id,
+  status: "READY",
+  archived: false,
+  createdAt: "",
+  updatedAt: "",
+  parent: null,
+  forkedFrom: null,
+  ...more,
+});
+
+describe("patchList", () => {
+  const list = [s("a"), s("b", { parent: { id: "a" } })];
+  it("puts a renamed session in place, leaving the list given as it was", () => {
+    const next = patchList(list, s("b", { parent: { id: "a" }, displayTitle: "new", status: "WORKING" }));
+    expect(next?.map((x) => [x.id, x.displayTitle, x.status])).toEqual([
+      ["a", "a", "READY"],
+      ["b", "new", "WORKING"],
+    ]);
+    expect(list[1].displayTitle).toBe("b");
+  });
+  const reloads: [string, SessionSummaryFragment][] = [
+    ["a session not listed", s("c")],
+    ["a session archived (its forks too)", s("a", { archived: true })],
+    ["a session under another parent", s("b", { parent: null })],
+  ];
+  for (const [name, patch] of reloads) {
+    it(`asks for a reload for ${name}`, () => {
+      expect(patchList(list, patch)).toBeNull();
+    });
+  }
+});
+
+describe("reapply", () => {
+  it("puts what arrived during a reload onto what it read", () => {
+    const read = [s("a"), s("b")];
+    const out = reapply(read, new Map([["b", s("b", { displayTitle: "renamed meanwhile" })]]));
+    expect(out.map((x) => x.displayTitle)).toEqual(["a", "renamed meanwhile"]);
+  });
+  it("leaves out a patch of a session the reload no longer lists", () => {
+    const read = [s("a")];
+    expect(reapply(read, new Map([["gone", s("gone")]]))).toBe(read);
+  });
+});
