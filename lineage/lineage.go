@@ -19,6 +19,7 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/sessionfork"
+	"tuttid/store"
 )
 
 // Node is one session of a fork tree.
@@ -34,9 +35,13 @@ type Node struct {
 // are the session id and the workspace id. UNION (not UNION ALL) keeps each
 // id once, so the walk ends even on a corrupt, cyclic table. The CROSS JOINs
 // fix the join order: each step looks its row up by index; left to itself
-// SQLite scanned the workspace's forks per step (quadratic).
+// SQLite scanned the workspace's forks per step (quadratic). PostgreSQL's
+// planner reorders a CROSS JOIN like any inner join and needs no such help
+// (TestPostgresLineagePlan); it does need the seed typed as the recursive
+// step's column (a bare parameter would be text, the column varchar).
+// Placeholders are `?`: in makes them the dialect's.
 const upCTE = `up(id) AS (
-  SELECT ?
+  SELECT CAST(? AS VARCHAR)
   UNION
   SELECT f.parent_agent_session_id
     FROM up CROSS JOIN workspace_agent_session_forks f
@@ -62,7 +67,7 @@ SELECT id FROM down`
 // in is the predicate "column IN (subquery)".
 func in(column, subquery string, args ...any) func(*sql.Selector) {
 	return func(s *sql.Selector) {
-		s.Where(sql.ExprP(s.C(column)+" IN ("+subquery+")", args...))
+		s.Where(store.ExprP(s.C(column)+" IN ("+subquery+")", args...))
 	}
 }
 

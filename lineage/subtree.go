@@ -16,7 +16,7 @@ import (
 // transitively. Its arguments are the session id and the workspace id.
 // UNION and the CROSS JOIN order as in upCTE.
 const downCTE = `down(id) AS (
-  SELECT ?
+  SELECT CAST(? AS VARCHAR)
   UNION
   SELECT f.child_agent_session_id
     FROM down CROSS JOIN workspace_agent_session_forks f

@@ -81,10 +81,14 @@ const (
 // Open opens the database file at path, the only way tuttid opens its
 // database. By default it creates a missing file (and its directory)
 // readable by its owner only and migrates the schema; opts change that.
+// A postgres:// or postgresql:// URL in place of path opens PostgreSQL.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	var o Option
 	for _, opt := range opts {
 		o |= opt
+	}
+	if IsPostgresURL(path) { // path is a URL: store/postgres.go
+		return openPostgres(ctx, path, o)
 	}
 	d := dsn(path)
 	switch {

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,11 +17,12 @@ type Store struct {
 }
 
 // New opens a fresh database in t's temp dir the way the server does
-// (store.Open). Each test has its own file, so tests may run in parallel.
+// (store.Open), or a fresh PostgreSQL database under EnvDB. Each test has
+// its own, so tests may run in parallel.
 func New(t testing.TB) *Store {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "tuttid.db"))
+	st, err := store.Open(ctx, Location(t))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
