@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	"tuttid/paging"
 	"tuttid/session"
 	"tuttid/store"
+	"tuttid/store/storetest"
 )
 
 // Defaults of the seeded parent.
@@ -416,5 +416,5 @@ var migrateMu sync.Mutex
 func openStore(ctx context.Context, tb testing.TB) (*store.Store, error) {
 	migrateMu.Lock()
 	defer migrateMu.Unlock()
-	return store.Open(ctx, filepath.Join(tb.TempDir(), "tuttid.db"))
+	return storetest.Open(ctx, tb)
 }

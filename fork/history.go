@@ -131,19 +131,20 @@ ORDER BY rn`,
 // copyParentMessagesSQL copies the parent's messages of the child's turns
 // (those just copied), but no in-progress one, with versions 1..n in the
 // parent's order. Args: parent, child, workspace, now. PostgreSQL types a
-// parameter in a SELECT list as text, so now is cast there.
+// parameter in a SELECT list as text (and refuses ?2 as text there and
+// varchar in the WHERE), so there the SELECT list's are cast.
 func copyParentMessagesSQL(d store.Dialect) string {
-	now := "?4"
+	child, ws, now := "?2", "?3", "?4"
 	if d == store.Postgres {
-		now = "CAST(?4 AS TIMESTAMP WITH TIME ZONE)"
+		child, ws, now = "CAST(?2 AS VARCHAR)", "CAST(?3 AS VARCHAR)", "CAST(?4 AS TIMESTAMP WITH TIME ZONE)"
 	}
-	return d.Rebind(fmt.Sprintf(copyParentMessagesFormat, now))
+	return d.Rebind(fmt.Sprintf(copyParentMessagesFormat, child, ws, now))
 }
 
 var copyParentMessagesFormat = fmt.Sprintf(`INSERT INTO %[1]s
 	(%[2]s, %[3]s, %[4]s, %[5]s, %[6]s, %[7]s, %[8]s, %[9]s, %[10]s, %[11]s, %[12]s, %[13]s)
-SELECT m.%[2]s, ?2, ?3, m.%[5]s, m.%[6]s, m.%[7]s, m.%[8]s, m.%[9]s, m.%[10]s,
-	ROW_NUMBER() OVER (ORDER BY m.%[11]s), %%[1]s, %%[1]s
+SELECT m.%[2]s, %%[1]s, %%[2]s, m.%[5]s, m.%[6]s, m.%[7]s, m.%[8]s, m.%[9]s, m.%[10]s,
+	ROW_NUMBER() OVER (ORDER BY m.%[11]s), %%[3]s, %%[3]s
 FROM %[1]s AS m
 WHERE m.%[3]s = ?1 AND m.%[10]s <> '%[17]s'
 	AND m.%[5]s IN (SELECT %[15]s FROM %[14]s WHERE %[16]s = ?2)

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/message"
 	"tuttid/store"
+	"tuttid/store/storetest"
 )
 
 // testEnv is a Service over a real database file, with no runtime (the
@@ -125,5 +125,5 @@ var migrateMu sync.Mutex
 func openStore(ctx context.Context, tb testing.TB) (*store.Store, error) {
 	migrateMu.Lock()
 	defer migrateMu.Unlock()
-	return store.Open(ctx, filepath.Join(tb.TempDir(), "tuttid.db"))
+	return storetest.Open(ctx, tb)
 }
