@@ -76,8 +76,10 @@ func hasSchema(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// writeLock is the key of the advisory lock serialTx takes.
-const writeLock = 0x7475_7474_6964 // "tuttid"
+// WriteLockKey is the key of the PostgreSQL advisory lock that each write
+// transaction holds (serialTx); a probe may try it (pg_try_advisory_lock)
+// to learn whether a write transaction is in progress.
+const WriteLockKey int64 = 0x7475_7474_6964 // "tuttid"
 
 // serialTx is ent's postgres driver whose read-write transactions run one
 // at a time, as SQLite's `_txlock=immediate` transactions do (see dsn):
@@ -99,7 +101,7 @@ func (d serialTx) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx,
 	if opts != nil && opts.ReadOnly {
 		return tx, nil
 	}
-	if err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", []any{int64(writeLock)}, nil); err != nil {
+	if err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", []any{WriteLockKey}, nil); err != nil {
 		return nil, errors.Join(fmt.Errorf("take the write lock: %w", err), tx.Rollback())
 	}
 	return tx, nil
