@@ -33,8 +33,7 @@ const bothChainsSQL = `WITH RECURSIVE up(id) AS (
   SELECT CAST(? AS VARCHAR) UNION SELECT CAST(? AS VARCHAR)
   UNION
   SELECT f.parent_agent_session_id
-    FROM up CROSS JOIN workspace_agent_session_forks f
-   WHERE f.workspace_id = ? AND f.child_agent_session_id = up.id
+    ` + upStep + `
 )
 SELECT id FROM up`
 
