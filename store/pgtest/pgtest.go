@@ -19,6 +19,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -47,6 +48,9 @@ type server struct {
 	err   error
 	skip  bool // PostgreSQL is not installed (not an error unless CI)
 	n     atomic.Int64
+	// watchdog is the watchdog's stdin, never closed: it closes when the
+	// test binary exits, and that is the watchdog's signal.
+	watchdog io.WriteCloser
 }
 
 var shared server
@@ -81,7 +85,7 @@ func URL(t testing.TB) string {
 func (s *server) start() {
 	raw := os.Getenv(EnvServer)
 	if raw == "" {
-		raw, s.err = startCluster()
+		raw, s.err = s.startCluster()
 		if s.err != nil {
 			return
 		}
@@ -159,10 +163,10 @@ cat >/dev/null
 kill -INT "$pid"; wait "$pid"; rm -rf "$1"`
 
 // startCluster makes and starts a cluster and returns its admin URL.
-func startCluster() (string, error) {
+func (s *server) startCluster() (string, error) {
 	bin, err := binDir()
 	if err != nil {
-		shared.skip = true
+		s.skip = true
 		return "", err
 	}
 	cred, err := account()
@@ -197,11 +201,6 @@ func startCluster() (string, error) {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("start postgres: %w", err)
 	}
-	// stdin is never closed: it closes when the test binary exits, and
-	// that is the watchdog's signal. Keep it reachable.
-	keep = stdin
+	s.watchdog = stdin
 	return "postgres://postgres@/postgres?host=" + url.QueryEscape(dir) + "&sslmode=disable", nil
 }
-
-// keep holds the watchdog's stdin open for the life of the binary.
-var keep any
