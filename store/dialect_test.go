@@ -61,3 +61,17 @@ func TestIsPostgresURL(t *testing.T) {
 		}
 	}
 }
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"/home/me/tuttid.db":                         "/home/me/tuttid.db",
+		"postgres://tuttid:s3cret@db.example:5432/t": "postgres://tuttid:xxxxx@db.example:5432/t",
+		"postgresql://tuttid@/t?host=/run/pg":        "postgresql://tuttid@/t?host=/run/pg",
+		"postgres://h/t?user=tuttid&password=s3cret": "postgres://h/t?password=xxxxx&user=tuttid",
+		"postgres://tuttid:s3cret@[::1/t":            "postgres://(a URL that does not parse)",
+	} {
+		if got := store.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"entgo.io/ent/dialect"
@@ -105,4 +106,22 @@ func (d serialTx) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx,
 		return nil, errors.Join(fmt.Errorf("take the write lock: %w", err), tx.Rollback())
 	}
 	return tx, nil
+}
+
+// Redact is a --db value fit for logs and messages: a PostgreSQL URL
+// without its password (in the URL's user info or its password
+// parameter); a file path as it is.
+func Redact(db string) string {
+	if !IsPostgresURL(db) {
+		return db
+	}
+	u, err := url.Parse(db)
+	if err != nil {
+		return "postgres://(a URL that does not parse)"
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
