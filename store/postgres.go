@@ -44,7 +44,7 @@ func openPostgres(ctx context.Context, url string, o Option) (*Store, error) {
 	if o&ReadOnly != 0 {
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	}
-	db := stdlib.OpenDB(*cfg)
+	db := sql.OpenDB(textSafeConnector{stdlib.GetConnector(*cfg)}) // store/postgres_text.go
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%w: open: %w", ErrUnavailable, err)

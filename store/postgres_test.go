@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"tuttid/agent"
 	"tuttid/ent"
+	"tuttid/ent/message"
 	"tuttid/store"
 	"tuttid/store/pgtest"
 	"tuttid/store/storetest"
@@ -262,5 +264,30 @@ func TestPostgresKeepsJSONBytes(t *testing.T) {
 	a := st.Client.AgentSession.GetX(ctx, "s")
 	if a.Settings != (agent.ComposerSettings{}) {
 		t.Errorf("settings = %+v", a.Settings)
+	}
+}
+
+// TestPostgresStoresAnyText: text with a NUL or bytes that are not UTF-8,
+// which PostgreSQL's text refuses, is stored with U+FFFD in their place,
+// where SQLite keeps it as it is; valid text comes back unchanged.
+func TestPostgresStoresAnyText(t *testing.T) {
+	ctx := context.Background()
+	st := openPG(t, pgtest.URL(t))
+	seed(t, st, map[string]string{"s": "w"})
+	for i, c := range []struct{ in, want string }{
+		{"plain é ✓", "plain é ✓"},
+		{"out\x00put", "out\uFFFDput"},
+		{"bad \xff\xfe bytes", "bad \uFFFD bytes"},
+	} {
+		err := st.WithTx(ctx, func(tx *ent.Tx) error {
+			return tx.Message.Create().SetMessageID(fmt.Sprint(i)).SetAgentSessionID("s").SetWorkspaceID("w").
+				SetRole("tool").SetVersion(int64(i + 1)).SetText(c.in).Exec(ctx)
+		})
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		if got := st.Client.Message.Query().Where(message.MessageID(fmt.Sprint(i))).OnlyX(ctx).Text; got != c.want {
+			t.Errorf("stored %q as %q, want %q", c.in, got, c.want)
+		}
 	}
 }
