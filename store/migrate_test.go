@@ -19,7 +19,7 @@ import (
 // and PostgreSQL by the first tuttid that ran on it (a88597d), dumped
 // with pg_dump --inserts.
 const (
-	sqliteOfToday   = "testdata/sqlite-ce74eb8.db"
+	sqliteOfToday   = "testdata/sqlite-ce74eb8.sqlite"
 	postgresOfToday = "testdata/postgres-a88597d.sql"
 )
 
