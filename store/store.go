@@ -1,4 +1,4 @@
-// Package store opens tuttid's SQLite database and migrates its schema.
+// Package store opens tuttid's database, a SQLite file or PostgreSQL (postgres.go), and migrates its schema.
 package store
 
 import (
