@@ -98,6 +98,11 @@ func TestPostgresOpenOptions(t *testing.T) {
 	if _, err := ro.Client.Workspace.Query().Count(ctx); err != nil {
 		t.Fatalf("a read-only store cannot read: %v", err)
 	}
+	// Its transactions (read-only ones) take the write lock too.
+	err := ro.WithTx(ctx, func(tx *ent.Tx) error { _, err := tx.Workspace.Query().Count(ctx); return err })
+	if err != nil {
+		t.Fatalf("a read-only store cannot read in a transaction: %v", err)
+	}
 }
 
 // TestPostgresOpenErrorsHideThePassword: an error opening the database
