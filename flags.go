@@ -106,7 +106,7 @@ func (f *flags) db() *string {
 	if err != nil {
 		fallback = "tuttid.db"
 	}
-	return f.string("db", "TUTTID_DB", fallback, "SQLite database file")
+	return f.string("db", "TUTTID_DB", fallback, "SQLite database file, or a postgres:// URL")
 }
 
 func (f *flags) codexBin() *string {

@@ -61,7 +61,7 @@ func (c orphansConfig) run(ctx context.Context, out stdio, args []string) error 
 	// Listing must not create a database where there was none.
 	st, err := store.Open(ctx, *c.db, store.MustExist)
 	if err != nil {
-		return fmt.Errorf("database %s: %w", *c.db, err)
+		return fmt.Errorf("database %s: %w", store.Redact(*c.db), err)
 	}
 	defer st.Close()
 	var cerr error

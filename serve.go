@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"tuttid/server"
+	"tuttid/store"
 )
 
 // serveCommand is `tuttid [serve]`: the server, until SIGINT or SIGTERM.
@@ -55,7 +56,7 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 	}
 	tok := *c.token
 	if !*c.noAuth && tok == "" {
-		if tok, err = server.LoadOrCreateToken(server.TokenFile(*c.db)); err != nil {
+		if tok, err = server.LoadOrCreateToken(server.TokenFile(tokenBeside(*c.db))); err != nil {
 			return err
 		}
 	}
@@ -79,7 +80,7 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 		query = "?token=" + url.QueryEscape(tok)
 	}
 	gui := base + "/app/" + query
-	log.Info("tuttid listening", "addr", ln.Addr().String(), "db", *c.db,
+	log.Info("tuttid listening", "addr", ln.Addr().String(), "db", store.Redact(*c.db),
 		"gui", gui, "graphiql", base+"/"+query)
 	printReady(out.stderr, gui, *c.db)
 	err = srv.Serve(ctx, ln)
@@ -90,8 +91,23 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 // printReady tells a person, in one plain line beside the log, where to
 // open the GUI and where the data lives.
 func printReady(w io.Writer, gui, db string) {
-	if abs, err := filepath.Abs(db); err == nil {
+	if store.IsPostgresURL(db) {
+		db = store.Redact(db)
+	} else if abs, err := filepath.Abs(db); err == nil {
 		db = abs
 	}
 	fmt.Fprintf(w, "tuttid is ready: open %s (data: %s)\n", gui, db)
+}
+
+// tokenBeside is the database file the token file sits beside: the --db
+// file, or for a PostgreSQL URL the default database file's place (the
+// user's 0700 data directory), never a directory named after the URL.
+func tokenBeside(db string) string {
+	if !store.IsPostgresURL(db) {
+		return db
+	}
+	if p, err := store.DefaultPath(); err == nil {
+		return p
+	}
+	return db
 }

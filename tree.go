@@ -49,7 +49,7 @@ func (c treeConfig) run(ctx context.Context, out stdio, args []string) error {
 	}
 	st, err := store.Open(ctx, *c.db, store.ReadOnly)
 	if err != nil {
-		return fmt.Errorf("open the database %s: %w", *c.db, err)
+		return fmt.Errorf("open the database %s: %w", store.Redact(*c.db), err)
 	}
 	defer st.Close()
 	nodes, err := c.read(ctx, st.Client)

@@ -1393,6 +1393,11 @@ type (
 	}
 )
 
+// Dialect is the SQL dialect of the driver (dialect.SQLite or
+// dialect.Postgres): raw statements sent with ExecContext or QueryContext
+// are written for it.
+func (c config) Dialect() string { return c.driver.Dialect() }
+
 // ExecContext allows calling the underlying ExecContext method of the driver if it is supported by it.
 // See, database/sql#DB.ExecContext for more information.
 func (c *config) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {

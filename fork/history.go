@@ -13,6 +13,7 @@ import (
 	"tuttid/ent/turn"
 	"tuttid/session"
 	"tuttid/sqlbatch"
+	"tuttid/store"
 )
 
 // messageSource is the forkMessageSource a fork records: where its
@@ -28,7 +29,8 @@ func messageSource(rf agent.RuntimeForkResult) string {
 }
 
 // historyBytesSQL sums the sizes of a session's cached items: SQLite reads
-// a BLOB's length from its record header, without its content.
+// a BLOB's length from its record header, without its content
+// (PostgreSQL's length of bytea is its bytes too).
 var historyBytesSQL = fmt.Sprintf(`SELECT COALESCE(SUM(LENGTH(%s)), 0) FROM %s WHERE %s = ?`,
 	message.FieldContent, message.Table, message.FieldAgentSessionID)
 
@@ -37,7 +39,7 @@ var historyBytesSQL = fmt.Sprintf(`SELECT COALESCE(SUM(LENGTH(%s)), 0) FROM %s W
 // when it cannot be read.
 func (s *Service) historyBytes(ctx context.Context, sessionID string) int64 {
 	var n int64
-	if err := s.store.DB.QueryRowContext(ctx, historyBytesSQL, sessionID).Scan(&n); err != nil {
+	if err := s.store.DB.QueryRowContext(ctx, s.store.Dialect().Rebind(historyBytesSQL), sessionID).Scan(&n); err != nil {
 		s.log.WarnContext(ctx, "fork: the parent's history size could not be read", "session", sessionID, "err", err)
 		return 0
 	}
@@ -128,11 +130,21 @@ ORDER BY rn`,
 
 // copyParentMessagesSQL copies the parent's messages of the child's turns
 // (those just copied), but no in-progress one, with versions 1..n in the
-// parent's order. Args: parent, child, workspace, now.
-var copyParentMessagesSQL = fmt.Sprintf(`INSERT INTO %[1]s
+// parent's order. Args: parent, child, workspace, now. PostgreSQL types a
+// parameter in a SELECT list as text (and refuses ?2 as text there and
+// varchar in the WHERE), so there the SELECT list's are cast.
+func copyParentMessagesSQL(d store.Dialect) string {
+	child, ws, now := "?2", "?3", "?4"
+	if d == store.Postgres {
+		child, ws, now = "CAST(?2 AS VARCHAR)", "CAST(?3 AS VARCHAR)", "CAST(?4 AS TIMESTAMP WITH TIME ZONE)"
+	}
+	return d.Rebind(fmt.Sprintf(copyParentMessagesFormat, child, ws, now))
+}
+
+var copyParentMessagesFormat = fmt.Sprintf(`INSERT INTO %[1]s
 	(%[2]s, %[3]s, %[4]s, %[5]s, %[6]s, %[7]s, %[8]s, %[9]s, %[10]s, %[11]s, %[12]s, %[13]s)
-SELECT m.%[2]s, ?2, ?3, m.%[5]s, m.%[6]s, m.%[7]s, m.%[8]s, m.%[9]s, m.%[10]s,
-	ROW_NUMBER() OVER (ORDER BY m.%[11]s), ?4, ?4
+SELECT m.%[2]s, %%[1]s, %%[2]s, m.%[5]s, m.%[6]s, m.%[7]s, m.%[8]s, m.%[9]s, m.%[10]s,
+	ROW_NUMBER() OVER (ORDER BY m.%[11]s), %%[3]s, %%[3]s
 FROM %[1]s AS m
 WHERE m.%[3]s = ?1 AND m.%[10]s <> '%[17]s'
 	AND m.%[5]s IN (SELECT %[15]s FROM %[14]s WHERE %[16]s = ?2)
@@ -146,10 +158,11 @@ ORDER BY m.%[11]s`,
 // history passes through memory: only completed persisted turns, all of
 // them or through lastTurnID inclusive, and no in-progress messages.
 func copyParentHistory(ctx context.Context, tx *ent.Tx, parentID string, child *ent.AgentSession, lastTurnID string, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, copyParentTurnsSQL, parentID, lastTurnID, child.ID); err != nil {
+	d := store.DialectOf(tx.Dialect())
+	if _, err := tx.ExecContext(ctx, d.Rebind(copyParentTurnsSQL), parentID, lastTurnID, child.ID); err != nil {
 		return fmt.Errorf("copy the parent's turns: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, copyParentMessagesSQL, parentID, child.ID, child.WorkspaceID, now)
+	res, err := tx.ExecContext(ctx, copyParentMessagesSQL(d), parentID, child.ID, child.WorkspaceID, now)
 	if err != nil {
 		return fmt.Errorf("copy the parent's messages: %w", err)
 	}

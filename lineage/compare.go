@@ -30,11 +30,10 @@ func (c *Comparison) SharedTurnCount() int { return len(c.SharedTurns) }
 // bothChainsSQL selects two sessions and all their ancestors. Its
 // arguments are the two session ids and the workspace id.
 const bothChainsSQL = `WITH RECURSIVE up(id) AS (
-  SELECT ? UNION SELECT ?
+  SELECT CAST(? AS VARCHAR) UNION SELECT CAST(? AS VARCHAR)
   UNION
   SELECT f.parent_agent_session_id
-    FROM up CROSS JOIN workspace_agent_session_forks f
-   WHERE f.workspace_id = ? AND f.child_agent_session_id = up.id
+    ` + upStep + `
 )
 SELECT id FROM up`
 

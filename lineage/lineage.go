@@ -13,12 +13,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"entgo.io/ent/dialect/sql"
 
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/sessionfork"
+	"tuttid/store"
 )
 
 // Node is one session of a fork tree.
@@ -34,14 +36,39 @@ type Node struct {
 // are the session id and the workspace id. UNION (not UNION ALL) keeps each
 // id once, so the walk ends even on a corrupt, cyclic table. The CROSS JOINs
 // fix the join order: each step looks its row up by index; left to itself
-// SQLite scanned the workspace's forks per step (quadratic).
+// SQLite scanned the workspace's forks per step (quadratic). PostgreSQL's
+// planner reorders a CROSS JOIN like any inner join and needs no such help
+// (TestPostgresLineagePlan); it does need the seed typed as the recursive
+// step's column (a bare parameter would be text, the column varchar).
+// Placeholders are `?`: in makes them the dialect's.
 const upCTE = `up(id) AS (
-  SELECT ?
+  SELECT CAST(? AS VARCHAR)
   UNION
   SELECT f.parent_agent_session_id
-    FROM up CROSS JOIN workspace_agent_session_forks f
-   WHERE f.workspace_id = ? AND f.child_agent_session_id = up.id
+    ` + upStep + `
 )`
+
+// upStep is a step of a walk up, as SQLite plans it well: from the rows
+// of up, the lineage row where each is the child, looked up by index.
+const upStep = `FROM up CROSS JOIN workspace_agent_session_forks f
+   WHERE f.workspace_id = ? AND f.child_agent_session_id = up.id`
+
+// downStep is a step of a walk down: the rows where each is the parent.
+const downStep = `FROM down CROSS JOIN workspace_agent_session_forks f
+   WHERE f.workspace_id = ? AND f.parent_agent_session_id = down.id`
+
+// postgresSteps rewrites the steps for PostgreSQL, whose planner reorders
+// a CROSS JOIN: it estimates a step at 10 rows and joins it by hashing
+// the workspace's whole lineage table, at every step (quadratic in the
+// depth: TestPostgresLineagePlan). A LATERAL subquery with OFFSET 0 is
+// not flattened into a join: it runs once per row of the step, as an
+// index lookup. (SQLite has no LATERAL.)
+var postgresSteps = strings.NewReplacer(
+	upStep, `FROM up CROSS JOIN LATERAL (SELECT parent_agent_session_id FROM workspace_agent_session_forks
+   WHERE workspace_id = ? AND child_agent_session_id = up.id OFFSET 0) f`,
+	downStep, `FROM down CROSS JOIN LATERAL (SELECT child_agent_session_id FROM workspace_agent_session_forks
+   WHERE workspace_id = ? AND parent_agent_session_id = down.id OFFSET 0) f`,
+)
 
 // chainSQL selects a session and its ancestors.
 const chainSQL = `WITH RECURSIVE ` + upCTE + ` SELECT id FROM up`
@@ -54,15 +81,19 @@ down(id) AS (
   SELECT id FROM up
   UNION
   SELECT f.child_agent_session_id
-    FROM down CROSS JOIN workspace_agent_session_forks f
-   WHERE f.workspace_id = ? AND f.parent_agent_session_id = down.id
+    ` + downStep + `
 )
 SELECT id FROM down`
 
-// in is the predicate "column IN (subquery)".
+// in is the predicate "column IN (subquery)", the subquery's steps and
+// placeholders made the dialect's.
 func in(column, subquery string, args ...any) func(*sql.Selector) {
 	return func(s *sql.Selector) {
-		s.Where(sql.ExprP(s.C(column)+" IN ("+subquery+")", args...))
+		q := subquery
+		if store.DialectOf(s.Dialect()) == store.Postgres {
+			q = postgresSteps.Replace(q)
+		}
+		s.Where(store.ExprP(s.C(column)+" IN ("+q+")", args...))
 	}
 }
 

@@ -16,11 +16,10 @@ import (
 // transitively. Its arguments are the session id and the workspace id.
 // UNION and the CROSS JOIN order as in upCTE.
 const downCTE = `down(id) AS (
-  SELECT ?
+  SELECT CAST(? AS VARCHAR)
   UNION
   SELECT f.child_agent_session_id
-    FROM down CROSS JOIN workspace_agent_session_forks f
-   WHERE f.workspace_id = ? AND f.parent_agent_session_id = down.id
+    ` + downStep + `
 )`
 
 // subtreeSQL selects a session and its descendants.

@@ -12,6 +12,7 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/predicate"
 	"tuttid/ent/sessionfork"
+	"tuttid/store"
 )
 
 // forkColumns are the lineage row's columns read beside each session, as
@@ -43,9 +44,14 @@ func sessionsWithForks(ctx context.Context, c *ent.Client, workspaceID string, w
 	// The workspace test is written +column so that SQLite looks each
 	// session up by its id from the walk instead of scanning every session
 	// of the workspace (ten times the rows for a chain of 1,000 in a
-	// workspace of 10,000).
+	// workspace of 10,000). PostgreSQL has no unary + on text, and its
+	// planner needs no such hint.
 	inWorkspace := func(s *sql.Selector) {
-		s.Where(sql.ExprP("+"+s.C(agentsession.FieldWorkspaceID)+" = ?", workspaceID))
+		col := s.C(agentsession.FieldWorkspaceID)
+		if store.DialectOf(s.Dialect()) == store.SQLite {
+			col = "+" + col
+		}
+		s.Where(store.ExprP(col+" = ?", workspaceID))
 	}
 	q := c.AgentSession.Query().Where(append(where, inWorkspace)...)
 	q.Modify(func(s *sql.Selector) {
@@ -59,7 +65,8 @@ func sessionsWithForks(ctx context.Context, c *ent.Client, workspaceID string, w
 		for i, col := range forkColumns {
 			cols[i] = f.C(col)
 		}
-		s.AppendSelectExprAs(sql.Expr(strings.Join(cols, " || char(31) || ")), forkText)
+		// The separator is a literal (SQLite's char(31) is PostgreSQL's chr(31)).
+		s.AppendSelectExprAs(sql.Expr(strings.Join(cols, " || '"+forkSep+"' || ")), forkText)
 	})
 	sessions, err := q.AllWithStrings(ctx, forkText)
 	if err != nil {

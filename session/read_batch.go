@@ -10,6 +10,7 @@ import (
 	"tuttid/ent/message"
 	"tuttid/paging"
 	"tuttid/sqlbatch"
+	"tuttid/store"
 )
 
 // Reads of many sessions at once, for readAhead; each is one or two queries
@@ -56,7 +57,7 @@ func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w pagin
 	ranked := "SELECT agent_session_id, version FROM (SELECT agent_session_id, version, " +
 		"ROW_NUMBER() OVER w AS n, SUM(" + sizeExpr + ") OVER w AS bytes FROM " + message.Table +
 		" WHERE agent_session_id IN (" + sqlbatch.Placeholders(len(sessionIDs)) + ")" +
-		" WINDOW w AS (PARTITION BY agent_session_id ORDER BY version " + dir + ")) WHERE n <= ? AND (n = 1 OR bytes <= ?)"
+		" WINDOW w AS (PARTITION BY agent_session_id ORDER BY version " + dir + ")) AS ranked WHERE n <= ? AND (n = 1 OR bytes <= ?)"
 	args := append(sqlbatch.Args(sessionIDs), w.Limit, MaxPageBytes)
 	order := ent.Asc(message.FieldVersion)
 	if w.Backward {
@@ -105,6 +106,6 @@ func (s *Service) turnsMessages(ctx context.Context, sessionID string, turnIDs [
 // rowIn is "(agent_session_id, version) IN (subquery)".
 func rowIn(subquery string, args ...any) func(*entsql.Selector) {
 	return func(sel *entsql.Selector) {
-		sel.Where(entsql.ExprP("("+sel.C(message.FieldAgentSessionID)+", "+sel.C(message.FieldVersion)+") IN ("+subquery+")", args...))
+		sel.Where(store.ExprP("("+sel.C(message.FieldAgentSessionID)+", "+sel.C(message.FieldVersion)+") IN ("+subquery+")", args...))
 	}
 }

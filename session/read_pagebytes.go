@@ -19,8 +19,9 @@ const MaxPageBytes = 8 << 20
 
 // sizeExpr is a message row's size in SQL: its text and content bytes.
 // octet_length of a column is answered from the record header, so sizing
-// reads no text.
-const sizeExpr = "octet_length(" + message.FieldText + ") + ifnull(octet_length(" + message.FieldContent + "), 0)"
+// reads no text. (PostgreSQL has octet_length for text and bytea, and
+// COALESCE, not ifnull.)
+const sizeExpr = "octet_length(" + message.FieldText + ") + COALESCE(octet_length(" + message.FieldContent + "), 0)"
 
 // pageFit is the part of a window that fits in MaxPageBytes: the rows with
 // versions lo..hi (n of them, none when n is 0), and whether the window
@@ -53,7 +54,7 @@ func (s *Service) fitMessages(ctx context.Context, sessionID string, w paging.Wi
 	q.WriteString(" ORDER BY " + message.FieldVersion + dir + " LIMIT ?")
 	args = append(args, w.Limit+1) // one more, to learn whether there are more
 
-	rows, err := s.store.DB.QueryContext(ctx, q.String(), args...)
+	rows, err := s.store.DB.QueryContext(ctx, s.store.Dialect().Rebind(q.String()), args...)
 	if err != nil {
 		return pageFit{}, apperr.Storage(err, "size messages")
 	}

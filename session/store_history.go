@@ -11,6 +11,7 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/message"
 	"tuttid/sqlbatch"
+	"tuttid/store"
 )
 
 // InsertHistory appends msgs to a session's history in the caller's
@@ -26,7 +27,8 @@ func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	first, err := reserveVersions(ctx, tx, a.ID, int64(len(msgs)))
+	d := store.DialectOf(tx.Dialect())
+	first, err := reserveVersions(ctx, tx, d, a.ID, int64(len(msgs)))
 	if err != nil {
 		return 0, err
 	}
@@ -37,7 +39,7 @@ func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []
 		for i := start; i < end; i++ {
 			args = appendMessageRow(args, a, msgs[i], first+int64(i), now)
 		}
-		if _, err := tx.ExecContext(ctx, insertMessagesSQL(end-start), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, insertMessagesSQL(d, end-start), args...); err != nil {
 			return 0, err
 		}
 	}
@@ -51,8 +53,8 @@ var reserveVersionsSQL = fmt.Sprintf(`UPDATE %[1]s SET %[2]s = %[2]s + ?, %[3]s 
 
 // reserveVersions is nextVersions in one raw statement: for a short
 // history, ent's update-then-select was a fifth of the insert's time.
-func reserveVersions(ctx context.Context, tx *ent.Tx, sessionID string, n int64) (int64, error) {
-	rows, err := tx.QueryContext(ctx, reserveVersionsSQL, n, time.Now(), sessionID)
+func reserveVersions(ctx context.Context, tx *ent.Tx, d store.Dialect, sessionID string, n int64) (int64, error) {
+	rows, err := tx.QueryContext(ctx, d.Rebind(reserveVersionsSQL), n, time.Now(), sessionID)
 	if err != nil {
 		return 0, fmt.Errorf("reserve message versions: %w", err)
 	}
@@ -78,14 +80,18 @@ var messageColumns = []string{
 	message.FieldVersion, message.FieldCreatedAt, message.FieldUpdatedAt,
 }
 
-// fullInsertSQL is the statement for a full sqlbatch.MaxRows chunk, built once.
-var fullInsertSQL = buildInsertSQL(sqlbatch.MaxRows)
+// fullInsertSQL is the statement for a full sqlbatch.MaxRows chunk, built
+// once per dialect.
+var fullInsertSQL = map[store.Dialect]string{
+	store.SQLite:   buildInsertSQL(sqlbatch.MaxRows),
+	store.Postgres: store.Postgres.Rebind(buildInsertSQL(sqlbatch.MaxRows)),
+}
 
-func insertMessagesSQL(rows int) string {
-	if rows == sqlbatch.MaxRows {
-		return fullInsertSQL
+func insertMessagesSQL(d store.Dialect, rows int) string {
+	if s, ok := fullInsertSQL[d]; ok && rows == sqlbatch.MaxRows {
+		return s
 	}
-	return buildInsertSQL(rows)
+	return d.Rebind(buildInsertSQL(rows))
 }
 
 func buildInsertSQL(rows int) string {

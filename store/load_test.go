@@ -79,6 +79,7 @@ func TestConcurrentWritersSeeNoBusy(t *testing.T) {
 
 // The pragmas the README promises hold on every pooled connection.
 func TestPragmas(t *testing.T) {
+	sqliteOnly(t, "TestPostgresConnectionSettings")
 	st, _ := openStore(t)
 	ctx := context.Background()
 	want := map[string]string{"journal_mode": "wal", "synchronous": "1", "busy_timeout": "30000", "foreign_keys": "1"}

@@ -1,4 +1,4 @@
-// Package store opens tuttid's SQLite database and migrates its schema.
+// Package store opens tuttid's database, a SQLite file or PostgreSQL (postgres.go), and migrates its schema.
 package store
 
 import (
@@ -92,10 +92,14 @@ const (
 // readable by its owner only and migrates the schema; opts change that.
 // A file (or -wal, -shm file) of another user, or one that others may
 // write, is refused (CheckOwned).
+// A postgres:// or postgresql:// URL in place of path opens PostgreSQL.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	var o Option
 	for _, opt := range opts {
 		o |= opt
+	}
+	if IsPostgresURL(path) { // path is a URL: store/postgres.go
+		return openPostgres(ctx, path, o)
 	}
 	d := dsn(path)
 	switch {

@@ -11,13 +11,14 @@ import (
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/store"
+	"tuttid/store/storetest"
 )
 
 // openStore opens a fresh database file in t.TempDir and closes it when the
 // test ends.
 func openStore(t *testing.T) (*store.Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "tuttid.db")
+	path := storetest.Location(t) // a file, or PostgreSQL under TUTTID_TEST_DB
 	st, err := store.Open(context.Background(), path)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -98,6 +99,7 @@ func indexes(t *testing.T, db *sql.DB, table string) map[string]indexInfo {
 }
 
 func TestMigrationCreatesLineageTableAndParentIndex(t *testing.T) {
+	sqliteOnly(t, "TestPostgresSchema")
 	st, _ := openStore(t)
 
 	var n int
@@ -196,6 +198,7 @@ func hasIndex(idx map[string]indexInfo, unique bool, cols ...string) bool {
 // TestConnectionPragmas checks every pooled connection, not only the first:
 // the pragmas come from the DSN, so each new connection must apply them.
 func TestConnectionPragmas(t *testing.T) {
+	sqliteOnly(t, "TestPostgresConnectionSettings")
 	st, _ := openStore(t)
 	ctx := context.Background()
 

@@ -45,6 +45,9 @@ func (s *Store) WALSize() int64 {
 // do not hold it back (they read the database once the WAL is copied).
 // The server runs it for its life.
 func (s *Store) BoundWAL(ctx context.Context, every time.Duration, over int64, log *slog.Logger) {
+	if s.path == "" { // PostgreSQL: no WAL file of tuttid's to bound
+		return
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

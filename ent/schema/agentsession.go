@@ -36,8 +36,8 @@ func (AgentSession) Fields() []ent.Field {
 		// out of the default listing; it is restorable, nothing is deleted.
 		field.Bool("archived").Default(false),
 		field.String("cwd").Default(""),
-		field.JSON("settings", agent.ComposerSettings{}).StorageKey("settings_json"),
-		field.JSON("runtime_context", map[string]any{}).StorageKey("runtime_context_json").Optional(),
+		field.JSON("settings", agent.ComposerSettings{}).StorageKey("settings_json").SchemaType(jsonBytes()),
+		field.JSON("runtime_context", map[string]any{}).StorageKey("runtime_context_json").SchemaType(jsonBytes()).Optional(),
 		// last_message_version hands out the per-session message versions
 		// that pagination cursors are built from.
 		field.Int64("last_message_version").Default(0),

@@ -32,7 +32,7 @@ func (Message) Fields() []ent.Field {
 		field.String("role").NotEmpty(),
 		field.String("kind").Default(""),
 		field.Text("text").Default(""),
-		field.JSON("content", json.RawMessage{}).StorageKey("content_json").Optional(),
+		field.JSON("content", json.RawMessage{}).StorageKey("content_json").SchemaType(jsonBytes()).Optional(),
 		field.String("status").Default("completed"),
 		// version increases per session in insertion order; cursors use it.
 		field.Int64("version").Immutable(),

@@ -26,7 +26,7 @@ type Counter struct {
 // Counting returns a store over the same database whose client sends its
 // statements through the Counter returned; s's own client is not counted.
 func (s *Store) Counting() (*store.Store, *Counter) {
-	c := &Counter{Driver: entsql.OpenDB(dialect.SQLite, s.DB)}
+	c := &Counter{Driver: entsql.OpenDB(s.Client.Dialect(), s.DB)}
 	return &store.Store{Client: ent.NewClient(ent.Driver(c)), DB: s.DB}, c
 }
 

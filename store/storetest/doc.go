@@ -1,5 +1,6 @@
 // Package storetest is the tests' database: a migrated SQLite file in the
-// test's temp dir (New), rows seeded from plain specs with defaults
+// test's temp dir, or under TUTTID_TEST_DB=postgres a fresh PostgreSQL
+// database (New, Open, Location), rows seeded from plain specs with defaults
 // (Workspace, Session, Sessions, Forks) and a client that counts the
 // statements it sends (Counting), for the constant-query checks.
 //

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -25,18 +24,25 @@ type Store struct {
 var migrateMu sync.Mutex
 
 // New opens a fresh database in t's temp dir the way the server does
-// (store.Open). Each test has its own file, so tests may run in parallel.
+// (store.Open), or a fresh PostgreSQL database under EnvDB. Each test has
+// its own, so tests may run in parallel.
 func New(t testing.TB) *Store {
 	t.Helper()
 	ctx := context.Background()
 	migrateMu.Lock()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "tuttid.db"))
+	st, err := store.Open(ctx, Location(t))
 	migrateMu.Unlock()
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
 	return &Store{Store: st, t: t, ctx: ctx}
+}
+
+// Wrap gives an already open store the kit's seeding methods (a test that
+// opens its own, such as one run on both backends whatever EnvDB says).
+func Wrap(t testing.TB, st *store.Store) *Store {
+	return &Store{Store: st, t: t, ctx: context.Background()}
 }
 
 // SeedTime is when seeded rows are created unless a spec says otherwise.
