@@ -128,15 +128,21 @@ func copyOne(src, dst *os.Root, path string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return false, err
-		}
-		if err := out.Close(); err != nil {
+		if err := copyInto(out, in); err != nil {
 			return false, err
 		}
 		// The umask must not widen or narrow a 0600 .env.
 		return true, dst.Chmod(path, fi.Mode().Perm())
 	}
 	return false, nil
+}
+
+// copyInto copies in to out and closes out, on every path: a failed close
+// (a full disk) is a failed copy.
+func copyInto(out *os.File, in io.Reader) error {
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

@@ -3,7 +3,6 @@ package codebranch
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -288,11 +287,7 @@ func copyIndex(src, dst string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return false, err
-	}
-	if err := out.Close(); err != nil {
+	if err := copyInto(out, in); err != nil {
 		return false, err
 	}
 	return true, os.Chtimes(dst, fi.ModTime(), fi.ModTime())
