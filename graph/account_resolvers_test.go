@@ -170,3 +170,35 @@ func TestSteerTurnMutation(t *testing.T) {
 		t.Errorf("steer a finished turn: %s", code)
 	}
 }
+
+// TestForkNotSignedIn: while Codex is not signed in, forkSession fails at
+// once with agent.provider_not_signed_in: no journal entry, no call to
+// the provider, no child.
+func TestForkNotSignedIn(t *testing.T) {
+	t.Parallel()
+	rt := agenttest.New()
+	rt.SetAccount(agent.Account{RequiresAuth: true})
+	e := newEnv(t, rt)
+	e.db.Workspace(storetest.Workspace{ID: "w"})
+	e.db.Session(storetest.Session{ID: "s1", Workspace: "w", Turns: []storetest.Turn{{ID: "t1"}}})
+	code := e.postErr(`mutation { forkSession(input: {workspaceId: "w", agentSessionId: "s1", requestId: "r1"}) { session { id } } }`)
+	if code != "agent.provider_not_signed_in" {
+		t.Errorf("forkSession not signed in: %s", code)
+	}
+	if n := e.db.Client.ForkJournal.Query().CountX(e.ctx); n != 0 {
+		t.Errorf("%d journal entries after a refused fork, want 0", n)
+	}
+	if n := e.db.Client.AgentSession.Query().CountX(e.ctx); n != 1 {
+		t.Errorf("%d sessions after a refused fork, want 1", n)
+	}
+	if n := len(rt.ForkInputs()); n != 0 {
+		t.Errorf("the provider was asked to fork %d times", n)
+	}
+	// A bad effort for a listed model is invalid_input, naming the efforts.
+	rt.SetAccount(agent.Account{SignedIn: true})
+	code = e.postErr(`mutation { forkSession(input: {workspaceId: "w", agentSessionId: "s1", requestId: "r2",
+		settings: {model: "gpt-test-mini", reasoningEffort: "xhigh"}}) { session { id } } }`)
+	if code != "invalid_input" {
+		t.Errorf("fork with an effort the model lacks: %s", code)
+	}
+}

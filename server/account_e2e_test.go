@@ -342,7 +342,7 @@ func TestCodexSignInE2E(t *testing.T) {
 			}
 		}
 	}
-	if len(acts.bytes()) == 0 || !strings.Contains(logs.String(), "codex login started") {
+	if len(acts.bytes()) == 0 || !strings.Contains(logs.String(), "login started") {
 		t.Error("nothing collected to grep")
 	}
 }

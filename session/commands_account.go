@@ -73,7 +73,7 @@ func (s *Service) StartLogin(ctx context.Context, in agent.LoginInput) (agent.Lo
 	if err != nil {
 		return agent.Login{}, loginError(err, in.APIKey)
 	}
-	s.log.InfoContext(ctx, "codex login started", "method", in.Method, "login", l.LoginID, "complete", l.Account != nil)
+	s.log.DebugContext(ctx, "codex login started", "method", in.Method, "login", l.LoginID, "complete", l.Account != nil)
 	return l, nil
 }
 

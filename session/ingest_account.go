@@ -18,7 +18,7 @@ func (s *Service) onTurnRetrying(ctx context.Context, a *ent.AgentSession, e age
 			msg = e.Failure.Message
 		}
 	}
-	s.log.WarnContext(ctx, "provider retrying a model request", "session", a.ID, "turn", e.TurnID, "code", code, "error", msg)
+	s.log.DebugContext(ctx, "provider retrying a model request", "session", a.ID, "turn", e.TurnID, "code", code, "error", msg)
 	var t *ent.Turn
 	if e.TurnID != "" {
 		var err error

@@ -46,7 +46,8 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 		s.log.DebugContext(ctx, "provider rate limits updated")
 		return nil
 	case agent.EventWarning:
-		s.log.WarnContext(ctx, "provider warning", "method", e.Method, "text", e.Notice, "thread", e.ThreadID)
+		// The runtime logs it at warn already.
+		s.log.DebugContext(ctx, "provider warning", "method", e.Method, "text", e.Notice, "thread", e.ThreadID)
 		return nil
 	case agent.EventOther:
 		s.log.DebugContext(ctx, "provider notification not projected", "method", e.Method,
