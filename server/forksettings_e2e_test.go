@@ -15,7 +15,9 @@ import (
 func TestForkSettingsReachModelE2E(t *testing.T) {
 	h := startServer(t, harnessOpts{})
 	ws := h.createWorkspace("w")
-	var started struct{ StartSession struct{ ID, ProviderSessionID string } }
+	var started struct {
+		StartSession struct{ ID, ProviderSessionID string }
+	}
 	h.must(`mutation($in: StartSessionInput!) { startSession(input: $in) { id providerSessionId } }`,
 		map[string]any{"in": map[string]any{"workspaceId": ws, "settings": map[string]any{
 			"model": "mock-model", "reasoningEffort": "low", "permissionModeId": "workspace-write"}}}, &started)
