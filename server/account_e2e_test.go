@@ -300,6 +300,8 @@ func TestCodexSignInE2E(t *testing.T) {
 		t.Fatalf("API key login = %+v", l)
 	}
 	model.FailNext(6, 500, "")
+	resets := time.Now().Add(2 * time.Hour).Truncate(time.Second).UTC()
+	model.SetRateLimits(&codextest.RateLimitHeaders{PrimaryUsedPercent: 42, PrimaryWindowMinutes: 300, PrimaryResetsAt: resets})
 	if errs := try(sendQ, sendVars("say hi"), &sent); len(errs) > 0 {
 		t.Fatalf("sendMessage with the right key: %+v", errs)
 	}
@@ -320,6 +322,24 @@ func TestCodexSignInE2E(t *testing.T) {
 		map[string]any{"ws": ws, "id": sid}, &usage)
 	if usage.Session.TokenUsage == nil || usage.Session.TokenUsage.TotalTokens == 0 {
 		t.Errorf("tokenUsage = %+v", usage.Session.TokenUsage)
+	}
+
+	var limits struct {
+		RateLimits *struct {
+			Primary *struct {
+				UsedPercent   float64
+				WindowMinutes *int
+				ResetsAt      *string
+			}
+		}
+	}
+	h.eventually("rateLimits", 10*time.Second, func() bool {
+		h.must(`{ rateLimits { primary { usedPercent windowMinutes resetsAt } } }`, nil, &limits)
+		return limits.RateLimits != nil && limits.RateLimits.Primary != nil
+	})
+	if p := limits.RateLimits.Primary; p.UsedPercent != 42 || p.WindowMinutes == nil || *p.WindowMinutes != 300 ||
+		p.ResetsAt == nil || *p.ResetsAt != resets.Format(time.RFC3339) {
+		t.Errorf("rateLimits.primary = %+v (%v), want 42%% of 300 min resetting at %s", p, deref(p.ResetsAt), resets.Format(time.RFC3339))
 	}
 
 	// Neither key anywhere tuttid writes or answers.
