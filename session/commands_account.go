@@ -46,6 +46,10 @@ func (s *Service) CheckSignedIn(ctx context.Context, what string) error {
 	if err != nil || a.SignedIn {
 		return nil //nolint:nilerr // the runtime's next call reports an unreachable Codex
 	}
+	if a.CredentialsRefused {
+		return apperr.Wrap(agent.ErrNotSignedIn, apperr.ProviderNotSignedIn,
+			"could not %s: Codex's credentials were refused or have expired; %s", what, signInHint)
+	}
 	return NotSignedIn(agent.ErrNotSignedIn, what)
 }
 

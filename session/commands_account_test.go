@@ -51,6 +51,13 @@ func TestNotSignedInRefusesAtOnce(t *testing.T) {
 	if n := e.st.Client.AgentSession.Query().CountX(ctx); n != 1 {
 		t.Errorf("%d sessions after a refused start, want 1", n)
 	}
+	// Refused credentials say so.
+	rt.SetAccount(agent.Account{RequiresAuth: true, AuthMode: "apiKey", CredentialsRefused: true})
+	_, err = e.svc.Send(ctx, "w", "s1", "say hi")
+	checkNotSignedIn(t, "send after refused credentials", err)
+	if !strings.Contains(apperr.From(err).Message, "refused or have expired") {
+		t.Errorf("send after refused credentials = %v; want it to say they were refused", err)
+	}
 	// Signed in again: the start goes through.
 	rt.SetAccount(agent.Account{SignedIn: true, RequiresAuth: true, AuthMode: "apiKey"})
 	if _, err := e.svc.Start(ctx, StartInput{WorkspaceID: "w"}); err != nil {
