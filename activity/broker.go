@@ -129,6 +129,11 @@ func (b *Broker) Publish(ctx context.Context, e Event) Event {
 		dropped = t.deliver(t.all, e, dropped)
 		if e.AgentSessionID != "" {
 			dropped = t.deliver(t.bySession[e.AgentSessionID], e, dropped)
+		} else {
+			// A workspace-wide event (ACCOUNT_UPDATED) reaches every subscription.
+			for _, subs := range t.bySession {
+				dropped = t.deliver(subs, e, dropped)
+			}
 		}
 		for _, s := range dropped {
 			t.remove(s)

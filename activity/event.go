@@ -3,6 +3,7 @@ package activity
 import (
 	"time"
 
+	"tuttid/agent"
 	"tuttid/ent"
 )
 
@@ -24,6 +25,15 @@ const (
 	ApprovalRequested Kind = "APPROVAL_REQUESTED"
 	// ApprovalResolved: a request was answered, or cancelled with its turn.
 	ApprovalResolved Kind = "APPROVAL_RESOLVED"
+	// TurnRetrying: the provider retries a failed model request of the
+	// running turn (Turn; Error is the provider's message).
+	TurnRetrying Kind = "TURN_RETRYING"
+	// TokenUsageUpdated: a session's token usage changed (Session).
+	TokenUsageUpdated Kind = "TOKEN_USAGE_UPDATED"
+	// AccountUpdated: the provider's account changed, a login completed or
+	// failed (Account; Error for a failed login). It belongs to no session
+	// and reaches every subscription of the workspace.
+	AccountUpdated Kind = "ACCOUNT_UPDATED"
 
 	// Subscribed is never published: it is the first event of every
 	// subscription, put in its channel when the subscription is registered,
@@ -65,6 +75,12 @@ type Event struct {
 	Fork    *ent.SessionFork
 	// Approval is set for APPROVAL_REQUESTED and APPROVAL_RESOLVED.
 	Approval *ent.ApprovalRequest
+
+	// Account is set for ACCOUNT_UPDATED.
+	Account *agent.Account
+	// Error is the provider's message of a TURN_RETRYING, or why a login
+	// failed (ACCOUNT_UPDATED).
+	Error string
 
 	// Delta is the appended text of a MESSAGE_DELTA; ItemID names the
 	// message/item it belongs to.

@@ -101,7 +101,7 @@ func (t *topic) replay(after int64, session string) ([]Event, error) {
 	var out []Event
 	for seq := after + 1; seq <= t.last; seq++ {
 		e := t.ring[t.slot(seq)]
-		if session == "" || e.AgentSessionID == session {
+		if session == "" || e.AgentSessionID == session || e.AgentSessionID == "" {
 			out = append(out, e)
 		}
 	}

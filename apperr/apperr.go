@@ -38,7 +38,15 @@ const (
 	TurnNotFound        Code = "agent.turn_not_found"
 	UnsupportedProvider Code = "agent.unsupported_provider"
 	ProviderFailed      Code = "agent.provider_failed"
-	ResyncRequired      Code = "activity.resync_required"
+	// ProviderNotSignedIn: the provider needs a sign-in before it can run
+	// a turn (codexAccount.signedIn false).
+	ProviderNotSignedIn Code = "agent.provider_not_signed_in"
+	// ProviderLoginUnavailable: the provider could not start a login of
+	// the kind asked.
+	ProviderLoginUnavailable Code = "agent.provider_login_unavailable"
+	// TurnNotRunning: steering a turn that is not the running one.
+	TurnNotRunning Code = "agent.turn_not_running"
+	ResyncRequired Code = "activity.resync_required"
 
 	ForkUnsupportedProvider    Code = "agent.fork_unsupported_provider"
 	ForkParentNotFound         Code = "agent.fork_parent_not_found"
@@ -77,6 +85,9 @@ var httpStatus = map[Code]int{
 	TurnNotFound:               http.StatusNotFound,
 	UnsupportedProvider:        http.StatusUnprocessableEntity,
 	ProviderFailed:             http.StatusBadGateway,
+	ProviderNotSignedIn:        http.StatusConflict,
+	ProviderLoginUnavailable:   http.StatusBadGateway,
+	TurnNotRunning:             http.StatusConflict,
 	ResyncRequired:             http.StatusGone,
 	ForkUnsupportedProvider:    http.StatusUnprocessableEntity,
 	ForkParentNotFound:         http.StatusNotFound,

@@ -43,6 +43,8 @@ type AgentSession struct {
 	RuntimeContext map[string]interface{} `json:"runtime_context,omitempty"`
 	// LastMessageVersion holds the value of the "last_message_version" field.
 	LastMessageVersion int64 `json:"last_message_version,omitempty"`
+	// TokenUsage holds the value of the "token_usage" field.
+	TokenUsage *agent.TokenUsage `json:"token_usage,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -135,7 +137,7 @@ func (*AgentSession) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case agentsession.FieldSettings, agentsession.FieldRuntimeContext:
+		case agentsession.FieldSettings, agentsession.FieldRuntimeContext, agentsession.FieldTokenUsage:
 			values[i] = new([]byte)
 		case agentsession.FieldVisible, agentsession.FieldArchived:
 			values[i] = new(sql.NullBool)
@@ -235,6 +237,14 @@ func (_m *AgentSession) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field last_message_version", values[i])
 			} else if value.Valid {
 				_m.LastMessageVersion = value.Int64
+			}
+		case agentsession.FieldTokenUsage:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field token_usage", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.TokenUsage); err != nil {
+					return fmt.Errorf("unmarshal field token_usage: %w", err)
+				}
 			}
 		case agentsession.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -346,6 +356,9 @@ func (_m *AgentSession) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("last_message_version=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LastMessageVersion))
+	builder.WriteString(", ")
+	builder.WriteString("token_usage=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TokenUsage))
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -151,6 +151,12 @@ func (_c *AgentSessionCreate) SetNillableLastMessageVersion(v *int64) *AgentSess
 	return _c
 }
 
+// SetTokenUsage sets the "token_usage" field.
+func (_c *AgentSessionCreate) SetTokenUsage(v *agent.TokenUsage) *AgentSessionCreate {
+	_c.mutation.SetTokenUsage(v)
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *AgentSessionCreate) SetCreatedAt(v time.Time) *AgentSessionCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -479,6 +485,10 @@ func (_c *AgentSessionCreate) createSpec() (*AgentSession, *sqlgraph.CreateSpec)
 		_spec.SetField(agentsession.FieldLastMessageVersion, field.TypeInt64, value)
 		_node.LastMessageVersion = value
 	}
+	if value, ok := _c.mutation.TokenUsage(); ok {
+		_spec.SetField(agentsession.FieldTokenUsage, field.TypeJSON, value)
+		_node.TokenUsage = value
+	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(agentsession.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
@@ -756,6 +766,24 @@ func (u *AgentSessionUpsert) AddLastMessageVersion(v int64) *AgentSessionUpsert 
 	return u
 }
 
+// SetTokenUsage sets the "token_usage" field.
+func (u *AgentSessionUpsert) SetTokenUsage(v *agent.TokenUsage) *AgentSessionUpsert {
+	u.Set(agentsession.FieldTokenUsage, v)
+	return u
+}
+
+// UpdateTokenUsage sets the "token_usage" field to the value that was provided on create.
+func (u *AgentSessionUpsert) UpdateTokenUsage() *AgentSessionUpsert {
+	u.SetExcluded(agentsession.FieldTokenUsage)
+	return u
+}
+
+// ClearTokenUsage clears the value of the "token_usage" field.
+func (u *AgentSessionUpsert) ClearTokenUsage() *AgentSessionUpsert {
+	u.SetNull(agentsession.FieldTokenUsage)
+	return u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (u *AgentSessionUpsert) SetUpdatedAt(v time.Time) *AgentSessionUpsert {
 	u.Set(agentsession.FieldUpdatedAt, v)
@@ -962,6 +990,27 @@ func (u *AgentSessionUpsertOne) AddLastMessageVersion(v int64) *AgentSessionUpse
 func (u *AgentSessionUpsertOne) UpdateLastMessageVersion() *AgentSessionUpsertOne {
 	return u.Update(func(s *AgentSessionUpsert) {
 		s.UpdateLastMessageVersion()
+	})
+}
+
+// SetTokenUsage sets the "token_usage" field.
+func (u *AgentSessionUpsertOne) SetTokenUsage(v *agent.TokenUsage) *AgentSessionUpsertOne {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.SetTokenUsage(v)
+	})
+}
+
+// UpdateTokenUsage sets the "token_usage" field to the value that was provided on create.
+func (u *AgentSessionUpsertOne) UpdateTokenUsage() *AgentSessionUpsertOne {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.UpdateTokenUsage()
+	})
+}
+
+// ClearTokenUsage clears the value of the "token_usage" field.
+func (u *AgentSessionUpsertOne) ClearTokenUsage() *AgentSessionUpsertOne {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.ClearTokenUsage()
 	})
 }
 
@@ -1340,6 +1389,27 @@ func (u *AgentSessionUpsertBulk) AddLastMessageVersion(v int64) *AgentSessionUps
 func (u *AgentSessionUpsertBulk) UpdateLastMessageVersion() *AgentSessionUpsertBulk {
 	return u.Update(func(s *AgentSessionUpsert) {
 		s.UpdateLastMessageVersion()
+	})
+}
+
+// SetTokenUsage sets the "token_usage" field.
+func (u *AgentSessionUpsertBulk) SetTokenUsage(v *agent.TokenUsage) *AgentSessionUpsertBulk {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.SetTokenUsage(v)
+	})
+}
+
+// UpdateTokenUsage sets the "token_usage" field to the value that was provided on create.
+func (u *AgentSessionUpsertBulk) UpdateTokenUsage() *AgentSessionUpsertBulk {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.UpdateTokenUsage()
+	})
+}
+
+// ClearTokenUsage clears the value of the "token_usage" field.
+func (u *AgentSessionUpsertBulk) ClearTokenUsage() *AgentSessionUpsertBulk {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.ClearTokenUsage()
 	})
 }
 

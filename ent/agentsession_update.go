@@ -165,6 +165,18 @@ func (_u *AgentSessionUpdate) AddLastMessageVersion(v int64) *AgentSessionUpdate
 	return _u
 }
 
+// SetTokenUsage sets the "token_usage" field.
+func (_u *AgentSessionUpdate) SetTokenUsage(v *agent.TokenUsage) *AgentSessionUpdate {
+	_u.mutation.SetTokenUsage(v)
+	return _u
+}
+
+// ClearTokenUsage clears the value of the "token_usage" field.
+func (_u *AgentSessionUpdate) ClearTokenUsage() *AgentSessionUpdate {
+	_u.mutation.ClearTokenUsage()
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *AgentSessionUpdate) SetUpdatedAt(v time.Time) *AgentSessionUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -444,6 +456,12 @@ func (_u *AgentSessionUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if value, ok := _u.mutation.AddedLastMessageVersion(); ok {
 		_spec.AddField(agentsession.FieldLastMessageVersion, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.TokenUsage(); ok {
+		_spec.SetField(agentsession.FieldTokenUsage, field.TypeJSON, value)
+	}
+	if _u.mutation.TokenUsageCleared() {
+		_spec.ClearField(agentsession.FieldTokenUsage, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(agentsession.FieldUpdatedAt, field.TypeTime, value)
@@ -810,6 +828,18 @@ func (_u *AgentSessionUpdateOne) AddLastMessageVersion(v int64) *AgentSessionUpd
 	return _u
 }
 
+// SetTokenUsage sets the "token_usage" field.
+func (_u *AgentSessionUpdateOne) SetTokenUsage(v *agent.TokenUsage) *AgentSessionUpdateOne {
+	_u.mutation.SetTokenUsage(v)
+	return _u
+}
+
+// ClearTokenUsage clears the value of the "token_usage" field.
+func (_u *AgentSessionUpdateOne) ClearTokenUsage() *AgentSessionUpdateOne {
+	_u.mutation.ClearTokenUsage()
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *AgentSessionUpdateOne) SetUpdatedAt(v time.Time) *AgentSessionUpdateOne {
 	_u.mutation.SetUpdatedAt(v)
@@ -1119,6 +1149,12 @@ func (_u *AgentSessionUpdateOne) sqlSave(ctx context.Context) (_node *AgentSessi
 	}
 	if value, ok := _u.mutation.AddedLastMessageVersion(); ok {
 		_spec.AddField(agentsession.FieldLastMessageVersion, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.TokenUsage(); ok {
+		_spec.SetField(agentsession.FieldTokenUsage, field.TypeJSON, value)
+	}
+	if _u.mutation.TokenUsageCleared() {
+		_spec.ClearField(agentsession.FieldTokenUsage, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(agentsession.FieldUpdatedAt, field.TypeTime, value)

@@ -58,6 +58,7 @@ type AgentSessionMutation struct {
 	runtime_context         *map[string]interface{}
 	last_message_version    *int64
 	addlast_message_version *int64
+	token_usage             **agent.TokenUsage
 	created_at              *time.Time
 	updated_at              *time.Time
 	clearedFields           map[string]struct{}
@@ -615,6 +616,55 @@ func (m *AgentSessionMutation) ResetLastMessageVersion() {
 	m.addlast_message_version = nil
 }
 
+// SetTokenUsage sets the "token_usage" field.
+func (m *AgentSessionMutation) SetTokenUsage(au *agent.TokenUsage) {
+	m.token_usage = &au
+}
+
+// TokenUsage returns the value of the "token_usage" field in the mutation.
+func (m *AgentSessionMutation) TokenUsage() (r *agent.TokenUsage, exists bool) {
+	v := m.token_usage
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenUsage returns the old "token_usage" field's value of the AgentSession entity.
+// If the AgentSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentSessionMutation) OldTokenUsage(ctx context.Context) (v *agent.TokenUsage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenUsage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenUsage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenUsage: %w", err)
+	}
+	return oldValue.TokenUsage, nil
+}
+
+// ClearTokenUsage clears the value of the "token_usage" field.
+func (m *AgentSessionMutation) ClearTokenUsage() {
+	m.token_usage = nil
+	m.clearedFields[agentsession.FieldTokenUsage] = struct{}{}
+}
+
+// TokenUsageCleared returns if the "token_usage" field was cleared in this mutation.
+func (m *AgentSessionMutation) TokenUsageCleared() bool {
+	_, ok := m.clearedFields[agentsession.FieldTokenUsage]
+	return ok
+}
+
+// ResetTokenUsage resets all changes to the "token_usage" field.
+func (m *AgentSessionMutation) ResetTokenUsage() {
+	m.token_usage = nil
+	delete(m.clearedFields, agentsession.FieldTokenUsage)
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *AgentSessionMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -1003,7 +1053,7 @@ func (m *AgentSessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentSessionMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 14)
 	if m.workspace != nil {
 		fields = append(fields, agentsession.FieldWorkspaceID)
 	}
@@ -1036,6 +1086,9 @@ func (m *AgentSessionMutation) Fields() []string {
 	}
 	if m.last_message_version != nil {
 		fields = append(fields, agentsession.FieldLastMessageVersion)
+	}
+	if m.token_usage != nil {
+		fields = append(fields, agentsession.FieldTokenUsage)
 	}
 	if m.created_at != nil {
 		fields = append(fields, agentsession.FieldCreatedAt)
@@ -1073,6 +1126,8 @@ func (m *AgentSessionMutation) Field(name string) (ent.Value, bool) {
 		return m.RuntimeContext()
 	case agentsession.FieldLastMessageVersion:
 		return m.LastMessageVersion()
+	case agentsession.FieldTokenUsage:
+		return m.TokenUsage()
 	case agentsession.FieldCreatedAt:
 		return m.CreatedAt()
 	case agentsession.FieldUpdatedAt:
@@ -1108,6 +1163,8 @@ func (m *AgentSessionMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldRuntimeContext(ctx)
 	case agentsession.FieldLastMessageVersion:
 		return m.OldLastMessageVersion(ctx)
+	case agentsession.FieldTokenUsage:
+		return m.OldTokenUsage(ctx)
 	case agentsession.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case agentsession.FieldUpdatedAt:
@@ -1198,6 +1255,13 @@ func (m *AgentSessionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLastMessageVersion(v)
 		return nil
+	case agentsession.FieldTokenUsage:
+		v, ok := value.(*agent.TokenUsage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenUsage(v)
+		return nil
 	case agentsession.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -1260,6 +1324,9 @@ func (m *AgentSessionMutation) ClearedFields() []string {
 	if m.FieldCleared(agentsession.FieldRuntimeContext) {
 		fields = append(fields, agentsession.FieldRuntimeContext)
 	}
+	if m.FieldCleared(agentsession.FieldTokenUsage) {
+		fields = append(fields, agentsession.FieldTokenUsage)
+	}
 	return fields
 }
 
@@ -1276,6 +1343,9 @@ func (m *AgentSessionMutation) ClearField(name string) error {
 	switch name {
 	case agentsession.FieldRuntimeContext:
 		m.ClearRuntimeContext()
+		return nil
+	case agentsession.FieldTokenUsage:
+		m.ClearTokenUsage()
 		return nil
 	}
 	return fmt.Errorf("unknown AgentSession nullable field %s", name)
@@ -1317,6 +1387,9 @@ func (m *AgentSessionMutation) ResetField(name string) error {
 		return nil
 	case agentsession.FieldLastMessageVersion:
 		m.ResetLastMessageVersion()
+		return nil
+	case agentsession.FieldTokenUsage:
+		m.ResetTokenUsage()
 		return nil
 	case agentsession.FieldCreatedAt:
 		m.ResetCreatedAt()
@@ -5847,6 +5920,7 @@ type TurnMutation struct {
 	turn_id        *string
 	status         *turn.Status
 	error          *string
+	error_code     *string
 	started_at     *time.Time
 	completed_at   *time.Time
 	clearedFields  map[string]struct{}
@@ -6099,6 +6173,42 @@ func (m *TurnMutation) ResetError() {
 	m.error = nil
 }
 
+// SetErrorCode sets the "error_code" field.
+func (m *TurnMutation) SetErrorCode(s string) {
+	m.error_code = &s
+}
+
+// ErrorCode returns the value of the "error_code" field in the mutation.
+func (m *TurnMutation) ErrorCode() (r string, exists bool) {
+	v := m.error_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldErrorCode returns the old "error_code" field's value of the Turn entity.
+// If the Turn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnMutation) OldErrorCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldErrorCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldErrorCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldErrorCode: %w", err)
+	}
+	return oldValue.ErrorCode, nil
+}
+
+// ResetErrorCode resets all changes to the "error_code" field.
+func (m *TurnMutation) ResetErrorCode() {
+	m.error_code = nil
+}
+
 // SetStartedAt sets the "started_at" field.
 func (m *TurnMutation) SetStartedAt(t time.Time) {
 	m.started_at = &t
@@ -6258,7 +6368,7 @@ func (m *TurnMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TurnMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.turn_id != nil {
 		fields = append(fields, turn.FieldTurnID)
 	}
@@ -6270,6 +6380,9 @@ func (m *TurnMutation) Fields() []string {
 	}
 	if m.error != nil {
 		fields = append(fields, turn.FieldError)
+	}
+	if m.error_code != nil {
+		fields = append(fields, turn.FieldErrorCode)
 	}
 	if m.started_at != nil {
 		fields = append(fields, turn.FieldStartedAt)
@@ -6293,6 +6406,8 @@ func (m *TurnMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case turn.FieldError:
 		return m.Error()
+	case turn.FieldErrorCode:
+		return m.ErrorCode()
 	case turn.FieldStartedAt:
 		return m.StartedAt()
 	case turn.FieldCompletedAt:
@@ -6314,6 +6429,8 @@ func (m *TurnMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldStatus(ctx)
 	case turn.FieldError:
 		return m.OldError(ctx)
+	case turn.FieldErrorCode:
+		return m.OldErrorCode(ctx)
 	case turn.FieldStartedAt:
 		return m.OldStartedAt(ctx)
 	case turn.FieldCompletedAt:
@@ -6354,6 +6471,13 @@ func (m *TurnMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetError(v)
+		return nil
+	case turn.FieldErrorCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetErrorCode(v)
 		return nil
 	case turn.FieldStartedAt:
 		v, ok := value.(time.Time)
@@ -6438,6 +6562,9 @@ func (m *TurnMutation) ResetField(name string) error {
 		return nil
 	case turn.FieldError:
 		m.ResetError()
+		return nil
+	case turn.FieldErrorCode:
+		m.ResetErrorCode()
 		return nil
 	case turn.FieldStartedAt:
 		m.ResetStartedAt()

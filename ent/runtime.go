@@ -53,11 +53,11 @@ func init() {
 	// agentsession.DefaultLastMessageVersion holds the default value on creation for the last_message_version field.
 	agentsession.DefaultLastMessageVersion = agentsessionDescLastMessageVersion.Default.(int64)
 	// agentsessionDescCreatedAt is the schema descriptor for created_at field.
-	agentsessionDescCreatedAt := agentsessionFields[12].Descriptor()
+	agentsessionDescCreatedAt := agentsessionFields[13].Descriptor()
 	// agentsession.DefaultCreatedAt holds the default value on creation for the created_at field.
 	agentsession.DefaultCreatedAt = agentsessionDescCreatedAt.Default.(func() time.Time)
 	// agentsessionDescUpdatedAt is the schema descriptor for updated_at field.
-	agentsessionDescUpdatedAt := agentsessionFields[13].Descriptor()
+	agentsessionDescUpdatedAt := agentsessionFields[14].Descriptor()
 	// agentsession.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	agentsession.DefaultUpdatedAt = agentsessionDescUpdatedAt.Default.(func() time.Time)
 	// agentsession.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
@@ -258,8 +258,12 @@ func init() {
 	turnDescError := turnFields[3].Descriptor()
 	// turn.DefaultError holds the default value on creation for the error field.
 	turn.DefaultError = turnDescError.Default.(string)
+	// turnDescErrorCode is the schema descriptor for error_code field.
+	turnDescErrorCode := turnFields[4].Descriptor()
+	// turn.DefaultErrorCode holds the default value on creation for the error_code field.
+	turn.DefaultErrorCode = turnDescErrorCode.Default.(string)
 	// turnDescStartedAt is the schema descriptor for started_at field.
-	turnDescStartedAt := turnFields[4].Descriptor()
+	turnDescStartedAt := turnFields[5].Descriptor()
 	// turn.DefaultStartedAt holds the default value on creation for the started_at field.
 	turn.DefaultStartedAt = turnDescStartedAt.Default.(func() time.Time)
 	workspaceFields := schema.Workspace{}.Fields()

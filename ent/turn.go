@@ -26,6 +26,8 @@ type Turn struct {
 	Status turn.Status `json:"status,omitempty"`
 	// Error holds the value of the "error" field.
 	Error string `json:"error,omitempty"`
+	// ErrorCode holds the value of the "error_code" field.
+	ErrorCode string `json:"error_code,omitempty"`
 	// StartedAt holds the value of the "started_at" field.
 	StartedAt time.Time `json:"started_at,omitempty"`
 	// CompletedAt holds the value of the "completed_at" field.
@@ -63,7 +65,7 @@ func (*Turn) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case turn.FieldID:
 			values[i] = new(sql.NullInt64)
-		case turn.FieldTurnID, turn.FieldAgentSessionID, turn.FieldStatus, turn.FieldError:
+		case turn.FieldTurnID, turn.FieldAgentSessionID, turn.FieldStatus, turn.FieldError, turn.FieldErrorCode:
 			values[i] = new(sql.NullString)
 		case turn.FieldStartedAt, turn.FieldCompletedAt:
 			values[i] = new(sql.NullTime)
@@ -111,6 +113,12 @@ func (_m *Turn) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field error", values[i])
 			} else if value.Valid {
 				_m.Error = value.String
+			}
+		case turn.FieldErrorCode:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field error_code", values[i])
+			} else if value.Valid {
+				_m.ErrorCode = value.String
 			}
 		case turn.FieldStartedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -177,6 +185,9 @@ func (_m *Turn) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("error=")
 	builder.WriteString(_m.Error)
+	builder.WriteString(", ")
+	builder.WriteString("error_code=")
+	builder.WriteString(_m.ErrorCode)
 	builder.WriteString(", ")
 	builder.WriteString("started_at=")
 	builder.WriteString(_m.StartedAt.Format(time.ANSIC))

@@ -63,6 +63,20 @@ func (_c *TurnCreate) SetNillableError(v *string) *TurnCreate {
 	return _c
 }
 
+// SetErrorCode sets the "error_code" field.
+func (_c *TurnCreate) SetErrorCode(v string) *TurnCreate {
+	_c.mutation.SetErrorCode(v)
+	return _c
+}
+
+// SetNillableErrorCode sets the "error_code" field if the given value is not nil.
+func (_c *TurnCreate) SetNillableErrorCode(v *string) *TurnCreate {
+	if v != nil {
+		_c.SetErrorCode(*v)
+	}
+	return _c
+}
+
 // SetStartedAt sets the "started_at" field.
 func (_c *TurnCreate) SetStartedAt(v time.Time) *TurnCreate {
 	_c.mutation.SetStartedAt(v)
@@ -145,6 +159,10 @@ func (_c *TurnCreate) defaults() {
 		v := turn.DefaultError
 		_c.mutation.SetError(v)
 	}
+	if _, ok := _c.mutation.ErrorCode(); !ok {
+		v := turn.DefaultErrorCode
+		_c.mutation.SetErrorCode(v)
+	}
 	if _, ok := _c.mutation.StartedAt(); !ok {
 		v := turn.DefaultStartedAt()
 		_c.mutation.SetStartedAt(v)
@@ -179,6 +197,9 @@ func (_c *TurnCreate) check() error {
 	}
 	if _, ok := _c.mutation.Error(); !ok {
 		return &ValidationError{Name: "error", err: errors.New(`ent: missing required field "Turn.error"`)}
+	}
+	if _, ok := _c.mutation.ErrorCode(); !ok {
+		return &ValidationError{Name: "error_code", err: errors.New(`ent: missing required field "Turn.error_code"`)}
 	}
 	if _, ok := _c.mutation.StartedAt(); !ok {
 		return &ValidationError{Name: "started_at", err: errors.New(`ent: missing required field "Turn.started_at"`)}
@@ -224,6 +245,10 @@ func (_c *TurnCreate) createSpec() (*Turn, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Error(); ok {
 		_spec.SetField(turn.FieldError, field.TypeString, value)
 		_node.Error = value
+	}
+	if value, ok := _c.mutation.ErrorCode(); ok {
+		_spec.SetField(turn.FieldErrorCode, field.TypeString, value)
+		_node.ErrorCode = value
 	}
 	if value, ok := _c.mutation.StartedAt(); ok {
 		_spec.SetField(turn.FieldStartedAt, field.TypeTime, value)
@@ -326,6 +351,18 @@ func (u *TurnUpsert) UpdateError() *TurnUpsert {
 	return u
 }
 
+// SetErrorCode sets the "error_code" field.
+func (u *TurnUpsert) SetErrorCode(v string) *TurnUpsert {
+	u.Set(turn.FieldErrorCode, v)
+	return u
+}
+
+// UpdateErrorCode sets the "error_code" field to the value that was provided on create.
+func (u *TurnUpsert) UpdateErrorCode() *TurnUpsert {
+	u.SetExcluded(turn.FieldErrorCode)
+	return u
+}
+
 // SetCompletedAt sets the "completed_at" field.
 func (u *TurnUpsert) SetCompletedAt(v time.Time) *TurnUpsert {
 	u.Set(turn.FieldCompletedAt, v)
@@ -420,6 +457,20 @@ func (u *TurnUpsertOne) SetError(v string) *TurnUpsertOne {
 func (u *TurnUpsertOne) UpdateError() *TurnUpsertOne {
 	return u.Update(func(s *TurnUpsert) {
 		s.UpdateError()
+	})
+}
+
+// SetErrorCode sets the "error_code" field.
+func (u *TurnUpsertOne) SetErrorCode(v string) *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.SetErrorCode(v)
+	})
+}
+
+// UpdateErrorCode sets the "error_code" field to the value that was provided on create.
+func (u *TurnUpsertOne) UpdateErrorCode() *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.UpdateErrorCode()
 	})
 }
 
@@ -686,6 +737,20 @@ func (u *TurnUpsertBulk) SetError(v string) *TurnUpsertBulk {
 func (u *TurnUpsertBulk) UpdateError() *TurnUpsertBulk {
 	return u.Update(func(s *TurnUpsert) {
 		s.UpdateError()
+	})
+}
+
+// SetErrorCode sets the "error_code" field.
+func (u *TurnUpsertBulk) SetErrorCode(v string) *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.SetErrorCode(v)
+	})
+}
+
+// UpdateErrorCode sets the "error_code" field to the value that was provided on create.
+func (u *TurnUpsertBulk) UpdateErrorCode() *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.UpdateErrorCode()
 	})
 }
 

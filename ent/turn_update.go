@@ -57,6 +57,20 @@ func (_u *TurnUpdate) SetNillableError(v *string) *TurnUpdate {
 	return _u
 }
 
+// SetErrorCode sets the "error_code" field.
+func (_u *TurnUpdate) SetErrorCode(v string) *TurnUpdate {
+	_u.mutation.SetErrorCode(v)
+	return _u
+}
+
+// SetNillableErrorCode sets the "error_code" field if the given value is not nil.
+func (_u *TurnUpdate) SetNillableErrorCode(v *string) *TurnUpdate {
+	if v != nil {
+		_u.SetErrorCode(*v)
+	}
+	return _u
+}
+
 // SetCompletedAt sets the "completed_at" field.
 func (_u *TurnUpdate) SetCompletedAt(v time.Time) *TurnUpdate {
 	_u.mutation.SetCompletedAt(v)
@@ -146,6 +160,9 @@ func (_u *TurnUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Error(); ok {
 		_spec.SetField(turn.FieldError, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.ErrorCode(); ok {
+		_spec.SetField(turn.FieldErrorCode, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.CompletedAt(); ok {
 		_spec.SetField(turn.FieldCompletedAt, field.TypeTime, value)
 	}
@@ -198,6 +215,20 @@ func (_u *TurnUpdateOne) SetError(v string) *TurnUpdateOne {
 func (_u *TurnUpdateOne) SetNillableError(v *string) *TurnUpdateOne {
 	if v != nil {
 		_u.SetError(*v)
+	}
+	return _u
+}
+
+// SetErrorCode sets the "error_code" field.
+func (_u *TurnUpdateOne) SetErrorCode(v string) *TurnUpdateOne {
+	_u.mutation.SetErrorCode(v)
+	return _u
+}
+
+// SetNillableErrorCode sets the "error_code" field if the given value is not nil.
+func (_u *TurnUpdateOne) SetNillableErrorCode(v *string) *TurnUpdateOne {
+	if v != nil {
+		_u.SetErrorCode(*v)
 	}
 	return _u
 }
@@ -320,6 +351,9 @@ func (_u *TurnUpdateOne) sqlSave(ctx context.Context) (_node *Turn, err error) {
 	}
 	if value, ok := _u.mutation.Error(); ok {
 		_spec.SetField(turn.FieldError, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ErrorCode(); ok {
+		_spec.SetField(turn.FieldErrorCode, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.CompletedAt(); ok {
 		_spec.SetField(turn.FieldCompletedAt, field.TypeTime, value)

@@ -70,6 +70,10 @@ type Sessions interface {
 	DisplayTitle(ctx context.Context, a *ent.AgentSession) (string, error)
 	// LockSession holds the session against sends until unlock is called.
 	LockSession(sessionID string) (unlock func())
+	// CheckModelSettings refuses a reasoning effort the model lacks.
+	CheckModelSettings(ctx context.Context, st agent.ComposerSettings) error
+	// CheckSignedIn refuses, at once, a fork Codex could not run.
+	CheckSignedIn(ctx context.Context, what string) error
 	// Forked publishes a committed child and its lineage row.
 	Forked(ctx context.Context, child *ent.AgentSession, row *ent.SessionFork)
 }

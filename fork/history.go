@@ -105,7 +105,7 @@ func insertTurns(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, turns
 			t := turns[i]
 			at := now.Add(time.Duration(min(offset+i, orderedTurns-1)-orderedTurns) * time.Microsecond)
 			builders = append(builders, tx.Turn.Create().SetTurnID(t.ID).SetAgentSessionID(child.ID).
-				SetStatus(childTurnStatus(t.Status)).SetError(t.Error).SetStartedAt(at).SetCompletedAt(at))
+				SetStatus(childTurnStatus(t.Status)).SetError(t.Error).SetErrorCode(t.ErrorCode).SetStartedAt(at).SetCompletedAt(at))
 		}
 		if err := tx.Turn.CreateBulk(builders...).Exec(ctx); err != nil {
 			return err

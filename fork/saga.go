@@ -61,6 +61,13 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.sessions.CheckModelSettings(ctx, settings); err != nil {
+		return nil, err
+	}
+	// Before the journal: a fork Codex cannot run leaves nothing behind.
+	if err := s.sessions.CheckSignedIn(ctx, "fork the session"); err != nil {
+		return nil, err
+	}
 	visible := in.Visible == nil || *in.Visible
 
 	// From here on the caller going away (a client that disconnects) must

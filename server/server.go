@@ -107,7 +107,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.Runtime == nil {
 		rt := codex.New(codex.Config{Bin: cfg.CodexBin, Env: cfg.CodexEnv, Logger: log, ClientVersion: cfg.Version,
 			// planMode reaches Codex as its (experimental) plan collaboration mode.
-			ExperimentalPlanMode: true, OnSent: crashOnSent(cfg.CrashAt)})
+			ExperimentalPlanMode: true, OnSent: crashOnSent(cfg.CrashAt),
+			RequireSignIn: true}) // a turn Codex cannot run fails at once: agent.provider_not_signed_in
 		if err := rt.Launch(ctx); err != nil {
 			log.WarnContext(ctx, "codex app-server unavailable; retrying in the background", "err", err)
 		}

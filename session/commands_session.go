@@ -49,6 +49,12 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 	if err != nil {
 		return nil, err
 	}
+	if err := s.CheckModelSettings(ctx, settings); err != nil {
+		return nil, err
+	}
+	if err := s.CheckSignedIn(ctx, "start the session"); err != nil {
+		return nil, err
+	}
 	visible := in.Visible == nil || *in.Visible
 
 	rs, err := s.rt.Start(ctx, agent.StartInput{Provider: agent.ProviderCodex, Cwd: cwd, Settings: settings})
@@ -79,6 +85,9 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	}
 	a, err := s.mustSession(ctx, workspaceID, sessionID)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.CheckSignedIn(ctx, "start the turn"); err != nil {
 		return nil, err
 	}
 	// Claim the session before calling the provider, so that two sends

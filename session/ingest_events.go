@@ -39,6 +39,16 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 	case agent.EventRuntimeRestarted:
 		s.log.WarnContext(ctx, "agent runtime restarted; threads resume before their next turn")
 		return s.recoverFailed(ctx)
+	case agent.EventAccountUpdated:
+		return s.onAccountUpdated(ctx, e)
+	case agent.EventRateLimits:
+		// The runtime keeps the latest for the rateLimits query.
+		s.log.DebugContext(ctx, "provider rate limits updated")
+		return nil
+	case agent.EventWarning:
+		// The runtime logs it at warn already.
+		s.log.DebugContext(ctx, "provider warning", "method", e.Method, "text", e.Notice, "thread", e.ThreadID)
+		return nil
 	case agent.EventOther:
 		s.log.DebugContext(ctx, "provider notification not projected", "method", e.Method,
 			"thread", e.ThreadID)
@@ -83,6 +93,13 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 		}
 		_, err := s.resolveApproval(ctx, a, e.Resolution.ID, e.Resolution.Decision, e.Resolution.By)
 		return err
+	case agent.EventTurnRetrying:
+		return s.onTurnRetrying(ctx, a, e)
+	case agent.EventTokenUsage:
+		if e.TokenUsage == nil {
+			return errors.New("token usage event without usage")
+		}
+		return s.onTokenUsage(ctx, a, *e.TokenUsage)
 	case agent.EventMessageDelta:
 		s.publish(ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: a.WorkspaceID,
 			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID, DeltaKind: e.ItemKind})
@@ -155,11 +172,23 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 		// The turn did end; Codex did not say how otherwise.
 		status = turn.StatusCOMPLETED
 	}
-	reason := e.Error
+	reason, code := e.Error, ""
+	if e.Failure != nil && status == turn.StatusFAILED {
+		code = e.Failure.Code
+		if reason == "" {
+			reason = e.Failure.Message
+		}
+	}
 	// A turn tuttid failed already (an event it could not store) keeps that.
-	status, reason, err := s.keepTuttidFailure(ctx, a, e.TurnID, status, reason)
+	status, kept, err := s.keepTuttidFailure(ctx, a, e.TurnID, status, reason)
 	if err != nil {
 		return err
+	}
+	if kept != reason {
+		reason, code = kept, ""
+	}
+	if status == turn.StatusFAILED {
+		s.log.WarnContext(ctx, "turn failed", "session", a.ID, "turn", e.TurnID, "code", code, "error", reason)
 	}
 	// A completed turn's items still in progress take Codex's record.
 	if err := s.settleOpenItems(ctx, a, e.TurnID, status); err != nil {
@@ -170,7 +199,7 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 	if err := s.cancelPendingApprovals(ctx, a, e.TurnID, "turn_ended"); err != nil {
 		return err
 	}
-	return s.completeTurn(ctx, a, e.TurnID, status, reason)
+	return s.completeTurn(ctx, a, e.TurnID, status, reason, code)
 }
 
 func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.RuntimeMessage) error {

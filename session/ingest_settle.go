@@ -93,7 +93,7 @@ func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) er
 		return err
 	}
 	// FAILED, its open items failed, the session READY, all published.
-	return s.completeTurn(ctx, a, turnID, turn.StatusFAILED, reason)
+	return s.completeTurn(ctx, a, turnID, turn.StatusFAILED, reason, "")
 }
 
 // keepTuttidFailure: a turn tuttid already ended FAILED (an event it

@@ -47,15 +47,14 @@ func (o SettingsOverride) Apply(base agent.ComposerSettings) (agent.ComposerSett
 	return s, CheckSettings(s)
 }
 
-// CheckSettings rejects settings the runtime would not understand.
+// CheckSettings rejects settings the runtime would not understand; the
+// reasoning effort, which depends on Codex's models, is checked by
+// Service.CheckModelSettings.
 func CheckSettings(s agent.ComposerSettings) error {
 	if err := validate.Line("settings.model", s.Model, validate.MaxModelLen); err != nil {
 		return err
 	}
-	if s.ReasoningEffort != "" && !slices.Contains(agent.ReasoningEfforts(), s.ReasoningEffort) {
-		return apperr.New(apperr.InvalidInput, "settings.reasoningEffort %q is not one of %s",
-			s.ReasoningEffort, strings.Join(agent.ReasoningEfforts(), ", "))
-	}
+	// The reasoning effort depends on the model: Service.CheckModelSettings.
 	if s.ComputerUse {
 		return apperr.New(apperr.InvalidInput, "settings.%s", agent.ComputerUseUnsupported)
 	}

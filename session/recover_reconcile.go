@@ -77,7 +77,7 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 			}
 			histories[a.ID] = h
 		}
-		status, reason := turn.StatusFAILED, "tuttid stopped while the turn was running"
+		status, reason, code := turn.StatusFAILED, "tuttid stopped while the turn was running", ""
 		if rec, ok := h[t.TurnID]; ok {
 			if err := s.storeRecorded(ctx, a, rec); err != nil {
 				return 0, apperr.Storage(err, "store the recorded items")
@@ -88,11 +88,11 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 				if st != turn.StatusFAILED {
 					reason = ""
 				} else if rec.Error != "" {
-					reason = rec.Error
+					reason, code = rec.Error, rec.ErrorCode
 				}
 			}
 		}
-		if err := t.Update().SetStatus(status).SetError(reason).SetCompletedAt(s.now()).Exec(ctx); err != nil {
+		if err := t.Update().SetStatus(status).SetError(reason).SetErrorCode(code).SetCompletedAt(s.now()).Exec(ctx); err != nil {
 			return 0, apperr.Storage(err, "close a turn of the previous run")
 		}
 		end := itemEnd(status)

@@ -25,7 +25,7 @@ func (s *Service) lockState(sessionID string) (unlock func()) {
 // in one transaction, then publishes TURN_COMPLETED and SESSION_UPDATED:
 // when a client receives TURN_COMPLETED the session already accepts the
 // next message, and a refetch on READY finds the turn ended.
-func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID string, status turn.Status, errText string) error {
+func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID string, status turn.Status, errText, errCode string) error {
 	defer s.lockState(a.ID)()
 	now := s.now()
 	var t *ent.Turn
@@ -36,7 +36,7 @@ func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID 
 		if err != nil {
 			return err
 		}
-		if t, err = t.Update().SetStatus(status).SetError(errText).SetCompletedAt(now).Save(ctx); err != nil {
+		if t, err = t.Update().SetStatus(status).SetError(errText).SetErrorCode(errCode).SetCompletedAt(now).Save(ctx); err != nil {
 			return err
 		}
 		if status != turn.StatusCOMPLETED {

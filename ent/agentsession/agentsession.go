@@ -37,6 +37,8 @@ const (
 	FieldRuntimeContext = "runtime_context_json"
 	// FieldLastMessageVersion holds the string denoting the last_message_version field in the database.
 	FieldLastMessageVersion = "last_message_version"
+	// FieldTokenUsage holds the string denoting the token_usage field in the database.
+	FieldTokenUsage = "token_usage_json"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -123,6 +125,7 @@ var Columns = []string{
 	FieldSettings,
 	FieldRuntimeContext,
 	FieldLastMessageVersion,
+	FieldTokenUsage,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }

@@ -530,6 +530,16 @@ func LastMessageVersionLTE(v int64) predicate.AgentSession {
 	return predicate.AgentSession(sql.FieldLTE(FieldLastMessageVersion, v))
 }
 
+// TokenUsageIsNil applies the IsNil predicate on the "token_usage" field.
+func TokenUsageIsNil() predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldIsNull(FieldTokenUsage))
+}
+
+// TokenUsageNotNil applies the NotNil predicate on the "token_usage" field.
+func TokenUsageNotNil() predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldNotNull(FieldTokenUsage))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.AgentSession {
 	return predicate.AgentSession(sql.FieldEQ(FieldCreatedAt, v))

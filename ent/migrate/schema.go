@@ -22,6 +22,7 @@ var (
 		{Name: "settings_json", Type: field.TypeJSON, SchemaType: map[string]string{"postgres": "bytea"}},
 		{Name: "runtime_context_json", Type: field.TypeJSON, Nullable: true, SchemaType: map[string]string{"postgres": "bytea"}},
 		{Name: "last_message_version", Type: field.TypeInt64, Default: 0},
+		{Name: "token_usage_json", Type: field.TypeJSON, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "workspace_id", Type: field.TypeString},
@@ -34,7 +35,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "workspace_agent_sessions_workspaces_sessions",
-				Columns:    []*schema.Column{WorkspaceAgentSessionsColumns[13]},
+				Columns:    []*schema.Column{WorkspaceAgentSessionsColumns[14]},
 				RefColumns: []*schema.Column{WorkspacesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -43,7 +44,7 @@ var (
 			{
 				Name:    "agentsession_workspace_id_title",
 				Unique:  false,
-				Columns: []*schema.Column{WorkspaceAgentSessionsColumns[13], WorkspaceAgentSessionsColumns[3]},
+				Columns: []*schema.Column{WorkspaceAgentSessionsColumns[14], WorkspaceAgentSessionsColumns[3]},
 			},
 			{
 				Name:    "agentsession_provider_session_id",
@@ -245,6 +246,7 @@ var (
 		{Name: "turn_id", Type: field.TypeString},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"IN_PROGRESS", "COMPLETED", "INTERRUPTED", "FAILED"}, Default: "IN_PROGRESS"},
 		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "error_code", Type: field.TypeString, Default: ""},
 		{Name: "started_at", Type: field.TypeTime},
 		{Name: "completed_at", Type: field.TypeTime, Nullable: true},
 		{Name: "agent_session_id", Type: field.TypeString},
@@ -257,7 +259,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "workspace_agent_turns_workspace_agent_sessions_turns",
-				Columns:    []*schema.Column{WorkspaceAgentTurnsColumns[6]},
+				Columns:    []*schema.Column{WorkspaceAgentTurnsColumns[7]},
 				RefColumns: []*schema.Column{WorkspaceAgentSessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -266,12 +268,12 @@ var (
 			{
 				Name:    "turn_agent_session_id_turn_id",
 				Unique:  true,
-				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[6], WorkspaceAgentTurnsColumns[1]},
+				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[7], WorkspaceAgentTurnsColumns[1]},
 			},
 			{
 				Name:    "turn_agent_session_id_started_at",
 				Unique:  false,
-				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[6], WorkspaceAgentTurnsColumns[4]},
+				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[7], WorkspaceAgentTurnsColumns[5]},
 			},
 			{
 				Name:    "turn_in_progress",

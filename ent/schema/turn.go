@@ -27,6 +27,9 @@ func (Turn) Fields() []ent.Field {
 		field.String("agent_session_id").NotEmpty().Immutable(),
 		field.Enum("status").Values("IN_PROGRESS", "COMPLETED", "INTERRUPTED", "FAILED").Default("IN_PROGRESS"),
 		field.Text("error").Default(""),
+		// error_code is the provider's kind of failure (Codex's
+		// codexErrorInfo; "unauthorized" for refused credentials).
+		field.String("error_code").Default(""),
 		field.Time("started_at").Default(time.Now).Immutable(),
 		field.Time("completed_at").Optional().Nillable(),
 	}

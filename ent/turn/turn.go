@@ -23,6 +23,8 @@ const (
 	FieldStatus = "status"
 	// FieldError holds the string denoting the error field in the database.
 	FieldError = "error"
+	// FieldErrorCode holds the string denoting the error_code field in the database.
+	FieldErrorCode = "error_code"
 	// FieldStartedAt holds the string denoting the started_at field in the database.
 	FieldStartedAt = "started_at"
 	// FieldCompletedAt holds the string denoting the completed_at field in the database.
@@ -49,6 +51,7 @@ var Columns = []string{
 	FieldAgentSessionID,
 	FieldStatus,
 	FieldError,
+	FieldErrorCode,
 	FieldStartedAt,
 	FieldCompletedAt,
 }
@@ -70,6 +73,8 @@ var (
 	AgentSessionIDValidator func(string) error
 	// DefaultError holds the default value on creation for the "error" field.
 	DefaultError string
+	// DefaultErrorCode holds the default value on creation for the "error_code" field.
+	DefaultErrorCode string
 	// DefaultStartedAt holds the default value on creation for the "started_at" field.
 	DefaultStartedAt func() time.Time
 )
@@ -128,6 +133,11 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByError orders the results by the error field.
 func ByError(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldError, opts...).ToFunc()
+}
+
+// ByErrorCode orders the results by the error_code field.
+func ByErrorCode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldErrorCode, opts...).ToFunc()
 }
 
 // ByStartedAt orders the results by the started_at field.

@@ -56,11 +56,13 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	ActivityEvent struct {
+		Account        func(childComplexity int) int
 		AgentSessionID func(childComplexity int) int
 		Approval       func(childComplexity int) int
 		At             func(childComplexity int) int
 		Delta          func(childComplexity int) int
 		DeltaKind      func(childComplexity int) int
+		Error          func(childComplexity int) int
 		Fork           func(childComplexity int) int
 		Kind           func(childComplexity int) int
 		Message        func(childComplexity int) int
@@ -92,6 +94,7 @@ type ComplexityRoot struct {
 		Settings          func(childComplexity int) int
 		Status            func(childComplexity int) int
 		Title             func(childComplexity int) int
+		TokenUsage        func(childComplexity int) int
 		TurnConnection    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Turns             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		UpdatedAt         func(childComplexity int) int
@@ -124,6 +127,38 @@ type ComplexityRoot struct {
 		Reason             func(childComplexity int) int
 		ResolvedAt         func(childComplexity int) int
 		TurnID             func(childComplexity int) int
+	}
+
+	CodexAccount struct {
+		AuthMode           func(childComplexity int) int
+		Email              func(childComplexity int) int
+		PlanType           func(childComplexity int) int
+		RequiresOpenaiAuth func(childComplexity int) int
+		SignedIn           func(childComplexity int) int
+	}
+
+	CodexLogin struct {
+		Account         func(childComplexity int) int
+		AuthURL         func(childComplexity int) int
+		LoginID         func(childComplexity int) int
+		UserCode        func(childComplexity int) int
+		VerificationURL func(childComplexity int) int
+	}
+
+	CodexModel struct {
+		DefaultReasoningEffort func(childComplexity int) int
+		Description            func(childComplexity int) int
+		DisplayName            func(childComplexity int) int
+		ID                     func(childComplexity int) int
+		IsDefault              func(childComplexity int) int
+		Model                  func(childComplexity int) int
+		ReasoningEfforts       func(childComplexity int) int
+	}
+
+	CodexRateLimits struct {
+		Primary   func(childComplexity int) int
+		Secondary func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
 	}
 
 	ComposerSettings struct {
@@ -177,13 +212,17 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		CancelCodexLogin  func(childComplexity int, loginID string) int
 		CreateWorkspace   func(childComplexity int, input model.CreateWorkspaceInput) int
 		DeleteSession     func(childComplexity int, input model.DeleteSessionInput) int
 		ForkSession       func(childComplexity int, input model.ForkSessionInput) int
 		InterruptTurn     func(childComplexity int, input model.InterruptTurnInput) int
+		LogoutCodex       func(childComplexity int) int
 		RespondToApproval func(childComplexity int, input model.RespondToApprovalInput) int
 		SendMessage       func(childComplexity int, input model.SendMessageInput) int
+		StartCodexLogin   func(childComplexity int, input model.StartCodexLoginInput) int
 		StartSession      func(childComplexity int, input model.StartSessionInput) int
+		SteerTurn         func(childComplexity int, input model.SteerTurnInput) int
 		UpdateSession     func(childComplexity int, input model.UpdateSessionInput) int
 	}
 
@@ -195,11 +234,20 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		CodexAccount    func(childComplexity int) int
 		CompareSessions func(childComplexity int, workspaceID string, a string, b string) int
 		ForkTree        func(childComplexity int, workspaceID string, agentSessionID string) int
+		Models          func(childComplexity int) int
+		RateLimits      func(childComplexity int) int
 		Session         func(childComplexity int, workspaceID string, id string) int
 		Workspace       func(childComplexity int, id string) int
 		Workspaces      func(childComplexity int) int
+	}
+
+	RateLimitWindow struct {
+		ResetsAt      func(childComplexity int) int
+		UsedPercent   func(childComplexity int) int
+		WindowMinutes func(childComplexity int) int
 	}
 
 	SessionComparison struct {
@@ -226,10 +274,21 @@ type ComplexityRoot struct {
 		Activity func(childComplexity int, workspaceID string, agentSessionID *string, afterSeq *int64) int
 	}
 
+	TokenUsage struct {
+		CachedInputTokens     func(childComplexity int) int
+		ContextWindow         func(childComplexity int) int
+		InputTokens           func(childComplexity int) int
+		LastTurnTotalTokens   func(childComplexity int) int
+		OutputTokens          func(childComplexity int) int
+		ReasoningOutputTokens func(childComplexity int) int
+		TotalTokens           func(childComplexity int) int
+	}
+
 	Turn struct {
 		AgentSessionID func(childComplexity int) int
 		CompletedAt    func(childComplexity int) int
 		Error          func(childComplexity int) int
+		ErrorCode      func(childComplexity int) int
 		Messages       func(childComplexity int) int
 		StartedAt      func(childComplexity int) int
 		Status         func(childComplexity int) int
@@ -264,6 +323,9 @@ type ActivityEventResolver interface {
 	Delta(ctx context.Context, obj *activity.Event) (*string, error)
 	MessageID(ctx context.Context, obj *activity.Event) (*string, error)
 
+	Account(ctx context.Context, obj *activity.Event) (*model.CodexAccount, error)
+	Error(ctx context.Context, obj *activity.Event) (*string, error)
+
 	DeltaKind(ctx context.Context, obj *activity.Event) (*string, error)
 }
 type AgentSessionResolver interface {
@@ -279,6 +341,7 @@ type AgentSessionResolver interface {
 	Turns(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) ([]*ent.Turn, error)
 	TurnConnection(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) (*model.TurnConnection, error)
 	Messages(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) (*model.MessageConnection, error)
+	TokenUsage(ctx context.Context, obj *ent.AgentSession) (*model.TokenUsage, error)
 	PendingApprovals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
 	Approvals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
 
@@ -308,6 +371,10 @@ type MessageResolver interface {
 }
 type MutationResolver interface {
 	CreateWorkspace(ctx context.Context, input model.CreateWorkspaceInput) (*ent.Workspace, error)
+	StartCodexLogin(ctx context.Context, input model.StartCodexLoginInput) (*model.CodexLogin, error)
+	CancelCodexLogin(ctx context.Context, loginID string) (bool, error)
+	LogoutCodex(ctx context.Context) (*model.CodexAccount, error)
+	SteerTurn(ctx context.Context, input model.SteerTurnInput) (*ent.Turn, error)
 	RespondToApproval(ctx context.Context, input model.RespondToApprovalInput) (*ent.ApprovalRequest, error)
 	ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error)
 	UpdateSession(ctx context.Context, input model.UpdateSessionInput) (*ent.AgentSession, error)
@@ -319,6 +386,9 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Workspace(ctx context.Context, id string) (*ent.Workspace, error)
 	Workspaces(ctx context.Context) ([]*ent.Workspace, error)
+	CodexAccount(ctx context.Context) (*model.CodexAccount, error)
+	Models(ctx context.Context) ([]*model.CodexModel, error)
+	RateLimits(ctx context.Context) (*model.CodexRateLimits, error)
 	ForkTree(ctx context.Context, workspaceID string, agentSessionID string) ([]*model.ForkTreeNode, error)
 	CompareSessions(ctx context.Context, workspaceID string, a string, b string) (*lineage.Comparison, error)
 	Session(ctx context.Context, workspaceID string, id string) (*ent.AgentSession, error)
@@ -331,6 +401,7 @@ type SubscriptionResolver interface {
 }
 type TurnResolver interface {
 	Messages(ctx context.Context, obj *ent.Turn) ([]*ent.Message, error)
+	ErrorCode(ctx context.Context, obj *ent.Turn) (*string, error)
 }
 type WorkspaceResolver interface {
 	Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) (*model.AgentSessionConnection, error)
@@ -354,6 +425,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	_ = ec
 	switch typeName + "." + field {
 
+	case "ActivityEvent.account":
+		if e.ComplexityRoot.ActivityEvent.Account == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActivityEvent.Account(childComplexity), true
 	case "ActivityEvent.agentSessionId":
 		if e.ComplexityRoot.ActivityEvent.AgentSessionID == nil {
 			break
@@ -384,6 +461,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ActivityEvent.DeltaKind(childComplexity), true
+	case "ActivityEvent.error":
+		if e.ComplexityRoot.ActivityEvent.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActivityEvent.Error(childComplexity), true
 	case "ActivityEvent.fork":
 		if e.ComplexityRoot.ActivityEvent.Fork == nil {
 			break
@@ -558,6 +641,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.Title(childComplexity), true
+	case "AgentSession.tokenUsage":
+		if e.ComplexityRoot.AgentSession.TokenUsage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.TokenUsage(childComplexity), true
 	case "AgentSession.turnConnection":
 		if e.ComplexityRoot.AgentSession.TurnConnection == nil {
 			break
@@ -709,6 +798,130 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApprovalRequest.TurnID(childComplexity), true
+
+	case "CodexAccount.authMode":
+		if e.ComplexityRoot.CodexAccount.AuthMode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexAccount.AuthMode(childComplexity), true
+	case "CodexAccount.email":
+		if e.ComplexityRoot.CodexAccount.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexAccount.Email(childComplexity), true
+	case "CodexAccount.planType":
+		if e.ComplexityRoot.CodexAccount.PlanType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexAccount.PlanType(childComplexity), true
+	case "CodexAccount.requiresOpenaiAuth":
+		if e.ComplexityRoot.CodexAccount.RequiresOpenaiAuth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexAccount.RequiresOpenaiAuth(childComplexity), true
+	case "CodexAccount.signedIn":
+		if e.ComplexityRoot.CodexAccount.SignedIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexAccount.SignedIn(childComplexity), true
+
+	case "CodexLogin.account":
+		if e.ComplexityRoot.CodexLogin.Account == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexLogin.Account(childComplexity), true
+	case "CodexLogin.authUrl":
+		if e.ComplexityRoot.CodexLogin.AuthURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexLogin.AuthURL(childComplexity), true
+	case "CodexLogin.loginId":
+		if e.ComplexityRoot.CodexLogin.LoginID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexLogin.LoginID(childComplexity), true
+	case "CodexLogin.userCode":
+		if e.ComplexityRoot.CodexLogin.UserCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexLogin.UserCode(childComplexity), true
+	case "CodexLogin.verificationUrl":
+		if e.ComplexityRoot.CodexLogin.VerificationURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexLogin.VerificationURL(childComplexity), true
+
+	case "CodexModel.defaultReasoningEffort":
+		if e.ComplexityRoot.CodexModel.DefaultReasoningEffort == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexModel.DefaultReasoningEffort(childComplexity), true
+	case "CodexModel.description":
+		if e.ComplexityRoot.CodexModel.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexModel.Description(childComplexity), true
+	case "CodexModel.displayName":
+		if e.ComplexityRoot.CodexModel.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexModel.DisplayName(childComplexity), true
+	case "CodexModel.id":
+		if e.ComplexityRoot.CodexModel.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexModel.ID(childComplexity), true
+	case "CodexModel.isDefault":
+		if e.ComplexityRoot.CodexModel.IsDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexModel.IsDefault(childComplexity), true
+	case "CodexModel.model":
+		if e.ComplexityRoot.CodexModel.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexModel.Model(childComplexity), true
+	case "CodexModel.reasoningEfforts":
+		if e.ComplexityRoot.CodexModel.ReasoningEfforts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexModel.ReasoningEfforts(childComplexity), true
+
+	case "CodexRateLimits.primary":
+		if e.ComplexityRoot.CodexRateLimits.Primary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexRateLimits.Primary(childComplexity), true
+	case "CodexRateLimits.secondary":
+		if e.ComplexityRoot.CodexRateLimits.Secondary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexRateLimits.Secondary(childComplexity), true
+	case "CodexRateLimits.updatedAt":
+		if e.ComplexityRoot.CodexRateLimits.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodexRateLimits.UpdatedAt(childComplexity), true
 
 	case "ComposerSettings.browserUse":
 		if e.ComplexityRoot.ComposerSettings.BrowserUse == nil {
@@ -891,6 +1104,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessageEdge.Node(childComplexity), true
 
+	case "Mutation.cancelCodexLogin":
+		if e.ComplexityRoot.Mutation.CancelCodexLogin == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelCodexLogin_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelCodexLogin(childComplexity, args["loginId"].(string)), true
 	case "Mutation.createWorkspace":
 		if e.ComplexityRoot.Mutation.CreateWorkspace == nil {
 			break
@@ -935,6 +1159,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.InterruptTurn(childComplexity, args["input"].(model.InterruptTurnInput)), true
+	case "Mutation.logoutCodex":
+		if e.ComplexityRoot.Mutation.LogoutCodex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.LogoutCodex(childComplexity), true
 	case "Mutation.respondToApproval":
 		if e.ComplexityRoot.Mutation.RespondToApproval == nil {
 			break
@@ -957,6 +1187,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SendMessage(childComplexity, args["input"].(model.SendMessageInput)), true
+	case "Mutation.startCodexLogin":
+		if e.ComplexityRoot.Mutation.StartCodexLogin == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startCodexLogin_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartCodexLogin(childComplexity, args["input"].(model.StartCodexLoginInput)), true
 	case "Mutation.startSession":
 		if e.ComplexityRoot.Mutation.StartSession == nil {
 			break
@@ -968,6 +1209,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StartSession(childComplexity, args["input"].(model.StartSessionInput)), true
+	case "Mutation.steerTurn":
+		if e.ComplexityRoot.Mutation.SteerTurn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_steerTurn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SteerTurn(childComplexity, args["input"].(model.SteerTurnInput)), true
 	case "Mutation.updateSession":
 		if e.ComplexityRoot.Mutation.UpdateSession == nil {
 			break
@@ -1005,6 +1257,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "Query.codexAccount":
+		if e.ComplexityRoot.Query.CodexAccount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.CodexAccount(childComplexity), true
 	case "Query.compareSessions":
 		if e.ComplexityRoot.Query.CompareSessions == nil {
 			break
@@ -1028,6 +1286,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.ForkTree(childComplexity, args["workspaceId"].(string), args["agentSessionId"].(string)), true
 
+	case "Query.models":
+		if e.ComplexityRoot.Query.Models == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Models(childComplexity), true
+	case "Query.rateLimits":
+		if e.ComplexityRoot.Query.RateLimits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.RateLimits(childComplexity), true
 	case "Query.session":
 		if e.ComplexityRoot.Query.Session == nil {
 			break
@@ -1056,6 +1326,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Workspaces(childComplexity), true
+
+	case "RateLimitWindow.resetsAt":
+		if e.ComplexityRoot.RateLimitWindow.ResetsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RateLimitWindow.ResetsAt(childComplexity), true
+	case "RateLimitWindow.usedPercent":
+		if e.ComplexityRoot.RateLimitWindow.UsedPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RateLimitWindow.UsedPercent(childComplexity), true
+	case "RateLimitWindow.windowMinutes":
+		if e.ComplexityRoot.RateLimitWindow.WindowMinutes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RateLimitWindow.WindowMinutes(childComplexity), true
 
 	case "SessionComparison.a":
 		if e.ComplexityRoot.SessionComparison.A == nil {
@@ -1155,6 +1444,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.Activity(childComplexity, args["workspaceId"].(string), args["agentSessionId"].(*string), args["afterSeq"].(*int64)), true
 
+	case "TokenUsage.cachedInputTokens":
+		if e.ComplexityRoot.TokenUsage.CachedInputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenUsage.CachedInputTokens(childComplexity), true
+	case "TokenUsage.contextWindow":
+		if e.ComplexityRoot.TokenUsage.ContextWindow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenUsage.ContextWindow(childComplexity), true
+	case "TokenUsage.inputTokens":
+		if e.ComplexityRoot.TokenUsage.InputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenUsage.InputTokens(childComplexity), true
+	case "TokenUsage.lastTurnTotalTokens":
+		if e.ComplexityRoot.TokenUsage.LastTurnTotalTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenUsage.LastTurnTotalTokens(childComplexity), true
+	case "TokenUsage.outputTokens":
+		if e.ComplexityRoot.TokenUsage.OutputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenUsage.OutputTokens(childComplexity), true
+	case "TokenUsage.reasoningOutputTokens":
+		if e.ComplexityRoot.TokenUsage.ReasoningOutputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenUsage.ReasoningOutputTokens(childComplexity), true
+	case "TokenUsage.totalTokens":
+		if e.ComplexityRoot.TokenUsage.TotalTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenUsage.TotalTokens(childComplexity), true
+
 	case "Turn.agentSessionId":
 		if e.ComplexityRoot.Turn.AgentSessionID == nil {
 			break
@@ -1173,6 +1505,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.Error(childComplexity), true
+	case "Turn.errorCode":
+		if e.ComplexityRoot.Turn.ErrorCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.ErrorCode(childComplexity), true
 	case "Turn.messages":
 		if e.ComplexityRoot.Turn.Messages == nil {
 			break
@@ -1282,7 +1620,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("InterruptTurnInput", ec.unmarshalInputInterruptTurnInput),
 			graphql.NewInputUnmarshaler("RespondToApprovalInput", ec.unmarshalInputRespondToApprovalInput),
 			graphql.NewInputUnmarshaler("SendMessageInput", ec.unmarshalInputSendMessageInput),
+			graphql.NewInputUnmarshaler("StartCodexLoginInput", ec.unmarshalInputStartCodexLoginInput),
 			graphql.NewInputUnmarshaler("StartSessionInput", ec.unmarshalInputStartSessionInput),
+			graphql.NewInputUnmarshaler("SteerTurnInput", ec.unmarshalInputSteerTurnInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
 		)
 	}
@@ -1377,6 +1717,144 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../account.graphqls", Input: `# Codex for real: sign-in, models, settings, turn health, usage
+# (api-contract.md). Read from or sent to Codex's app-server; tuttid
+# stores no credential.
+
+"Whether Codex can run turns, and as whom."
+type CodexAccount {
+  "Codex can run turns: it has an account, or its model provider needs none."
+  signedIn: Boolean!
+  "As Codex's account/read says."
+  requiresOpenaiAuth: Boolean!
+  "Codex's account type (apiKey, chatgpt, ...); null without one."
+  authMode: String
+  email: String
+  planType: String
+}
+
+"How a person signs Codex in."
+enum CodexLoginMethod {
+  "An OpenAI API key (apiKey); it goes to Codex and nowhere else."
+  API_KEY
+  "ChatGPT in a browser on this machine (authUrl)."
+  CHATGPT
+  "A device code, for a browser on any machine (verificationUrl, userCode)."
+  DEVICE_CODE
+}
+
+input StartCodexLoginInput {
+  method: CodexLoginMethod!
+  "API_KEY only."
+  apiKey: String
+}
+
+"A started login."
+type CodexLogin {
+  "Names a pending login (cancelCodexLogin, ACCOUNT_UPDATED); null when it completed at once."
+  loginId: ID
+  "CHATGPT: open it in a browser on this machine; Codex runs the callback."
+  authUrl: String
+  "DEVICE_CODE: open it in any browser and enter userCode."
+  verificationUrl: String
+  userCode: String
+  "Set when the login is already complete."
+  account: CodexAccount
+}
+
+"A model Codex offers (model/list)."
+type CodexModel {
+  id: ID!
+  model: String!
+  displayName: String!
+  description: String!
+  isDefault: Boolean!
+  reasoningEfforts: [String!]!
+  defaultReasoningEffort: String
+}
+
+"The account's usage limits, as Codex last reported them."
+type CodexRateLimits {
+  primary: RateLimitWindow
+  secondary: RateLimitWindow
+  updatedAt: Time!
+}
+
+type RateLimitWindow {
+  usedPercent: Float!
+  windowMinutes: Int
+  resetsAt: Time
+}
+
+"What a session's Codex thread has used (thread/tokenUsage/updated)."
+type TokenUsage {
+  totalTokens: Int64!
+  inputTokens: Int64!
+  cachedInputTokens: Int64!
+  outputTokens: Int64!
+  reasoningOutputTokens: Int64!
+  lastTurnTotalTokens: Int64!
+  "The model's context window; null when unknown."
+  contextWindow: Int64
+}
+
+input SteerTurnInput {
+  workspaceId: ID!
+  agentSessionId: ID!
+  turnId: ID!
+  text: String!
+}
+
+extend type Query {
+  "Codex's sign-in state (account/read), kept current from its notifications."
+  codexAccount: CodexAccount!
+  "Codex's models (model/list, every page), hidden ones left out."
+  models: [CodexModel!]!
+  "Codex's usage limits; null when it reports none."
+  rateLimits: CodexRateLimits
+}
+
+extend type Mutation {
+  "Starts a sign-in; the outcome of a pending one arrives as ACCOUNT_UPDATED."
+  startCodexLogin(input: StartCodexLoginInput!): CodexLogin!
+  "Stops a pending login; an unknown or finished one is not an error."
+  cancelCodexLogin(loginId: ID!): Boolean!
+  "Signs Codex out; returns the account after it."
+  logoutCodex: CodexAccount!
+  """
+  Adds the person's text to the running turn (Codex's turn/steer) without
+  stopping it; the text is stored as a user message of that turn. A turn
+  that is not running: agent.turn_not_running.
+  """
+  steerTurn(input: SteerTurnInput!): Turn!
+}
+
+extend type AgentSession {
+  "Null until Codex reports usage for the thread."
+  tokenUsage: TokenUsage
+}
+
+extend type Turn {
+  "Codex's kind of failure (codexErrorInfo: usageLimitExceeded, contextWindowExceeded, modelNotFound, ...; unauthorized for refused credentials), for FAILED."
+  errorCode: String
+}
+
+extend enum ActivityKind {
+  "Codex retries a failed model request of the running turn (turn; error is Codex's message)."
+  TURN_RETRYING
+  "A session's token usage changed (session carries the new tokenUsage)."
+  TOKEN_USAGE_UPDATED
+  "Codex's account changed, or a login completed or failed (account; error for a failed login). Sent on every subscription."
+  ACCOUNT_UPDATED
+}
+
+extend type ActivityEvent {
+  "For ACCOUNT_UPDATED."
+  account: CodexAccount
+  "For TURN_RETRYING: Codex's message; for ACCOUNT_UPDATED: why a login failed."
+  error: String
+}
+`, BuiltIn: false},
 	{Name: "../activity.graphqls", Input: `"What an activity event reports."
 enum ActivityKind {
   "A session was started or forked (session); readable by a query on receipt."
@@ -2066,6 +2544,10 @@ func (ec *executionContext) childFields_ActivityEvent(ctx context.Context, field
 		return ec.fieldContext_ActivityEvent_messageId(ctx, field)
 	case "at":
 		return ec.fieldContext_ActivityEvent_at(ctx, field)
+	case "account":
+		return ec.fieldContext_ActivityEvent_account(ctx, field)
+	case "error":
+		return ec.fieldContext_ActivityEvent_error(ctx, field)
 	case "approval":
 		return ec.fieldContext_ActivityEvent_approval(ctx, field)
 	case "deltaKind":
@@ -2118,6 +2600,8 @@ func (ec *executionContext) childFields_AgentSession(ctx context.Context, field 
 		return ec.fieldContext_AgentSession_turnConnection(ctx, field)
 	case "messages":
 		return ec.fieldContext_AgentSession_messages(ctx, field)
+	case "tokenUsage":
+		return ec.fieldContext_AgentSession_tokenUsage(ctx, field)
 	case "pendingApprovals":
 		return ec.fieldContext_AgentSession_pendingApprovals(ctx, field)
 	case "approvals":
@@ -2182,6 +2666,70 @@ func (ec *executionContext) childFields_ApprovalRequest(ctx context.Context, fie
 		return ec.fieldContext_ApprovalRequest_decision(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApprovalRequest", field.Name)
+}
+
+func (ec *executionContext) childFields_CodexAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "signedIn":
+		return ec.fieldContext_CodexAccount_signedIn(ctx, field)
+	case "requiresOpenaiAuth":
+		return ec.fieldContext_CodexAccount_requiresOpenaiAuth(ctx, field)
+	case "authMode":
+		return ec.fieldContext_CodexAccount_authMode(ctx, field)
+	case "email":
+		return ec.fieldContext_CodexAccount_email(ctx, field)
+	case "planType":
+		return ec.fieldContext_CodexAccount_planType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CodexAccount", field.Name)
+}
+
+func (ec *executionContext) childFields_CodexLogin(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "loginId":
+		return ec.fieldContext_CodexLogin_loginId(ctx, field)
+	case "authUrl":
+		return ec.fieldContext_CodexLogin_authUrl(ctx, field)
+	case "verificationUrl":
+		return ec.fieldContext_CodexLogin_verificationUrl(ctx, field)
+	case "userCode":
+		return ec.fieldContext_CodexLogin_userCode(ctx, field)
+	case "account":
+		return ec.fieldContext_CodexLogin_account(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CodexLogin", field.Name)
+}
+
+func (ec *executionContext) childFields_CodexModel(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CodexModel_id(ctx, field)
+	case "model":
+		return ec.fieldContext_CodexModel_model(ctx, field)
+	case "displayName":
+		return ec.fieldContext_CodexModel_displayName(ctx, field)
+	case "description":
+		return ec.fieldContext_CodexModel_description(ctx, field)
+	case "isDefault":
+		return ec.fieldContext_CodexModel_isDefault(ctx, field)
+	case "reasoningEfforts":
+		return ec.fieldContext_CodexModel_reasoningEfforts(ctx, field)
+	case "defaultReasoningEffort":
+		return ec.fieldContext_CodexModel_defaultReasoningEffort(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CodexModel", field.Name)
+}
+
+func (ec *executionContext) childFields_CodexRateLimits(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "primary":
+		return ec.fieldContext_CodexRateLimits_primary(ctx, field)
+	case "secondary":
+		return ec.fieldContext_CodexRateLimits_secondary(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_CodexRateLimits_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CodexRateLimits", field.Name)
 }
 
 func (ec *executionContext) childFields_ComposerSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2298,6 +2846,18 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_RateLimitWindow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "usedPercent":
+		return ec.fieldContext_RateLimitWindow_usedPercent(ctx, field)
+	case "windowMinutes":
+		return ec.fieldContext_RateLimitWindow_windowMinutes(ctx, field)
+	case "resetsAt":
+		return ec.fieldContext_RateLimitWindow_resetsAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RateLimitWindow", field.Name)
+}
+
 func (ec *executionContext) childFields_SessionComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "a":
@@ -2338,6 +2898,26 @@ func (ec *executionContext) childFields_SessionFork(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type SessionFork", field.Name)
 }
 
+func (ec *executionContext) childFields_TokenUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "totalTokens":
+		return ec.fieldContext_TokenUsage_totalTokens(ctx, field)
+	case "inputTokens":
+		return ec.fieldContext_TokenUsage_inputTokens(ctx, field)
+	case "cachedInputTokens":
+		return ec.fieldContext_TokenUsage_cachedInputTokens(ctx, field)
+	case "outputTokens":
+		return ec.fieldContext_TokenUsage_outputTokens(ctx, field)
+	case "reasoningOutputTokens":
+		return ec.fieldContext_TokenUsage_reasoningOutputTokens(ctx, field)
+	case "lastTurnTotalTokens":
+		return ec.fieldContext_TokenUsage_lastTurnTotalTokens(ctx, field)
+	case "contextWindow":
+		return ec.fieldContext_TokenUsage_contextWindow(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TokenUsage", field.Name)
+}
+
 func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2354,6 +2934,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_completedAt(ctx, field)
 	case "messages":
 		return ec.fieldContext_Turn_messages(ctx, field)
+	case "errorCode":
+		return ec.fieldContext_Turn_errorCode(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Turn", field.Name)
 }
@@ -2626,6 +3208,20 @@ func (ec *executionContext) field_AgentSession_turns_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_cancelCodexLogin_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "loginId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["loginId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createWorkspace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2710,12 +3306,40 @@ func (ec *executionContext) field_Mutation_sendMessage_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_startCodexLogin_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.StartCodexLoginInput, error) {
+			return ec.unmarshalNStartCodexLoginInput2tuttidᚋgraphᚋmodelᚐStartCodexLoginInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_startSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.StartSessionInput, error) {
 			return ec.unmarshalNStartSessionInput2tuttidᚋgraphᚋmodelᚐStartSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_steerTurn_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SteerTurnInput, error) {
+			return ec.unmarshalNSteerTurnInput2tuttidᚋgraphᚋmodelᚐSteerTurnInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3285,6 +3909,61 @@ func (ec *executionContext) _ActivityEvent_at(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_ActivityEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ActivityEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ActivityEvent_account(ctx context.Context, field graphql.CollectedField, obj *activity.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActivityEvent_account(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActivityEvent().Account(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodexAccount) graphql.Marshaler {
+			return ec.marshalOCodexAccount2ᚖtuttidᚋgraphᚋmodelᚐCodexAccount(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ActivityEvent_account(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActivityEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodexAccount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActivityEvent_error(ctx context.Context, field graphql.CollectedField, obj *activity.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActivityEvent_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActivityEvent().Error(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ActivityEvent_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActivityEvent", field, true, true, "String")
 }
 
 func (ec *executionContext) _ActivityEvent_approval(ctx context.Context, field graphql.CollectedField, obj *activity.Event) (ret graphql.Marshaler) {
@@ -3942,6 +4621,38 @@ func (ec *executionContext) fieldContext_AgentSession_messages(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _AgentSession_tokenUsage(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_tokenUsage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSession().TokenUsage(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TokenUsage) graphql.Marshaler {
+			return ec.marshalOTokenUsage2ᚖtuttidᚋgraphᚋmodelᚐTokenUsage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_tokenUsage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TokenUsage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AgentSession_pendingApprovals(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4500,6 +5211,493 @@ func (ec *executionContext) _ApprovalRequest_decision(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_ApprovalRequest_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "ApprovalDecision")
+}
+
+func (ec *executionContext) _CodexAccount_signedIn(ctx context.Context, field graphql.CollectedField, obj *model.CodexAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexAccount_signedIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SignedIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodexAccount_signedIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexAccount", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _CodexAccount_requiresOpenaiAuth(ctx context.Context, field graphql.CollectedField, obj *model.CodexAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexAccount_requiresOpenaiAuth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequiresOpenaiAuth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodexAccount_requiresOpenaiAuth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexAccount", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _CodexAccount_authMode(ctx context.Context, field graphql.CollectedField, obj *model.CodexAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexAccount_authMode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthMode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodexAccount_authMode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexAccount", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodexAccount_email(ctx context.Context, field graphql.CollectedField, obj *model.CodexAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexAccount_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodexAccount_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexAccount", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodexAccount_planType(ctx context.Context, field graphql.CollectedField, obj *model.CodexAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexAccount_planType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PlanType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodexAccount_planType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexAccount", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodexLogin_loginId(ctx context.Context, field graphql.CollectedField, obj *model.CodexLogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexLogin_loginId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LoginID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodexLogin_loginId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexLogin", field, false, false, "ID")
+}
+
+func (ec *executionContext) _CodexLogin_authUrl(ctx context.Context, field graphql.CollectedField, obj *model.CodexLogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexLogin_authUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodexLogin_authUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexLogin", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodexLogin_verificationUrl(ctx context.Context, field graphql.CollectedField, obj *model.CodexLogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexLogin_verificationUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VerificationURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodexLogin_verificationUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexLogin", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodexLogin_userCode(ctx context.Context, field graphql.CollectedField, obj *model.CodexLogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexLogin_userCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodexLogin_userCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexLogin", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodexLogin_account(ctx context.Context, field graphql.CollectedField, obj *model.CodexLogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexLogin_account(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Account, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodexAccount) graphql.Marshaler {
+			return ec.marshalOCodexAccount2ᚖtuttidᚋgraphᚋmodelᚐCodexAccount(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodexLogin_account(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CodexLogin",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodexAccount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CodexModel_id(ctx context.Context, field graphql.CollectedField, obj *model.CodexModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexModel_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodexModel_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexModel", field, false, false, "ID")
+}
+
+func (ec *executionContext) _CodexModel_model(ctx context.Context, field graphql.CollectedField, obj *model.CodexModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexModel_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodexModel_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexModel", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodexModel_displayName(ctx context.Context, field graphql.CollectedField, obj *model.CodexModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexModel_displayName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisplayName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodexModel_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexModel", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodexModel_description(ctx context.Context, field graphql.CollectedField, obj *model.CodexModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexModel_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodexModel_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexModel", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodexModel_isDefault(ctx context.Context, field graphql.CollectedField, obj *model.CodexModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexModel_isDefault(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodexModel_isDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexModel", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _CodexModel_reasoningEfforts(ctx context.Context, field graphql.CollectedField, obj *model.CodexModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexModel_reasoningEfforts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReasoningEfforts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodexModel_reasoningEfforts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexModel", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodexModel_defaultReasoningEffort(ctx context.Context, field graphql.CollectedField, obj *model.CodexModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexModel_defaultReasoningEffort(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefaultReasoningEffort, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodexModel_defaultReasoningEffort(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexModel", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodexRateLimits_primary(ctx context.Context, field graphql.CollectedField, obj *model.CodexRateLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexRateLimits_primary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Primary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RateLimitWindow) graphql.Marshaler {
+			return ec.marshalORateLimitWindow2ᚖtuttidᚋgraphᚋmodelᚐRateLimitWindow(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodexRateLimits_primary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CodexRateLimits",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RateLimitWindow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CodexRateLimits_secondary(ctx context.Context, field graphql.CollectedField, obj *model.CodexRateLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexRateLimits_secondary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secondary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RateLimitWindow) graphql.Marshaler {
+			return ec.marshalORateLimitWindow2ᚖtuttidᚋgraphᚋmodelᚐRateLimitWindow(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodexRateLimits_secondary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CodexRateLimits",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RateLimitWindow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CodexRateLimits_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.CodexRateLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodexRateLimits_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodexRateLimits_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodexRateLimits", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ComposerSettings_model(ctx context.Context, field graphql.CollectedField, obj *agent.ComposerSettings) (ret graphql.Marshaler) {
@@ -5276,6 +6474,170 @@ func (ec *executionContext) fieldContext_Mutation_createWorkspace(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_startCodexLogin(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startCodexLogin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartCodexLogin(ctx, fc.Args["input"].(model.StartCodexLoginInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodexLogin) graphql.Marshaler {
+			return ec.marshalNCodexLogin2ᚖtuttidᚋgraphᚋmodelᚐCodexLogin(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startCodexLogin(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodexLogin(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startCodexLogin_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelCodexLogin(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelCodexLogin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelCodexLogin(ctx, fc.Args["loginId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelCodexLogin(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelCodexLogin_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_logoutCodex(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_logoutCodex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().LogoutCodex(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodexAccount) graphql.Marshaler {
+			return ec.marshalNCodexAccount2ᚖtuttidᚋgraphᚋmodelᚐCodexAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_logoutCodex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodexAccount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_steerTurn(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_steerTurn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SteerTurn(ctx, fc.Args["input"].(model.SteerTurnInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
+			return ec.marshalNTurn2ᚖtuttidᚋentᚐTurn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_steerTurn(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_steerTurn_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_respondToApproval(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5752,6 +7114,102 @@ func (ec *executionContext) fieldContext_Query_workspaces(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_codexAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_codexAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().CodexAccount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodexAccount) graphql.Marshaler {
+			return ec.marshalNCodexAccount2ᚖtuttidᚋgraphᚋmodelᚐCodexAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_codexAccount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodexAccount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_models(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_models(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Models(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CodexModel) graphql.Marshaler {
+			return ec.marshalNCodexModel2ᚕᚖtuttidᚋgraphᚋmodelᚐCodexModelᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_models(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodexModel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_rateLimits(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_rateLimits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().RateLimits(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodexRateLimits) graphql.Marshaler {
+			return ec.marshalOCodexRateLimits2ᚖtuttidᚋgraphᚋmodelᚐCodexRateLimits(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_rateLimits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodexRateLimits(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_forkTree(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5958,6 +7416,75 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RateLimitWindow_usedPercent(ctx context.Context, field graphql.CollectedField, obj *model.RateLimitWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimitWindow_usedPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsedPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RateLimitWindow_usedPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimitWindow", field, false, false, "Float")
+}
+
+func (ec *executionContext) _RateLimitWindow_windowMinutes(ctx context.Context, field graphql.CollectedField, obj *model.RateLimitWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimitWindow_windowMinutes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WindowMinutes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RateLimitWindow_windowMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimitWindow", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RateLimitWindow_resetsAt(ctx context.Context, field graphql.CollectedField, obj *model.RateLimitWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimitWindow_resetsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResetsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RateLimitWindow_resetsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimitWindow", field, false, false, "Time")
 }
 
 func (ec *executionContext) _SessionComparison_a(ctx context.Context, field graphql.CollectedField, obj *lineage.Comparison) (ret graphql.Marshaler) {
@@ -6380,6 +7907,167 @@ func (ec *executionContext) fieldContext_Subscription_activity(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _TokenUsage_totalTokens(ctx context.Context, field graphql.CollectedField, obj *model.TokenUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenUsage_totalTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TokenUsage_totalTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenUsage", field, false, false, "Int64")
+}
+
+func (ec *executionContext) _TokenUsage_inputTokens(ctx context.Context, field graphql.CollectedField, obj *model.TokenUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenUsage_inputTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InputTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TokenUsage_inputTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenUsage", field, false, false, "Int64")
+}
+
+func (ec *executionContext) _TokenUsage_cachedInputTokens(ctx context.Context, field graphql.CollectedField, obj *model.TokenUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenUsage_cachedInputTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CachedInputTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TokenUsage_cachedInputTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenUsage", field, false, false, "Int64")
+}
+
+func (ec *executionContext) _TokenUsage_outputTokens(ctx context.Context, field graphql.CollectedField, obj *model.TokenUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenUsage_outputTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OutputTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TokenUsage_outputTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenUsage", field, false, false, "Int64")
+}
+
+func (ec *executionContext) _TokenUsage_reasoningOutputTokens(ctx context.Context, field graphql.CollectedField, obj *model.TokenUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenUsage_reasoningOutputTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReasoningOutputTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TokenUsage_reasoningOutputTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenUsage", field, false, false, "Int64")
+}
+
+func (ec *executionContext) _TokenUsage_lastTurnTotalTokens(ctx context.Context, field graphql.CollectedField, obj *model.TokenUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenUsage_lastTurnTotalTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastTurnTotalTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TokenUsage_lastTurnTotalTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenUsage", field, false, false, "Int64")
+}
+
+func (ec *executionContext) _TokenUsage_contextWindow(ctx context.Context, field graphql.CollectedField, obj *model.TokenUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenUsage_contextWindow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContextWindow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TokenUsage_contextWindow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenUsage", field, false, false, "Int64")
+}
+
 func (ec *executionContext) _Turn_id(ctx context.Context, field graphql.CollectedField, obj *ent.Turn) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6548,6 +8236,29 @@ func (ec *executionContext) fieldContext_Turn_messages(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Turn_errorCode(ctx context.Context, field graphql.CollectedField, obj *ent.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_errorCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Turn().ErrorCode(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_errorCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Turn", field, true, true, "String")
 }
 
 func (ec *executionContext) _TurnConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TurnConnection) (ret graphql.Marshaler) {
@@ -8356,6 +10067,55 @@ func UnmarshalSendMessageInput(ctx context.Context, raw any) (model.SendMessageI
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputStartCodexLoginInput(ctx context.Context, obj any) (model.StartCodexLoginInput, error) {
+	var it model.StartCodexLoginInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"method", "apiKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "method":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("method"))
+			data, err := ec.unmarshalNCodexLoginMethod2tuttidᚋgraphᚋmodelᚐCodexLoginMethod(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Method = data
+		case "apiKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("apiKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.APIKey = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalStartCodexLoginInput unmarshals raw into the StartCodexLoginInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalStartCodexLoginInput(ctx context.Context, raw any) (model.StartCodexLoginInput, error) {
+	var out model.StartCodexLoginInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "StartCodexLoginInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputStartSessionInput(ctx context.Context, obj any) (model.StartSessionInput, error) {
 	var it model.StartSessionInput
 	if obj == nil {
@@ -8423,6 +10183,69 @@ func (ec *executionContext) unmarshalInputStartSessionInput(ctx context.Context,
 func UnmarshalStartSessionInput(ctx context.Context, raw any) (model.StartSessionInput, error) {
 	var out model.StartSessionInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "StartSessionInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSteerTurnInput(ctx context.Context, obj any) (model.SteerTurnInput, error) {
+	var it model.SteerTurnInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "turnId", "text"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "agentSessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentSessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentSessionID = data
+		case "turnId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turnId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TurnID = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSteerTurnInput unmarshals raw into the SteerTurnInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSteerTurnInput(ctx context.Context, raw any) (model.SteerTurnInput, error) {
+	var out model.SteerTurnInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SteerTurnInput", raw, &out)
 	return out, err
 }
 
@@ -8565,6 +10388,18 @@ func (ec *executionContext) _ActivityEvent(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "account":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ActivityEvent_account(ctx, field, obj)
+				})
+		case "error":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ActivityEvent_error(ctx, field, obj)
+				})
 		case "approval":
 			out.Values[i] = ec._ActivityEvent_approval(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -8718,6 +10553,12 @@ func (ec *executionContext) _AgentSession(ctx context.Context, sel ast.Selection
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AgentSession_messages(ctx, field, obj)
+				})
+		case "tokenUsage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_tokenUsage(ctx, field, obj)
 				})
 		case "pendingApprovals":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -8923,6 +10764,218 @@ func (ec *executionContext) _ApprovalRequest(ctx context.Context, sel ast.Select
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ApprovalRequest_decision(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var codexAccountImplementors = []string{"CodexAccount"}
+
+func (ec *executionContext) _CodexAccount(ctx context.Context, sel ast.SelectionSet, obj *model.CodexAccount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, codexAccountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CodexAccount")
+		case "signedIn":
+			out.Values[i] = ec._CodexAccount_signedIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requiresOpenaiAuth":
+			out.Values[i] = ec._CodexAccount_requiresOpenaiAuth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "authMode":
+			out.Values[i] = ec._CodexAccount_authMode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "email":
+			out.Values[i] = ec._CodexAccount_email(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "planType":
+			out.Values[i] = ec._CodexAccount_planType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var codexLoginImplementors = []string{"CodexLogin"}
+
+func (ec *executionContext) _CodexLogin(ctx context.Context, sel ast.SelectionSet, obj *model.CodexLogin) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, codexLoginImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CodexLogin")
+		case "loginId":
+			out.Values[i] = ec._CodexLogin_loginId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "authUrl":
+			out.Values[i] = ec._CodexLogin_authUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "verificationUrl":
+			out.Values[i] = ec._CodexLogin_verificationUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userCode":
+			out.Values[i] = ec._CodexLogin_userCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "account":
+			out.Values[i] = ec._CodexLogin_account(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var codexModelImplementors = []string{"CodexModel"}
+
+func (ec *executionContext) _CodexModel(ctx context.Context, sel ast.SelectionSet, obj *model.CodexModel) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, codexModelImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CodexModel")
+		case "id":
+			out.Values[i] = ec._CodexModel_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._CodexModel_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "displayName":
+			out.Values[i] = ec._CodexModel_displayName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._CodexModel_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isDefault":
+			out.Values[i] = ec._CodexModel_isDefault(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reasoningEfforts":
+			out.Values[i] = ec._CodexModel_reasoningEfforts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "defaultReasoningEffort":
+			out.Values[i] = ec._CodexModel_defaultReasoningEffort(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var codexRateLimitsImplementors = []string{"CodexRateLimits"}
+
+func (ec *executionContext) _CodexRateLimits(ctx context.Context, sel ast.SelectionSet, obj *model.CodexRateLimits) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, codexRateLimitsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CodexRateLimits")
+		case "primary":
+			out.Values[i] = ec._CodexRateLimits_primary(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "secondary":
+			out.Values[i] = ec._CodexRateLimits_secondary(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._CodexRateLimits_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9312,6 +11365,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "startCodexLogin":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startCodexLogin(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelCodexLogin":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelCodexLogin(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "logoutCodex":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_logoutCodex(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "steerTurn":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_steerTurn(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "respondToApproval":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_respondToApproval(ctx, field)
@@ -9457,6 +11538,24 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_workspaces(ctx, field)
 				})
+		case "codexAccount":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_codexAccount(ctx, field)
+				})
+		case "models":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_models(ctx, field)
+				})
+		case "rateLimits":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_rateLimits(ctx, field)
+				})
 		case "forkTree":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -9488,6 +11587,49 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var rateLimitWindowImplementors = []string{"RateLimitWindow"}
+
+func (ec *executionContext) _RateLimitWindow(ctx context.Context, sel ast.SelectionSet, obj *model.RateLimitWindow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rateLimitWindowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RateLimitWindow")
+		case "usedPercent":
+			out.Values[i] = ec._RateLimitWindow_usedPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "windowMinutes":
+			out.Values[i] = ec._RateLimitWindow_windowMinutes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "resetsAt":
+			out.Values[i] = ec._RateLimitWindow_resetsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -9653,6 +11795,69 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
+var tokenUsageImplementors = []string{"TokenUsage"}
+
+func (ec *executionContext) _TokenUsage(ctx context.Context, sel ast.SelectionSet, obj *model.TokenUsage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tokenUsageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TokenUsage")
+		case "totalTokens":
+			out.Values[i] = ec._TokenUsage_totalTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inputTokens":
+			out.Values[i] = ec._TokenUsage_inputTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cachedInputTokens":
+			out.Values[i] = ec._TokenUsage_cachedInputTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outputTokens":
+			out.Values[i] = ec._TokenUsage_outputTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reasoningOutputTokens":
+			out.Values[i] = ec._TokenUsage_reasoningOutputTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastTurnTotalTokens":
+			out.Values[i] = ec._TokenUsage_lastTurnTotalTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contextWindow":
+			out.Values[i] = ec._TokenUsage_contextWindow(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var turnImplementors = []string{"Turn"}
 
 func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj *ent.Turn) graphql.Marshaler {
@@ -9699,6 +11904,12 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Turn_messages(ctx, field, obj)
+				})
+		case "errorCode":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Turn_errorCode(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -10239,19 +12450,22 @@ func (ec *executionContext) marshalNActivityKind2tuttidᚋactivityᚐKind(ctx co
 
 var (
 	unmarshalNActivityKind2tuttidᚋactivityᚐKind = map[string]activity.Kind{
-		"SESSION_CREATED":    activity.SessionCreated,
-		"SESSION_UPDATED":    activity.SessionUpdated,
-		"SESSION_FORKED":     activity.SessionForked,
-		"SESSION_DELETED":    activity.SessionDeleted,
-		"TURN_STARTED":       activity.TurnStarted,
-		"TURN_COMPLETED":     activity.TurnCompleted,
-		"MESSAGE_ADDED":      activity.MessageAdded,
-		"MESSAGE_UPDATED":    activity.MessageUpdated,
-		"MESSAGE_DELTA":      activity.MessageDelta,
-		"RESYNC_REQUIRED":    activity.Resync,
-		"SUBSCRIBED":         activity.Subscribed,
-		"APPROVAL_REQUESTED": activity.ApprovalRequested,
-		"APPROVAL_RESOLVED":  activity.ApprovalResolved,
+		"SESSION_CREATED":     activity.SessionCreated,
+		"SESSION_UPDATED":     activity.SessionUpdated,
+		"SESSION_FORKED":      activity.SessionForked,
+		"SESSION_DELETED":     activity.SessionDeleted,
+		"TURN_STARTED":        activity.TurnStarted,
+		"TURN_COMPLETED":      activity.TurnCompleted,
+		"MESSAGE_ADDED":       activity.MessageAdded,
+		"MESSAGE_UPDATED":     activity.MessageUpdated,
+		"MESSAGE_DELTA":       activity.MessageDelta,
+		"RESYNC_REQUIRED":     activity.Resync,
+		"SUBSCRIBED":          activity.Subscribed,
+		"TURN_RETRYING":       activity.TurnRetrying,
+		"TOKEN_USAGE_UPDATED": activity.TokenUsageUpdated,
+		"ACCOUNT_UPDATED":     activity.AccountUpdated,
+		"APPROVAL_REQUESTED":  activity.ApprovalRequested,
+		"APPROVAL_RESOLVED":   activity.ApprovalResolved,
 	}
 	marshalNActivityKind2tuttidᚋactivityᚐKind = map[activity.Kind]string{
 		activity.SessionCreated:    "SESSION_CREATED",
@@ -10265,6 +12479,9 @@ var (
 		activity.MessageDelta:      "MESSAGE_DELTA",
 		activity.Resync:            "RESYNC_REQUIRED",
 		activity.Subscribed:        "SUBSCRIBED",
+		activity.TurnRetrying:      "TURN_RETRYING",
+		activity.TokenUsageUpdated: "TOKEN_USAGE_UPDATED",
+		activity.AccountUpdated:    "ACCOUNT_UPDATED",
 		activity.ApprovalRequested: "APPROVAL_REQUESTED",
 		activity.ApprovalResolved:  "APPROVAL_RESOLVED",
 	}
@@ -10466,6 +12683,56 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNCodexAccount2ᚖtuttidᚋgraphᚋmodelᚐCodexAccount(ctx context.Context, sel ast.SelectionSet, v *model.CodexAccount) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CodexAccount!")
+		return graphql.Null
+	}
+	return ec._CodexAccount(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCodexLogin2ᚖtuttidᚋgraphᚋmodelᚐCodexLogin(ctx context.Context, sel ast.SelectionSet, v *model.CodexLogin) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CodexLogin!")
+		return graphql.Null
+	}
+	return ec._CodexLogin(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCodexLoginMethod2tuttidᚋgraphᚋmodelᚐCodexLoginMethod(ctx context.Context, v any) (model.CodexLoginMethod, error) {
+	var res model.CodexLoginMethod
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCodexLoginMethod2tuttidᚋgraphᚋmodelᚐCodexLoginMethod(ctx context.Context, sel ast.SelectionSet, v model.CodexLoginMethod) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNCodexModel2ᚕᚖtuttidᚋgraphᚋmodelᚐCodexModelᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CodexModel) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCodexModel2ᚖtuttidᚋgraphᚋmodelᚐCodexModel(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCodexModel2ᚖtuttidᚋgraphᚋmodelᚐCodexModel(ctx context.Context, sel ast.SelectionSet, v *model.CodexModel) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CodexModel!")
+		return graphql.Null
+	}
+	return ec._CodexModel(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNComposerSettings2tuttidᚋagentᚐComposerSettings(ctx context.Context, sel ast.SelectionSet, v agent.ComposerSettings) graphql.Marshaler {
 	return ec._ComposerSettings(ctx, sel, &v)
 }
@@ -10492,6 +12759,20 @@ func (ec *executionContext) marshalNCursor2string(ctx context.Context, sel ast.S
 func (ec *executionContext) unmarshalNDeleteSessionInput2tuttidᚋgraphᚋmodelᚐDeleteSessionInput(ctx context.Context, v any) (model.DeleteSessionInput, error) {
 	res, err := ec.unmarshalInputDeleteSessionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalNForkPoint2ᚕᚖtuttidᚋlineageᚐForkPointᚄ(ctx context.Context, sel ast.SelectionSet, v []*lineage.ForkPoint) graphql.Marshaler {
@@ -10724,8 +13005,18 @@ func (ec *executionContext) marshalNSessionFork2ᚖtuttidᚋentᚐSessionFork(ct
 	return ec._SessionFork(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNStartCodexLoginInput2tuttidᚋgraphᚋmodelᚐStartCodexLoginInput(ctx context.Context, v any) (model.StartCodexLoginInput, error) {
+	res, err := ec.unmarshalInputStartCodexLoginInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNStartSessionInput2tuttidᚋgraphᚋmodelᚐStartSessionInput(ctx context.Context, v any) (model.StartSessionInput, error) {
 	res, err := ec.unmarshalInputStartSessionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSteerTurnInput2tuttidᚋgraphᚋmodelᚐSteerTurnInput(ctx context.Context, v any) (model.SteerTurnInput, error) {
+	res, err := ec.unmarshalInputSteerTurnInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -10741,6 +13032,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		graphql.AddInvalidNullFromMarshaler(ctx, "String!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
@@ -11074,6 +13394,20 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOCodexAccount2ᚖtuttidᚋgraphᚋmodelᚐCodexAccount(ctx context.Context, sel ast.SelectionSet, v *model.CodexAccount) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CodexAccount(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCodexRateLimits2ᚖtuttidᚋgraphᚋmodelᚐCodexRateLimits(ctx context.Context, sel ast.SelectionSet, v *model.CodexRateLimits) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CodexRateLimits(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOComposerSettingsInput2ᚖtuttidᚋsessionᚐSettingsOverride(ctx context.Context, v any) (*session.SettingsOverride, error) {
 	if v == nil {
 		return nil, nil
@@ -11179,6 +13513,13 @@ func (ec *executionContext) marshalOMessage2ᚖtuttidᚋentᚐMessage(ctx contex
 	return ec._Message(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalORateLimitWindow2ᚖtuttidᚋgraphᚋmodelᚐRateLimitWindow(ctx context.Context, sel ast.SelectionSet, v *model.RateLimitWindow) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RateLimitWindow(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOSessionFork2ᚖtuttidᚋentᚐSessionFork(ctx context.Context, sel ast.SelectionSet, v *ent.SessionFork) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -11232,6 +13573,13 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := graphql.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOTokenUsage2ᚖtuttidᚋgraphᚋmodelᚐTokenUsage(ctx context.Context, sel ast.SelectionSet, v *model.TokenUsage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TokenUsage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOTurn2ᚖtuttidᚋentᚐTurn(ctx context.Context, sel ast.SelectionSet, v *ent.Turn) graphql.Marshaler {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 	"tuttid/ent"
 	"tuttid/session"
 )
@@ -22,6 +23,49 @@ type AgentSessionConnection struct {
 type AgentSessionEdge struct {
 	Cursor string            `json:"cursor"`
 	Node   *ent.AgentSession `json:"node"`
+}
+
+// Whether Codex can run turns, and as whom.
+type CodexAccount struct {
+	// Codex can run turns: it has an account, or its model provider needs none.
+	SignedIn bool `json:"signedIn"`
+	// As Codex's account/read says.
+	RequiresOpenaiAuth bool `json:"requiresOpenaiAuth"`
+	// Codex's account type (apiKey, chatgpt, ...); null without one.
+	AuthMode *string `json:"authMode,omitempty"`
+	Email    *string `json:"email,omitempty"`
+	PlanType *string `json:"planType,omitempty"`
+}
+
+// A started login.
+type CodexLogin struct {
+	// Names a pending login (cancelCodexLogin, ACCOUNT_UPDATED); null when it completed at once.
+	LoginID *string `json:"loginId,omitempty"`
+	// CHATGPT: open it in a browser on this machine; Codex runs the callback.
+	AuthURL *string `json:"authUrl,omitempty"`
+	// DEVICE_CODE: open it in any browser and enter userCode.
+	VerificationURL *string `json:"verificationUrl,omitempty"`
+	UserCode        *string `json:"userCode,omitempty"`
+	// Set when the login is already complete.
+	Account *CodexAccount `json:"account,omitempty"`
+}
+
+// A model Codex offers (model/list).
+type CodexModel struct {
+	ID                     string   `json:"id"`
+	Model                  string   `json:"model"`
+	DisplayName            string   `json:"displayName"`
+	Description            string   `json:"description"`
+	IsDefault              bool     `json:"isDefault"`
+	ReasoningEfforts       []string `json:"reasoningEfforts"`
+	DefaultReasoningEffort *string  `json:"defaultReasoningEffort,omitempty"`
+}
+
+// The account's usage limits, as Codex last reported them.
+type CodexRateLimits struct {
+	Primary   *RateLimitWindow `json:"primary,omitempty"`
+	Secondary *RateLimitWindow `json:"secondary,omitempty"`
+	UpdatedAt time.Time        `json:"updatedAt"`
 }
 
 type CreateWorkspaceInput struct {
@@ -114,6 +158,12 @@ type PageInfo struct {
 type Query struct {
 }
 
+type RateLimitWindow struct {
+	UsedPercent   float64    `json:"usedPercent"`
+	WindowMinutes *int       `json:"windowMinutes,omitempty"`
+	ResetsAt      *time.Time `json:"resetsAt,omitempty"`
+}
+
 type RespondToApprovalInput struct {
 	WorkspaceID    string           `json:"workspaceId"`
 	AgentSessionID string           `json:"agentSessionId"`
@@ -130,6 +180,12 @@ type SendMessageInput struct {
 	Text string `json:"text"`
 }
 
+type StartCodexLoginInput struct {
+	Method CodexLoginMethod `json:"method"`
+	// API_KEY only.
+	APIKey *string `json:"apiKey,omitempty"`
+}
+
 type StartSessionInput struct {
 	WorkspaceID string `json:"workspaceId"`
 	// At most 500 bytes; empty or absent shows as Untitled session.
@@ -143,7 +199,26 @@ type StartSessionInput struct {
 	Visible *bool `json:"visible,omitempty"`
 }
 
+type SteerTurnInput struct {
+	WorkspaceID    string `json:"workspaceId"`
+	AgentSessionID string `json:"agentSessionId"`
+	TurnID         string `json:"turnId"`
+	Text           string `json:"text"`
+}
+
 type Subscription struct {
+}
+
+// What a session's Codex thread has used (thread/tokenUsage/updated).
+type TokenUsage struct {
+	TotalTokens           int64 `json:"totalTokens"`
+	InputTokens           int64 `json:"inputTokens"`
+	CachedInputTokens     int64 `json:"cachedInputTokens"`
+	OutputTokens          int64 `json:"outputTokens"`
+	ReasoningOutputTokens int64 `json:"reasoningOutputTokens"`
+	LastTurnTotalTokens   int64 `json:"lastTurnTotalTokens"`
+	// The model's context window; null when unknown.
+	ContextWindow *int64 `json:"contextWindow,omitempty"`
 }
 
 // A page of turns, oldest first.
@@ -234,6 +309,67 @@ func (e *ApprovalDecision) UnmarshalJSON(b []byte) error {
 }
 
 func (e ApprovalDecision) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How a person signs Codex in.
+type CodexLoginMethod string
+
+const (
+	// An OpenAI API key (apiKey); it goes to Codex and nowhere else.
+	CodexLoginMethodAPIKey CodexLoginMethod = "API_KEY"
+	// ChatGPT in a browser on this machine (authUrl).
+	CodexLoginMethodChatgpt CodexLoginMethod = "CHATGPT"
+	// A device code, for a browser on any machine (verificationUrl, userCode).
+	CodexLoginMethodDeviceCode CodexLoginMethod = "DEVICE_CODE"
+)
+
+var AllCodexLoginMethod = []CodexLoginMethod{
+	CodexLoginMethodAPIKey,
+	CodexLoginMethodChatgpt,
+	CodexLoginMethodDeviceCode,
+}
+
+func (e CodexLoginMethod) IsValid() bool {
+	switch e {
+	case CodexLoginMethodAPIKey, CodexLoginMethodChatgpt, CodexLoginMethodDeviceCode:
+		return true
+	}
+	return false
+}
+
+func (e CodexLoginMethod) String() string {
+	return string(e)
+}
+
+func (e *CodexLoginMethod) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CodexLoginMethod(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CodexLoginMethod", str)
+	}
+	return nil
+}
+
+func (e CodexLoginMethod) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CodexLoginMethod) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CodexLoginMethod) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -6,6 +6,8 @@ export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' |
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
 /** What an activity event reports. */
 export type ActivityKind =
+  /** Codex's account changed, or a login completed or failed (account; error for a failed login). Sent on every subscription. */
+  | 'ACCOUNT_UPDATED'
   /** Codex asked the person something (approval); the turn waits, without a timeout. */
   | 'APPROVAL_REQUESTED'
   /** An approval request was answered, or settled as CANCEL when its turn ended (approval). */
@@ -36,8 +38,12 @@ export type ActivityKind =
    * readable with queries), or afterSeq when resuming (the replay follows).
    */
   | 'SUBSCRIBED'
+  /** A session's token usage changed (session carries the new tokenUsage). */
+  | 'TOKEN_USAGE_UPDATED'
   /** A turn ended (turn); the session is already READY (or its final status). */
   | 'TURN_COMPLETED'
+  /** Codex retries a failed model request of the running turn (turn; error is Codex's message). */
+  | 'TURN_RETRYING'
   /** A turn started (turn); the session is WORKING. */
   | 'TURN_STARTED';
 

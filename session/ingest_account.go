@@ -1,0 +1,64 @@
+package session
+
+import (
+	"context"
+
+	"tuttid/activity"
+	"tuttid/agent"
+	"tuttid/ent"
+)
+
+// onTurnRetrying says on the running turn why it waits: the provider
+// retries a model request that failed.
+func (s *Service) onTurnRetrying(ctx context.Context, a *ent.AgentSession, e agent.Event) error {
+	msg, code := e.Error, ""
+	if e.Failure != nil {
+		code = e.Failure.Code
+		if msg == "" {
+			msg = e.Failure.Message
+		}
+	}
+	s.log.DebugContext(ctx, "provider retrying a model request", "session", a.ID, "turn", e.TurnID, "code", code, "error", msg)
+	var t *ent.Turn
+	if e.TurnID != "" {
+		var err error
+		if t, err = s.ensureTurn(ctx, a, e.TurnID); err != nil {
+			return err
+		}
+	}
+	s.publish(ctx, activity.Event{Kind: activity.TurnRetrying, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t, Error: msg})
+	return nil
+}
+
+// onTokenUsage stores a session's usage (it survives a restart) and
+// publishes it.
+func (s *Service) onTokenUsage(ctx context.Context, a *ent.AgentSession, u agent.TokenUsage) error {
+	updated, err := s.store.Client.AgentSession.UpdateOneID(a.ID).SetTokenUsage(&u).Save(ctx)
+	if ent.IsNotFound(err) {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	s.publish(ctx, activity.Event{Kind: activity.TokenUsageUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: updated})
+	return nil
+}
+
+// onAccountUpdated tells every workspace's subscribers that the account
+// changed (a login completed or failed, a logout, refused credentials).
+func (s *Service) onAccountUpdated(ctx context.Context, e agent.Event) error {
+	if e.Account == nil {
+		return nil
+	}
+	acct := *e.Account
+	s.log.InfoContext(ctx, "codex account updated", "signed_in", acct.SignedIn, "auth_mode", acct.AuthMode,
+		"login", e.LoginID, "error", e.Error, "credentials_refused", acct.CredentialsRefused)
+	ids, err := s.store.Client.Workspace.Query().IDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		s.publish(ctx, activity.Event{Kind: activity.AccountUpdated, WorkspaceID: id, Account: &acct, Error: e.Error})
+	}
+	return nil
+}
