@@ -22,7 +22,7 @@ var (
 		{Name: "settings_json", Type: field.TypeJSON, SchemaType: map[string]string{"postgres": "bytea"}},
 		{Name: "runtime_context_json", Type: field.TypeJSON, Nullable: true, SchemaType: map[string]string{"postgres": "bytea"}},
 		{Name: "last_message_version", Type: field.TypeInt64, Default: 0},
-		{Name: "token_usage_json", Type: field.TypeJSON, Nullable: true},
+		{Name: "token_usage_json", Type: field.TypeJSON, Nullable: true, SchemaType: map[string]string{"postgres": "bytea"}},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "workspace_id", Type: field.TypeString},

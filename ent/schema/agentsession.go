@@ -43,7 +43,7 @@ func (AgentSession) Fields() []ent.Field {
 		field.Int64("last_message_version").Default(0),
 		// token_usage is the thread's usage as Codex last reported it
 		// (thread/tokenUsage/updated); NULL until it reports any.
-		field.JSON("token_usage", &agent.TokenUsage{}).StorageKey("token_usage_json").Optional(),
+		field.JSON("token_usage", &agent.TokenUsage{}).StorageKey("token_usage_json").Optional().SchemaType(jsonBytes()),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
 	}
