@@ -29,12 +29,15 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	if res, err := s.replay(ctx, in, fingerprint); res != nil || err != nil {
 		return res, err
 	}
-	if err := s.priorAttempt(ctx, in, fingerprint); err != nil {
-		return nil, err
-	}
 	// Sends to the parent wait for the fork (and the fork for them), so a
 	// turn cannot start between the idle check and the provider's fork.
 	defer s.sessions.LockSession(in.ParentSessionID)()
+	// An earlier attempt is settled under the parent's lock: no other fork
+	// of the parent is in flight then, so a thread the settle finds at the
+	// provider cannot be a sibling's that its journal has not recorded yet.
+	if err := s.priorAttempt(ctx, in, fingerprint); err != nil {
+		return nil, err
+	}
 	parent, err := s.checkParent(ctx, in)
 	if err != nil {
 		return nil, err
