@@ -195,7 +195,7 @@ func (s *Service) replay(ctx context.Context, in Input, fingerprint string) (*Re
 		Where(sessionfork.WorkspaceID(in.WorkspaceID), sessionfork.ForkRequestID(in.RequestID)).
 		WithChild().Only(ctx)
 	if ent.IsNotFound(err) {
-		return nil, nil
+		return s.replayDeleted(ctx, in, fingerprint)
 	}
 	if err != nil {
 		return nil, apperr.Storage(err, "read the fork request")
@@ -207,6 +207,29 @@ func (s *Service) replay(ctx context.Context, in Input, fingerprint string) (*Re
 	child := row.Edges.Child
 	row.Edges = ent.SessionForkEdges{}
 	return &Result{Session: child, Fork: row, Replayed: true}, nil
+}
+
+// replayDeleted answers a request whose lineage row is gone: the journal
+// entry marked done with the child outlives the child's deletion (the
+// lineage row cascades away with it), so a replay says the child was
+// deleted instead of forking a second one.
+func (s *Service) replayDeleted(ctx context.Context, in Input, fingerprint string) (*Result, error) {
+	e, err := s.store.Client.ForkJournal.Query().
+		Where(forkjournal.WorkspaceID(in.WorkspaceID), forkjournal.RequestID(in.RequestID), forkjournal.StateEQ(forkjournal.StateDone)).
+		Order(ent.Desc(forkjournal.FieldID)).First(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, apperr.Storage(err, "read the fork journal")
+	}
+	if e.Fingerprint != fingerprint {
+		return nil, apperr.New(apperr.ForkRequestConflict,
+			"request %q was already used for a different fork (of session %q); use a new requestId", in.RequestID, e.ParentAgentSessionID)
+	}
+	return nil, apperr.New(apperr.SessionNotFound,
+		"request %q already forked session %q into session %q, which has since been deleted; use a new requestId to fork again",
+		in.RequestID, e.ParentAgentSessionID, e.ChildAgentSessionID)
 }
 
 // checkParent loads the parent and refuses what cannot be forked: another
