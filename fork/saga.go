@@ -113,8 +113,8 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		reason := "the child could not be stored: " + err.Error()
 		s.journalSet(ctx, entry, forkjournal.StateOrphaned, rf.Session.ThreadID, reason)
-		s.archiveOrphan(ctx, entry, rf.Session.ThreadID, reason)
-		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ThreadID, err)
+		archived := s.archiveOrphan(ctx, entry, rf.Session.ThreadID, reason)
+		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ThreadID, archived, err)
 	}
 	s.crashPoint(CrashCommitted)
 
@@ -127,15 +127,22 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 }
 
 // notStored reports a child the provider created but tuttid could not
-// store: the thread is an orphan, so the log carries what cleanup needs.
-func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSession, childID, orphan string, err error) error {
-	msg := "fork: provider thread created but not stored (orphan)"
+// store. The log says what happened to the thread: archived at once, or
+// left an orphan for `tuttid orphans clean`, with what cleanup needs.
+func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSession, childID, thread string, archived bool, err error) error {
+	what := "fork: provider thread created but the child not stored"
 	var spool spoolError
 	if errors.As(err, &spool) {
-		msg = "fork: the child's history could not be spooled to local disk; provider thread created but not stored (orphan)"
+		what = "fork: the child's history could not be spooled to local disk (" + s.spoolPlace() + "); provider thread created but the child not stored"
 	}
-	s.log.ErrorContext(ctx, msg,
-		"orphan_thread", orphan, "workspace", in.WorkspaceID, "session", parent.ID,
+	// The thread keeps its log key (orphan_thread) either way; the message
+	// says whether it is archived.
+	fate := "; thread archived"
+	if !archived {
+		fate = "; thread not archived (orphan, listed by tuttid orphans)"
+	}
+	s.log.ErrorContext(ctx, what+fate,
+		"orphan_thread", thread, "workspace", in.WorkspaceID, "session", parent.ID,
 		"thread", parent.ProviderSessionID, "child_session", childID, "request", in.RequestID,
 		"turn", in.LastTurnID, "err", err)
 	switch {
@@ -143,10 +150,10 @@ func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSess
 		return apperr.Wrap(err, apperr.ForkTargetConflict, "session %q already exists", childID)
 	case errors.As(err, &spool):
 		return apperr.Wrap(err, apperr.StorageUnavailable,
-			"the provider forked the session (thread %s) but tuttid could not spool its history to local disk; nothing was created", orphan)
+			"the provider forked the session (thread %s) but tuttid could not spool its history to local disk (%s); nothing was created", thread, s.spoolPlace())
 	}
 	return apperr.Wrap(err, apperr.ForkPersistenceFailed,
-		"the provider forked the session (thread %s) but tuttid could not store the child; nothing was created", orphan)
+		"the provider forked the session (thread %s) but tuttid could not store the child; nothing was created", thread)
 }
 
 func normalize(in Input) (Input, error) {
