@@ -42,6 +42,11 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The cwd is checked again now (it was when the parent was made), and
+	// its real path is what Codex, the journal and the child get.
+	if parent.Cwd, err = s.sessions.SessionCwd(ctx, parent); err != nil {
+		return nil, err
+	}
 	childID, err := s.childID(ctx, in)
 	if err != nil {
 		return nil, err
