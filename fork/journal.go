@@ -46,7 +46,8 @@ func (s *Service) journalSet(ctx context.Context, e *ent.ForkJournal, state fork
 	if thread != "" {
 		u.SetChildProviderSessionID(thread)
 	}
-	if err := u.Exec(ctx); err != nil {
+	// Recorded even when the caller's deadline passed (a bounded settle).
+	if err := u.Exec(context.WithoutCancel(ctx)); err != nil {
 		s.log.ErrorContext(ctx, "fork journal: entry not updated; it is settled at the next start",
 			"journal", e.ID, "request", e.RequestID, "state", state,
 			"child_thread", thread, "err", err)
@@ -251,25 +252,58 @@ func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal, busySince t
 
 // settleLost settles an attempt whose request Codex may have acted on
 // before it died or timed out, once the runtime answers again (it restarts
-// within a second or so; until it notices the death, calls fail too). If
-// it does not within wait, Reconcile (or a replay) settles it later.
+// within a second or so; until it notices the death, calls fail too). The
+// whole settle, every provider call in it included, ends within wait (one
+// deadline, not one per call): the parent's lock is held meanwhile. If it
+// does not settle by then, a late reply (lateThread), Reconcile or a
+// replay settles it later.
 func (s *Service) settleLost(ctx context.Context, e *ent.ForkJournal, cause error, wait time.Duration) {
 	// Codex died with the request: the new process cannot still make the
 	// thread. A timeout leaves a live Codex that may.
 	final := errors.Is(cause, agent.ErrRuntimeUnavailable)
-	deadline := time.Now().Add(wait)
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	for {
 		err := s.settle(ctx, e, settleMode{final: final})
 		if err == nil {
 			return
 		}
-		if time.Now().After(deadline) {
-			s.log.WarnContext(ctx, "fork journal: lost fork not settled yet; settled at the next start or replay",
+		select {
+		case <-ctx.Done():
+			s.log.WarnContext(ctx, "fork journal: lost fork not settled yet; settled by a late reply, at the next start or replay",
 				"request", e.RequestID, "err", err)
 			return
+		case <-time.After(200 * time.Millisecond):
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// lateThread records the thread that Codex made for a fork after the fork
+// gave up waiting (it timed out; the person was answered
+// fork_provider_failed): an orphan, archived at once. It waits for the
+// request's saga to end, and does nothing if the entry was settled since
+// (with this thread found at the provider, or otherwise).
+func (s *Service) lateThread(ctx context.Context, e *ent.ForkJournal, thread string) {
+	defer s.lockRequest(e.WorkspaceID, e.RequestID)()
+	n, err := s.store.Client.ForkJournal.Update().
+		Where(forkjournal.ID(e.ID), forkjournal.StateIn(forkjournal.StatePending, forkjournal.StateFailed),
+			forkjournal.ChildProviderSessionID("")).
+		SetState(forkjournal.StateOrphaned).SetChildProviderSessionID(thread).
+		SetError("the provider made the thread after the fork timed out").SetUpdatedAt(s.now()).Save(ctx)
+	if err != nil {
+		s.log.ErrorContext(ctx, "fork journal: a late fork reply's thread not recorded; `tuttid orphans` lists the entry pending",
+			"request", e.RequestID, "orphan_thread", thread, "err", err)
+		return
+	}
+	if n == 0 {
+		s.log.InfoContext(ctx, "fork journal: late fork reply for an entry already settled", "request", e.RequestID, "orphan_thread", thread)
+		return
+	}
+	s.log.WarnContext(ctx, "fork journal: a fork that timed out made its thread after all; archiving it",
+		"request", e.RequestID, "workspace", e.WorkspaceID, "session", e.ParentAgentSessionID, "orphan_thread", thread)
+	cur := *e
+	cur.State, cur.ChildProviderSessionID = forkjournal.StateOrphaned, thread
+	s.archiveOrphan(ctx, &cur, thread, "the provider made the thread after the fork timed out")
 }
 
 // Reconcile settles the attempts the previous run left unfinished. It runs

@@ -26,18 +26,27 @@ type Orphan struct {
 
 // ListOrphans lists, oldest first, the journal's threads that no completed
 // fork owns: orphaned (to clean), archived (cleaned), and forked (a fork in
-// flight now, or one a crash cut short that the next start settles). It
-// reads the store only, so it works beside a running server.
+// flight now, or one a crash cut short that the next start settles); and
+// the attempts still pending, whose thread Codex may have made unseen (a
+// fork in flight, or one that timed out: its thread unknown until a late
+// reply or a settle finds it), with no thread id. It reads the store only,
+// so it works beside a running server.
 func ListOrphans(ctx context.Context, st *store.Store) ([]Orphan, error) {
 	entries, err := st.Client.ForkJournal.Query().
-		Where(forkjournal.ChildProviderSessionIDNEQ(""),
-			forkjournal.StateIn(forkjournal.StateForked, forkjournal.StateOrphaned, forkjournal.StateArchived)).
+		Where(forkjournal.Or(
+			forkjournal.And(forkjournal.ChildProviderSessionIDNEQ(""),
+				forkjournal.StateIn(forkjournal.StateForked, forkjournal.StateOrphaned, forkjournal.StateArchived)),
+			forkjournal.StateEQ(forkjournal.StatePending))).
 		Order(ent.Asc(forkjournal.FieldID)).All(ctx)
 	if err != nil {
 		return nil, apperr.Storage(err, "read the fork journal")
 	}
 	out := make([]Orphan, 0, len(entries))
 	for _, e := range entries {
+		if e.ChildProviderSessionID == "" {
+			out = append(out, orphanOf(e))
+			continue
+		}
 		// A thread a session owns is no orphan, whatever an entry says.
 		owned, err := st.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(e.ChildProviderSessionID)).Exist(ctx)
 		if err != nil {

@@ -89,6 +89,8 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		Settings: settings, ModelProvider: session.ModelProviderOf(parent),
 		LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
 		HistoryBytesHint: s.historyBytes(ctx, parent.ID),
+		// A reply after a timeout names the thread Codex made after all.
+		OnLateThread: func(thread string) { s.lateThread(ctx, entry, thread) },
 	})
 	if err != nil {
 		if errors.Is(err, agent.ErrRequestLost) {
