@@ -97,3 +97,92 @@ func TestReplayDoesNotArchiveSiblingOnRealCodex(t *testing.T) {
 	// The sibling's child is alive at Codex: a turn runs.
 	h.send(ws, b.s.ID, "still there?")
 }
+
+// lateCodex gives every thread/fork a 1 ms deadline at the real Codex: the
+// fork times out, and Codex's reply comes after (issue 22, point 3).
+type lateCodex struct{ *codex.Runtime }
+
+func (c lateCodex) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.RuntimeForkResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	return c.Runtime.Fork(ctx, in)
+}
+
+// TestForkTimeoutLateReplyArchivedOnRealCodex: a thread/fork that times
+// out at a live Codex answers agent.fork_provider_failed; Codex's late
+// reply names the thread it made, which the journal records and tuttid
+// archives at Codex (before the fix the reply was dropped at debug level,
+// the entry stayed pending with no thread, and the thread lived on
+// unlisted) (issue 22, point 3).
+func TestForkTimeoutLateReplyArchivedOnRealCodex(t *testing.T) {
+	model := codextest.StartModelServer(t)
+	home := codextest.NewCodexHome(t, model.URL())
+	rt := codex.New(codex.Config{Bin: codextest.Binary(t), Env: append(os.Environ(), "CODEX_HOME="+home),
+		Logger: testLogger(t), RequestTimeout: 30 * time.Second})
+	t.Cleanup(func() { _ = rt.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := rt.Launch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := startServer(t, harnessOpts{runtime: lateCodex{rt}, model: model, home: home})
+	ws := h.createWorkspace("demo")
+	parent := h.startSession(ws, "Parent")
+	h.send(ws, parent.ID, "hello")
+	started := time.Now()
+	_, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "req-late"})
+	if len(errs) != 1 || errs[0].Code() != "agent.fork_provider_failed" {
+		t.Fatalf("fork: %+v, want agent.fork_provider_failed", errs)
+	}
+	var thread string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		e := h.srv.Store.Client.ForkJournal.Query().Where(forkjournal.RequestID("req-late")).OnlyX(t.Context())
+		if e.State == forkjournal.StateArchived || time.Now().After(deadline) {
+			if e.State != forkjournal.StateArchived || e.ChildProviderSessionID == "" {
+				t.Fatalf("journal entry %s %q (%s), want archived with the late reply's thread", e.State, e.ChildProviderSessionID, e.Error)
+			}
+			thread = e.ChildProviderSessionID
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cwd := h.srv.Store.Client.AgentSession.GetX(t.Context(), parent.ID).Cwd
+	archived, err := rt.FindForks(t.Context(), agent.FindForksInput{Provider: agent.ProviderCodex,
+		ParentThreadID: parent.ProviderSessionID, Cwd: cwd, CreatedAfter: started, Archived: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(archived) != 1 || archived[0].ThreadID != thread {
+		t.Errorf("archived forks of the parent at Codex = %+v, want %s", archived, thread)
+	}
+}
+
+// TestReplayAfterChildDeletedOnRealCodex: a completed fork request
+// replayed after its child was deleted answers agent.session_not_found and
+// forks nothing at Codex (before the fix it made a second child) (issue
+// 22, point 5).
+func TestReplayAfterChildDeletedOnRealCodex(t *testing.T) {
+	h := startServer(t, harnessOpts{})
+	ws := h.createWorkspace("demo")
+	parent := h.startSession(ws, "Parent")
+	h.send(ws, parent.ID, "hello")
+	in := map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "req-del"}
+	child, _, errs := h.fork(in)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	h.must(`mutation($in: DeleteSessionInput!) { deleteSession(input: $in) }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": child.ID}}, nil)
+	before := h.srv.Store.Client.AgentSession.Query().CountX(t.Context())
+	_, _, errs = h.fork(in)
+	if len(errs) != 1 || errs[0].Code() != "agent.session_not_found" {
+		t.Fatalf("replay after the child was deleted: %+v, want agent.session_not_found", errs)
+	}
+	if after := h.srv.Store.Client.AgentSession.Query().CountX(t.Context()); after != before {
+		t.Errorf("sessions %d -> %d: the replay made a second child", before, after)
+	}
+	if n := h.srv.Store.Client.ForkJournal.Query().CountX(t.Context()); n != 1 {
+		t.Errorf("%d journal entries, want 1 (no second attempt at Codex)", n)
+	}
+}
