@@ -90,14 +90,18 @@ func (c orphansConfig) run(ctx context.Context, out stdio, args []string) error 
 }
 
 // printOrphans writes one orphan a line
-// (`<providerThreadId> <state> <parentAgentSessionId> <requestId>`) or
-// one JSON array.
+// (`<providerThreadId> <state> <parentAgentSessionId> <requestId>`, the
+// thread `-` for a pending attempt) or one JSON array.
 func printOrphans(out io.Writer, orphans []fork.Orphan, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(out).Encode(orphans)
 	}
 	for _, o := range orphans {
-		if _, err := fmt.Fprintf(out, "%s %s %s %s\n", o.ProviderThreadID, o.State, o.ParentAgentSessionID, o.RequestID); err != nil {
+		thread := o.ProviderThreadID
+		if thread == "" {
+			thread = "-" // a pending attempt: its thread, if any, is not known yet
+		}
+		if _, err := fmt.Fprintf(out, "%s %s %s %s\n", thread, o.State, o.ParentAgentSessionID, o.RequestID); err != nil {
 			return err
 		}
 	}

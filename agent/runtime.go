@@ -155,6 +155,10 @@ type RuntimeForkInput struct {
 	// the child's history to hold (the parent's cached items), 0 when
 	// unknown: a provider may size its first history read from it.
 	HistoryBytesHint int64
+	// OnLateThread, when set, is called (once, on its own goroutine) with
+	// the thread a fork made when the provider answers after the call
+	// failed with ErrRequestLost (it timed out).
+	OnLateThread func(threadID string)
 }
 
 // RuntimeForkResult is what a provider fork produced.

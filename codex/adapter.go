@@ -2,6 +2,7 @@ package codex
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -197,8 +198,19 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 		threadOrigin: newThreadOrigin(),
 		ExcludeTurns: true,
 	}
+	var late func(json.RawMessage)
+	if in.OnLateThread != nil {
+		late = func(result json.RawMessage) {
+			var resp wireThreadResponse
+			if err := json.Unmarshal(result, &resp); err != nil || resp.Thread.ID == "" {
+				r.log.Warn("codex: late thread/fork reply without a thread", "thread", in.ParentThreadID, "err", err)
+				return
+			}
+			in.OnLateThread(resp.Thread.ID)
+		}
+	}
 	var resp wireThreadResponse
-	if err := r.call(ctx, p, "thread/fork", params, &resp); err != nil {
+	if err := r.callOrLate(ctx, p, "thread/fork", params, &resp, late); err != nil {
 		// Codex may have made the thread before it died or timed out.
 		return agent.RuntimeForkResult{}, lostRequest(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"tuttid/agent"
 )
@@ -155,6 +156,17 @@ func (c *conn) Err() error {
 // call sends a request and waits for its reply, for ctx, or for the stream
 // to end. A reply that arrives after ctx ended is discarded by the reader.
 func (c *conn) call(ctx context.Context, method string, params, out any) error {
+	return c.callOrLate(ctx, method, params, out, nil)
+}
+
+// lateReplyWait bounds how long a reply is awaited after its call gave up.
+const lateReplyWait = 10 * time.Minute
+
+// callOrLate is call, except that when late is set and ctx ends first the
+// reply is still awaited, for lateReplyWait or until the stream ends, and
+// a successful one is handed to late on its own goroutine: the caller
+// learns what a request it gave up on did (a thread made after a timeout).
+func (c *conn) callOrLate(ctx context.Context, method string, params, out any, late func(result json.RawMessage)) error {
 	id := c.nextID.Add(1)
 	ch := make(chan rpcResult, 1)
 	c.mu.Lock()
@@ -186,8 +198,30 @@ func (c *conn) call(ctx context.Context, method string, params, out any) error {
 		}
 		return nil
 	case <-ctx.Done():
-		c.forget(id)
+		if late == nil {
+			c.forget(id)
+		} else {
+			go c.awaitLate(id, method, ch, late)
+		}
 		return fmt.Errorf("codex %s: no reply: %w", method, ctx.Err())
+	}
+}
+
+// awaitLate waits for the reply to a call that gave up; the stream ending
+// fails every pending call, so it never outlives the stream.
+func (c *conn) awaitLate(id int64, method string, ch chan rpcResult, late func(json.RawMessage)) {
+	t := time.NewTimer(lateReplyWait)
+	defer t.Stop()
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			c.log.Debug("codex: late error reply", "method", method, "id", id, "err", res.err)
+			return
+		}
+		c.log.Info("codex: late reply to a request that timed out", "method", method, "id", id)
+		late(res.result)
+	case <-t.C:
+		c.forget(id)
 	}
 }
 

@@ -306,3 +306,24 @@ func TestReplyID(t *testing.T) {
 		}
 	}
 }
+
+// A call that gives up with a late handler still gets its reply: the
+// handler sees it, where a plain call discards it (issue 22, point 3).
+func TestConnLateReplyReachesHandler(t *testing.T) {
+	p := newPipePeer(t, 0, nil)
+	got := make(chan string, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- p.c.callOrLate(ctx, "thread/fork", map[string]any{}, nil, func(r json.RawMessage) { got <- string(r) })
+	}()
+	id := string(p.next(t)["id"])
+	if err := recv(t, errc); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("call = %v, want a deadline", err)
+	}
+	p.send(t, `{"id":`+id+`,"result":{"thread":{"id":"late"}}}`)
+	if r := recv(t, got); r != `{"thread":{"id":"late"}}` {
+		t.Fatalf("late handler got %s", r)
+	}
+}

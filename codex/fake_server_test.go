@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -195,6 +196,10 @@ func (f *fakeServer) handle(line []byte) {
 	}
 	if f.flags["hang:"+m.Method] {
 		return
+	}
+	if f.flags["slow:"+m.Method] {
+		// Answers after the client's timeout (a late reply).
+		time.Sleep(slowReply)
 	}
 	var p struct {
 		ThreadID      string `json:"threadId"`

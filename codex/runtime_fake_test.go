@@ -799,3 +799,33 @@ func forkHistory(t *testing.T, res agent.RuntimeForkResult) ([]agent.RuntimeTurn
 	}
 	return turns, err == nil
 }
+
+// slowReply is how late the fake answers a "slow:" method.
+const slowReply = 600 * time.Millisecond
+
+// A thread/fork that times out at a live Codex: the runtime answers
+// ErrRequestLost at its timeout, and hands the thread of the late reply to
+// OnLateThread (issue 22, point 3).
+func TestFakeForkLateReplySurfacesThread(t *testing.T) {
+	g := startFake(t, "slow:thread/fork", func(c *Config) { c.RequestTimeout = 200 * time.Millisecond })
+	parent := g.start(t, defaultSettings)
+	g.turn(t, parent.ThreadID, "hi", defaultSettings)
+	late := make(chan string, 1)
+	t0 := time.Now()
+	_, err := g.rt.Fork(ctxT(t), agent.RuntimeForkInput{Provider: agent.ProviderCodex, ParentThreadID: parent.ThreadID,
+		Cwd: "/work", Settings: defaultSettings, OnLateThread: func(id string) { late <- id }})
+	if !errors.Is(err, agent.ErrRequestLost) {
+		t.Fatalf("Fork = %v, want ErrRequestLost", err)
+	}
+	if d := time.Since(t0); d > slowReply {
+		t.Errorf("Fork answered after %s, past its timeout", d)
+	}
+	select {
+	case id := <-late:
+		if id == "" || id == parent.ThreadID {
+			t.Errorf("late thread %q", id)
+		}
+	case <-time.After(wait):
+		t.Fatal("the late reply's thread never reached OnLateThread")
+	}
+}

@@ -215,9 +215,15 @@ func (r *Runtime) current() (*process, error) {
 
 // call sends one request with the runtime's timeout and maps the reply.
 func (r *Runtime) call(ctx context.Context, p *process, method string, params, out any) error {
+	return r.callOrLate(ctx, p, method, params, out, nil)
+}
+
+// callOrLate is call; when late is set, a reply that comes after the call
+// gave up is handed to it (conn.callOrLate).
+func (r *Runtime) callOrLate(ctx context.Context, p *process, method string, params, out any, late func(json.RawMessage)) error {
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
 	defer cancel()
-	err := p.conn.call(cctx, method, params, out)
+	err := p.conn.callOrLate(cctx, method, params, out, late)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("codex app-server did not answer within %s: %w", r.cfg.RequestTimeout, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -258,6 +259,11 @@ func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
 			}
 			gotVisible := *got.Visible
 			got.Visible = nil
+			// Every fork asks for a late reply's thread (a func: compared apart).
+			if got.OnLateThread == nil {
+				t.Errorf("runtime input OnLateThread = nil")
+			}
+			got.OnLateThread = nil
 			want := agent.RuntimeForkInput{
 				WorkspaceID: wsID, ParentSessionID: parentID, ChildSessionID: res.Session.ID,
 				Provider: agent.ProviderCodex, ParentThreadID: parentThread, Cwd: parentCwd,
@@ -270,7 +276,7 @@ func TestForkRuntimeReceivesParentThreadBoundaryAndSettings(t *testing.T) {
 			if want.HistoryBytesHint == 0 {
 				t.Fatal("the seeded parent has no item content to size")
 			}
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Errorf("runtime input\n got %+v\nwant %+v", got, want)
 			}
 			if gotVisible != c.wantVisible {

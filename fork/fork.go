@@ -68,6 +68,9 @@ type Sessions interface {
 	Idle(ctx context.Context, a *ent.AgentSession) (idle, running bool, err error)
 	// DisplayTitle is the title a session is shown with.
 	DisplayTitle(ctx context.Context, a *ent.AgentSession) (string, error)
+	// SessionCwd is a session's cwd checked again now, as its real path
+	// (a directory may have been swapped for a symlink out of the root).
+	SessionCwd(ctx context.Context, a *ent.AgentSession) (string, error)
 	// LockSession holds the session against sends until unlock is called.
 	LockSession(sessionID string) (unlock func())
 	// CheckModelSettings refuses a reasoning effort the model lacks.

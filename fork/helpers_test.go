@@ -3,7 +3,10 @@ package fork_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -27,14 +30,39 @@ import (
 
 // Defaults of the seeded parent.
 const (
-	wsID          = "ws-1"
-	parentID      = "parent-1"
-	parentThread  = "thread-parent"
-	parentTitle   = "Build login"
-	parentCwd     = "/work/proj"
-	otherWsID     = "ws-2"
-	workspaceRoot = "/work"
+	wsID         = "ws-1"
+	parentID     = "parent-1"
+	parentThread = "thread-parent"
+	parentTitle  = "Build login"
+	otherWsID    = "ws-2"
 )
+
+// The workspaces' root and the parent's cwd are real directories (a fork
+// checks the cwd's real path), made by TestMain.
+var workspaceRoot, parentCwd string
+
+func TestMain(m *testing.M) {
+	os.Exit(withRoot(m))
+}
+
+func withRoot(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "fork-test-root-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if workspaceRoot, err = filepath.EvalSymlinks(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	parentCwd = filepath.Join(workspaceRoot, "proj")
+	if err := os.Mkdir(parentCwd, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
 
 var parentSettings = agent.ComposerSettings{
 	Model: "gpt-5", ReasoningEffort: "medium", PermissionModeID: agent.PermissionWorkspaceWrite,

@@ -46,7 +46,8 @@ func (s *Service) journalSet(ctx context.Context, e *ent.ForkJournal, state fork
 	if thread != "" {
 		u.SetChildProviderSessionID(thread)
 	}
-	if err := u.Exec(ctx); err != nil {
+	// Recorded even when the caller's deadline passed (a bounded settle).
+	if err := u.Exec(context.WithoutCancel(ctx)); err != nil {
 		s.log.ErrorContext(ctx, "fork journal: entry not updated; it is settled at the next start",
 			"journal", e.ID, "request", e.RequestID, "state", state,
 			"child_thread", thread, "err", err)
@@ -75,28 +76,39 @@ func (s *Service) priorAttempt(ctx context.Context, in Input, fingerprint string
 	}
 	// Not final: a thread an attempt that timed out may yet make is found
 	// by a later settle (the entry stays pending).
-	if err := s.settle(ctx, e, false); err != nil {
+	if err := s.settle(ctx, e, settleMode{}); err != nil {
 		return apperr.Wrap(err, apperr.ForkPersistenceFailed,
 			"an earlier attempt of request %q did not finish and its provider thread could not be settled yet; try again shortly", in.RequestID)
 	}
 	return nil
 }
 
+// settleMode says what a settle may assume.
+type settleMode struct {
+	// final: no Codex that had the request lives (it died, or long enough
+	// has passed), so an attempt with no thread found made none.
+	final bool
+	// busySince, when set, marks a settle beside a running server (tuttid
+	// orphans clean): another pending attempt of the same parent updated
+	// since then may be in flight, and a thread found at the provider may
+	// be its, so none is claimed.
+	busySince time.Time
+}
+
 // settle ends an attempt a crash (or a lost reply) left pending or forked:
-// its thread, known or found at the provider, is archived; with no thread,
-// the attempt failed, when final (the Codex that had the request is gone,
-// or long enough has passed); otherwise it stays pending, since a Codex
-// that only answered late may still make the thread. It returns an error
-// only when it could not look.
-func (s *Service) settle(ctx context.Context, e *ent.ForkJournal, final bool) error {
+// its thread, known or found at the provider, is archived unless another
+// owns it; with no thread, the attempt failed, when final; otherwise it
+// stays pending, since a Codex that only answered late may still make the
+// thread. It returns an error only when it could not look.
+func (s *Service) settle(ctx context.Context, e *ent.ForkJournal, mode settleMode) error {
 	thread := e.ChildProviderSessionID
 	if thread == "" {
-		found, err := s.findChild(ctx, e)
+		found, err := s.findChild(ctx, e, mode.busySince)
 		if err != nil {
 			return err
 		}
 		if found == "" {
-			if final {
+			if mode.final {
 				s.journalSet(ctx, e, forkjournal.StateFailed, "", "no provider thread was made (checked with the provider's thread list)")
 			}
 			return nil
@@ -107,16 +119,17 @@ func (s *Service) settle(ctx context.Context, e *ent.ForkJournal, final bool) er
 	if err != nil {
 		return apperr.Storage(err, "check the fork's thread")
 	}
-	if owned {
+	if owned && thread == e.ChildProviderSessionID {
 		// Stored after all (the done mark is in the same transaction, so
 		// this is only a journal written by an older tuttid).
 		s.journalSet(ctx, e, forkjournal.StateDone, thread, "")
 		return nil
 	}
-	if err := s.rt.Archive(ctx, e.Provider, thread); err != nil {
-		s.log.WarnContext(ctx, "fork journal: orphan thread not archived; `tuttid orphans clean` retries",
-			"request", e.RequestID, "orphan_thread", thread, "err", err)
-		s.journalSet(ctx, e, forkjournal.StateOrphaned, thread, "not archived: "+err.Error())
+	archived, err := s.archive(ctx, e, thread)
+	if err != nil {
+		return err
+	}
+	if !archived {
 		return nil
 	}
 	s.log.WarnContext(ctx, "fork journal: unfinished fork's thread archived", "request", e.RequestID,
@@ -126,11 +139,74 @@ func (s *Service) settle(ctx context.Context, e *ent.ForkJournal, final bool) er
 	return nil
 }
 
+// owner names who holds a thread besides entry e: a session whose provider
+// thread it is, or another journal entry that recorded it and is in
+// flight or stored (pending, forked, done). "" when nobody does.
+func (s *Service) owner(ctx context.Context, e *ent.ForkJournal, thread string) (string, error) {
+	a, err := s.store.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(thread)).First(ctx)
+	if err == nil {
+		return "session " + a.ID, nil
+	}
+	if !ent.IsNotFound(err) {
+		return "", apperr.Storage(err, "check the thread's owner")
+	}
+	o, err := s.store.Client.ForkJournal.Query().
+		Where(forkjournal.ChildProviderSessionID(thread), forkjournal.IDNEQ(e.ID),
+			forkjournal.StateIn(forkjournal.StatePending, forkjournal.StateForked, forkjournal.StateDone)).First(ctx)
+	if err == nil {
+		return "fork request " + o.RequestID, nil
+	}
+	if !ent.IsNotFound(err) {
+		return "", apperr.Storage(err, "check the thread's owner")
+	}
+	return "", nil
+}
+
+// archive archives entry e's thread at the provider unless a session or
+// another attempt owns it: then the entry's claim was wrong, and it is
+// recorded failed without the thread. Every archive of the journal goes
+// through here. A failed archive leaves the entry orphaned (clean retries);
+// archived says whether the thread is archived now.
+func (s *Service) archive(ctx context.Context, e *ent.ForkJournal, thread string) (archived bool, err error) {
+	who, err := s.owner(ctx, e, thread)
+	if err != nil {
+		return false, err
+	}
+	if who != "" {
+		s.log.WarnContext(ctx, "fork journal: thread not archived, it belongs to another; the entry made none",
+			"request", e.RequestID, "child_thread", thread, "owner", who)
+		s.journalClear(ctx, e, fmt.Sprintf("thread %s belongs to %s, not to this attempt", thread, who))
+		return false, nil
+	}
+	if err := s.rt.Archive(ctx, e.Provider, thread); err != nil {
+		s.log.WarnContext(ctx, "fork journal: orphan thread not archived; `tuttid orphans clean` retries",
+			"request", e.RequestID, "orphan_thread", thread, "err", err)
+		s.journalSet(ctx, e, forkjournal.StateOrphaned, thread, "not archived: "+err.Error())
+		return false, nil
+	}
+	return true, nil
+}
+
+// journalClear records an attempt failed with no thread of its own.
+func (s *Service) journalClear(ctx context.Context, e *ent.ForkJournal, reason string) {
+	if err := s.store.Client.ForkJournal.UpdateOneID(e.ID).SetState(forkjournal.StateFailed).
+		SetChildProviderSessionID("").SetError(reason).SetUpdatedAt(s.now()).Exec(context.WithoutCancel(ctx)); err != nil {
+		s.log.ErrorContext(ctx, "fork journal: entry not updated", "journal", e.ID, "request", e.RequestID, "err", err)
+	}
+}
+
+// errSiblingInFlight: a settle beside a running server cannot tell the
+// threads it found from an in-flight sibling's.
+var errSiblingInFlight = errors.New("another fork of the same parent may be in flight; settled later")
+
 // findChild asks the provider for a thread forked from the entry's parent
 // since the entry was written that no session and no other entry owns.
 // Forks of one parent are serialized, so the oldest such thread is this
-// attempt's.
-func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal) (string, error) {
+// attempt's. With busySince set, another pending attempt of the parent
+// updated since then may be in flight (its thread not recorded yet), so
+// nothing is claimed; it is checked after the listing, so that any thread
+// listed was made after that attempt's entry was written.
+func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal, busySince time.Time) (string, error) {
 	finder, ok := s.rt.(agent.ThreadFinder)
 	if !ok {
 		return "", fmt.Errorf("the %s runtime cannot list its threads", e.Provider)
@@ -140,6 +216,18 @@ func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal) (string, er
 	})
 	if err != nil {
 		return "", err
+	}
+	if len(found) > 0 && !busySince.IsZero() {
+		busy, err := s.store.Client.ForkJournal.Query().
+			Where(forkjournal.IDNEQ(e.ID), forkjournal.ParentProviderSessionID(e.ParentProviderSessionID),
+				forkjournal.StateEQ(forkjournal.StatePending), forkjournal.ChildProviderSessionID(""),
+				forkjournal.UpdatedAtGTE(busySince)).Exist(ctx)
+		if err != nil {
+			return "", apperr.Storage(err, "check the forks in flight")
+		}
+		if busy {
+			return "", errSiblingInFlight
+		}
 	}
 	for i := len(found) - 1; i >= 0; i-- { // newest first: walk from the oldest
 		id := found[i].ThreadID
@@ -164,25 +252,58 @@ func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal) (string, er
 
 // settleLost settles an attempt whose request Codex may have acted on
 // before it died or timed out, once the runtime answers again (it restarts
-// within a second or so; until it notices the death, calls fail too). If
-// it does not within wait, Reconcile (or a replay) settles it later.
+// within a second or so; until it notices the death, calls fail too). The
+// whole settle, every provider call in it included, ends within wait (one
+// deadline, not one per call): the parent's lock is held meanwhile. If it
+// does not settle by then, a late reply (lateThread), Reconcile or a
+// replay settles it later.
 func (s *Service) settleLost(ctx context.Context, e *ent.ForkJournal, cause error, wait time.Duration) {
 	// Codex died with the request: the new process cannot still make the
 	// thread. A timeout leaves a live Codex that may.
 	final := errors.Is(cause, agent.ErrRuntimeUnavailable)
-	deadline := time.Now().Add(wait)
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	for {
-		err := s.settle(ctx, e, final)
+		err := s.settle(ctx, e, settleMode{final: final})
 		if err == nil {
 			return
 		}
-		if time.Now().After(deadline) {
-			s.log.WarnContext(ctx, "fork journal: lost fork not settled yet; settled at the next start or replay",
+		select {
+		case <-ctx.Done():
+			s.log.WarnContext(ctx, "fork journal: lost fork not settled yet; settled by a late reply, at the next start or replay",
 				"request", e.RequestID, "err", err)
 			return
+		case <-time.After(200 * time.Millisecond):
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// lateThread records the thread that Codex made for a fork after the fork
+// gave up waiting (it timed out; the person was answered
+// fork_provider_failed): an orphan, archived at once. It waits for the
+// request's saga to end, and does nothing if the entry was settled since
+// (with this thread found at the provider, or otherwise).
+func (s *Service) lateThread(ctx context.Context, e *ent.ForkJournal, thread string) {
+	defer s.lockRequest(e.WorkspaceID, e.RequestID)()
+	n, err := s.store.Client.ForkJournal.Update().
+		Where(forkjournal.ID(e.ID), forkjournal.StateIn(forkjournal.StatePending, forkjournal.StateFailed),
+			forkjournal.ChildProviderSessionID("")).
+		SetState(forkjournal.StateOrphaned).SetChildProviderSessionID(thread).
+		SetError("the provider made the thread after the fork timed out").SetUpdatedAt(s.now()).Save(ctx)
+	if err != nil {
+		s.log.ErrorContext(ctx, "fork journal: a late fork reply's thread not recorded; `tuttid orphans` lists the entry pending",
+			"request", e.RequestID, "orphan_thread", thread, "err", err)
+		return
+	}
+	if n == 0 {
+		s.log.InfoContext(ctx, "fork journal: late fork reply for an entry already settled", "request", e.RequestID, "orphan_thread", thread)
+		return
+	}
+	s.log.WarnContext(ctx, "fork journal: a fork that timed out made its thread after all; archiving it",
+		"request", e.RequestID, "workspace", e.WorkspaceID, "session", e.ParentAgentSessionID, "orphan_thread", thread)
+	cur := *e
+	cur.State, cur.ChildProviderSessionID = forkjournal.StateOrphaned, thread
+	s.archiveOrphan(ctx, &cur, thread, "the provider made the thread after the fork timed out")
 }
 
 // Reconcile settles the attempts the previous run left unfinished. It runs
@@ -198,7 +319,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	var unsettled int
 	for _, e := range entries {
 		// Final: the previous run's Codex died with it.
-		if err := s.settle(ctx, e, true); err != nil {
+		if err := s.settle(ctx, e, settleMode{final: true}); err != nil {
 			if apperr.CodeOf(err) == apperr.StorageUnavailable {
 				return err
 			}
@@ -217,12 +338,17 @@ func (s *Service) Reconcile(ctx context.Context) error {
 // stored, at once: the server's own Codex holds the thread open, and no
 // other Codex process (tuttid orphans clean) can archive it while it does
 // ("already has an active writer", verified on 0.169.0). The entry stays
-// orphaned, for clean, if the archive fails.
-func (s *Service) archiveOrphan(ctx context.Context, e *ent.ForkJournal, thread, reason string) {
-	if err := s.rt.Archive(ctx, e.Provider, thread); err != nil {
+// orphaned, for clean, if the archive fails. It says whether the thread is
+// archived.
+func (s *Service) archiveOrphan(ctx context.Context, e *ent.ForkJournal, thread, reason string) bool {
+	archived, err := s.archive(ctx, e, thread)
+	if err != nil {
 		s.log.WarnContext(ctx, "fork journal: orphan thread not archived; `tuttid orphans clean` retries",
 			"request", e.RequestID, "orphan_thread", thread, "err", err)
-		return
+		return false
 	}
-	s.journalSet(ctx, e, forkjournal.StateArchived, thread, reason+"; thread archived")
+	if archived {
+		s.journalSet(ctx, e, forkjournal.StateArchived, thread, reason+"; thread archived")
+	}
+	return archived
 }

@@ -2,10 +2,12 @@ package fork
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"tuttid/apperr"
 	"tuttid/ent"
+	"tuttid/ent/agentsession"
 	"tuttid/ent/forkjournal"
 	"tuttid/store"
 )
@@ -24,19 +26,35 @@ type Orphan struct {
 
 // ListOrphans lists, oldest first, the journal's threads that no completed
 // fork owns: orphaned (to clean), archived (cleaned), and forked (a fork in
-// flight now, or one a crash cut short that the next start settles). It
-// reads the store only, so it works beside a running server.
+// flight now, or one a crash cut short that the next start settles); and
+// the attempts still pending, whose thread Codex may have made unseen (a
+// fork in flight, or one that timed out: its thread unknown until a late
+// reply or a settle finds it), with no thread id. It reads the store only,
+// so it works beside a running server.
 func ListOrphans(ctx context.Context, st *store.Store) ([]Orphan, error) {
 	entries, err := st.Client.ForkJournal.Query().
-		Where(forkjournal.ChildProviderSessionIDNEQ(""),
-			forkjournal.StateIn(forkjournal.StateForked, forkjournal.StateOrphaned, forkjournal.StateArchived)).
+		Where(forkjournal.Or(
+			forkjournal.And(forkjournal.ChildProviderSessionIDNEQ(""),
+				forkjournal.StateIn(forkjournal.StateForked, forkjournal.StateOrphaned, forkjournal.StateArchived)),
+			forkjournal.StateEQ(forkjournal.StatePending))).
 		Order(ent.Asc(forkjournal.FieldID)).All(ctx)
 	if err != nil {
 		return nil, apperr.Storage(err, "read the fork journal")
 	}
 	out := make([]Orphan, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, orphanOf(e))
+		if e.ChildProviderSessionID == "" {
+			out = append(out, orphanOf(e))
+			continue
+		}
+		// A thread a session owns is no orphan, whatever an entry says.
+		owned, err := st.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(e.ChildProviderSessionID)).Exist(ctx)
+		if err != nil {
+			return nil, apperr.Storage(err, "check an orphan's owner")
+		}
+		if !owned {
+			out = append(out, orphanOf(e))
+		}
 	}
 	return out, nil
 }
@@ -60,8 +78,11 @@ func (s *Service) CleanOrphans(ctx context.Context, staleAfter time.Duration) ([
 	if err != nil {
 		return nil, apperr.Storage(err, "read the fork journal")
 	}
+	// Beside a running server, a younger pending attempt may be in flight:
+	// a thread found at the provider may be its, so a settle claims none.
+	busySince := s.now().Add(-staleAfter)
 	for _, e := range stale {
-		if err := s.settle(ctx, e, true); err != nil {
+		if err := s.settle(ctx, e, settleMode{final: true, busySince: busySince}); err != nil {
 			s.log.WarnContext(ctx, "orphans clean: unfinished fork not settled", "request", e.RequestID, "err", err)
 		}
 	}
@@ -73,6 +94,18 @@ func (s *Service) CleanOrphans(ctx context.Context, staleAfter time.Duration) ([
 	var cleaned []Orphan
 	var firstErr error
 	for _, e := range orphaned {
+		// A thread a session or another attempt holds is never archived
+		// (the entry is recorded failed, without it).
+		who, err := s.owner(ctx, e, e.ChildProviderSessionID)
+		if err != nil {
+			return cleaned, err
+		}
+		if who != "" {
+			s.log.WarnContext(ctx, "orphans clean: thread not archived, it belongs to another; the entry made none",
+				"request", e.RequestID, "child_thread", e.ChildProviderSessionID, "owner", who)
+			s.journalClear(ctx, e, fmt.Sprintf("thread %s belongs to %s, not to this attempt", e.ChildProviderSessionID, who))
+			continue
+		}
 		if err := s.rt.Archive(ctx, e.Provider, e.ChildProviderSessionID); err != nil {
 			s.log.WarnContext(ctx, "orphans clean: thread not archived", "orphan_thread", e.ChildProviderSessionID, "err", err)
 			if firstErr == nil {

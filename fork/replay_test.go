@@ -267,3 +267,28 @@ func TestForkConcurrentForksOfParentsWithOneTitleGetDistinctTitles(t *testing.T)
 		t.Errorf("titles = %s, want %s", fmtTitles(titles), fmtTitles(want))
 	}
 }
+
+// A completed request replayed after its child was deleted answers a
+// stable error naming the deleted child; it never forks a second child
+// (issue 22, point 5).
+func TestReplayAfterChildDeletedMakesNoSecondChild(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.st.Session(defaultParent())
+	res := e.mustFork(input("req"))
+	if _, err := e.sess.Delete(e.ctx, wsID, res.Session.ID); err != nil {
+		t.Fatal(err)
+	}
+	before := e.counts()
+	e.forkErr(input("req"), apperr.SessionNotFound)
+	if n := e.rt.ForkCalls(); n != 1 {
+		t.Errorf("provider fork calls = %d, want 1 (no second child)", n)
+	}
+	if after := e.counts(); after != before {
+		t.Errorf("counts %+v after the replay, want %+v", after, before)
+	}
+	// Other parameters under the same id still conflict.
+	in := input("req")
+	in.Title = ptr("other")
+	e.forkErr(in, apperr.ForkRequestConflict)
+}

@@ -29,14 +29,22 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	if res, err := s.replay(ctx, in, fingerprint); res != nil || err != nil {
 		return res, err
 	}
-	if err := s.priorAttempt(ctx, in, fingerprint); err != nil {
-		return nil, err
-	}
 	// Sends to the parent wait for the fork (and the fork for them), so a
 	// turn cannot start between the idle check and the provider's fork.
 	defer s.sessions.LockSession(in.ParentSessionID)()
+	// An earlier attempt is settled under the parent's lock: no other fork
+	// of the parent is in flight then, so a thread the settle finds at the
+	// provider cannot be a sibling's that its journal has not recorded yet.
+	if err := s.priorAttempt(ctx, in, fingerprint); err != nil {
+		return nil, err
+	}
 	parent, err := s.checkParent(ctx, in)
 	if err != nil {
+		return nil, err
+	}
+	// The cwd is checked again now (it was when the parent was made), and
+	// its real path is what Codex, the journal and the child get.
+	if parent.Cwd, err = s.sessions.SessionCwd(ctx, parent); err != nil {
 		return nil, err
 	}
 	childID, err := s.childID(ctx, in)
@@ -88,6 +96,8 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		Settings: settings, ModelProvider: session.ModelProviderOf(parent),
 		LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
 		HistoryBytesHint: s.historyBytes(ctx, parent.ID),
+		// A reply after a timeout names the thread Codex made after all.
+		OnLateThread: func(thread string) { s.lateThread(ctx, entry, thread) },
 	})
 	if err != nil {
 		if errors.Is(err, agent.ErrRequestLost) {
@@ -117,8 +127,8 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		reason := "the child could not be stored: " + err.Error()
 		s.journalSet(ctx, entry, forkjournal.StateOrphaned, rf.Session.ThreadID, reason)
-		s.archiveOrphan(ctx, entry, rf.Session.ThreadID, reason)
-		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ThreadID, err)
+		archived := s.archiveOrphan(ctx, entry, rf.Session.ThreadID, reason)
+		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ThreadID, archived, err)
 	}
 	s.crashPoint(CrashCommitted)
 
@@ -131,15 +141,22 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 }
 
 // notStored reports a child the provider created but tuttid could not
-// store: the thread is an orphan, so the log carries what cleanup needs.
-func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSession, childID, orphan string, err error) error {
-	msg := "fork: provider thread created but not stored (orphan)"
+// store. The log says what happened to the thread: archived at once, or
+// left an orphan for `tuttid orphans clean`, with what cleanup needs.
+func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSession, childID, thread string, archived bool, err error) error {
+	what := "fork: provider thread created but the child not stored"
 	var spool spoolError
 	if errors.As(err, &spool) {
-		msg = "fork: the child's history could not be spooled to local disk; provider thread created but not stored (orphan)"
+		what = "fork: the child's history could not be spooled to local disk (" + s.spoolPlace() + "); provider thread created but the child not stored"
 	}
-	s.log.ErrorContext(ctx, msg,
-		"orphan_thread", orphan, "workspace", in.WorkspaceID, "session", parent.ID,
+	// The thread keeps its log key (orphan_thread) either way; the message
+	// says whether it is archived.
+	fate := "; thread archived"
+	if !archived {
+		fate = "; thread not archived (orphan, listed by tuttid orphans)"
+	}
+	s.log.ErrorContext(ctx, what+fate,
+		"orphan_thread", thread, "workspace", in.WorkspaceID, "session", parent.ID,
 		"thread", parent.ProviderSessionID, "child_session", childID, "request", in.RequestID,
 		"turn", in.LastTurnID, "err", err)
 	switch {
@@ -147,10 +164,10 @@ func (s *Service) notStored(ctx context.Context, in Input, parent *ent.AgentSess
 		return apperr.Wrap(err, apperr.ForkTargetConflict, "session %q already exists", childID)
 	case errors.As(err, &spool):
 		return apperr.Wrap(err, apperr.StorageUnavailable,
-			"the provider forked the session (thread %s) but tuttid could not spool its history to local disk; nothing was created", orphan)
+			"the provider forked the session (thread %s) but tuttid could not spool its history to local disk (%s); nothing was created", thread, s.spoolPlace())
 	}
 	return apperr.Wrap(err, apperr.ForkPersistenceFailed,
-		"the provider forked the session (thread %s) but tuttid could not store the child; nothing was created", orphan)
+		"the provider forked the session (thread %s) but tuttid could not store the child; nothing was created", thread)
 }
 
 func normalize(in Input) (Input, error) {
@@ -199,7 +216,7 @@ func (s *Service) replay(ctx context.Context, in Input, fingerprint string) (*Re
 		Where(sessionfork.WorkspaceID(in.WorkspaceID), sessionfork.ForkRequestID(in.RequestID)).
 		WithChild().Only(ctx)
 	if ent.IsNotFound(err) {
-		return nil, nil
+		return s.replayDeleted(ctx, in, fingerprint)
 	}
 	if err != nil {
 		return nil, apperr.Storage(err, "read the fork request")
@@ -211,6 +228,29 @@ func (s *Service) replay(ctx context.Context, in Input, fingerprint string) (*Re
 	child := row.Edges.Child
 	row.Edges = ent.SessionForkEdges{}
 	return &Result{Session: child, Fork: row, Replayed: true}, nil
+}
+
+// replayDeleted answers a request whose lineage row is gone: the journal
+// entry marked done with the child outlives the child's deletion (the
+// lineage row cascades away with it), so a replay says the child was
+// deleted instead of forking a second one.
+func (s *Service) replayDeleted(ctx context.Context, in Input, fingerprint string) (*Result, error) {
+	e, err := s.store.Client.ForkJournal.Query().
+		Where(forkjournal.WorkspaceID(in.WorkspaceID), forkjournal.RequestID(in.RequestID), forkjournal.StateEQ(forkjournal.StateDone)).
+		Order(ent.Desc(forkjournal.FieldID)).First(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, apperr.Storage(err, "read the fork journal")
+	}
+	if e.Fingerprint != fingerprint {
+		return nil, apperr.New(apperr.ForkRequestConflict,
+			"request %q was already used for a different fork (of session %q); use a new requestId", in.RequestID, e.ParentAgentSessionID)
+	}
+	return nil, apperr.New(apperr.SessionNotFound,
+		"request %q already forked session %q into session %q, which has since been deleted; use a new requestId to fork again",
+		in.RequestID, e.ParentAgentSessionID, e.ChildAgentSessionID)
 }
 
 // checkParent loads the parent and refuses what cannot be forked: another

@@ -63,6 +63,14 @@ func spoolHistory(ctx context.Context, dir string, h agent.HistoryStream) (agent
 	return &spooled{f: f, dec: gob.NewDecoder(bufio.NewReader(f))}, nil
 }
 
+// spoolPlace names the spool directory, for the log and the answer.
+func (s *Service) spoolPlace() string {
+	if s.spoolDir != "" {
+		return s.spoolDir
+	}
+	return os.TempDir()
+}
+
 // streamError marks a failure of the provider's history stream while it
 // is spooled: the fork copies the parent's cache instead.
 type streamError struct{ err error }

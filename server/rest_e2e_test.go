@@ -19,9 +19,14 @@ import (
 // reach through the API (another provider, no thread, a lost thread).
 func (h *harness) seedSession(ws, provider, thread string) string {
 	h.t.Helper()
+	// The cwd is the workspace's root: a fork checks it lies inside.
+	w, err := h.srv.Store.Client.Workspace.Get(h.t.Context(), ws)
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	a, err := h.srv.Store.Client.AgentSession.Create().
 		SetID(session.NewID()).SetWorkspaceID(ws).SetProvider(provider).SetProviderSessionID(thread).
-		SetTitle("seeded").SetStatus(agentsession.StatusREADY).SetCwd(h.t.TempDir()).
+		SetTitle("seeded").SetStatus(agentsession.StatusREADY).SetCwd(w.RootPath).
 		SetSettings(agent.ComposerSettings{}).Save(h.t.Context())
 	if err != nil {
 		h.t.Fatal(err)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"tuttid/apperr"
+	"tuttid/ent"
 	"tuttid/validate"
 )
 
@@ -53,10 +55,59 @@ func ResolveCwd(root, cwd string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if !inside(realRoot, real) {
 		return "", apperr.New(apperr.InvalidInput, "cwd %q is outside the workspace root %q", cwd, root)
 	}
 	return real, nil
+}
+
+// CheckCwd re-checks a stored cwd where it is used (a turn's start, a
+// fork): a directory inside the root may have been replaced by a symlink
+// to outside since the session was made. The stored root was resolved
+// when the workspace was made, so it must still resolve to itself (not be
+// re-resolved to wherever a symlink on its path now leads), and the cwd's
+// real path must lie inside it. It returns the cwd's real path, which is
+// what Codex is given.
+func CheckCwd(root, cwd string) (string, error) {
+	realRoot, err := resolveDir("the workspace's rootPath", root, root)
+	if err != nil {
+		return "", err
+	}
+	if realRoot != filepath.Clean(root) {
+		return "", apperr.New(apperr.InvalidInput,
+			"the workspace root %q no longer resolves to itself (a symlink now stands on its path); restore the directory", root)
+	}
+	if !filepath.IsAbs(cwd) {
+		return "", apperr.New(apperr.InvalidInput, "the session's cwd %q is not an absolute path", cwd)
+	}
+	real, err := resolveDir("cwd", cwd, cwd)
+	if err != nil {
+		return "", err
+	}
+	if !inside(root, real) {
+		return "", apperr.New(apperr.InvalidInput,
+			"the session's cwd %q now leads outside the workspace root %q (a symlink on its path); restore the directory", cwd, root)
+	}
+	return real, nil
+}
+
+// SessionCwd is CheckCwd of a session's stored cwd against its
+// workspace's stored root.
+func (s *Service) SessionCwd(ctx context.Context, a *ent.AgentSession) (string, error) {
+	w, err := s.store.Client.Workspace.Get(ctx, a.WorkspaceID)
+	if ent.IsNotFound(err) {
+		return "", apperr.New(apperr.WorkspaceNotFound, "workspace %q does not exist", a.WorkspaceID)
+	}
+	if err != nil {
+		return "", apperr.Storage(err, "read the session's workspace")
+	}
+	return CheckCwd(w.RootPath, a.Cwd)
+}
+
+// inside says whether the real path p is the real root or below it.
+func inside(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // resolveDir resolves p's symlinks and checks it is a directory; errors

@@ -93,3 +93,47 @@ func mustSymlink(t *testing.T, target, link string) {
 		t.Fatal(err)
 	}
 }
+
+// A cwd checked when the session was made is checked again where it is
+// used: a directory inside the root replaced by a symlink to outside, or a
+// root whose path now leads elsewhere, is refused; the real path is
+// returned (issue 22, point 15).
+func TestCheckCwdAtUse(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	mustMkdir(t, filepath.Join(root, "sub", "deep"))
+	mustMkdir(t, filepath.Join(base, "outside"))
+	mustMkdir(t, filepath.Join(base, "elsewhere", "sub"))
+	// Stored when the session was made, both checked then.
+	cwd, err := ResolveCwd(root, "sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := CheckCwd(root, cwd); err != nil || got != cwd {
+		t.Fatalf("CheckCwd before the swap: %q, %v; want %q", got, err, cwd)
+	}
+	mustSymlink(t, filepath.Join(root, "sub"), filepath.Join(root, "inner"))
+	if got, err := CheckCwd(root, filepath.Join(root, "inner", "deep")); err != nil || got != filepath.Join(root, "sub", "deep") {
+		t.Errorf("a symlink inside the root: %q, %v; want the real path", got, err)
+	}
+
+	// The directory is replaced by a symlink to outside the root.
+	if err := os.RemoveAll(filepath.Join(root, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, filepath.Join(base, "outside"), filepath.Join(root, "sub"))
+	got, err := CheckCwd(root, cwd)
+	check(t, "cwd swapped for a symlink out of the root", got, err, "", "now leads outside the workspace root")
+
+	// The root's own path is swapped: re-resolving it would follow the
+	// symlink (and the cwd, resolved the same way, would seem inside).
+	if err := os.Rename(root, filepath.Join(base, "old-root")); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, filepath.Join(base, "elsewhere"), root)
+	got, err = CheckCwd(root, filepath.Join(root, "sub"))
+	check(t, "root swapped for a symlink", got, err, "", "no longer resolves to itself")
+	got, err = CheckCwd(filepath.Join(base, "old-root"), "relative")
+	check(t, "relative cwd", got, err, "", "is not an absolute path")
+}
