@@ -42,6 +42,11 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before the journal and before anything else of the parent: a fork
+	// Codex cannot run fails at once and leaves nothing behind.
+	if err := s.sessions.CheckSignedIn(ctx, "fork the session"); err != nil {
+		return nil, err
+	}
 	// The cwd is checked again now (it was when the parent was made), and
 	// its real path is what Codex, the journal and the child get.
 	if parent.Cwd, err = s.sessions.SessionCwd(ctx, parent); err != nil {
@@ -70,10 +75,6 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, err
 	}
 	if err := s.sessions.CheckModelSettings(ctx, settings); err != nil {
-		return nil, err
-	}
-	// Before the journal: a fork Codex cannot run leaves nothing behind.
-	if err := s.sessions.CheckSignedIn(ctx, "fork the session"); err != nil {
 		return nil, err
 	}
 	visible := in.Visible == nil || *in.Visible

@@ -90,6 +90,13 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	if err := s.CheckSignedIn(ctx, "start the turn"); err != nil {
 		return nil, err
 	}
+	// The stored cwd was checked when the session started; a directory in
+	// it may have become a symlink out of the root since: check the real
+	// path now, and give Codex that path.
+	cwd, err := s.SessionCwd(ctx, a)
+	if err != nil {
+		return nil, err
+	}
 	// Claim the session before calling the provider, so that two sends
 	// cannot both see it idle; the lock waits out a fork of it in progress.
 	// WORKING is published here, before any event of the turn can exist,
@@ -117,7 +124,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	// away must not make tuttid forget it. The runtime bounds the call.
 	ctx = context.WithoutCancel(ctx)
 	rt, err := s.rt.SendTurn(ctx, agent.SendTurnInput{
-		Provider: a.Provider, ThreadID: a.ProviderSessionID, Cwd: a.Cwd, Settings: a.Settings, Text: text,
+		Provider: a.Provider, ThreadID: a.ProviderSessionID, Cwd: cwd, Settings: a.Settings, Text: text,
 		ModelProvider: ModelProviderOf(a),
 	})
 	if err != nil {

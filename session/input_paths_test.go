@@ -1,12 +1,16 @@
 package session
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"tuttid/agent/agenttest"
 	"tuttid/apperr"
+	"tuttid/ent/agentsession"
+	"tuttid/store/storetest"
 )
 
 func TestResolveRootAndCwd(t *testing.T) {
@@ -136,4 +140,47 @@ func TestCheckCwdAtUse(t *testing.T) {
 	check(t, "root swapped for a symlink", got, err, "", "no longer resolves to itself")
 	got, err = CheckCwd(filepath.Join(base, "old-root"), "relative")
 	check(t, "relative cwd", got, err, "", "is not an absolute path")
+}
+
+// TestSendRechecksCwd: a session's directory replaced by a symlink out of
+// the root after the session started is refused at the next send
+// (invalid_input, nothing sent to the runtime, the session not claimed);
+// while it is a real directory, the runtime gets its real path.
+func TestSendRechecksCwd(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	mustMkdir(t, filepath.Join(root, "app"))
+	mustMkdir(t, filepath.Join(base, "outside"))
+	mustSymlink(t, filepath.Join(root, "app"), filepath.Join(root, "link"))
+	e := newTestEnv(t)
+	rt := agenttest.New()
+	e.svc = New(Config{Store: e.st.Store, Runtime: rt})
+	e.st.Workspace(storetest.Workspace{ID: "w", RootPath: root})
+	e.st.Session(storetest.Session{ID: "s", Workspace: "w", Thread: "thread-s", Cwd: filepath.Join(root, "link")})
+	ctx := context.Background()
+	if _, err := e.svc.Send(ctx, "w", "s", "first"); err != nil {
+		t.Fatalf("send in a real directory: %v", err)
+	}
+	if sent := rt.Sent(); len(sent) != 1 || sent[0].Cwd != filepath.Join(root, "app") {
+		t.Fatalf("sent %+v, want one turn in %s", sent, filepath.Join(root, "app"))
+	}
+	// The turn ends; the directory is swapped for a symlink out of the root.
+	if err := e.st.Client.AgentSession.UpdateOneID("s").SetStatus(agentsession.StatusREADY).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "app")); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, filepath.Join(base, "outside"), filepath.Join(root, "app"))
+	_, err := e.svc.Send(ctx, "w", "s", "second")
+	if ae := apperr.From(err); ae == nil || ae.Code != apperr.InvalidInput {
+		t.Fatalf("send after the swap = %v, want invalid_input", err)
+	}
+	if sent := rt.Sent(); len(sent) != 1 {
+		t.Errorf("%d turns sent, want only the first", len(sent))
+	}
+	if a := e.st.Client.AgentSession.GetX(ctx, "s"); a.Status != agentsession.StatusREADY {
+		t.Errorf("session %s after the refusal, want READY", a.Status)
+	}
 }
