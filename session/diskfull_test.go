@@ -127,9 +127,17 @@ func (d *fullDisk) seed(t *testing.T) {
 // recordRuntime is agenttest's runtime whose History can fail or wait.
 type recordRuntime struct {
 	*agenttest.Runtime
-	mu    sync.Mutex
-	fail  error
-	block map[string]chan struct{}
+	mu     sync.Mutex
+	fail   error
+	block  map[string]chan struct{}
+	onSend func(agent.SendTurnInput) // called before SendTurn answers
+}
+
+func (r *recordRuntime) SendTurn(ctx context.Context, in agent.SendTurnInput) (agent.RuntimeTurn, error) {
+	if r.onSend != nil {
+		r.onSend(in)
+	}
+	return r.Runtime.SendTurn(ctx, in)
 }
 
 func newRecordRuntime() *recordRuntime {

@@ -16,6 +16,9 @@ import (
 // every send and fork.
 func (s *Service) Reconcile(ctx context.Context) error {
 	now := s.now()
+	if err := s.settlePendingTurns(ctx); err != nil {
+		return apperr.Storage(err, "settle the turns being started by the previous run")
+	}
 	turns, err := s.settleRunningTurns(ctx)
 	if err != nil {
 		return err

@@ -81,6 +81,20 @@ func (s *Service) revisitTurn(ctx context.Context, t *ent.Turn) {
 		return // gone, or settled meanwhile
 	}
 	a := t.Edges.Session
+	if isPendingTurn(t.TurnID) {
+		// Codex's id first, then its record as for any other turn.
+		cur.Edges.Session = a
+		real, err := s.settlePending(ctx, cur, turn.StatusFAILED)
+		if err != nil {
+			s.log.ErrorContext(ctx, "revisit: turn being started not settled", "session", a.ID, "err", err)
+			return
+		}
+		if real != nil && !isPendingTurn(real.TurnID) {
+			real.Edges.Session = a
+			s.revisitTurn(ctx, real)
+		}
+		return
+	}
 	rec, found, err := s.record(ctx, a, t.TurnID)
 	if err != nil {
 		s.log.DebugContext(ctx, "revisit: Codex's record still unavailable", "session", a.ID, "turn", t.TurnID, "err", err)
