@@ -17,6 +17,7 @@ import (
 // (ingest_lanes.go), stored in the order the provider sent them; Ingest
 // returns once every lane has stopped.
 func (s *Service) Ingest(ctx context.Context) {
+	s.openLanes()
 	defer s.waitLanes()
 	stopRevisits := s.revisitUntilSettled(ctx)
 	defer stopRevisits()

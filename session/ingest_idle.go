@@ -81,6 +81,7 @@ func (s *Service) settleIdleTurn(ctx context.Context, a *ent.AgentSession, turnI
 	switch {
 	case err != nil:
 		reason += unsettledMark
+		s.setAllSettled(false)
 	case found:
 		if err := s.storeRecorded(ctx, a, rec); err != nil {
 			return err
@@ -146,6 +147,22 @@ func (s *Service) rereadTurn(ctx context.Context, thread, turnID string, attempt
 	if err := s.storeRecorded(ctx, a, rec); err != nil {
 		s.log.ErrorContext(ctx, "ingest: Codex's record of the turn not stored", "session", a.ID, "turn", turnID, "err", err)
 		s.rereadLater(ctx, thread, turnID, attempt)
+		return
+	}
+	// A turn tuttid failed for an event it could not store, and that
+	// Codex completed, is whole again once its record is stored.
+	if rec.Status == agent.TurnCompleted {
+		n, err := s.store.Client.Turn.Update().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID),
+			turn.StatusEQ(turn.StatusFAILED), turn.ErrorHasPrefix(lostEventReason)).
+			SetStatus(turn.StatusCOMPLETED).SetError("").Save(ctx)
+		if err != nil {
+			s.log.ErrorContext(ctx, "ingest: re-read turn's status not stored", "session", a.ID, "turn", turnID, "err", err)
+		}
+		if n > 0 {
+			if t, err := s.Turn(ctx, a.ID, turnID); err == nil && t != nil {
+				s.publishTurn(ctx, a, t.ID)
+			}
+		}
 	}
 }
 

@@ -40,6 +40,12 @@ type lanes struct {
 	// rereadPause, when set, replaces every pause of rereadPauses and
 	// revisitEvery (tests).
 	rereadPause time.Duration
+	// open: Ingest runs. Jobs queued otherwise (a timer that fires after
+	// Ingest returned, HandleEvent called on its own) are dropped.
+	open bool
+	// noneUnsettled: the last revisit found no turn with unsettledMark and
+	// none was marked since, so the periodic revisit skips its query.
+	noneUnsettled bool
 }
 
 // holdPauses are the pauses between attempts at an event that could not
@@ -59,6 +65,9 @@ func (s *Service) enqueue(ctx context.Context, thread string, j laneJob) {
 	l := &s.lanes
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.open {
+		return
+	}
 	if l.by == nil {
 		l.by = map[string]*lane{}
 	}
@@ -145,6 +154,10 @@ func (s *Service) storeEvent(ctx context.Context, e agent.Event) {
 	}
 	s.markLost(e)
 	if errors.Is(err, errTurnFailed) {
+		// The turn ended (failed by tuttid): take what Codex recorded now.
+		if e.Kind == agent.EventTurnCompleted && s.takeLost(e.ThreadID, e.TurnID) {
+			s.rereadTurn(ctx, e.ThreadID, e.TurnID, 0)
+		}
 		return
 	}
 	deadline := time.Now().Add(holdFor)
@@ -206,5 +219,17 @@ func (s *Service) afterStored(ctx context.Context, e agent.Event) {
 	s.rereadTurn(ctx, e.ThreadID, e.TurnID, 0)
 }
 
-// waitLanes waits until every lane has stopped.
-func (s *Service) waitLanes() { s.lanes.wg.Wait() }
+// openLanes lets jobs in (Ingest starts).
+func (s *Service) openLanes() {
+	s.lanes.mu.Lock()
+	s.lanes.open = true
+	s.lanes.mu.Unlock()
+}
+
+// waitLanes takes no more jobs and waits until every lane has stopped.
+func (s *Service) waitLanes() {
+	s.lanes.mu.Lock()
+	s.lanes.open = false
+	s.lanes.mu.Unlock()
+	s.lanes.wg.Wait()
+}

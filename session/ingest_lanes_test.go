@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,7 +139,12 @@ func TestDiskFullUntilTurnEndLeavesWorking(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
-		return a.Status == agentsession.StatusREADY && tr.Status == turn.StatusCOMPLETED, string(a.Status) + " " + string(tr.Status)
+		// COMPLETED once the held turn/completed is stored; FAILED with
+		// tuttid's reason when the disk let the fallback write (SQLite can
+		// reuse WAL space on a full disk).
+		ended := tr.Status == turn.StatusCOMPLETED ||
+			tr.Status == turn.StatusFAILED && strings.Contains(tr.Error, "could not store")
+		return a.Status == agentsession.StatusREADY && ended, string(a.Status) + " " + string(tr.Status)
 	})
 }
 
@@ -246,4 +252,43 @@ func msgNow(e *testEnv, id string) string {
 		return "missing"
 	}
 	return m.Status + " " + m.Text
+}
+
+// Point 6: a turn that lost an event (its turn was failed by tuttid) is
+// re-read from Codex at its end: the lost item is stored and, when Codex
+// completed the turn, so is the turn. Before, it stayed FAILED with the
+// item as far as tuttid had it.
+func TestTurnThatLostAnEventIsReadAgainAtItsEnd(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	ctx := context.Background()
+	e.st.Workspace(storetest.Workspace{ID: "w"})
+	e.threadSession("s1", "thread-1")
+	rt := newRecordRuntime()
+	rt.SetHistory("thread-1", []agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted,
+		Messages: []agent.RuntimeMessage{userHello, replyDone}}})
+	e.withRuntime(rt)
+	runIngest(t, e.svc)
+	emitAll(t, rt,
+		turnEv(agent.EventTurnStarted, "thread-1", "t1", agent.TurnInProgress),
+		msgEv(agent.EventItemCompleted, "thread-1", "t1", userHello),
+		msgEv(agent.EventItemStarted, "thread-1", "t1", replyStart))
+	eventually(t, 5*time.Second, "reply started", func() (bool, string) { got := msgNow(e, "a1"); return got == "in_progress ", got })
+	if _, err := e.st.DB.Exec(`CREATE TRIGGER f BEFORE UPDATE ON workspace_agent_messages WHEN NEW.status = 'completed' BEGIN SELECT RAISE(ABORT, 'injected'); END;`); err != nil {
+		t.Fatal(err)
+	}
+	emitAll(t, rt, msgEv(agent.EventItemCompleted, "thread-1", "t1", replyDone))
+	eventually(t, 5*time.Second, "turn failed by tuttid", func() (bool, string) {
+		tr, _ := e.st.Client.Turn.Query().Where(turn.TurnID("t1")).Only(ctx)
+		return tr.Status == turn.StatusFAILED, string(tr.Status)
+	})
+	if _, err := e.st.DB.Exec(`DROP TRIGGER f`); err != nil {
+		t.Fatal(err)
+	}
+	emitAll(t, rt, turnEv(agent.EventTurnCompleted, "thread-1", "t1", agent.TurnCompleted))
+	eventually(t, 5*time.Second, "turn and reply from Codex's record", func() (bool, string) {
+		tr, _ := e.st.Client.Turn.Query().Where(turn.TurnID("t1")).Only(ctx)
+		got := msgNow(e, "a1")
+		return tr.Status == turn.StatusCOMPLETED && got == "completed the reply", string(tr.Status) + " " + tr.Error + "; a1 " + got
+	})
 }

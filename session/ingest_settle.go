@@ -55,6 +55,10 @@ func (s *Service) handleDurably(ctx context.Context, e agent.Event) error {
 	return err
 }
 
+// lostEventReason begins the reason of a turn tuttid failed because it
+// could not store one of its events.
+const lostEventReason = "tuttid could not store an event of this turn"
+
 // malformed is an event HandleEvent rejects whatever the store does.
 func malformed(e agent.Event) bool {
 	item := e.Kind == agent.EventItemStarted || e.Kind == agent.EventItemCompleted
@@ -80,7 +84,7 @@ func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) (b
 	if err != nil {
 		return false, err
 	}
-	reason := "tuttid could not store an event of this turn (" + string(e.Kind) + "): " + cause.Error()
+	reason := lostEventReason + " (" + string(e.Kind) + "): " + cause.Error()
 	t, err := s.ensureTurn(ctx, a, turnID)
 	if err != nil {
 		return false, err

@@ -88,6 +88,7 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 		status, reason := turn.StatusFAILED, "tuttid stopped while the turn was running"
 		if unreadable {
 			reason += unsettledMark
+			s.setAllSettled(false)
 		}
 		if rec, ok := h[t.TurnID]; ok {
 			if err := s.storeRecorded(ctx, a, rec); err != nil {

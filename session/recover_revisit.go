@@ -39,8 +39,15 @@ func (s *Service) revisitUntilSettled(ctx context.Context) (stop func()) {
 				return
 			case <-tick.C:
 			}
+			if s.allSettled() {
+				continue
+			}
 			left, err := s.unsettledTurns(ctx)
-			if err != nil || len(left) == 0 {
+			if err != nil {
+				continue
+			}
+			if len(left) == 0 {
+				s.setAllSettled(true)
 				continue
 			}
 			// Each on its thread's lane, in order with its events.
@@ -57,6 +64,20 @@ func (s *Service) unsettledTurns(ctx context.Context) ([]*ent.Turn, error) {
 	return s.store.Client.Turn.Query().
 		Where(turn.StatusEQ(turn.StatusFAILED), turn.ErrorHasSuffix(unsettledMark)).
 		WithSession().All(ctx)
+}
+
+func (s *Service) allSettled() bool {
+	s.lanes.mu.Lock()
+	defer s.lanes.mu.Unlock()
+	return s.lanes.noneUnsettled
+}
+
+// setAllSettled records whether a turn may carry unsettledMark: false
+// whenever one is marked.
+func (s *Service) setAllSettled(none bool) {
+	s.lanes.mu.Lock()
+	s.lanes.noneUnsettled = none
+	s.lanes.mu.Unlock()
 }
 
 // revisitUnsettled revisits every unsettled turn now.

@@ -111,6 +111,7 @@ func (s *Service) settlePending(ctx context.Context, p *ent.Turn, status turn.St
 	switch {
 	case err != nil:
 		s.log.WarnContext(ctx, "reconcile: Codex's record unavailable for a turn being started", "session", a.ID, "err", err)
+		s.setAllSettled(false)
 		return nil, p.Update().SetStatus(turn.StatusFAILED).SetCompletedAt(s.now()).
 			SetError("tuttid stopped while the turn was starting" + unsettledMark).Exec(ctx)
 	case !found:
@@ -120,6 +121,7 @@ func (s *Service) settlePending(ctx context.Context, p *ent.Turn, status turn.St
 	reason := ""
 	if status == turn.StatusFAILED {
 		reason = "tuttid stopped while the turn was running" + unsettledMark
+		s.setAllSettled(false)
 	}
 	t, err := s.replacePending(ctx, p, id, status, reason)
 	if err != nil {
