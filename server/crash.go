@@ -1,6 +1,9 @@
 package server
 
-import "tuttid/fork"
+import (
+	"tuttid/fork"
+	"tuttid/session"
+)
 
 // crashAt returns the fork service's crash hook for point, or nil. At the
 // point the process kills itself with SIGKILL: no deferred function, no
@@ -16,15 +19,23 @@ func crashAt(point string) func(string) {
 	}
 }
 
-// crashOnSent fires fork.CrashProviderSent once thread/fork is written to
-// Codex: tuttid dies while Codex is forking.
+// crashOnSent fires the crash points that follow a request written to
+// Codex: fork.CrashProviderSent after thread/fork (tuttid dies while Codex
+// is forking), session.CrashTurnStartSent after turn/start (while Codex
+// starts the turn).
 func crashOnSent(point string) func(string) {
-	if point != fork.CrashProviderSent {
+	var method string
+	switch point {
+	case fork.CrashProviderSent:
+		method = "thread/fork"
+	case session.CrashTurnStartSent:
+		method = "turn/start"
+	default:
 		return nil
 	}
 	hook := crashAt(point)
-	return func(method string) {
-		if method == "thread/fork" {
+	return func(m string) {
+		if m == method {
 			hook(point)
 		}
 	}

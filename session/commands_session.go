@@ -123,11 +123,19 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	// Once Codex has the request it may start the turn: a client that goes
 	// away must not make tuttid forget it. The runtime bounds the call.
 	ctx = context.WithoutCancel(ctx)
+	// Stored before turn/start is written, so that a crash before the reply
+	// leaves a turn to settle from Codex (store_turn_pending.go).
+	pending, err := s.storePendingTurn(ctx, a)
+	if err != nil {
+		s.releaseClaim(ctx, a)
+		return nil, apperr.Storage(err, "store the turn")
+	}
 	rt, err := s.rt.SendTurn(ctx, agent.SendTurnInput{
 		Provider: a.Provider, ThreadID: a.ProviderSessionID, Cwd: cwd, Settings: a.Settings, Text: text,
 		ModelProvider: ModelProviderOf(a),
 	})
 	if err != nil {
+		s.dropPendingTurn(ctx, a, pending)
 		s.releaseClaim(ctx, a)
 		return nil, RuntimeError(err, "start the turn")
 	}
@@ -159,6 +167,9 @@ func (s *Service) releaseClaim(ctx context.Context, a *ent.AgentSession) {
 // ensureTurn stores a turn the provider started, unless ingestion already
 // did (the provider's notifications can overtake the turn/start reply).
 func (s *Service) ensureTurn(ctx context.Context, a *ent.AgentSession, turnID string) (*ent.Turn, error) {
+	if err := s.adoptPendingTurn(ctx, a, turnID); err != nil {
+		return nil, apperr.Storage(err, "store the turn")
+	}
 	err := s.store.Client.Turn.Create().
 		SetTurnID(turnID).SetAgentSessionID(a.ID).SetStatus(turn.StatusIN_PROGRESS).SetStartedAt(s.now()).
 		OnConflictColumns(turn.FieldAgentSessionID, turn.FieldTurnID).DoNothing().

@@ -13,9 +13,14 @@ import (
 )
 
 // Ingest stores what the runtime reports until ctx ends or the runtime
-// closes its events. One goroutine runs it, so a session's events are
-// stored in the order the provider sent them.
+// closes its events. Each thread's events go to a lane of their own
+// (ingest_lanes.go), stored in the order the provider sent them; Ingest
+// returns once every lane has stopped.
 func (s *Service) Ingest(ctx context.Context) {
+	s.openLanes()
+	defer s.waitLanes()
+	stopRevisits := s.revisitUntilSettled(ctx)
+	defer stopRevisits()
 	events := s.rt.Events()
 	for {
 		select {
@@ -25,10 +30,7 @@ func (s *Service) Ingest(ctx context.Context) {
 			if !ok {
 				return
 			}
-			if err := s.handleDurably(ctx, e); err != nil {
-				s.log.ErrorContext(ctx, "ingest: event not stored", "kind", e.Kind, "method", e.Method,
-					"thread", e.ThreadID, "turn", e.TurnID, "err", err)
-			}
+			s.dispatch(ctx, e)
 		}
 	}
 }
@@ -38,7 +40,11 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 	switch e.Kind {
 	case agent.EventRuntimeRestarted:
 		s.log.WarnContext(ctx, "agent runtime restarted; threads resume before their next turn")
-		return s.recoverFailed(ctx)
+		if err := s.recoverFailed(ctx); err != nil {
+			return err
+		}
+		// Codex is back: turns settled without its record take it now.
+		return s.revisitUnsettled(ctx)
 	case agent.EventAccountUpdated:
 		return s.onAccountUpdated(ctx, e)
 	case agent.EventRateLimits:
@@ -118,11 +124,14 @@ func (s *Service) onThreadStatus(ctx context.Context, a *ent.AgentSession, st ag
 		// Codex reports the thread idle just before turn/completed; READY
 		// then waits for onTurnCompleted, so clients see TURN_COMPLETED
 		// first and a refetch on READY finds the turn finished.
-		busy, err := s.HasRunningTurn(ctx, a.ID)
+		running, err := s.runningTurnIDs(ctx, a.ID)
 		if err != nil {
 			return err
 		}
-		if busy {
+		if len(running) > 0 {
+			// If turn/completed never comes (lost, unreadable), the
+			// turn is settled from Codex after a grace period.
+			s.checkAfterIdle(ctx, a.ProviderSessionID, running)
 			return nil
 		}
 		want = agentsession.StatusREADY

@@ -45,11 +45,19 @@ func (s *Service) handleDurably(ctx context.Context, e agent.Event) error {
 	if err == nil {
 		return nil
 	}
-	if ferr := s.failTurnOf(ctx, e, err); ferr != nil {
+	failed, ferr := s.failTurnOf(ctx, e, err)
+	if ferr != nil {
 		return fmt.Errorf("%w; the turn could not be failed either: %w", err, ferr)
+	}
+	if failed {
+		return fmt.Errorf("%w; %w", err, errTurnFailed)
 	}
 	return err
 }
+
+// lostEventReason begins the reason of a turn tuttid failed because it
+// could not store one of its events.
+const lostEventReason = "tuttid could not store an event of this turn"
 
 // malformed is an event HandleEvent rejects whatever the store does.
 func malformed(e agent.Event) bool {
@@ -59,29 +67,30 @@ func malformed(e agent.Event) bool {
 
 // failTurnOf ends the turn an unstored event belongs to: FAILED, with the
 // reason, its open items failed, the session READY. Codex is asked to stop
-// the turn (best effort), so that it does not run on unrecorded.
-func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) error {
+// the turn (best effort), so that it does not run on unrecorded. It
+// reports whether it failed a running turn.
+func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) (bool, error) {
 	turnID := e.TurnID
 	if turnID == "" && e.Message != nil {
 		turnID = e.Message.TurnID
 	}
 	if e.ThreadID == "" || turnID == "" {
-		return nil // not a turn's event: nothing to settle
+		return false, nil // not a turn's event: nothing to settle
 	}
 	a, err := s.store.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(e.ThreadID)).First(ctx)
 	if ent.IsNotFound(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
-	reason := "tuttid could not store an event of this turn (" + string(e.Kind) + "): " + cause.Error()
+	reason := lostEventReason + " (" + string(e.Kind) + "): " + cause.Error()
 	t, err := s.ensureTurn(ctx, a, turnID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if t.Status != turn.StatusIN_PROGRESS {
-		return s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, agent.ItemFailed)
+		return false, s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, agent.ItemFailed)
 	}
 	if s.rt != nil {
 		if ierr := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ThreadID: a.ProviderSessionID, TurnID: turnID}); ierr != nil {
@@ -90,10 +99,13 @@ func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) er
 	}
 	s.log.ErrorContext(ctx, "ingest: turn failed: an event could not be stored", "session", a.ID, "turn", turnID, "err", cause)
 	if err := s.cancelPendingApprovals(ctx, a, turnID, "turn_ended"); err != nil {
-		return err
+		return false, err
 	}
 	// FAILED, its open items failed, the session READY, all published.
-	return s.completeTurn(ctx, a, turnID, turn.StatusFAILED, reason, "")
+	if err := s.completeTurn(ctx, a, turnID, turn.StatusFAILED, reason, ""); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // keepTuttidFailure: a turn tuttid already ended FAILED (an event it
@@ -129,7 +141,10 @@ func (s *Service) settleOpenItems(ctx context.Context, a *ent.AgentSession, turn
 		turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ThreadID: a.ProviderSessionID,
 			TurnIDs: []string{turnID}})
 		if err != nil {
-			s.log.WarnContext(ctx, "ingest: Codex's record of the turn unavailable", "turn", turnID, "err", err)
+			// What Codex has is read again later; until then the items
+			// end incomplete rather than in progress.
+			s.log.WarnContext(ctx, "ingest: Codex's record of the turn unavailable; re-read later", "turn", turnID, "err", err)
+			s.rereadLater(ctx, a.ProviderSessionID, turnID, 0)
 		}
 		for _, rt := range turns {
 			if rt.ID == turnID {

@@ -16,6 +16,9 @@ import (
 // every send and fork.
 func (s *Service) Reconcile(ctx context.Context) error {
 	now := s.now()
+	if err := s.settlePendingTurns(ctx); err != nil {
+		return apperr.Storage(err, "settle the turns being started by the previous run")
+	}
 	turns, err := s.settleRunningTurns(ctx)
 	if err != nil {
 		return err
@@ -28,8 +31,10 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A session FAILED by its thread's system error had it in the previous
+	// run's Codex; this run's reloads the thread before its next turn.
 	sessions, err := s.store.Client.AgentSession.Update().
-		Where(agentsession.StatusEQ(agentsession.StatusWORKING)).
+		Where(agentsession.StatusIn(agentsession.StatusWORKING, agentsession.StatusFAILED)).
 		SetStatus(agentsession.StatusREADY).SetUpdatedAt(now).
 		Save(ctx)
 	if err != nil {
@@ -45,8 +50,9 @@ func (s *Service) Reconcile(ctx context.Context) error {
 // in progress. Their app-server died with it, so none is still running;
 // how each ended, and the items it recorded, come from Codex's own record
 // (thread/turns/list). A turn Codex does not have, or has in progress,
-// failed; so does every turn when Codex cannot be read. It returns how
-// many turns it settled.
+// failed; so does every turn when Codex cannot be read, with unsettledMark
+// so that it is revisited when Codex is back. It returns how many turns
+// it settled.
 func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 	running, err := s.store.Client.Turn.Query().Where(runningTurns()).
 		WithSession().All(ctx)
@@ -62,14 +68,16 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 	for _, t := range running {
 		a := t.Edges.Session
 		h, ok := histories[a.ID]
+		unreadable := h == nil && ok
 		if !ok {
 			h = map[string]agent.RuntimeTurn{}
 			if s.rt != nil && a.ProviderSessionID != "" {
 				turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ThreadID: a.ProviderSessionID,
 					TurnIDs: wanted[a.ID]})
 				if err != nil {
-					s.log.WarnContext(ctx, "reconcile: Codex's record unavailable; the running turns are failed",
+					s.log.WarnContext(ctx, "reconcile: Codex's record unavailable; the running turns are failed until it is back",
 						"session", a.ID, "err", err)
+					h, unreadable = nil, true
 				}
 				for _, rt := range turns {
 					h[rt.ID] = rt
@@ -78,6 +86,10 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 			histories[a.ID] = h
 		}
 		status, reason, code := turn.StatusFAILED, "tuttid stopped while the turn was running", ""
+		if unreadable {
+			reason += unsettledMark
+			s.setAllSettled(false)
+		}
 		if rec, ok := h[t.TurnID]; ok {
 			if err := s.storeRecorded(ctx, a, rec); err != nil {
 				return 0, apperr.Storage(err, "store the recorded items")

@@ -45,6 +45,7 @@ type Service struct {
 	now    func() time.Time
 	newID  func() string
 	guards keylock.Locks
+	lanes  lanes // ingestion's per-thread lanes (ingest_lanes.go)
 }
 
 // Config wires a Service.

@@ -1,0 +1,6 @@
+package session
+
+// CrashTurnStartSent is a crash point (server.Config.CrashAt): turn/start
+// was written to Codex, its reply not yet read, so the turn exists only as
+// the pending turn Send stored before it. Fired by the runtime (OnSent).
+const CrashTurnStartSent = "turn.start_sent"

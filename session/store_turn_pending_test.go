@@ -1,0 +1,88 @@
+package session
+
+import (
+	"context"
+	"testing"
+
+	"tuttid/agent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/turn"
+	"tuttid/store/storetest"
+)
+
+// Point 8: the turn is stored before turn/start is written, and Codex's
+// turn id replaces the pending one once it is known. Before, a crash
+// between the request and its reply left no record of the turn.
+func TestSendStoresTurnBeforeTurnStart(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	ctx := context.Background()
+	root := t.TempDir()
+	e.st.Workspace(storetest.Workspace{ID: "w", RootPath: root})
+	e.st.Session(storetest.Session{ID: "s1", Workspace: "w", Thread: "thread-1", Cwd: root})
+	rt := newRecordRuntime()
+	var atSend []string
+	rt.onSend = func(agent.SendTurnInput) {
+		atSend, _ = e.st.Client.Turn.Query().Where(turn.AgentSessionID("s1"), turn.StatusEQ(turn.StatusIN_PROGRESS)).
+			Select(turn.FieldTurnID).Strings(ctx)
+	}
+	e.withRuntime(rt)
+	got, err := e.svc.Send(ctx, "w", "s1", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(atSend) != 1 || !isPendingTurn(atSend[0]) {
+		t.Errorf("turns stored when turn/start was written: %q, want one pending", atSend)
+	}
+	ids, _ := e.st.Client.Turn.Query().Where(turn.AgentSessionID("s1")).Select(turn.FieldTurnID).Strings(ctx)
+	if got.TurnID != "turn-sent" || len(ids) != 1 || ids[0] != "turn-sent" {
+		t.Errorf("after the reply: answered %q, stored %q; want only Codex's turn-sent", got.TurnID, ids)
+	}
+}
+
+// Point 8: a pending turn the previous run left (killed between turn/start
+// and its reply) is the turn Codex has and tuttid does not: at start it
+// takes Codex's id, status and items, the user's text among them.
+func TestReconcileSettlesPendingTurnFromCodex(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		history []agent.RuntimeTurn
+		want    string // t1's status, or "" when no turn may remain
+	}{
+		{"codex has it", []agent.RuntimeTurn{{ID: "t0", Status: agent.TurnCompleted},
+			{ID: "t1", Status: agent.TurnInterrupted, Messages: []agent.RuntimeMessage{userHello}}}, "INTERRUPTED"},
+		{"codex never got it", []agent.RuntimeTurn{{ID: "t0", Status: agent.TurnCompleted}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			ctx := context.Background()
+			e.st.Workspace(storetest.Workspace{ID: "w"})
+			e.st.Session(storetest.Session{ID: "s1", Workspace: "w", Thread: "thread-1", Status: agentsession.StatusWORKING,
+				Turns: []storetest.Turn{{ID: "t0"}, {ID: pendingTurnPrefix + "x", Status: turn.StatusIN_PROGRESS}}})
+			rt := newRecordRuntime()
+			rt.SetHistory("thread-1", tc.history)
+			e.withRuntime(rt)
+			if err := e.svc.Reconcile(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ids, _ := e.st.Client.Turn.Query().Where(turn.AgentSessionID("s1")).Select(turn.FieldTurnID).Strings(ctx)
+			if tc.want == "" {
+				if len(ids) != 1 || ids[0] != "t0" {
+					t.Errorf("turns %q, want only t0", ids)
+				}
+				return
+			}
+			tr, err := e.st.Client.Turn.Query().Where(turn.TurnID("t1")).Only(ctx)
+			if err != nil {
+				t.Fatalf("Codex's turn not stored: %v (turns %q)", err, ids)
+			}
+			if string(tr.Status) != tc.want || len(ids) != 2 {
+				t.Errorf("t1 %s, turns %q; want %s and no pending turn", tr.Status, ids, tc.want)
+			}
+			if got := msgNow(e, "u1"); got != "completed hello" {
+				t.Errorf("the user's text: %q", got)
+			}
+		})
+	}
+}
