@@ -174,7 +174,7 @@ func (s *Service) Steer(ctx context.Context, in SteerInput) (*ent.Turn, error) {
 	if strings.TrimSpace(in.Text) == "" {
 		return nil, apperr.New(apperr.InvalidInput, "text is required")
 	}
-	if err := validate.Text("text", in.Text, validate.MaxMessageLen); err != nil {
+	if err := validate.Message("text", in.Text, validate.MaxMessageLen); err != nil {
 		return nil, err
 	}
 	a, err := s.mustSession(ctx, in.WorkspaceID, in.SessionID)
