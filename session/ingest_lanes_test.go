@@ -171,6 +171,9 @@ func TestIdleThreadEndsTurnWhoseEndWasUnreadable(t *testing.T) {
 	eventually(t, 5*time.Second, "session READY, turn settled from Codex", func() (bool, string) {
 		a, _ := e.st.Client.AgentSession.Get(ctx, "s1")
 		tr, _ := e.st.Client.Turn.Query().Where(turn.TurnID("t1")).Only(ctx)
+		if a == nil || tr == nil { // the turn not stored yet
+			return false, "no turn yet"
+		}
 		got := msgNow(e, "a1")
 		return a.Status == agentsession.StatusREADY && tr.Status == turn.StatusCOMPLETED && got == "completed the reply",
 			string(a.Status) + " " + string(tr.Status) + " " + got
