@@ -11,6 +11,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/message"
+	"tuttid/ent/predicate"
 	"tuttid/ent/turn"
 	"tuttid/paging"
 )
@@ -45,13 +46,13 @@ func (s *Service) TurnPage(ctx context.Context, sessionID string, args TurnArgs)
 	if err != nil {
 		return paging.Page[*ent.Turn]{}, err
 	}
-	q, err := turnWindow(s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID)), w)
+	q, err := turnWindow(s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), listed()), w)
 	if err != nil {
 		return paging.Page[*ent.Turn]{}, err
 	}
 	total := 0
 	if !args.SkipTotal {
-		if total, err = s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID)).Count(ctx); err != nil {
+		if total, err = s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), listed()).Count(ctx); err != nil {
 			return paging.Page[*ent.Turn]{}, apperr.Storage(err, "count turns")
 		}
 	}
@@ -88,7 +89,7 @@ func (s *Service) Turns(ctx context.Context, sessionID string, args TurnArgs) ([
 	if all {
 		w.Limit = MaxTurnList
 	}
-	q, err := turnWindow(s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID)), w)
+	q, err := turnWindow(s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), listed()), w)
 	if err != nil {
 		return nil, err
 	}
@@ -206,3 +207,8 @@ func totalSize(sizes map[string]int64) (n int64) {
 	}
 	return n
 }
+
+// listed leaves out a turn stored pending before turn/start
+// (store_turn_pending.go): it is tuttid's crash-safety record until Codex
+// names the turn, and an id a client read then would vanish a moment later.
+func listed() predicate.Turn { return turn.Not(turn.TurnIDHasPrefix(pendingTurnPrefix)) }
