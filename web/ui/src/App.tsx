@@ -4,6 +4,7 @@
 // keeps it current (useActivity, whose events reduceActivity maps to
 // reloads).
 import { useCallback, useMemo, useRef, useState } from "react";
+import { CodexSignIn } from "./CodexSignIn";
 import { CompareView } from "./Compare";
 import { Composer } from "./Composer";
 import { Conversation } from "./Conversation";
@@ -16,6 +17,7 @@ import type { ApprovalDecision } from "./gql/graphql";
 import type { Effect, Shown } from "./state/activity";
 import { actions } from "./state/actions";
 import { useActivity } from "./state/useActivity";
+import { useCodexAccount } from "./state/useCodexAccount";
 import { useComparison } from "./state/useComparison";
 import { useNavigation } from "./state/useNavigation";
 import { useOperations } from "./state/useOperations";
@@ -27,6 +29,8 @@ import { TopBar } from "./TopBar";
 export function App() {
   const ops = useOperations();
   const { guarded, fail } = ops;
+  const account = useCodexAccount(fail);
+  ops.notSignedIn.current = (message) => account.dispatch({ type: "notSignedIn", message });
   const workspaces = useWorkspaces();
   const list = useSessionList(workspaces.current);
   const shown = useShownSession(workspaces.current, guarded);
@@ -40,6 +44,7 @@ export function App() {
 
   const apply = (e: Effect) => {
     if (typeof e !== "string") {
+      if (!("patch" in e)) return account.dispatch({ type: "updated", account: e.account, error: e.error });
       if (!list.patch(e.patch)) void guarded(list.refresh);
       return;
     }
@@ -92,7 +97,12 @@ export function App() {
 
   return (
     <div className="app">
-      <TopBar workspaces={workspaces.workspaces} wsId={wsId} conn={activity.conn} busy={ops.busy} onPick={(ws) => nav.selectWorkspace(ws)} onCreate={act.createWorkspace} />
+      <TopBar workspaces={workspaces.workspaces} wsId={wsId} conn={activity.conn} busy={ops.busy} onPick={(ws) => nav.selectWorkspace(ws)} onCreate={act.createWorkspace}
+        account={account.account}
+        onCodexSignIn={() => account.dispatch({ type: "open" })}
+        onCodexSignOut={() => void account.signOut()}
+      />
+      <CodexSignIn acc={account} />
       <ErrorBanner error={ops.error} onDismiss={ops.dismiss} />
       <div className="layout">
         <Sidebar

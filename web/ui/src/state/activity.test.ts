@@ -8,7 +8,9 @@ const ev = (kind: ActivityKind, agentSessionId: string, more: Partial<ActivityFi
   agentSessionId,
   messageId: null,
   delta: null,
+  error: null,
   session: null,
+  account: null,
   ...more,
 });
 
@@ -162,7 +164,7 @@ describe("reduceBatch", () => {
 
   it("keeps the last patch of a session, where its first was", () => {
     const step = reduceBatch(live, [event(renamed("x", "one")), event(renamed("y", "y")), event(renamed("x", "two")), event(ev("SESSION_CREATED", "z"))]);
-    expect(step.effects.map((e) => (typeof e === "string" ? e : `${e.patch.id}=${e.patch.displayTitle}`))).toEqual(["x=two", "y=y", "sessions"]);
+    expect(step.effects.map((e) => (typeof e === "string" ? e : "patch" in e ? `${e.patch.id}=${e.patch.displayTitle}` : "account"))).toEqual(["x=two", "y=y", "sessions"]);
   });
 
   it("runs the inputs in order: the state after the last", () => {
@@ -175,5 +177,23 @@ describe("reduceBatch", () => {
 
   it("leaves the state as it was when nothing changes", () => {
     expect(reduceBatch(live, [event(ev("MESSAGE_ADDED", "x"))]).state).toBe(live);
+  });
+
+  it("hands every ACCOUNT_UPDATED to the sign-in state, in order", () => {
+    const a = { signedIn: true, requiresOpenaiAuth: true, authMode: "apiKey", email: null, planType: null };
+    const step = reduceBatch(live, [event(ev("ACCOUNT_UPDATED", "", { account: { ...a, signedIn: false } })), event(ev("ACCOUNT_UPDATED", "", { account: a }))]);
+    expect(step.effects).toEqual([
+      { account: { ...a, signedIn: false }, error: null },
+      { account: a, error: null },
+    ]);
+  });
+});
+
+describe("reduceActivity: ACCOUNT_UPDATED", () => {
+  it("carries the account and a failed login's reason, and reloads nothing", () => {
+    const a = { signedIn: false, requiresOpenaiAuth: true, authMode: null, email: null, planType: null };
+    const step = reduceActivity(live, { type: "event", event: ev("ACCOUNT_UPDATED", "", { account: a, error: "denied" }), shown: showingA });
+    expect(step.effects).toEqual([{ account: a, error: "denied" }]);
+    expect(step.state).toBe(live);
   });
 });

@@ -3,7 +3,7 @@
 // what the stream shows (the connection, the text streamed per message) and
 // which loads it asks for. useActivity runs it; the tests run it alone.
 import type { ConnState } from "../client";
-import type { ActivityFieldsFragment, SessionHeadFragment, SessionSummaryFragment } from "../gql/graphql";
+import type { ActivityFieldsFragment, CodexAccountFieldsFragment, SessionHeadFragment, SessionSummaryFragment } from "../gql/graphql";
 
 export type Conn = ConnState | "idle";
 
@@ -31,10 +31,17 @@ export interface Shown {
 // carried it in the list in place of the listed one (SESSION_UPDATED with
 // its session: a rename or a status needs no reload of every session; the
 // page reloads the list when it cannot, e.g. the session is not listed).
-export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | Patch;
+// ACCOUNT_UPDATED hands Codex's account (and why a login failed) to the
+// sign-in state.
+export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | Patch | AccountUpdate;
 
 export interface Patch {
   patch: SessionSummaryFragment;
+}
+
+export interface AccountUpdate {
+  account: CodexAccountFieldsFragment | null;
+  error: string | null;
 }
 
 export type ActivityInput =
@@ -85,6 +92,9 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
       return { state: withConn(state, "live"), effects: ["sessions", "active"] };
     case "RESYNC_REQUIRED":
       return { state, effects: shown.compareWith ? ["sessions", "active", "compare"] : ["sessions", "active"] };
+    case "ACCOUNT_UPDATED":
+      // Of no session (agentSessionId is empty): only the sign-in state.
+      return { state, effects: [{ account: ev.account ?? null, error: ev.error ?? null }] };
     case "MESSAGE_DELTA": {
       if (!mine || !ev.messageId || !ev.delta) return { state, effects: [] };
       // By item: its view shows the stream where it belongs (an agent
@@ -139,6 +149,10 @@ export function reduceBatch(state: LiveState, inputs: readonly ActivityInput[]):
       if (typeof e === "string") {
         if (!seen.has(e)) effects.push(e);
         seen.add(e);
+        continue;
+      }
+      if (!("patch" in e)) {
+        effects.push(e);
         continue;
       }
       const at = patchAt.get(e.patch.id);
