@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -101,4 +102,145 @@ func TestGUICodexSignIn(t *testing.T) {
 	if strings.Contains(pageLog, key) || strings.Contains(logs.String(), key) {
 		t.Errorf("the key is in the page's console or the server's log")
 	}
+}
+
+// setField sets a form control's value as a person's typing or choosing
+// does (React sees the input or change event).
+func (tb *tab) setField(sel, value string) {
+	tb.t.Helper()
+	tb.waitJS("to set "+sel, fmt.Sprintf(`(() => {
+	  const el = document.querySelector(%q);
+	  if (!el || el.disabled) return false;
+	  const proto = el instanceof HTMLSelectElement ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
+	  Object.getOwnPropertyDescriptor(proto, "value").set.call(el, %q);
+	  el.dispatchEvent(new Event(el instanceof HTMLSelectElement ? "change" : "input", { bubbles: true }));
+	  return true;
+	})()`, sel, value))
+}
+
+// clickRadio clicks the radio labelled label inside the radio group named
+// group.
+func (tb *tab) clickRadio(scope, group, label string) {
+	tb.t.Helper()
+	tb.waitJS("to choose "+label, fmt.Sprintf(`(() => {
+	  const g = document.querySelector(%q + ' [role="radiogroup"][aria-label=%q]');
+	  const l = g && [...g.querySelectorAll("label")].find((l) => l.textContent.trim() === %q);
+	  if (!l) return false;
+	  l.querySelector("input").click();
+	  return true;
+	})()`, scope, group, label))
+}
+
+// pickEffort is want when m offers it, else m's first effort. (Codex
+// 0.169.0 sends an effort past xhigh to the model as xhigh.)
+func pickEffort(m guiModel, want string) string {
+	if slices.Contains(m.ReasoningEfforts, want) {
+		return want
+	}
+	return m.ReasoningEfforts[0]
+}
+
+type guiModel struct {
+	Model                  string
+	IsDefault              bool
+	ReasoningEfforts       []string
+	DefaultReasoningEffort *string
+}
+
+type settingsView struct {
+	Model, ReasoningEffort, PermissionModeID *string
+	PlanMode                                 bool
+}
+
+func (h *harness) settingsOf(ws, id string) settingsView {
+	h.t.Helper()
+	var out struct {
+		Session struct{ Settings settingsView }
+	}
+	h.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { settings { model reasoningEffort permissionModeId planMode } } }`,
+		map[string]any{"ws": ws, "id": id}, &out)
+	return out.Session.Settings
+}
+
+// TestGUISessionSettings: New session on a chosen model and effort (the
+// header shows both); the fork dialog starts from the parent's settings;
+// a fork made there with another model, effort and Full access has them,
+// and its next turn reaches the model server with that model and effort.
+func TestGUISessionSettings(t *testing.T) {
+	const key = "sk-tuttid-gui-KEY-settings"
+	model := codextest.StartModelServer(t)
+	model.SetAPIKey(key)
+	home := codextest.NewOpenAICodexHome(t, model.URL())
+	h, _ := startLoggedServer(t, model, home)
+	h.must(`mutation($in: StartCodexLoginInput!) { startCodexLogin(input: $in) { loginId } }`,
+		map[string]any{"in": map[string]any{"method": "API_KEY", "apiKey": key}}, nil)
+	var ms struct{ Models []guiModel }
+	h.must(`{ models { model isDefault reasoningEfforts defaultReasoningEffort } }`, nil, &ms)
+	// Two models with at least two efforts each: a, then b for the fork.
+	var picked []guiModel
+	for _, m := range ms.Models {
+		if len(m.ReasoningEfforts) >= 2 {
+			picked = append(picked, m)
+		}
+	}
+	if len(picked) < 2 {
+		t.Fatalf("models = %+v, want two with efforts", ms.Models)
+	}
+	a, b := picked[0], picked[1]
+	effortA, effortB := pickEffort(a, "low"), pickEffort(b, "high")
+	ws := h.createWorkspace("gui-settings")
+
+	browser := startBrowser(t)
+	tb := openTab(t, browser, guiServer(t, h))
+	tb.run("load the GUI", chromedp.Navigate(tb.url+"/app/#w="+ws),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="connection"][data-state="live"]`)))
+	tb.waitJS("the models offered", fmt.Sprintf(`[...document.querySelectorAll("#new-models option")].some((o) => o.value === %q)`, b.Model))
+	tb.click("the settings", `[data-testid="new-session-settings"] summary`)
+	for _, name := range []string{"Model", "Reasoning effort"} {
+		if names := tb.axNames("combobox"); !slices.Contains(names, name) {
+			tb.fail("comboboxes = %q, want %s", names, name)
+		}
+	}
+	tb.setField(`[data-testid="new-model"]`, a.Model)
+	tb.setField(`[data-testid="new-effort"]`, effortA)
+	tb.clickRadio(`[data-testid="new-settings"]`, "Permissions", "Workspace write")
+	tb.click("new session", `[data-testid="new-session"]`)
+	parentID := tb.waitActiveOther("")
+	tb.waitJS("the header's model and effort", fmt.Sprintf(`document.querySelector('[data-testid="session-model"]')?.textContent === %q`, a.Model+" · "+effortA))
+	if s := h.settingsOf(ws, parentID); s.Model == nil || *s.Model != a.Model || s.ReasoningEffort == nil || *s.ReasoningEffort != effortA {
+		t.Fatalf("new session's settings = %+v", s)
+	}
+	h.send(ws, parentID, "first")
+
+	tb.click("fork with settings", `[data-testid="fork-with-settings"]`)
+	var start []any
+	tb.eval(`[document.querySelector('[data-testid="fork-model"]').value, document.querySelector('[data-testid="fork-effort"]').value,
+	  document.querySelector('[data-testid="fork-settings"] input[type="radio"]:checked').value, document.querySelector('[data-testid="fork-plan"]').checked]`, &start)
+	if fmt.Sprint(start) != fmt.Sprint([]any{a.Model, effortA, "workspace-write", false}) {
+		tb.fail("the fork dialog starts from %v, want the parent's settings", start)
+	}
+	tb.setField(`[data-testid="fork-model"]`, b.Model)
+	tb.setField(`[data-testid="fork-effort"]`, effortB)
+	tb.clickRadio(`[data-testid="fork-settings"]`, "Permissions", "Full access")
+	tb.click("create fork", `[data-testid="fork-dialog-submit"]`)
+	childID := tb.waitActiveOther(parentID)
+	tb.waitJS("the fork's model and effort", fmt.Sprintf(`document.querySelector('[data-testid="session-model"]')?.textContent === %q`, b.Model+" · "+effortB))
+	s := h.settingsOf(ws, childID)
+	if s.Model == nil || *s.Model != b.Model || s.ReasoningEffort == nil || *s.ReasoningEffort != effortB || s.PermissionModeID == nil || *s.PermissionModeID != "full-access" {
+		t.Fatalf("fork's settings = %+v", s)
+	}
+	model.ForgetRequests()
+	h.send(ws, childID, "second")
+	reqs := model.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no model request for the fork's turn")
+	}
+	var sent struct {
+		Model     string
+		Reasoning struct{ Effort string }
+	}
+	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &sent); err != nil || sent.Model != b.Model || sent.Reasoning.Effort != effortB {
+		t.Errorf("the fork's turn asked the model server for model %q effort %q (%v), want %s and %s", sent.Model, sent.Reasoning.Effort, err, b.Model, effortB)
+	}
+	tb.noError()
 }

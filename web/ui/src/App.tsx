@@ -6,6 +6,7 @@
 import { useCallback, useMemo, useRef, useState } from "react";
 import { CodexSignIn } from "./CodexSignIn";
 import { CompareView } from "./Compare";
+import { ForkDialog } from "./ForkDialog";
 import { Composer } from "./Composer";
 import { Conversation } from "./Conversation";
 import { ErrorBanner } from "./ErrorBanner";
@@ -18,6 +19,8 @@ import type { Effect, Shown } from "./state/activity";
 import { actions } from "./state/actions";
 import { useActivity } from "./state/useActivity";
 import { useCodexAccount } from "./state/useCodexAccount";
+import { useModels } from "./state/useModels";
+import { fromSession, startSettings, toInput, type Settings } from "./state/settings";
 import { useComparison } from "./state/useComparison";
 import { useNavigation } from "./state/useNavigation";
 import { useOperations } from "./state/useOperations";
@@ -36,6 +39,12 @@ export function App() {
   const shown = useShownSession(workspaces.current, guarded);
   const comparison = useComparison(workspaces.current, shown.current);
   const [draft, setDraft] = useState("");
+  const models = useModels();
+  // The New session settings the person chose, sent whole (null: none
+  // chosen, the session gets Codex's defaults).
+  const [chosen, setChosen] = useState<Settings | null>(null);
+  const newSettings = chosen ?? startSettings(models);
+  const [forking, setForking] = useState(false);
 
   // What an activity event concerns, read when it arrives.
   const { now: shownNow } = shown;
@@ -111,7 +120,10 @@ export function App() {
           activeId={activeId}
           busy={ops.busy}
           showArchived={list.showArchived}
-          onNew={act.newSession}
+          onNew={() => act.newSession(chosen ? toInput(chosen) : undefined)}
+          models={models}
+          newSettings={newSettings}
+          onNewSettings={setChosen}
           onSelect={(id) => nav.activate(id)}
           onShowArchived={(show) => {
             list.setShowArchived(show);
@@ -142,11 +154,25 @@ export function App() {
                 descendants={descendants}
                 onOpen={(id) => nav.activate(id)}
                 onFork={() => act.fork()}
+                onForkWithSettings={() => setForking(true)}
                 onCompare={(id) => nav.compare(id)}
                 onRename={act.rename}
                 onArchive={act.archive}
                 onDelete={act.remove}
               />
+              {forking && (
+                <ForkDialog
+                  key={head.id}
+                  parent={fromSession(head.settings)}
+                  models={models}
+                  busy={ops.busy}
+                  onClose={() => setForking(false)}
+                  onFork={(settings) => {
+                    setForking(false);
+                    void act.fork(undefined, settings);
+                  }}
+                />
+              )}
               {compareWith && cmp && <CompareView cmp={cmp} onOpen={(id) => nav.activate(id)} onClose={() => nav.compare(undefined)} />}
               {compareWith && !cmp && <p className="placeholder">Comparing…</p>}
               {!compareWith && (

@@ -16,6 +16,7 @@ interface Props {
   descendants: number;
   onOpen: (id: string) => void;
   onFork: () => void;
+  onForkWithSettings: () => void;
   onCompare: (id: string) => void;
   onRename: (title: string) => Promise<boolean>;
   onArchive: (archived: boolean) => void;
@@ -38,6 +39,11 @@ export function SessionHeader(p: Props) {
             <span data-testid="session-status">
               <StatusBadge status={head.status} />
             </span>
+            {(head.settings.model || head.settings.reasoningEffort) && (
+              <Badge color="gray" variant="soft" data-testid="session-model" title="Model and reasoning effort">
+                {[head.settings.model ?? "default model", head.settings.reasoningEffort].filter(Boolean).join(" · ")}
+              </Badge>
+            )}
             {head.archived && (
               <Badge color="gray" variant="outline" data-testid="archived-badge">
                 archived
@@ -59,6 +65,9 @@ export function SessionHeader(p: Props) {
       <div className="session-actions" role="toolbar" aria-label="Session">
         <Button variant="soft" data-testid="fork-conversation" title="Fork the whole conversation into a new session" disabled={p.busy} onClick={p.onFork}>
           Fork conversation
+        </Button>
+        <Button variant="soft" data-testid="fork-with-settings" title="Fork the whole conversation with another model or permissions" disabled={p.busy} onClick={p.onForkWithSettings}>
+          Fork with settings…
         </Button>
         <ComparePicker options={p.sameTree} busy={p.busy} onCompare={p.onCompare} />
         <TidyActions

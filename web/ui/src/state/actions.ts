@@ -12,6 +12,7 @@ import {
   StartSessionDocument,
   UpdateSessionDocument,
   type ApprovalDecision,
+  type ComposerSettingsInput,
   type CreateWorkspaceInput,
 } from "../gql/graphql";
 
@@ -35,10 +36,10 @@ export function actions(d: Deps) {
   const refreshBoth = () => Promise.all([d.refreshSessions(), d.refreshShown()]).then(() => undefined);
 
   return {
-    fork: (lastTurnId?: string) =>
+    fork: (lastTurnId?: string, settings?: ComposerSettingsInput) =>
       act(async () => {
         if (!wsId || !activeId) return;
-        const r = await mutate(ForkSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, requestId: newRequestId(), lastTurnId } });
+        const r = await mutate(ForkSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, requestId: newRequestId(), lastTurnId, settings } });
         d.activate(r.forkSession.session.id);
         await d.refreshSessions();
       }),
@@ -60,10 +61,10 @@ export function actions(d: Deps) {
         await d.refreshShown();
       }),
 
-    newSession: () =>
+    newSession: (settings?: ComposerSettingsInput) =>
       act(async () => {
         if (!wsId) return;
-        const r = await mutate(StartSessionDocument, { input: { workspaceId: wsId } });
+        const r = await mutate(StartSessionDocument, { input: { workspaceId: wsId, settings } });
         d.activate(r.startSession.id);
         await d.refreshSessions();
       }),
