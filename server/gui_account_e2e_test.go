@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -242,5 +243,58 @@ func TestGUISessionSettings(t *testing.T) {
 	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &sent); err != nil || sent.Model != b.Model || sent.Reasoning.Effort != effortB {
 		t.Errorf("the fork's turn asked the model server for model %q effort %q (%v), want %s and %s", sent.Model, sent.Reasoning.Effort, err, b.Model, effortB)
 	}
+	tb.noError()
+}
+
+// TestGUITurnHealthAndSteer: a model request Codex retries shows its
+// message inside the running turn; Steer (beside Stop while the turn runs)
+// adds the typed text to the running turn, which keeps running until
+// Stop.
+func TestGUITurnHealthAndSteer(t *testing.T) {
+	const key, slow, steer = "sk-tuttid-gui-KEY-steer", "slow work please", "also mind the tests"
+	model := codextest.StartModelServer(t)
+	model.SetAPIKey(key)
+	model.SetReply(func(r codextest.Request) codextest.Reply {
+		if slices.Contains(r.UserTexts(), slow) {
+			return codextest.Reply{Chunks: []string{"working on it", " and done"}, Delay: time.Minute}
+		}
+		return codextest.DefaultReply(r)
+	})
+	home := codextest.NewOpenAICodexHome(t, model.URL())
+	h, _ := startLoggedServer(t, model, home)
+	h.must(`mutation($in: StartCodexLoginInput!) { startCodexLogin(input: $in) { loginId } }`,
+		map[string]any{"in": map[string]any{"method": "API_KEY", "apiKey": key}}, nil)
+	ws := h.createWorkspace("gui-health")
+	sid := h.startSession(ws, "health").ID
+
+	browser := startBrowser(t)
+	tb := openTab(t, browser, guiServer(t, h))
+	tb.open(ws, sid)
+	model.FailNext(6, 500, "")
+	tb.run("type and send",
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), slow),
+		chromedp.Click(chromedp.CSS(`[data-testid="send"]`)),
+	)
+	running := activeSel(sid) + ` [data-testid="turn"][data-status="IN_PROGRESS"]`
+	tb.run("wait for the running turn", chromedp.WaitVisible(chromedp.CSS(running)))
+	tb.waitJS("the retry message on the running turn", fmt.Sprintf(`(document.querySelector(%q)?.textContent ?? "").length > "Codex is retrying: ".length`,
+		running+` [data-testid="turn-retrying"]`))
+	tb.run("the first words", chromedp.WaitVisible(chromedp.CSS(running+` [data-testid="message"][data-role="assistant"]`)))
+
+	var buttons []string
+	tb.eval(`[...document.querySelectorAll('[data-testid="composer"] button')].filter((b) => !b.hidden).map((b) => b.textContent.trim())`, &buttons)
+	if !slices.Equal(buttons, []string{"Steer", "Stop"}) {
+		tb.fail("composer buttons while running = %q, want Steer beside Stop", buttons)
+	}
+	tb.run("type the steer", chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), steer))
+	tb.clickButton("Steer")
+	tb.waitJS("the steered text in the running turn", fmt.Sprintf(
+		`[...document.querySelectorAll(%q)].some((m) => m.textContent.includes(%q))`, running+` [data-testid="message"][data-role="user"]`, steer))
+	tb.waitJS("the composer cleared", `document.querySelector('[data-testid="composer-input"]').value === ""`)
+	tb.noError()
+
+	tb.clickButton("Stop")
+	tb.run("the turn interrupted", chromedp.WaitVisible(chromedp.CSS(activeSel(sid)+` [data-testid="turn"][data-status="INTERRUPTED"]`)))
+	tb.waitJS("no retry message on the ended turn", `!document.querySelector('[data-testid="turn-retrying"]')`)
 	tb.noError()
 }

@@ -183,6 +183,7 @@ export function App() {
                     turns={shown.turns}
                     messages={shown.messages}
                     streams={activity.streams}
+                    retries={activity.retries}
                     hasEarlier={shown.hasEarlier}
                     loadingEarlier={shown.loadingEarlier}
                     onLoadEarlier={shown.loadEarlier}
@@ -202,6 +203,7 @@ export function App() {
                     running={!!shown.running}
                     onSend={() => act.send(draft)}
                     onStop={act.stop}
+                    onSteer={() => act.steer(draft)}
                   />
                 </>
               )}

@@ -10,6 +10,7 @@ import {
   RespondToApprovalDocument,
   SendMessageDocument,
   StartSessionDocument,
+  SteerTurnDocument,
   UpdateSessionDocument,
   type ApprovalDecision,
   type ComposerSettingsInput,
@@ -49,6 +50,18 @@ export function actions(d: Deps) {
       void act(async () => {
         await mutate(SendMessageDocument, { input: { workspaceId: wsId, agentSessionId: activeId, text } });
         // The typed text is cleared only once the server took it.
+        d.clearDraft(text);
+        await d.refreshShown();
+      });
+    },
+
+    // steer adds the draft to the running turn (steerTurn) without
+    // stopping it.
+    steer: (text: string) => {
+      if (!text.trim() || !wsId || !activeId || !d.runningTurnId) return;
+      const turnId = d.runningTurnId;
+      void act(async () => {
+        await mutate(SteerTurnDocument, { input: { workspaceId: wsId, agentSessionId: activeId, turnId, text } });
         d.clearDraft(text);
         await d.refreshShown();
       });

@@ -9,6 +9,7 @@ const ev = (kind: ActivityKind, agentSessionId: string, more: Partial<ActivityFi
   messageId: null,
   delta: null,
   error: null,
+  turn: null,
   session: null,
   account: null,
   ...more,
@@ -24,7 +25,7 @@ const showingA: Shown = {
 const comparingAWithB: Shown = { ...showingA, compareWith: "b" };
 const nothingShown: Shown = { head: null, messages: [] };
 
-const live: LiveState = { conn: "live", streams: new Map() };
+const live: LiveState = { conn: "live", streams: new Map(), retries: new Map() };
 
 describe("reduceActivity: events", () => {
   const cases: [string, ActivityFieldsFragment, Shown, Effect[]][] = [
@@ -113,7 +114,7 @@ describe("reduceActivity: the connection", () => {
   ];
   for (const [name, from, input, to, effects] of cases) {
     it(name, () => {
-      const step = reduceActivity({ conn: from, streams: new Map() }, { type: "connection", ...input });
+      const step = reduceActivity({ conn: from, streams: new Map(), retries: new Map() }, { type: "connection", ...input });
       expect(step.state.conn).toBe(to);
       expect(step.effects).toEqual(effects);
     });
@@ -195,5 +196,24 @@ describe("reduceActivity: ACCOUNT_UPDATED", () => {
     const step = reduceActivity(live, { type: "event", event: ev("ACCOUNT_UPDATED", "", { account: a, error: "denied" }), shown: showingA });
     expect(step.effects).toEqual([{ account: a, error: "denied" }]);
     expect(step.state).toBe(live);
+  });
+});
+
+describe("reduceActivity: TURN_RETRYING", () => {
+  const retrying = ev("TURN_RETRYING", "a", { turn: { id: "t9" }, error: "Reconnecting... 2/5" });
+  it("keeps the shown session's retry message by turn, and reloads nothing", () => {
+    const step = reduceActivity(live, { type: "event", event: retrying, shown: showingA });
+    expect(step.state.retries.get("t9")).toBe("Reconnecting... 2/5");
+    expect(step.effects).toEqual([]);
+  });
+  it("ignores another session's retries", () => {
+    expect(reduceActivity(live, { type: "event", event: ev("TURN_RETRYING", "x", { turn: { id: "t9" }, error: "e" }), shown: showingA }).state).toBe(live);
+  });
+  it("drops the message when the turn ends, and when another session is shown", () => {
+    const s = reduceActivity(live, { type: "event", event: retrying, shown: showingA }).state;
+    const done = reduceActivity(s, { type: "event", event: ev("TURN_COMPLETED", "a", { turn: { id: "t9" } }), shown: showingA });
+    expect(done.state.retries.size).toBe(0);
+    expect(done.effects).toEqual(["active", "sessions"]);
+    expect(reduceActivity(s, { type: "show" }).state.retries.size).toBe(0);
   });
 });

@@ -12,9 +12,12 @@ export interface LiveState {
   // The text streamed so far (MESSAGE_DELTA) by message id, for the shown
   // session only: another session shown starts empty.
   streams: ReadonlyMap<string, string>;
+  // Why Codex retries a running turn of the shown session (TURN_RETRYING's
+  // message), by turn id, until the turn ends.
+  retries: ReadonlyMap<string, string>;
 }
 
-export const idle: LiveState = { conn: "idle", streams: new Map() };
+export const idle: LiveState = { conn: "idle", streams: new Map(), retries: new Map() };
 
 // Shown is what the page shows when an event arrives: which events concern
 // it.
@@ -69,7 +72,7 @@ export function reduceActivity(state: LiveState, input: ActivityInput): Step {
     case "unsubscribe":
       return { state: withConn(state, "idle"), effects: [] };
     case "show":
-      return { state: state.streams.size === 0 ? state : { ...state, streams: new Map() }, effects: [] };
+      return { state: state.streams.size === 0 && state.retries.size === 0 ? state : { ...state, streams: new Map(), retries: new Map() }, effects: [] };
     case "connection": {
       const effects: Effect[] = input.state === "closed" && input.code === closeForbidden ? ["signIn"] : [];
       // "live" comes with the SUBSCRIBED event, once the subscription is
@@ -95,6 +98,11 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
     case "ACCOUNT_UPDATED":
       // Of no session (agentSessionId is empty): only the sign-in state.
       return { state, effects: [{ account: ev.account ?? null, error: ev.error ?? null }] };
+    case "TURN_RETRYING": {
+      if (!mine || !ev.turn) return { state, effects: [] };
+      const retries = new Map(state.retries).set(ev.turn.id, ev.error || "Codex is retrying the model request");
+      return { state: { ...state, retries }, effects: [] };
+    }
     case "MESSAGE_DELTA": {
       if (!mine || !ev.messageId || !ev.delta) return { state, effects: [] };
       // By item: its view shows the stream where it belongs (an agent
@@ -113,6 +121,11 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
       return { state, effects: related(shown, ev.agentSessionId) ? [list, "active"] : [list] };
     }
     default: {
+      if (ev.kind === "TURN_COMPLETED" && ev.turn && state.retries.has(ev.turn.id)) {
+        const retries = new Map(state.retries);
+        retries.delete(ev.turn.id);
+        state = { ...state, retries };
+      }
       const effects: Effect[] = [];
       if (mine) effects.push("active");
       if (shown.compareWith && (mine || ev.agentSessionId === shown.compareWith)) effects.push("compare");
