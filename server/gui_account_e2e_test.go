@@ -166,7 +166,8 @@ func (h *harness) settingsOf(ws, id string) settingsView {
 // TestGUISessionSettings: New session on a chosen model and effort (the
 // header shows both); the fork dialog starts from the parent's settings;
 // a fork made there with another model, effort and Full access has them,
-// and its next turn reaches the model server with that model and effort.
+// and its next turn reaches the model server with that model and effort;
+// then the header's Context meter and the top bar's Usage meter show.
 func TestGUISessionSettings(t *testing.T) {
 	const key = "sk-tuttid-gui-KEY-settings"
 	model := codextest.StartModelServer(t)
@@ -231,6 +232,8 @@ func TestGUISessionSettings(t *testing.T) {
 		t.Fatalf("fork's settings = %+v", s)
 	}
 	model.ForgetRequests()
+	resets := time.Now().Add(2 * time.Hour).Truncate(time.Second).UTC()
+	model.SetRateLimits(&codextest.RateLimitHeaders{PrimaryUsedPercent: 42, PrimaryWindowMinutes: 300, PrimaryResetsAt: resets})
 	h.send(ws, childID, "second")
 	reqs := model.Requests()
 	if len(reqs) == 0 {
@@ -242,6 +245,22 @@ func TestGUISessionSettings(t *testing.T) {
 	}
 	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &sent); err != nil || sent.Model != b.Model || sent.Reasoning.Effort != effortB {
 		t.Errorf("the fork's turn asked the model server for model %q effort %q (%v), want %s and %s", sent.Model, sent.Reasoning.Effort, err, b.Model, effortB)
+	}
+
+	// The meters: the fork's context use in its header, the account's
+	// usage (with its reset time) in the top bar.
+	tb.waitJS("the Context meter", `(() => {
+	  const m = document.querySelector('[data-testid="active-session"] [role="meter"][aria-label="Context"]');
+	  return !!m && Number(m.getAttribute("aria-valuenow")) >= 0 && m.getAttribute("aria-valuetext").includes("tokens");
+	})()`)
+	tb.waitJS("the Usage meter", `(() => {
+	  const m = document.querySelector('.topbar [role="meter"][aria-label="Usage"]');
+	  return !!m && m.getAttribute("aria-valuenow") === "42" && m.getAttribute("aria-valuetext").includes("resets");
+	})()`)
+	for _, name := range []string{"Context", "Usage"} {
+		if names := tb.axNames("meter"); !slices.Contains(names, name) {
+			tb.fail("meters = %q, want one named %s", names, name)
+		}
 	}
 	tb.noError()
 }

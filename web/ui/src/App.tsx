@@ -20,6 +20,7 @@ import { actions } from "./state/actions";
 import { useActivity } from "./state/useActivity";
 import { useCodexAccount } from "./state/useCodexAccount";
 import { useModels } from "./state/useModels";
+import { useRateLimits } from "./state/useRateLimits";
 import { fromSession, startSettings, toInput, type Settings } from "./state/settings";
 import { useComparison } from "./state/useComparison";
 import { useNavigation } from "./state/useNavigation";
@@ -40,6 +41,7 @@ export function App() {
   const comparison = useComparison(workspaces.current, shown.current);
   const [draft, setDraft] = useState("");
   const models = useModels();
+  const rate = useRateLimits();
   // The New session settings the person chose, sent whole (null: none
   // chosen, the session gets Codex's defaults).
   const [chosen, setChosen] = useState<Settings | null>(null);
@@ -53,7 +55,10 @@ export function App() {
 
   const apply = (e: Effect) => {
     if (typeof e !== "string") {
-      if (!("patch" in e)) return account.dispatch({ type: "updated", account: e.account, error: e.error });
+      if (!("patch" in e)) {
+        rate.reload();
+        return account.dispatch({ type: "updated", account: e.account, error: e.error });
+      }
       if (!list.patch(e.patch)) void guarded(list.refresh);
       return;
     }
@@ -68,6 +73,8 @@ export function App() {
         return nav.activate(undefined, false);
       case "signIn":
         return ops.needSignIn();
+      case "usage":
+        return rate.reload();
     }
   };
   const activity = useActivity(workspaces.wsId, now, apply, fail);
@@ -108,6 +115,7 @@ export function App() {
     <div className="app">
       <TopBar workspaces={workspaces.workspaces} wsId={wsId} conn={activity.conn} busy={ops.busy} onPick={(ws) => nav.selectWorkspace(ws)} onCreate={act.createWorkspace}
         account={account.account}
+        rateLimits={rate.limits}
         onCodexSignIn={() => account.dispatch({ type: "open" })}
         onCodexSignOut={() => void account.signOut()}
       />

@@ -5,6 +5,8 @@ import { Badge, Button, Flex, Heading } from "@radix-ui/themes";
 import { useState } from "react";
 import { ComparePicker } from "./Compare";
 import type { SessionHeadFragment, SessionSummaryFragment } from "./gql/graphql";
+import { Meter } from "./Meter";
+import { contextMeter } from "./state/meters";
 import { StatusBadge } from "./Status";
 import { RenameForm, TidyActions } from "./Tidy";
 
@@ -26,6 +28,7 @@ interface Props {
 export function SessionHeader(p: Props) {
   const { head } = p;
   const [renaming, setRenaming] = useState(false);
+  const context = contextMeter(head.tokenUsage);
   return (
     <header className="session-head">
       <div className="session-titles">
@@ -44,6 +47,7 @@ export function SessionHeader(p: Props) {
                 {[head.settings.model ?? "default model", head.settings.reasoningEffort].filter(Boolean).join(" · ")}
               </Badge>
             )}
+            {context && <Meter name="Context" view={context} testId="context-meter" />}
             {head.archived && (
               <Badge color="gray" variant="outline" data-testid="archived-badge">
                 archived

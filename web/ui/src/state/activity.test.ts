@@ -217,3 +217,10 @@ describe("reduceActivity: TURN_RETRYING", () => {
     expect(reduceActivity(s, { type: "show" }).state.retries.size).toBe(0);
   });
 });
+
+describe("reduceActivity: TOKEN_USAGE_UPDATED", () => {
+  it("reloads the shown session (its Context meter) and the rate limits", () => {
+    expect(reduceActivity(live, { type: "event", event: ev("TOKEN_USAGE_UPDATED", "a"), shown: showingA }).effects).toEqual(["active", "usage"]);
+    expect(reduceActivity(live, { type: "event", event: ev("TOKEN_USAGE_UPDATED", "x"), shown: showingA }).effects).toEqual(["usage"]);
+  });
+});

@@ -36,7 +36,8 @@ export interface Shown {
 // page reloads the list when it cannot, e.g. the session is not listed).
 // ACCOUNT_UPDATED hands Codex's account (and why a login failed) to the
 // sign-in state.
-export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | Patch | AccountUpdate;
+// "usage" asks for the rate limits again (a turn reported its usage).
+export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | "usage" | Patch | AccountUpdate;
 
 export interface Patch {
   patch: SessionSummaryFragment;
@@ -130,6 +131,7 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
       if (mine) effects.push("active");
       if (shown.compareWith && (mine || ev.agentSessionId === shown.compareWith)) effects.push("compare");
       if (ev.kind === "TURN_STARTED" || ev.kind === "TURN_COMPLETED") effects.push("sessions");
+      if (ev.kind === "TOKEN_USAGE_UPDATED") effects.push("usage");
       return { state, effects };
     }
   }
