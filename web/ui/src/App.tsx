@@ -4,7 +4,9 @@
 // keeps it current (useActivity, whose events reduceActivity maps to
 // reloads).
 import { useCallback, useMemo, useRef, useState } from "react";
+import { CodexSignIn } from "./CodexSignIn";
 import { CompareView } from "./Compare";
+import { ForkDialog } from "./ForkDialog";
 import { Composer } from "./Composer";
 import { Conversation } from "./Conversation";
 import { ErrorBanner } from "./ErrorBanner";
@@ -16,6 +18,10 @@ import type { ApprovalDecision } from "./gql/graphql";
 import type { Effect, Shown } from "./state/activity";
 import { actions } from "./state/actions";
 import { useActivity } from "./state/useActivity";
+import { useCodexAccount } from "./state/useCodexAccount";
+import { useModels } from "./state/useModels";
+import { useRateLimits } from "./state/useRateLimits";
+import { fromSession, startSettings, toInput, type Settings } from "./state/settings";
 import { useComparison } from "./state/useComparison";
 import { useNavigation } from "./state/useNavigation";
 import { useOperations } from "./state/useOperations";
@@ -27,11 +33,20 @@ import { TopBar } from "./TopBar";
 export function App() {
   const ops = useOperations();
   const { guarded, fail } = ops;
+  const account = useCodexAccount(fail);
+  ops.notSignedIn.current = (message) => account.dispatch({ type: "notSignedIn", message });
   const workspaces = useWorkspaces();
   const list = useSessionList(workspaces.current);
   const shown = useShownSession(workspaces.current, guarded);
   const comparison = useComparison(workspaces.current, shown.current);
   const [draft, setDraft] = useState("");
+  const models = useModels();
+  const rate = useRateLimits();
+  // The New session settings the person chose, sent whole (null: none
+  // chosen, the session gets Codex's defaults).
+  const [chosen, setChosen] = useState<Settings | null>(null);
+  const newSettings = chosen ?? startSettings(models);
+  const [forking, setForking] = useState(false);
 
   // What an activity event concerns, read when it arrives.
   const { now: shownNow } = shown;
@@ -40,6 +55,10 @@ export function App() {
 
   const apply = (e: Effect) => {
     if (typeof e !== "string") {
+      if (!("patch" in e)) {
+        rate.reload();
+        return account.dispatch({ type: "updated", account: e.account, error: e.error });
+      }
       if (!list.patch(e.patch)) void guarded(list.refresh);
       return;
     }
@@ -54,6 +73,8 @@ export function App() {
         return nav.activate(undefined, false);
       case "signIn":
         return ops.needSignIn();
+      case "usage":
+        return rate.reload();
     }
   };
   const activity = useActivity(workspaces.wsId, now, apply, fail);
@@ -92,7 +113,13 @@ export function App() {
 
   return (
     <div className="app">
-      <TopBar workspaces={workspaces.workspaces} wsId={wsId} conn={activity.conn} busy={ops.busy} onPick={(ws) => nav.selectWorkspace(ws)} onCreate={act.createWorkspace} />
+      <TopBar workspaces={workspaces.workspaces} wsId={wsId} conn={activity.conn} busy={ops.busy} onPick={(ws) => nav.selectWorkspace(ws)} onCreate={act.createWorkspace}
+        account={account.account}
+        rateLimits={rate.limits}
+        onCodexSignIn={() => account.dispatch({ type: "open" })}
+        onCodexSignOut={() => void account.signOut()}
+      />
+      <CodexSignIn acc={account} />
       <ErrorBanner error={ops.error} onDismiss={ops.dismiss} />
       <div className="layout">
         <Sidebar
@@ -101,7 +128,10 @@ export function App() {
           activeId={activeId}
           busy={ops.busy}
           showArchived={list.showArchived}
-          onNew={act.newSession}
+          onNew={() => act.newSession(chosen ? toInput(chosen) : undefined)}
+          models={models}
+          newSettings={newSettings}
+          onNewSettings={setChosen}
           onSelect={(id) => nav.activate(id)}
           onShowArchived={(show) => {
             list.setShowArchived(show);
@@ -132,11 +162,25 @@ export function App() {
                 descendants={descendants}
                 onOpen={(id) => nav.activate(id)}
                 onFork={() => act.fork()}
+                onForkWithSettings={() => setForking(true)}
                 onCompare={(id) => nav.compare(id)}
                 onRename={act.rename}
                 onArchive={act.archive}
                 onDelete={act.remove}
               />
+              {forking && (
+                <ForkDialog
+                  key={head.id}
+                  parent={fromSession(head.settings)}
+                  models={models}
+                  busy={ops.busy}
+                  onClose={() => setForking(false)}
+                  onFork={(settings) => {
+                    setForking(false);
+                    void act.fork(undefined, settings);
+                  }}
+                />
+              )}
               {compareWith && cmp && <CompareView cmp={cmp} onOpen={(id) => nav.activate(id)} onClose={() => nav.compare(undefined)} />}
               {compareWith && !cmp && <p className="placeholder">Comparing…</p>}
               {!compareWith && (
@@ -147,6 +191,7 @@ export function App() {
                     turns={shown.turns}
                     messages={shown.messages}
                     streams={activity.streams}
+                    retries={activity.retries}
                     hasEarlier={shown.hasEarlier}
                     loadingEarlier={shown.loadingEarlier}
                     onLoadEarlier={shown.loadEarlier}
@@ -166,6 +211,7 @@ export function App() {
                     running={!!shown.running}
                     onSend={() => act.send(draft)}
                     onStop={act.stop}
+                    onSteer={() => act.steer(draft)}
                   />
                 </>
               )}

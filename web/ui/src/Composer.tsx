@@ -1,5 +1,5 @@
-// The composer: the message to send (Ctrl+Enter sends it), and Stop while
-// a turn runs. The draft is the page's, so it outlives the session shown.
+// The composer: the message to send (Ctrl+Enter sends it), and Steer
+// (the text goes to the running turn) beside Stop while a turn runs. The draft is the page's, so it outlives the session shown.
 import { Button, TextArea } from "@radix-ui/themes";
 
 interface Props {
@@ -12,6 +12,7 @@ interface Props {
   running: boolean;
   onSend: () => void;
   onStop: () => void;
+  onSteer: () => void;
 }
 
 export function Composer(p: Props) {
@@ -21,7 +22,8 @@ export function Composer(p: Props) {
       data-testid="composer"
       onSubmit={(e) => {
         e.preventDefault();
-        p.onSend();
+        if (p.running) p.onSteer();
+        else p.onSend();
       }}
     >
       <TextArea
@@ -39,8 +41,11 @@ export function Composer(p: Props) {
         }}
       />
       <div className="composer-buttons">
-        <Button type="submit" data-testid="send" disabled={p.busy || p.working}>
+        <Button type="submit" data-testid="send" hidden={p.running} disabled={p.busy || p.working}>
           Send
+        </Button>
+        <Button type="submit" data-testid="steer" hidden={!p.running} disabled={p.busy || !p.draft.trim()} title="Add this to the running turn without stopping it">
+          Steer
         </Button>
         <Button type="button" color="red" variant="soft" data-testid="interrupt" hidden={!p.running} disabled={p.busy} onClick={p.onStop}>
           Stop

@@ -16,6 +16,8 @@ interface Props {
   turns: TurnFieldsFragment[];
   messages: MessageFieldsFragment[];
   streams: ReadonlyMap<string, string>;
+  // Why Codex retries a running turn, by turn id (TURN_RETRYING).
+  retries: ReadonlyMap<string, string>;
   hasEarlier: boolean;
   loadingEarlier: boolean;
   onLoadEarlier: () => void;
@@ -64,7 +66,7 @@ export const Conversation = memo(function Conversation(p: Props) {
     prevFirst.current = firstId;
     // Only when what it shows changed: reading scrollHeight lays the whole
     // page out.
-  }, [p.turns, p.messages, p.streams, p.approvals, p.inherited, p.marks, p.hasEarlier, p.loadingEarlier]);
+  }, [p.turns, p.messages, p.streams, p.retries, p.approvals, p.inherited, p.marks, p.hasEarlier, p.loadingEarlier]);
 
   useEffect(() => {
     const top = topRef.current;
@@ -142,9 +144,15 @@ export const Conversation = memo(function Conversation(p: Props) {
                 .map((a) => (
                   <ApprovalPrompt key={a.id} a={a} busy={p.busy} onDecide={p.onDecide} />
                 ))}
+              {t.status === "IN_PROGRESS" && p.retries.get(t.id) && (
+                <div className="turn-retrying" role="status" data-testid="turn-retrying">
+                  Codex is retrying: {p.retries.get(t.id)}
+                </div>
+              )}
               {t.error && (
-                <div className="turn-error" role="note">
+                <div className="turn-error" role="note" data-testid="turn-error" data-error-code={t.errorCode ?? undefined}>
                   {t.error}
+                  {t.errorCode && <code className="code"> ({t.errorCode})</code>}
                 </div>
               )}
               {marks.length > 0 && (

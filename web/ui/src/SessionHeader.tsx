@@ -5,6 +5,8 @@ import { Badge, Button, Flex, Heading } from "@radix-ui/themes";
 import { useState } from "react";
 import { ComparePicker } from "./Compare";
 import type { SessionHeadFragment, SessionSummaryFragment } from "./gql/graphql";
+import { Meter } from "./Meter";
+import { contextMeter } from "./state/meters";
 import { StatusBadge } from "./Status";
 import { RenameForm, TidyActions } from "./Tidy";
 
@@ -16,6 +18,7 @@ interface Props {
   descendants: number;
   onOpen: (id: string) => void;
   onFork: () => void;
+  onForkWithSettings: () => void;
   onCompare: (id: string) => void;
   onRename: (title: string) => Promise<boolean>;
   onArchive: (archived: boolean) => void;
@@ -25,6 +28,7 @@ interface Props {
 export function SessionHeader(p: Props) {
   const { head } = p;
   const [renaming, setRenaming] = useState(false);
+  const context = contextMeter(head.tokenUsage);
   return (
     <header className="session-head">
       <div className="session-titles">
@@ -38,6 +42,12 @@ export function SessionHeader(p: Props) {
             <span data-testid="session-status">
               <StatusBadge status={head.status} />
             </span>
+            {(head.settings.model || head.settings.reasoningEffort) && (
+              <Badge color="gray" variant="soft" data-testid="session-model" title="Model and reasoning effort">
+                {[head.settings.model ?? "default model", head.settings.reasoningEffort].filter(Boolean).join(" · ")}
+              </Badge>
+            )}
+            {context && <Meter name="Context" view={context} testId="context-meter" />}
             {head.archived && (
               <Badge color="gray" variant="outline" data-testid="archived-badge">
                 archived
@@ -59,6 +69,9 @@ export function SessionHeader(p: Props) {
       <div className="session-actions" role="toolbar" aria-label="Session">
         <Button variant="soft" data-testid="fork-conversation" title="Fork the whole conversation into a new session" disabled={p.busy} onClick={p.onFork}>
           Fork conversation
+        </Button>
+        <Button variant="soft" data-testid="fork-with-settings" title="Fork the whole conversation with another model or permissions" disabled={p.busy} onClick={p.onForkWithSettings}>
+          Fork with settings…
         </Button>
         <ComparePicker options={p.sameTree} busy={p.busy} onCompare={p.onCompare} />
         <TidyActions

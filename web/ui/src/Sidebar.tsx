@@ -1,7 +1,9 @@
 // The sidebar: a new session, the workspace's fork tree, and whether it
 // lists archived sessions.
 import { Button, Flex, Text } from "@radix-ui/themes";
-import type { SessionSummaryFragment } from "./gql/graphql";
+import type { CodexModelFieldsFragment, SessionSummaryFragment } from "./gql/graphql";
+import { SettingsFields } from "./SettingsFields";
+import type { Settings } from "./state/settings";
 import { ForkTree } from "./Tree";
 
 interface Props {
@@ -13,6 +15,10 @@ interface Props {
   onNew: () => void;
   onSelect: (id: string) => void;
   onShowArchived: (show: boolean) => void;
+  // The settings of the next New session.
+  models: readonly CodexModelFieldsFragment[];
+  newSettings: Settings;
+  onNewSettings: (s: Settings) => void;
 }
 
 export function Sidebar(p: Props) {
@@ -21,6 +27,10 @@ export function Sidebar(p: Props) {
       <Button data-testid="new-session" disabled={!p.wsId || p.busy} onClick={p.onNew}>
         New session
       </Button>
+      <details className="new-settings" data-testid="new-session-settings">
+        <summary>New session settings</summary>
+        <SettingsFields idPrefix="new" models={p.models} value={p.newSettings} onChange={p.onNewSettings} />
+      </details>
       <ForkTree sessions={p.sessions} selected={p.activeId} onSelect={p.onSelect} />
       <Text as="label" size="1" className="muted show-archived">
         <Flex gap="1" align="center">

@@ -1,8 +1,11 @@
 // The top bar: the workspace picker, the form for a new workspace, and the
-// live-updates indicator.
+// live-updates indicator; Codex's account with `Sign out` (or `Sign in`).
 import { Button, Text } from "@radix-ui/themes";
+import { Meter } from "./Meter";
+import { accountLabel, type Account } from "./state/account";
+import { usageMeter } from "./state/meters";
 import type { Conn } from "./state/activity";
-import type { WorkspaceFieldsFragment } from "./gql/graphql";
+import type { RateLimitsFieldsFragment, WorkspaceFieldsFragment } from "./gql/graphql";
 
 interface Props {
   workspaces: WorkspaceFieldsFragment[] | null;
@@ -12,9 +15,14 @@ interface Props {
   onPick: (ws: string) => void;
   // onCreate makes the workspace; created runs once the server took it.
   onCreate: (input: { name: string; rootPath: string }, created: () => void) => void;
+  account: Account | null;
+  rateLimits: RateLimitsFieldsFragment | null;
+  onCodexSignIn: () => void;
+  onCodexSignOut: () => void;
 }
 
-export function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate }: Props) {
+export function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate, account, rateLimits, onCodexSignIn, onCodexSignOut }: Props) {
+  const usage = usageMeter(rateLimits);
   const noWorkspaces = workspaces !== null && workspaces.length === 0;
   return (
     <header className="topbar">
@@ -56,6 +64,24 @@ export function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate }: Props
         </form>
       </details>
       <span className="spacer" />
+      {usage && <Meter name="Usage" view={usage} testId="usage-meter" />}
+      {account && (account.requiresOpenaiAuth || account.authMode) && (
+        <span className="codex-account" data-testid="codex-account" data-signed-in={account.signedIn}>
+          <Text size="2" title="Codex's account">
+            {accountLabel(account)}
+          </Text>
+          {account.signedIn && account.authMode && (
+            <Button size="1" variant="soft" color="gray" onClick={onCodexSignOut}>
+              Sign out
+            </Button>
+          )}
+          {!account.signedIn && (
+            <Button size="1" variant="soft" onClick={onCodexSignIn}>
+              Sign in
+            </Button>
+          )}
+        </span>
+      )}
       <span className="conn" data-testid="connection" data-state={conn} title="Live updates">
         {conn === "live" ? "live" : conn === "idle" ? "offline" : conn === "closed" ? "offline" : `${conn}…`}
       </span>

@@ -10,8 +10,10 @@ import {
   RespondToApprovalDocument,
   SendMessageDocument,
   StartSessionDocument,
+  SteerTurnDocument,
   UpdateSessionDocument,
   type ApprovalDecision,
+  type ComposerSettingsInput,
   type CreateWorkspaceInput,
 } from "../gql/graphql";
 
@@ -35,10 +37,10 @@ export function actions(d: Deps) {
   const refreshBoth = () => Promise.all([d.refreshSessions(), d.refreshShown()]).then(() => undefined);
 
   return {
-    fork: (lastTurnId?: string) =>
+    fork: (lastTurnId?: string, settings?: ComposerSettingsInput) =>
       act(async () => {
         if (!wsId || !activeId) return;
-        const r = await mutate(ForkSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, requestId: newRequestId(), lastTurnId } });
+        const r = await mutate(ForkSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, requestId: newRequestId(), lastTurnId, settings } });
         d.activate(r.forkSession.session.id);
         await d.refreshSessions();
       }),
@@ -53,6 +55,18 @@ export function actions(d: Deps) {
       });
     },
 
+    // steer adds the draft to the running turn (steerTurn) without
+    // stopping it.
+    steer: (text: string) => {
+      if (!text.trim() || !wsId || !activeId || !d.runningTurnId) return;
+      const turnId = d.runningTurnId;
+      void act(async () => {
+        await mutate(SteerTurnDocument, { input: { workspaceId: wsId, agentSessionId: activeId, turnId, text } });
+        d.clearDraft(text);
+        await d.refreshShown();
+      });
+    },
+
     stop: () =>
       act(async () => {
         if (!wsId || !activeId || !d.runningTurnId) return;
@@ -60,10 +74,10 @@ export function actions(d: Deps) {
         await d.refreshShown();
       }),
 
-    newSession: () =>
+    newSession: (settings?: ComposerSettingsInput) =>
       act(async () => {
         if (!wsId) return;
-        const r = await mutate(StartSessionDocument, { input: { workspaceId: wsId } });
+        const r = await mutate(StartSessionDocument, { input: { workspaceId: wsId, settings } });
         d.activate(r.startSession.id);
         await d.refreshSessions();
       }),

@@ -8,7 +8,10 @@ const ev = (kind: ActivityKind, agentSessionId: string, more: Partial<ActivityFi
   agentSessionId,
   messageId: null,
   delta: null,
+  error: null,
+  turn: null,
   session: null,
+  account: null,
   ...more,
 });
 
@@ -22,7 +25,7 @@ const showingA: Shown = {
 const comparingAWithB: Shown = { ...showingA, compareWith: "b" };
 const nothingShown: Shown = { head: null, messages: [] };
 
-const live: LiveState = { conn: "live", streams: new Map() };
+const live: LiveState = { conn: "live", streams: new Map(), retries: new Map() };
 
 describe("reduceActivity: events", () => {
   const cases: [string, ActivityFieldsFragment, Shown, Effect[]][] = [
@@ -111,7 +114,7 @@ describe("reduceActivity: the connection", () => {
   ];
   for (const [name, from, input, to, effects] of cases) {
     it(name, () => {
-      const step = reduceActivity({ conn: from, streams: new Map() }, { type: "connection", ...input });
+      const step = reduceActivity({ conn: from, streams: new Map(), retries: new Map() }, { type: "connection", ...input });
       expect(step.state.conn).toBe(to);
       expect(step.effects).toEqual(effects);
     });
@@ -162,7 +165,7 @@ describe("reduceBatch", () => {
 
   it("keeps the last patch of a session, where its first was", () => {
     const step = reduceBatch(live, [event(renamed("x", "one")), event(renamed("y", "y")), event(renamed("x", "two")), event(ev("SESSION_CREATED", "z"))]);
-    expect(step.effects.map((e) => (typeof e === "string" ? e : `${e.patch.id}=${e.patch.displayTitle}`))).toEqual(["x=two", "y=y", "sessions"]);
+    expect(step.effects.map((e) => (typeof e === "string" ? e : "patch" in e ? `${e.patch.id}=${e.patch.displayTitle}` : "account"))).toEqual(["x=two", "y=y", "sessions"]);
   });
 
   it("runs the inputs in order: the state after the last", () => {
@@ -175,5 +178,49 @@ describe("reduceBatch", () => {
 
   it("leaves the state as it was when nothing changes", () => {
     expect(reduceBatch(live, [event(ev("MESSAGE_ADDED", "x"))]).state).toBe(live);
+  });
+
+  it("hands every ACCOUNT_UPDATED to the sign-in state, in order", () => {
+    const a = { signedIn: true, requiresOpenaiAuth: true, authMode: "apiKey", email: null, planType: null };
+    const step = reduceBatch(live, [event(ev("ACCOUNT_UPDATED", "", { account: { ...a, signedIn: false } })), event(ev("ACCOUNT_UPDATED", "", { account: a }))]);
+    expect(step.effects).toEqual([
+      { account: { ...a, signedIn: false }, error: null },
+      { account: a, error: null },
+    ]);
+  });
+});
+
+describe("reduceActivity: ACCOUNT_UPDATED", () => {
+  it("carries the account and a failed login's reason, and reloads nothing", () => {
+    const a = { signedIn: false, requiresOpenaiAuth: true, authMode: null, email: null, planType: null };
+    const step = reduceActivity(live, { type: "event", event: ev("ACCOUNT_UPDATED", "", { account: a, error: "denied" }), shown: showingA });
+    expect(step.effects).toEqual([{ account: a, error: "denied" }]);
+    expect(step.state).toBe(live);
+  });
+});
+
+describe("reduceActivity: TURN_RETRYING", () => {
+  const retrying = ev("TURN_RETRYING", "a", { turn: { id: "t9" }, error: "Reconnecting... 2/5" });
+  it("keeps the shown session's retry message by turn, and reloads nothing", () => {
+    const step = reduceActivity(live, { type: "event", event: retrying, shown: showingA });
+    expect(step.state.retries.get("t9")).toBe("Reconnecting... 2/5");
+    expect(step.effects).toEqual([]);
+  });
+  it("ignores another session's retries", () => {
+    expect(reduceActivity(live, { type: "event", event: ev("TURN_RETRYING", "x", { turn: { id: "t9" }, error: "e" }), shown: showingA }).state).toBe(live);
+  });
+  it("drops the message when the turn ends, and when another session is shown", () => {
+    const s = reduceActivity(live, { type: "event", event: retrying, shown: showingA }).state;
+    const done = reduceActivity(s, { type: "event", event: ev("TURN_COMPLETED", "a", { turn: { id: "t9" } }), shown: showingA });
+    expect(done.state.retries.size).toBe(0);
+    expect(done.effects).toEqual(["active", "sessions"]);
+    expect(reduceActivity(s, { type: "show" }).state.retries.size).toBe(0);
+  });
+});
+
+describe("reduceActivity: TOKEN_USAGE_UPDATED", () => {
+  it("reloads the shown session (its Context meter) and the rate limits", () => {
+    expect(reduceActivity(live, { type: "event", event: ev("TOKEN_USAGE_UPDATED", "a"), shown: showingA }).effects).toEqual(["active", "usage"]);
+    expect(reduceActivity(live, { type: "event", event: ev("TOKEN_USAGE_UPDATED", "x"), shown: showingA }).effects).toEqual(["usage"]);
   });
 });

@@ -3,7 +3,7 @@
 // what the stream shows (the connection, the text streamed per message) and
 // which loads it asks for. useActivity runs it; the tests run it alone.
 import type { ConnState } from "../client";
-import type { ActivityFieldsFragment, SessionHeadFragment, SessionSummaryFragment } from "../gql/graphql";
+import type { ActivityFieldsFragment, CodexAccountFieldsFragment, SessionHeadFragment, SessionSummaryFragment } from "../gql/graphql";
 
 export type Conn = ConnState | "idle";
 
@@ -12,9 +12,12 @@ export interface LiveState {
   // The text streamed so far (MESSAGE_DELTA) by message id, for the shown
   // session only: another session shown starts empty.
   streams: ReadonlyMap<string, string>;
+  // Why Codex retries a running turn of the shown session (TURN_RETRYING's
+  // message), by turn id, until the turn ends.
+  retries: ReadonlyMap<string, string>;
 }
 
-export const idle: LiveState = { conn: "idle", streams: new Map() };
+export const idle: LiveState = { conn: "idle", streams: new Map(), retries: new Map() };
 
 // Shown is what the page shows when an event arrives: which events concern
 // it.
@@ -31,10 +34,18 @@ export interface Shown {
 // carried it in the list in place of the listed one (SESSION_UPDATED with
 // its session: a rename or a status needs no reload of every session; the
 // page reloads the list when it cannot, e.g. the session is not listed).
-export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | Patch;
+// ACCOUNT_UPDATED hands Codex's account (and why a login failed) to the
+// sign-in state.
+// "usage" asks for the rate limits again (a turn reported its usage).
+export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | "usage" | Patch | AccountUpdate;
 
 export interface Patch {
   patch: SessionSummaryFragment;
+}
+
+export interface AccountUpdate {
+  account: CodexAccountFieldsFragment | null;
+  error: string | null;
 }
 
 export type ActivityInput =
@@ -62,7 +73,7 @@ export function reduceActivity(state: LiveState, input: ActivityInput): Step {
     case "unsubscribe":
       return { state: withConn(state, "idle"), effects: [] };
     case "show":
-      return { state: state.streams.size === 0 ? state : { ...state, streams: new Map() }, effects: [] };
+      return { state: state.streams.size === 0 && state.retries.size === 0 ? state : { ...state, streams: new Map(), retries: new Map() }, effects: [] };
     case "connection": {
       const effects: Effect[] = input.state === "closed" && input.code === closeForbidden ? ["signIn"] : [];
       // "live" comes with the SUBSCRIBED event, once the subscription is
@@ -85,6 +96,14 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
       return { state: withConn(state, "live"), effects: ["sessions", "active"] };
     case "RESYNC_REQUIRED":
       return { state, effects: shown.compareWith ? ["sessions", "active", "compare"] : ["sessions", "active"] };
+    case "ACCOUNT_UPDATED":
+      // Of no session (agentSessionId is empty): only the sign-in state.
+      return { state, effects: [{ account: ev.account ?? null, error: ev.error ?? null }] };
+    case "TURN_RETRYING": {
+      if (!mine || !ev.turn) return { state, effects: [] };
+      const retries = new Map(state.retries).set(ev.turn.id, ev.error || "Codex is retrying the model request");
+      return { state: { ...state, retries }, effects: [] };
+    }
     case "MESSAGE_DELTA": {
       if (!mine || !ev.messageId || !ev.delta) return { state, effects: [] };
       // By item: its view shows the stream where it belongs (an agent
@@ -103,10 +122,16 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
       return { state, effects: related(shown, ev.agentSessionId) ? [list, "active"] : [list] };
     }
     default: {
+      if (ev.kind === "TURN_COMPLETED" && ev.turn && state.retries.has(ev.turn.id)) {
+        const retries = new Map(state.retries);
+        retries.delete(ev.turn.id);
+        state = { ...state, retries };
+      }
       const effects: Effect[] = [];
       if (mine) effects.push("active");
       if (shown.compareWith && (mine || ev.agentSessionId === shown.compareWith)) effects.push("compare");
       if (ev.kind === "TURN_STARTED" || ev.kind === "TURN_COMPLETED") effects.push("sessions");
+      if (ev.kind === "TOKEN_USAGE_UPDATED") effects.push("usage");
       return { state, effects };
     }
   }
@@ -139,6 +164,10 @@ export function reduceBatch(state: LiveState, inputs: readonly ActivityInput[]):
       if (typeof e === "string") {
         if (!seen.has(e)) effects.push(e);
         seen.add(e);
+        continue;
+      }
+      if (!("patch" in e)) {
+        effects.push(e);
         continue;
       }
       const at = patchAt.get(e.patch.id);

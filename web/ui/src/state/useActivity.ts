@@ -82,5 +82,5 @@ export function useActivity(wsId: string | undefined, shown: () => Shown, apply:
   // showOther empties the streams when another session is shown.
   const showOther = useCallback(() => dispatch({ type: "show" }), [dispatch]);
 
-  return { conn: live.conn, streams: live.streams, showOther };
+  return { conn: live.conn, streams: live.streams, retries: live.retries, showOther };
 }
