@@ -139,7 +139,16 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 		s.releaseClaim(ctx, a)
 		return nil, RuntimeError(err, "start the turn")
 	}
-	return s.ensureTurn(ctx, a, rt.ID)
+	t, err := s.ensureTurn(ctx, a, rt.ID)
+	if err != nil {
+		// Codex runs the turn: its events are kept until the store is back
+		// and store it then. Answering a failure here would be false, and a
+		// client that retried would send the text twice.
+		s.log.WarnContext(ctx, "send: the turn started but is not stored yet; ingestion stores it",
+			"session", a.ID, "turn", rt.ID, "err", err)
+		return &ent.Turn{TurnID: rt.ID, AgentSessionID: a.ID, Status: turn.StatusIN_PROGRESS, StartedAt: s.now()}, nil
+	}
+	return t, nil
 }
 
 // releaseClaim gives a session whose turn did not start back the status it

@@ -40,6 +40,38 @@ func TestSendStoresTurnBeforeTurnStart(t *testing.T) {
 	}
 }
 
+// A send whose turn Codex started but whose store failed (a full disk
+// after turn/start) answers Codex's turn, not a failure: a client told it
+// failed would send the text again while the first turn runs (the long soak
+// found this). The pending turn stays for ingestion to adopt.
+func TestSendStartedButNotStoredAnswersTheTurn(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	ctx := context.Background()
+	root := t.TempDir()
+	e.st.Workspace(storetest.Workspace{ID: "w", RootPath: root})
+	e.st.Session(storetest.Session{ID: "s1", Workspace: "w", Thread: "thread-1", Cwd: root})
+	rt := newRecordRuntime()
+	rt.onSend = func(agent.SendTurnInput) {
+		// The disk fills while turn/start is in flight.
+		if _, err := e.st.DB.Exec(`CREATE TRIGGER full BEFORE INSERT ON workspace_agent_turns BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`); err != nil {
+			t.Error(err)
+		}
+	}
+	e.withRuntime(rt)
+	got, err := e.svc.Send(ctx, "w", "s1", "hello")
+	if err != nil {
+		t.Fatalf("send = %v, want Codex's turn (it runs)", err)
+	}
+	if got.TurnID != "turn-sent" || got.Status != turn.StatusIN_PROGRESS {
+		t.Errorf("answered %q %s, want turn-sent IN_PROGRESS", got.TurnID, got.Status)
+	}
+	ids, _ := e.st.Client.Turn.Query().Where(turn.AgentSessionID("s1")).Select(turn.FieldTurnID).Strings(ctx)
+	if len(ids) != 1 || !isPendingTurn(ids[0]) {
+		t.Errorf("stored %q, want the pending turn kept for ingestion", ids)
+	}
+}
+
 // Point 8: a pending turn the previous run left (killed between turn/start
 // and its reply) is the turn Codex has and tuttid does not: at start it
 // takes Codex's id, status and items, the user's text among them.
