@@ -39,8 +39,9 @@ func (s *Service) journalStart(ctx context.Context, in Input, fingerprint string
 }
 
 // journalSet records how an attempt stands; thread is kept when empty. A
-// failure is logged, not returned: the entry stays at its earlier state,
-// which Reconcile settles at the next start.
+// failure is logged, not returned: the entry stays at its earlier state
+// (Reconcile settles a pending or forked one at the next start; an
+// orphaned one is listed by tuttid orphans and settled by its clean).
 func (s *Service) journalSet(ctx context.Context, e *ent.ForkJournal, state forkjournal.State, thread, reason string) {
 	u := s.store.Client.ForkJournal.UpdateOneID(e.ID).SetState(state).SetError(reason).SetUpdatedAt(s.now())
 	if thread != "" {
@@ -48,8 +49,8 @@ func (s *Service) journalSet(ctx context.Context, e *ent.ForkJournal, state fork
 	}
 	// Recorded even when the caller's deadline passed (a bounded settle).
 	if err := u.Exec(context.WithoutCancel(ctx)); err != nil {
-		s.log.ErrorContext(ctx, "fork journal: entry not updated; it is settled at the next start",
-			"journal", e.ID, "request", e.RequestID, "state", state,
+		s.log.ErrorContext(ctx, "fork journal: entry not updated; it keeps its earlier state (pending or forked: settled at the next start; orphaned: listed by tuttid orphans, settled by tuttid orphans clean)",
+			"journal", e.ID, "request", e.RequestID, "state", state, "earlier_state", e.State,
 			"child_thread", thread, "err", err)
 	}
 }
