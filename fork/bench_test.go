@@ -45,8 +45,10 @@ func BenchmarkForkSaga(b *testing.B) {
 // messages, two to a completed turn.
 func seedBenchParent(b *testing.B, st *storetest.Store, n int) {
 	ctx := context.Background()
-	st.Workspace(storetest.Workspace{ID: "w"})
-	p := st.Session(storetest.Session{ID: "p", Workspace: "w", Title: "Parent"})
+	// A real root: the fork checks the parent's cwd on disk.
+	root := b.TempDir()
+	st.Workspace(storetest.Workspace{ID: "w", RootPath: root})
+	p := st.Session(storetest.Session{ID: "p", Workspace: "w", Title: "Parent", Cwd: root})
 	msgs := make([]agent.RuntimeMessage, n)
 	for i := range msgs {
 		msgs[i] = agent.RuntimeMessage{ID: fmt.Sprintf("m%d", i), TurnID: fmt.Sprintf("t%d", i/2), Role: "user", Text: "some text", Status: "completed"}
