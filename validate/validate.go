@@ -5,6 +5,7 @@ package validate
 
 import (
 	"path/filepath"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -56,10 +57,8 @@ func Line(what, s string, max int) error {
 	if err := Text(what, s, max); err != nil {
 		return err
 	}
-	for _, r := range s {
-		if unicode.IsControl(r) || isBidiControl(r) {
-			return apperr.New(apperr.InvalidInput, "%s may not hold control characters (found %U)", what, r)
-		}
+	if r, ok := firstControl(s, ""); ok {
+		return apperr.New(apperr.InvalidInput, "%s may not hold control characters (found %U)", what, r)
 	}
 	return nil
 }
@@ -70,15 +69,21 @@ func Message(what, s string, max int) error {
 	if err := Text(what, s, max); err != nil {
 		return err
 	}
-	for _, r := range s {
-		if r == '\n' || r == '\r' || r == '\t' {
-			continue
-		}
-		if unicode.IsControl(r) || isBidiControl(r) {
-			return apperr.New(apperr.InvalidInput, "%s may not hold control characters other than newline and tab (found %U)", what, r)
-		}
+	if r, ok := firstControl(s, "\n\r\t"); ok {
+		return apperr.New(apperr.InvalidInput, "%s may not hold control characters other than newline and tab (found %U)", what, r)
 	}
 	return nil
+}
+
+// firstControl finds the first control character (C0, DEL, C1) or
+// bidirectional override of s that allowed does not hold.
+func firstControl(s, allowed string) (rune, bool) {
+	for _, r := range s {
+		if (unicode.IsControl(r) || isBidiControl(r)) && !strings.ContainsRune(allowed, r) {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 // isBidiControl reports the embedding, override and isolate characters
