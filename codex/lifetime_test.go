@@ -88,27 +88,7 @@ func TestCodexDiesWithTuttid(t *testing.T) {
 	model := codextest.StartModelServer(t)
 	home := codextest.NewCodexHome(t, model.URL())
 
-	helper := exec.Command(os.Args[0], "-test.run=^TestCodexLifetimeHelper$", "-test.count=1")
-	helper.Env = append(os.Environ(), lifetimeHelperEnv+"=1", lifetimeHomeEnv+"="+home, codextest.BinaryEnv+"="+bin)
-	out, err := helper.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper.Stderr = os.Stderr
-	if err := helper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = helper.Process.Kill(); _ = helper.Wait() })
-
-	var codexPid, holderPid int
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if _, serr := fmt.Sscanf(line, "codex %d holder %d", &codexPid, &holderPid); serr != nil {
-		t.Fatalf("helper said %q (%v)", line, err)
-	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	t.Cleanup(func() { _ = syscall.Kill(holderPid, syscall.SIGKILL) })
-	// Whatever happens, leave no Codex behind writing to the removed home.
-	t.Cleanup(func() { _ = syscall.Kill(-codexPid, syscall.SIGKILL) })
+	helper, codexPid := startLifetimeHelper(t, home, bin)
 
 	// The wrapper's child, the real binary, must be running before the kill.
 	deadline := time.Now().Add(20 * time.Second)
@@ -262,26 +242,7 @@ func TestCodexCommandsDieWithTuttid(t *testing.T) {
 	})
 	home := codextest.NewCodexHome(t, model.URL())
 
-	helper := exec.Command(os.Args[0], "-test.run=^TestCodexLifetimeHelper$", "-test.count=1")
-	helper.Env = append(os.Environ(), lifetimeHelperEnv+"=1", lifetimeHomeEnv+"="+home, codextest.BinaryEnv+"="+bin,
-		lifetimeTurnEnv+"=run it")
-	out, err := helper.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper.Stderr = os.Stderr
-	if err := helper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = helper.Process.Kill(); _ = helper.Wait() })
-	var codexPid, holderPid int
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if _, serr := fmt.Sscanf(line, "codex %d holder %d", &codexPid, &holderPid); serr != nil {
-		t.Fatalf("helper said %q (%v)", line, err)
-	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	t.Cleanup(func() { _ = syscall.Kill(holderPid, syscall.SIGKILL) })
-	t.Cleanup(func() { _ = syscall.Kill(-codexPid, syscall.SIGKILL) })
+	helper, codexPid := startLifetimeHelper(t, home, bin, lifetimeTurnEnv+"=run it")
 
 	var sleeper int
 	for deadline := time.Now().Add(30 * time.Second); sleeper == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -323,4 +284,32 @@ func findCmdline(prefix string) int {
 		}
 	}
 	return 0
+}
+
+// startLifetimeHelper re-runs the test binary as a small tuttid that starts
+// Codex on home (with env added) and prints Codex's pid and the pid of the
+// process that holds Codex's stdin open. Whatever happens, the test leaves
+// no Codex behind writing to the removed home, nor the holder.
+func startLifetimeHelper(t *testing.T, home, bin string, env ...string) (*exec.Cmd, int) {
+	t.Helper()
+	helper := exec.Command(os.Args[0], "-test.run=^TestCodexLifetimeHelper$", "-test.count=1")
+	helper.Env = append(append(os.Environ(), lifetimeHelperEnv+"=1", lifetimeHomeEnv+"="+home, codextest.BinaryEnv+"="+bin), env...)
+	out, err := helper.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper.Stderr = os.Stderr
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = helper.Process.Kill(); _ = helper.Wait() })
+	var codexPid, holderPid int
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if _, serr := fmt.Sscanf(line, "codex %d holder %d", &codexPid, &holderPid); serr != nil {
+		t.Fatalf("helper said %q (%v)", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	t.Cleanup(func() { _ = syscall.Kill(holderPid, syscall.SIGKILL) })
+	t.Cleanup(func() { _ = syscall.Kill(-codexPid, syscall.SIGKILL) })
+	return helper, codexPid
 }
