@@ -2,19 +2,14 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"log/slog"
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"tuttid/codex/codextest"
-	"tuttid/server"
 )
 
 // Issue 23 end to end: the real Codex app-server with its built-in
@@ -44,46 +39,7 @@ func (l *lockedLog) String() string {
 func startLoggedServer(t *testing.T, model *codextest.ModelServer, home string, extraEnv ...string) (*harness, *lockedLog) {
 	t.Helper()
 	logs := &lockedLog{}
-	h := &harness{t: t, dbPath: filepath.Join(t.TempDir(), "tuttid.db"), model: model, home: home, token: newTestToken(t)}
-	cfg := server.Config{DBPath: h.dbPath, Token: h.token, CodexBin: codextest.Binary(t),
-		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		CodexEnv: append(append(os.Environ(), "CODEX_HOME="+home), extraEnv...)}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := server.New(ctx, cfg)
-	if err != nil {
-		cancel()
-		t.Fatalf("server.New: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	h.srv, h.url = srv, "http://"+ln.Addr().String()
-	registerToken(ln.Addr().String(), h.token)
-	stopped := false
-	h.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		unregisterToken(ln.Addr().String())
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		if err := srv.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	}
-	t.Cleanup(h.stop)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
-		}
-	})
+	h := startServer(t, harnessOpts{model: model, home: home, logTo: logs, codexEnv: extraEnv})
 	return h, logs
 }
 

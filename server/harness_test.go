@@ -50,6 +50,8 @@ type harnessOpts struct {
 	bodyTimeout, idleTimeout time.Duration
 	// logTo, when set, gets the server's whole log (debug level too).
 	logTo io.Writer
+	// codexEnv is added to the real Codex's environment.
+	codexEnv []string
 }
 
 func startServer(t *testing.T, o harnessOpts) *harness {
@@ -78,7 +80,7 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 		if cfg.CodexBin == "" {
 			cfg.CodexBin = codextest.Binary(t)
 		}
-		cfg.CodexEnv = append(os.Environ(), "CODEX_HOME="+h.home)
+		cfg.CodexEnv = append(append(os.Environ(), "CODEX_HOME="+h.home), o.codexEnv...)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := server.New(ctx, cfg)
