@@ -9,6 +9,7 @@ import (
 	"time"
 	"tuttid/agent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/sessioncode"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/workspace"
 
@@ -69,9 +70,11 @@ type AgentSessionEdges struct {
 	ForkOrigin *SessionFork `json:"fork_origin,omitempty"`
 	// ForkChildren holds the value of the fork_children edge.
 	ForkChildren []*SessionFork `json:"fork_children,omitempty"`
+	// Code holds the value of the code edge.
+	Code *SessionCode `json:"code,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [6]bool
+	loadedTypes [7]bool
 }
 
 // WorkspaceOrErr returns the Workspace value or an error if the edge
@@ -130,6 +133,17 @@ func (e AgentSessionEdges) ForkChildrenOrErr() ([]*SessionFork, error) {
 		return e.ForkChildren, nil
 	}
 	return nil, &NotLoadedError{edge: "fork_children"}
+}
+
+// CodeOrErr returns the Code value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e AgentSessionEdges) CodeOrErr() (*SessionCode, error) {
+	if e.Code != nil {
+		return e.Code, nil
+	} else if e.loadedTypes[6] {
+		return nil, &NotFoundError{label: sessioncode.Label}
+	}
+	return nil, &NotLoadedError{edge: "code"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -299,6 +313,11 @@ func (_m *AgentSession) QueryForkOrigin() *SessionForkQuery {
 // QueryForkChildren queries the "fork_children" edge of the AgentSession entity.
 func (_m *AgentSession) QueryForkChildren() *SessionForkQuery {
 	return NewAgentSessionClient(_m.config).QueryForkChildren(_m)
+}
+
+// QueryCode queries the "code" edge of the AgentSession entity.
+func (_m *AgentSession) QueryCode() *SessionCodeQuery {
+	return NewAgentSessionClient(_m.config).QueryCode(_m)
 }
 
 // Update returns a builder for updating this AgentSession.

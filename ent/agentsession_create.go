@@ -11,6 +11,7 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/message"
+	"tuttid/ent/sessioncode"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/ent/workspace"
@@ -273,6 +274,25 @@ func (_c *AgentSessionCreate) AddForkChildren(v ...*SessionFork) *AgentSessionCr
 		ids[i] = v[i].ID
 	}
 	return _c.AddForkChildIDs(ids...)
+}
+
+// SetCodeID sets the "code" edge to the SessionCode entity by ID.
+func (_c *AgentSessionCreate) SetCodeID(id int) *AgentSessionCreate {
+	_c.mutation.SetCodeID(id)
+	return _c
+}
+
+// SetNillableCodeID sets the "code" edge to the SessionCode entity by ID if the given value is not nil.
+func (_c *AgentSessionCreate) SetNillableCodeID(id *int) *AgentSessionCreate {
+	if id != nil {
+		_c = _c.SetCodeID(*id)
+	}
+	return _c
+}
+
+// SetCode sets the "code" edge to the SessionCode entity.
+func (_c *AgentSessionCreate) SetCode(v *SessionCode) *AgentSessionCreate {
+	return _c.SetCodeID(v.ID)
 }
 
 // Mutation returns the AgentSessionMutation object of the builder.
@@ -587,6 +607,22 @@ func (_c *AgentSessionCreate) createSpec() (*AgentSession, *sqlgraph.CreateSpec)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sessionfork.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.CodeIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   agentsession.CodeTable,
+			Columns: []string{agentsession.CodeColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sessioncode.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -12,6 +12,7 @@ import (
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
+	"tuttid/ent/sessioncode"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/ent/workspace"
@@ -36,6 +37,7 @@ type AgentSessionQuery struct {
 	withApprovals    *ApprovalRequestQuery
 	withForkOrigin   *SessionForkQuery
 	withForkChildren *SessionForkQuery
+	withCode         *SessionCodeQuery
 	modifiers        []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -198,6 +200,28 @@ func (_q *AgentSessionQuery) QueryForkChildren() *SessionForkQuery {
 			sqlgraph.From(agentsession.Table, agentsession.FieldID, selector),
 			sqlgraph.To(sessionfork.Table, sessionfork.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, agentsession.ForkChildrenTable, agentsession.ForkChildrenColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryCode chains the current query on the "code" edge.
+func (_q *AgentSessionQuery) QueryCode() *SessionCodeQuery {
+	query := (&SessionCodeClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(agentsession.Table, agentsession.FieldID, selector),
+			sqlgraph.To(sessioncode.Table, sessioncode.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, agentsession.CodeTable, agentsession.CodeColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -403,6 +427,7 @@ func (_q *AgentSessionQuery) Clone() *AgentSessionQuery {
 		withApprovals:    _q.withApprovals.Clone(),
 		withForkOrigin:   _q.withForkOrigin.Clone(),
 		withForkChildren: _q.withForkChildren.Clone(),
+		withCode:         _q.withCode.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -473,6 +498,17 @@ func (_q *AgentSessionQuery) WithForkChildren(opts ...func(*SessionForkQuery)) *
 		opt(query)
 	}
 	_q.withForkChildren = query
+	return _q
+}
+
+// WithCode tells the query-builder to eager-load the nodes that are connected to
+// the "code" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AgentSessionQuery) WithCode(opts ...func(*SessionCodeQuery)) *AgentSessionQuery {
+	query := (&SessionCodeClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withCode = query
 	return _q
 }
 
@@ -554,13 +590,14 @@ func (_q *AgentSessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	var (
 		nodes       = []*AgentSession{}
 		_spec       = _q.querySpec()
-		loadedTypes = [6]bool{
+		loadedTypes = [7]bool{
 			_q.withWorkspace != nil,
 			_q.withMessages != nil,
 			_q.withTurns != nil,
 			_q.withApprovals != nil,
 			_q.withForkOrigin != nil,
 			_q.withForkChildren != nil,
+			_q.withCode != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -621,6 +658,12 @@ func (_q *AgentSessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 		if err := _q.loadForkChildren(ctx, query, nodes,
 			func(n *AgentSession) { n.Edges.ForkChildren = []*SessionFork{} },
 			func(n *AgentSession, e *SessionFork) { n.Edges.ForkChildren = append(n.Edges.ForkChildren, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withCode; query != nil {
+		if err := _q.loadCode(ctx, query, nodes, nil,
+			func(n *AgentSession, e *SessionCode) { n.Edges.Code = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -798,6 +841,33 @@ func (_q *AgentSessionQuery) loadForkChildren(ctx context.Context, query *Sessio
 		node, ok := nodeids[fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "parent_agent_session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *AgentSessionQuery) loadCode(ctx context.Context, query *SessionCodeQuery, nodes []*AgentSession, init func(*AgentSession), assign func(*AgentSession, *SessionCode)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*AgentSession)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(sessioncode.FieldAgentSessionID)
+	}
+	query.Where(predicate.SessionCode(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(agentsession.CodeColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.AgentSessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "agent_session_id" returned %v for node %v`, fk, n.ID)
 		}
 		assign(node, n)
 	}

@@ -12,6 +12,7 @@ import (
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
+	"tuttid/ent/sessioncode"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 
@@ -262,6 +263,25 @@ func (_u *AgentSessionUpdate) AddForkChildren(v ...*SessionFork) *AgentSessionUp
 	return _u.AddForkChildIDs(ids...)
 }
 
+// SetCodeID sets the "code" edge to the SessionCode entity by ID.
+func (_u *AgentSessionUpdate) SetCodeID(id int) *AgentSessionUpdate {
+	_u.mutation.SetCodeID(id)
+	return _u
+}
+
+// SetNillableCodeID sets the "code" edge to the SessionCode entity by ID if the given value is not nil.
+func (_u *AgentSessionUpdate) SetNillableCodeID(id *int) *AgentSessionUpdate {
+	if id != nil {
+		_u = _u.SetCodeID(*id)
+	}
+	return _u
+}
+
+// SetCode sets the "code" edge to the SessionCode entity.
+func (_u *AgentSessionUpdate) SetCode(v *SessionCode) *AgentSessionUpdate {
+	return _u.SetCodeID(v.ID)
+}
+
 // Mutation returns the AgentSessionMutation object of the builder.
 func (_u *AgentSessionUpdate) Mutation() *AgentSessionMutation {
 	return _u.mutation
@@ -355,6 +375,12 @@ func (_u *AgentSessionUpdate) RemoveForkChildren(v ...*SessionFork) *AgentSessio
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveForkChildIDs(ids...)
+}
+
+// ClearCode clears the "code" edge to the SessionCode entity.
+func (_u *AgentSessionUpdate) ClearCode() *AgentSessionUpdate {
+	_u.mutation.ClearCode()
+	return _u
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -675,6 +701,35 @@ func (_u *AgentSessionUpdate) sqlSave(ctx context.Context) (_node int, err error
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.CodeCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   agentsession.CodeTable,
+			Columns: []string{agentsession.CodeColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sessioncode.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.CodeIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   agentsession.CodeTable,
+			Columns: []string{agentsession.CodeColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sessioncode.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -925,6 +980,25 @@ func (_u *AgentSessionUpdateOne) AddForkChildren(v ...*SessionFork) *AgentSessio
 	return _u.AddForkChildIDs(ids...)
 }
 
+// SetCodeID sets the "code" edge to the SessionCode entity by ID.
+func (_u *AgentSessionUpdateOne) SetCodeID(id int) *AgentSessionUpdateOne {
+	_u.mutation.SetCodeID(id)
+	return _u
+}
+
+// SetNillableCodeID sets the "code" edge to the SessionCode entity by ID if the given value is not nil.
+func (_u *AgentSessionUpdateOne) SetNillableCodeID(id *int) *AgentSessionUpdateOne {
+	if id != nil {
+		_u = _u.SetCodeID(*id)
+	}
+	return _u
+}
+
+// SetCode sets the "code" edge to the SessionCode entity.
+func (_u *AgentSessionUpdateOne) SetCode(v *SessionCode) *AgentSessionUpdateOne {
+	return _u.SetCodeID(v.ID)
+}
+
 // Mutation returns the AgentSessionMutation object of the builder.
 func (_u *AgentSessionUpdateOne) Mutation() *AgentSessionMutation {
 	return _u.mutation
@@ -1018,6 +1092,12 @@ func (_u *AgentSessionUpdateOne) RemoveForkChildren(v ...*SessionFork) *AgentSes
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveForkChildIDs(ids...)
+}
+
+// ClearCode clears the "code" edge to the SessionCode entity.
+func (_u *AgentSessionUpdateOne) ClearCode() *AgentSessionUpdateOne {
+	_u.mutation.ClearCode()
+	return _u
 }
 
 // Where appends a list predicates to the AgentSessionUpdate builder.
@@ -1361,6 +1441,35 @@ func (_u *AgentSessionUpdateOne) sqlSave(ctx context.Context) (_node *AgentSessi
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sessionfork.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.CodeCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   agentsession.CodeTable,
+			Columns: []string{agentsession.CodeColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sessioncode.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.CodeIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   agentsession.CodeTable,
+			Columns: []string{agentsession.CodeColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sessioncode.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -15,6 +15,7 @@ import (
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
+	"tuttid/ent/sessioncode"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/ent/workspace"
@@ -40,6 +41,8 @@ type Client struct {
 	ForkJournal *ForkJournalClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
+	// SessionCode is the client for interacting with the SessionCode builders.
+	SessionCode *SessionCodeClient
 	// SessionFork is the client for interacting with the SessionFork builders.
 	SessionFork *SessionForkClient
 	// Turn is the client for interacting with the Turn builders.
@@ -61,6 +64,7 @@ func (c *Client) init() {
 	c.ApprovalRequest = NewApprovalRequestClient(c.config)
 	c.ForkJournal = NewForkJournalClient(c.config)
 	c.Message = NewMessageClient(c.config)
+	c.SessionCode = NewSessionCodeClient(c.config)
 	c.SessionFork = NewSessionForkClient(c.config)
 	c.Turn = NewTurnClient(c.config)
 	c.Workspace = NewWorkspaceClient(c.config)
@@ -160,6 +164,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ApprovalRequest: NewApprovalRequestClient(cfg),
 		ForkJournal:     NewForkJournalClient(cfg),
 		Message:         NewMessageClient(cfg),
+		SessionCode:     NewSessionCodeClient(cfg),
 		SessionFork:     NewSessionForkClient(cfg),
 		Turn:            NewTurnClient(cfg),
 		Workspace:       NewWorkspaceClient(cfg),
@@ -186,6 +191,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ApprovalRequest: NewApprovalRequestClient(cfg),
 		ForkJournal:     NewForkJournalClient(cfg),
 		Message:         NewMessageClient(cfg),
+		SessionCode:     NewSessionCodeClient(cfg),
 		SessionFork:     NewSessionForkClient(cfg),
 		Turn:            NewTurnClient(cfg),
 		Workspace:       NewWorkspaceClient(cfg),
@@ -218,8 +224,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Message, c.SessionFork,
-		c.Turn, c.Workspace,
+		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Message, c.SessionCode,
+		c.SessionFork, c.Turn, c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -229,8 +235,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Message, c.SessionFork,
-		c.Turn, c.Workspace,
+		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Message, c.SessionCode,
+		c.SessionFork, c.Turn, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -247,6 +253,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.ForkJournal.mutate(ctx, m)
 	case *MessageMutation:
 		return c.Message.mutate(ctx, m)
+	case *SessionCodeMutation:
+		return c.SessionCode.mutate(ctx, m)
 	case *SessionForkMutation:
 		return c.SessionFork.mutate(ctx, m)
 	case *TurnMutation:
@@ -455,6 +463,22 @@ func (c *AgentSessionClient) QueryForkChildren(_m *AgentSession) *SessionForkQue
 			sqlgraph.From(agentsession.Table, agentsession.FieldID, id),
 			sqlgraph.To(sessionfork.Table, sessionfork.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, agentsession.ForkChildrenTable, agentsession.ForkChildrenColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCode queries the code edge of a AgentSession.
+func (c *AgentSessionClient) QueryCode(_m *AgentSession) *SessionCodeQuery {
+	query := (&SessionCodeClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(agentsession.Table, agentsession.FieldID, id),
+			sqlgraph.To(sessioncode.Table, sessioncode.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, agentsession.CodeTable, agentsession.CodeColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -915,6 +939,155 @@ func (c *MessageClient) mutate(ctx context.Context, m *MessageMutation) (Value, 
 		return (&MessageDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Message mutation op: %q", m.Op())
+	}
+}
+
+// SessionCodeClient is a client for the SessionCode schema.
+type SessionCodeClient struct {
+	config
+}
+
+// NewSessionCodeClient returns a client for the SessionCode from the given config.
+func NewSessionCodeClient(c config) *SessionCodeClient {
+	return &SessionCodeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sessioncode.Hooks(f(g(h())))`.
+func (c *SessionCodeClient) Use(hooks ...Hook) {
+	c.hooks.SessionCode = append(c.hooks.SessionCode, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sessioncode.Intercept(f(g(h())))`.
+func (c *SessionCodeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SessionCode = append(c.inters.SessionCode, interceptors...)
+}
+
+// Create returns a builder for creating a SessionCode entity.
+func (c *SessionCodeClient) Create() *SessionCodeCreate {
+	mutation := newSessionCodeMutation(c.config, OpCreate)
+	return &SessionCodeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SessionCode entities.
+func (c *SessionCodeClient) CreateBulk(builders ...*SessionCodeCreate) *SessionCodeCreateBulk {
+	return &SessionCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SessionCodeClient) MapCreateBulk(slice any, setFunc func(*SessionCodeCreate, int)) *SessionCodeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SessionCodeCreateBulk{err: fmt.Errorf("calling to SessionCodeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SessionCodeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SessionCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SessionCode.
+func (c *SessionCodeClient) Update() *SessionCodeUpdate {
+	mutation := newSessionCodeMutation(c.config, OpUpdate)
+	return &SessionCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SessionCodeClient) UpdateOne(_m *SessionCode) *SessionCodeUpdateOne {
+	mutation := newSessionCodeMutation(c.config, OpUpdateOne, withSessionCode(_m))
+	return &SessionCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SessionCodeClient) UpdateOneID(id int) *SessionCodeUpdateOne {
+	mutation := newSessionCodeMutation(c.config, OpUpdateOne, withSessionCodeID(id))
+	return &SessionCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SessionCode.
+func (c *SessionCodeClient) Delete() *SessionCodeDelete {
+	mutation := newSessionCodeMutation(c.config, OpDelete)
+	return &SessionCodeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SessionCodeClient) DeleteOne(_m *SessionCode) *SessionCodeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SessionCodeClient) DeleteOneID(id int) *SessionCodeDeleteOne {
+	builder := c.Delete().Where(sessioncode.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SessionCodeDeleteOne{builder}
+}
+
+// Query returns a query builder for SessionCode.
+func (c *SessionCodeClient) Query() *SessionCodeQuery {
+	return &SessionCodeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSessionCode},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SessionCode entity by its id.
+func (c *SessionCodeClient) Get(ctx context.Context, id int) (*SessionCode, error) {
+	return c.Query().Where(sessioncode.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SessionCodeClient) GetX(ctx context.Context, id int) *SessionCode {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a SessionCode.
+func (c *SessionCodeClient) QuerySession(_m *SessionCode) *AgentSessionQuery {
+	query := (&AgentSessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sessioncode.Table, sessioncode.FieldID, id),
+			sqlgraph.To(agentsession.Table, agentsession.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, true, sessioncode.SessionTable, sessioncode.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *SessionCodeClient) Hooks() []Hook {
+	return c.hooks.SessionCode
+}
+
+// Interceptors returns the client interceptors.
+func (c *SessionCodeClient) Interceptors() []Interceptor {
+	return c.inters.SessionCode
+}
+
+func (c *SessionCodeClient) mutate(ctx context.Context, m *SessionCodeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SessionCodeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SessionCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SessionCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SessionCodeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SessionCode mutation op: %q", m.Op())
 	}
 }
 
@@ -1384,12 +1557,12 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentSession, ApprovalRequest, ForkJournal, Message, SessionFork, Turn,
-		Workspace []ent.Hook
+		AgentSession, ApprovalRequest, ForkJournal, Message, SessionCode, SessionFork,
+		Turn, Workspace []ent.Hook
 	}
 	inters struct {
-		AgentSession, ApprovalRequest, ForkJournal, Message, SessionFork, Turn,
-		Workspace []ent.Interceptor
+		AgentSession, ApprovalRequest, ForkJournal, Message, SessionCode, SessionFork,
+		Turn, Workspace []ent.Interceptor
 	}
 )
 

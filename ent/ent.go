@@ -12,6 +12,7 @@ import (
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
+	"tuttid/ent/sessioncode"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/ent/workspace"
@@ -83,6 +84,7 @@ func checkColumn(t, c string) error {
 			approvalrequest.Table: approvalrequest.ValidColumn,
 			forkjournal.Table:     forkjournal.ValidColumn,
 			message.Table:         message.ValidColumn,
+			sessioncode.Table:     sessioncode.ValidColumn,
 			sessionfork.Table:     sessionfork.ValidColumn,
 			turn.Table:            turn.ValidColumn,
 			workspace.Table:       workspace.ValidColumn,

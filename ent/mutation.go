@@ -15,6 +15,7 @@ import (
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
+	"tuttid/ent/sessioncode"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/ent/workspace"
@@ -36,6 +37,7 @@ const (
 	TypeApprovalRequest = "ApprovalRequest"
 	TypeForkJournal     = "ForkJournal"
 	TypeMessage         = "Message"
+	TypeSessionCode     = "SessionCode"
 	TypeSessionFork     = "SessionFork"
 	TypeTurn            = "Turn"
 	TypeWorkspace       = "Workspace"
@@ -78,6 +80,8 @@ type AgentSessionMutation struct {
 	fork_children           map[int]struct{}
 	removedfork_children    map[int]struct{}
 	clearedfork_children    bool
+	code                    *int
+	clearedcode             bool
 	done                    bool
 	oldValue                func(context.Context) (*AgentSession, error)
 	predicates              []predicate.AgentSession
@@ -1019,6 +1023,45 @@ func (m *AgentSessionMutation) ResetForkChildren() {
 	m.removedfork_children = nil
 }
 
+// SetCodeID sets the "code" edge to the SessionCode entity by id.
+func (m *AgentSessionMutation) SetCodeID(id int) {
+	m.code = &id
+}
+
+// ClearCode clears the "code" edge to the SessionCode entity.
+func (m *AgentSessionMutation) ClearCode() {
+	m.clearedcode = true
+}
+
+// CodeCleared reports if the "code" edge to the SessionCode entity was cleared.
+func (m *AgentSessionMutation) CodeCleared() bool {
+	return m.clearedcode
+}
+
+// CodeID returns the "code" edge ID in the mutation.
+func (m *AgentSessionMutation) CodeID() (id int, exists bool) {
+	if m.code != nil {
+		return *m.code, true
+	}
+	return
+}
+
+// CodeIDs returns the "code" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CodeID instead. It exists only for internal usage by the builders.
+func (m *AgentSessionMutation) CodeIDs() (ids []int) {
+	if id := m.code; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCode resets all changes to the "code" edge.
+func (m *AgentSessionMutation) ResetCode() {
+	m.code = nil
+	m.clearedcode = false
+}
+
 // Where appends a list predicates to the AgentSessionMutation builder.
 func (m *AgentSessionMutation) Where(ps ...predicate.AgentSession) {
 	m.predicates = append(m.predicates, ps...)
@@ -1403,7 +1446,7 @@ func (m *AgentSessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *AgentSessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.workspace != nil {
 		edges = append(edges, agentsession.EdgeWorkspace)
 	}
@@ -1421,6 +1464,9 @@ func (m *AgentSessionMutation) AddedEdges() []string {
 	}
 	if m.fork_children != nil {
 		edges = append(edges, agentsession.EdgeForkChildren)
+	}
+	if m.code != nil {
+		edges = append(edges, agentsession.EdgeCode)
 	}
 	return edges
 }
@@ -1461,13 +1507,17 @@ func (m *AgentSessionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case agentsession.EdgeCode:
+		if id := m.code; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *AgentSessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.removedmessages != nil {
 		edges = append(edges, agentsession.EdgeMessages)
 	}
@@ -1517,7 +1567,7 @@ func (m *AgentSessionMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *AgentSessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.clearedworkspace {
 		edges = append(edges, agentsession.EdgeWorkspace)
 	}
@@ -1535,6 +1585,9 @@ func (m *AgentSessionMutation) ClearedEdges() []string {
 	}
 	if m.clearedfork_children {
 		edges = append(edges, agentsession.EdgeForkChildren)
+	}
+	if m.clearedcode {
+		edges = append(edges, agentsession.EdgeCode)
 	}
 	return edges
 }
@@ -1555,6 +1608,8 @@ func (m *AgentSessionMutation) EdgeCleared(name string) bool {
 		return m.clearedfork_origin
 	case agentsession.EdgeForkChildren:
 		return m.clearedfork_children
+	case agentsession.EdgeCode:
+		return m.clearedcode
 	}
 	return false
 }
@@ -1568,6 +1623,9 @@ func (m *AgentSessionMutation) ClearEdge(name string) error {
 		return nil
 	case agentsession.EdgeForkOrigin:
 		m.ClearForkOrigin()
+		return nil
+	case agentsession.EdgeCode:
+		m.ClearCode()
 		return nil
 	}
 	return fmt.Errorf("unknown AgentSession unique edge %s", name)
@@ -1594,6 +1652,9 @@ func (m *AgentSessionMutation) ResetEdge(name string) error {
 		return nil
 	case agentsession.EdgeForkChildren:
 		m.ResetForkChildren()
+		return nil
+	case agentsession.EdgeCode:
+		m.ResetCode()
 		return nil
 	}
 	return fmt.Errorf("unknown AgentSession edge %s", name)
@@ -4937,6 +4998,1375 @@ func (m *MessageMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Message edge %s", name)
 }
 
+// SessionCodeMutation represents an operation that mutates the SessionCode nodes in the graph.
+type SessionCodeMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *int
+	workspace_id     *string
+	mode             *sessioncode.Mode
+	repository_root  *string
+	common_dir       *string
+	worktree_path    *string
+	worktree_present *bool
+	branch           *string
+	base_commit      *string
+	base_head        *string
+	base_at          *time.Time
+	start_commit     *string
+	applied_commit   *string
+	archive_commit   *string
+	setup_output     *string
+	port_base        *int
+	addport_base     *int
+	created_at       *time.Time
+	updated_at       *time.Time
+	clearedFields    map[string]struct{}
+	session          *string
+	clearedsession   bool
+	done             bool
+	oldValue         func(context.Context) (*SessionCode, error)
+	predicates       []predicate.SessionCode
+}
+
+var _ ent.Mutation = (*SessionCodeMutation)(nil)
+
+// sessioncodeOption allows management of the mutation configuration using functional options.
+type sessioncodeOption func(*SessionCodeMutation)
+
+// newSessionCodeMutation creates new mutation for the SessionCode entity.
+func newSessionCodeMutation(c config, op Op, opts ...sessioncodeOption) *SessionCodeMutation {
+	m := &SessionCodeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSessionCode,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSessionCodeID sets the ID field of the mutation.
+func withSessionCodeID(id int) sessioncodeOption {
+	return func(m *SessionCodeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SessionCode
+		)
+		m.oldValue = func(ctx context.Context) (*SessionCode, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SessionCode.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSessionCode sets the old SessionCode of the mutation.
+func withSessionCode(node *SessionCode) sessioncodeOption {
+	return func(m *SessionCodeMutation) {
+		m.oldValue = func(context.Context) (*SessionCode, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SessionCodeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SessionCodeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SessionCodeMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SessionCodeMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SessionCode.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgentSessionID sets the "agent_session_id" field.
+func (m *SessionCodeMutation) SetAgentSessionID(s string) {
+	m.session = &s
+}
+
+// AgentSessionID returns the value of the "agent_session_id" field in the mutation.
+func (m *SessionCodeMutation) AgentSessionID() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentSessionID returns the old "agent_session_id" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldAgentSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentSessionID: %w", err)
+	}
+	return oldValue.AgentSessionID, nil
+}
+
+// ResetAgentSessionID resets all changes to the "agent_session_id" field.
+func (m *SessionCodeMutation) ResetAgentSessionID() {
+	m.session = nil
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *SessionCodeMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *SessionCodeMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *SessionCodeMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetMode sets the "mode" field.
+func (m *SessionCodeMutation) SetMode(s sessioncode.Mode) {
+	m.mode = &s
+}
+
+// Mode returns the value of the "mode" field in the mutation.
+func (m *SessionCodeMutation) Mode() (r sessioncode.Mode, exists bool) {
+	v := m.mode
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMode returns the old "mode" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldMode(ctx context.Context) (v sessioncode.Mode, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMode: %w", err)
+	}
+	return oldValue.Mode, nil
+}
+
+// ResetMode resets all changes to the "mode" field.
+func (m *SessionCodeMutation) ResetMode() {
+	m.mode = nil
+}
+
+// SetRepositoryRoot sets the "repository_root" field.
+func (m *SessionCodeMutation) SetRepositoryRoot(s string) {
+	m.repository_root = &s
+}
+
+// RepositoryRoot returns the value of the "repository_root" field in the mutation.
+func (m *SessionCodeMutation) RepositoryRoot() (r string, exists bool) {
+	v := m.repository_root
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRepositoryRoot returns the old "repository_root" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldRepositoryRoot(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRepositoryRoot is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRepositoryRoot requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRepositoryRoot: %w", err)
+	}
+	return oldValue.RepositoryRoot, nil
+}
+
+// ResetRepositoryRoot resets all changes to the "repository_root" field.
+func (m *SessionCodeMutation) ResetRepositoryRoot() {
+	m.repository_root = nil
+}
+
+// SetCommonDir sets the "common_dir" field.
+func (m *SessionCodeMutation) SetCommonDir(s string) {
+	m.common_dir = &s
+}
+
+// CommonDir returns the value of the "common_dir" field in the mutation.
+func (m *SessionCodeMutation) CommonDir() (r string, exists bool) {
+	v := m.common_dir
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCommonDir returns the old "common_dir" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldCommonDir(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCommonDir is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCommonDir requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCommonDir: %w", err)
+	}
+	return oldValue.CommonDir, nil
+}
+
+// ResetCommonDir resets all changes to the "common_dir" field.
+func (m *SessionCodeMutation) ResetCommonDir() {
+	m.common_dir = nil
+}
+
+// SetWorktreePath sets the "worktree_path" field.
+func (m *SessionCodeMutation) SetWorktreePath(s string) {
+	m.worktree_path = &s
+}
+
+// WorktreePath returns the value of the "worktree_path" field in the mutation.
+func (m *SessionCodeMutation) WorktreePath() (r string, exists bool) {
+	v := m.worktree_path
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorktreePath returns the old "worktree_path" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldWorktreePath(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorktreePath is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorktreePath requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorktreePath: %w", err)
+	}
+	return oldValue.WorktreePath, nil
+}
+
+// ResetWorktreePath resets all changes to the "worktree_path" field.
+func (m *SessionCodeMutation) ResetWorktreePath() {
+	m.worktree_path = nil
+}
+
+// SetWorktreePresent sets the "worktree_present" field.
+func (m *SessionCodeMutation) SetWorktreePresent(b bool) {
+	m.worktree_present = &b
+}
+
+// WorktreePresent returns the value of the "worktree_present" field in the mutation.
+func (m *SessionCodeMutation) WorktreePresent() (r bool, exists bool) {
+	v := m.worktree_present
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorktreePresent returns the old "worktree_present" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldWorktreePresent(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorktreePresent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorktreePresent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorktreePresent: %w", err)
+	}
+	return oldValue.WorktreePresent, nil
+}
+
+// ResetWorktreePresent resets all changes to the "worktree_present" field.
+func (m *SessionCodeMutation) ResetWorktreePresent() {
+	m.worktree_present = nil
+}
+
+// SetBranch sets the "branch" field.
+func (m *SessionCodeMutation) SetBranch(s string) {
+	m.branch = &s
+}
+
+// Branch returns the value of the "branch" field in the mutation.
+func (m *SessionCodeMutation) Branch() (r string, exists bool) {
+	v := m.branch
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBranch returns the old "branch" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldBranch(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBranch is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBranch requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBranch: %w", err)
+	}
+	return oldValue.Branch, nil
+}
+
+// ResetBranch resets all changes to the "branch" field.
+func (m *SessionCodeMutation) ResetBranch() {
+	m.branch = nil
+}
+
+// SetBaseCommit sets the "base_commit" field.
+func (m *SessionCodeMutation) SetBaseCommit(s string) {
+	m.base_commit = &s
+}
+
+// BaseCommit returns the value of the "base_commit" field in the mutation.
+func (m *SessionCodeMutation) BaseCommit() (r string, exists bool) {
+	v := m.base_commit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBaseCommit returns the old "base_commit" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldBaseCommit(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBaseCommit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBaseCommit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBaseCommit: %w", err)
+	}
+	return oldValue.BaseCommit, nil
+}
+
+// ResetBaseCommit resets all changes to the "base_commit" field.
+func (m *SessionCodeMutation) ResetBaseCommit() {
+	m.base_commit = nil
+}
+
+// SetBaseHead sets the "base_head" field.
+func (m *SessionCodeMutation) SetBaseHead(s string) {
+	m.base_head = &s
+}
+
+// BaseHead returns the value of the "base_head" field in the mutation.
+func (m *SessionCodeMutation) BaseHead() (r string, exists bool) {
+	v := m.base_head
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBaseHead returns the old "base_head" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldBaseHead(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBaseHead is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBaseHead requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBaseHead: %w", err)
+	}
+	return oldValue.BaseHead, nil
+}
+
+// ResetBaseHead resets all changes to the "base_head" field.
+func (m *SessionCodeMutation) ResetBaseHead() {
+	m.base_head = nil
+}
+
+// SetBaseAt sets the "base_at" field.
+func (m *SessionCodeMutation) SetBaseAt(t time.Time) {
+	m.base_at = &t
+}
+
+// BaseAt returns the value of the "base_at" field in the mutation.
+func (m *SessionCodeMutation) BaseAt() (r time.Time, exists bool) {
+	v := m.base_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBaseAt returns the old "base_at" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldBaseAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBaseAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBaseAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBaseAt: %w", err)
+	}
+	return oldValue.BaseAt, nil
+}
+
+// ClearBaseAt clears the value of the "base_at" field.
+func (m *SessionCodeMutation) ClearBaseAt() {
+	m.base_at = nil
+	m.clearedFields[sessioncode.FieldBaseAt] = struct{}{}
+}
+
+// BaseAtCleared returns if the "base_at" field was cleared in this mutation.
+func (m *SessionCodeMutation) BaseAtCleared() bool {
+	_, ok := m.clearedFields[sessioncode.FieldBaseAt]
+	return ok
+}
+
+// ResetBaseAt resets all changes to the "base_at" field.
+func (m *SessionCodeMutation) ResetBaseAt() {
+	m.base_at = nil
+	delete(m.clearedFields, sessioncode.FieldBaseAt)
+}
+
+// SetStartCommit sets the "start_commit" field.
+func (m *SessionCodeMutation) SetStartCommit(s string) {
+	m.start_commit = &s
+}
+
+// StartCommit returns the value of the "start_commit" field in the mutation.
+func (m *SessionCodeMutation) StartCommit() (r string, exists bool) {
+	v := m.start_commit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartCommit returns the old "start_commit" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldStartCommit(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartCommit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartCommit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartCommit: %w", err)
+	}
+	return oldValue.StartCommit, nil
+}
+
+// ResetStartCommit resets all changes to the "start_commit" field.
+func (m *SessionCodeMutation) ResetStartCommit() {
+	m.start_commit = nil
+}
+
+// SetAppliedCommit sets the "applied_commit" field.
+func (m *SessionCodeMutation) SetAppliedCommit(s string) {
+	m.applied_commit = &s
+}
+
+// AppliedCommit returns the value of the "applied_commit" field in the mutation.
+func (m *SessionCodeMutation) AppliedCommit() (r string, exists bool) {
+	v := m.applied_commit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAppliedCommit returns the old "applied_commit" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldAppliedCommit(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAppliedCommit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAppliedCommit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAppliedCommit: %w", err)
+	}
+	return oldValue.AppliedCommit, nil
+}
+
+// ResetAppliedCommit resets all changes to the "applied_commit" field.
+func (m *SessionCodeMutation) ResetAppliedCommit() {
+	m.applied_commit = nil
+}
+
+// SetArchiveCommit sets the "archive_commit" field.
+func (m *SessionCodeMutation) SetArchiveCommit(s string) {
+	m.archive_commit = &s
+}
+
+// ArchiveCommit returns the value of the "archive_commit" field in the mutation.
+func (m *SessionCodeMutation) ArchiveCommit() (r string, exists bool) {
+	v := m.archive_commit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldArchiveCommit returns the old "archive_commit" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldArchiveCommit(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldArchiveCommit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldArchiveCommit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldArchiveCommit: %w", err)
+	}
+	return oldValue.ArchiveCommit, nil
+}
+
+// ResetArchiveCommit resets all changes to the "archive_commit" field.
+func (m *SessionCodeMutation) ResetArchiveCommit() {
+	m.archive_commit = nil
+}
+
+// SetSetupOutput sets the "setup_output" field.
+func (m *SessionCodeMutation) SetSetupOutput(s string) {
+	m.setup_output = &s
+}
+
+// SetupOutput returns the value of the "setup_output" field in the mutation.
+func (m *SessionCodeMutation) SetupOutput() (r string, exists bool) {
+	v := m.setup_output
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSetupOutput returns the old "setup_output" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldSetupOutput(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSetupOutput is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSetupOutput requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSetupOutput: %w", err)
+	}
+	return oldValue.SetupOutput, nil
+}
+
+// ResetSetupOutput resets all changes to the "setup_output" field.
+func (m *SessionCodeMutation) ResetSetupOutput() {
+	m.setup_output = nil
+}
+
+// SetPortBase sets the "port_base" field.
+func (m *SessionCodeMutation) SetPortBase(i int) {
+	m.port_base = &i
+	m.addport_base = nil
+}
+
+// PortBase returns the value of the "port_base" field in the mutation.
+func (m *SessionCodeMutation) PortBase() (r int, exists bool) {
+	v := m.port_base
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPortBase returns the old "port_base" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldPortBase(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPortBase is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPortBase requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPortBase: %w", err)
+	}
+	return oldValue.PortBase, nil
+}
+
+// AddPortBase adds i to the "port_base" field.
+func (m *SessionCodeMutation) AddPortBase(i int) {
+	if m.addport_base != nil {
+		*m.addport_base += i
+	} else {
+		m.addport_base = &i
+	}
+}
+
+// AddedPortBase returns the value that was added to the "port_base" field in this mutation.
+func (m *SessionCodeMutation) AddedPortBase() (r int, exists bool) {
+	v := m.addport_base
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPortBase resets all changes to the "port_base" field.
+func (m *SessionCodeMutation) ResetPortBase() {
+	m.port_base = nil
+	m.addport_base = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SessionCodeMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SessionCodeMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SessionCodeMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SessionCodeMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SessionCodeMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SessionCodeMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetSessionID sets the "session" edge to the AgentSession entity by id.
+func (m *SessionCodeMutation) SetSessionID(id string) {
+	m.session = &id
+}
+
+// ClearSession clears the "session" edge to the AgentSession entity.
+func (m *SessionCodeMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[sessioncode.FieldAgentSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the AgentSession entity was cleared.
+func (m *SessionCodeMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionID returns the "session" edge ID in the mutation.
+func (m *SessionCodeMutation) SessionID() (id string, exists bool) {
+	if m.session != nil {
+		return *m.session, true
+	}
+	return
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *SessionCodeMutation) SessionIDs() (ids []string) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *SessionCodeMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the SessionCodeMutation builder.
+func (m *SessionCodeMutation) Where(ps ...predicate.SessionCode) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SessionCodeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SessionCodeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SessionCode, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SessionCodeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SessionCodeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SessionCode).
+func (m *SessionCodeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SessionCodeMutation) Fields() []string {
+	fields := make([]string, 0, 18)
+	if m.session != nil {
+		fields = append(fields, sessioncode.FieldAgentSessionID)
+	}
+	if m.workspace_id != nil {
+		fields = append(fields, sessioncode.FieldWorkspaceID)
+	}
+	if m.mode != nil {
+		fields = append(fields, sessioncode.FieldMode)
+	}
+	if m.repository_root != nil {
+		fields = append(fields, sessioncode.FieldRepositoryRoot)
+	}
+	if m.common_dir != nil {
+		fields = append(fields, sessioncode.FieldCommonDir)
+	}
+	if m.worktree_path != nil {
+		fields = append(fields, sessioncode.FieldWorktreePath)
+	}
+	if m.worktree_present != nil {
+		fields = append(fields, sessioncode.FieldWorktreePresent)
+	}
+	if m.branch != nil {
+		fields = append(fields, sessioncode.FieldBranch)
+	}
+	if m.base_commit != nil {
+		fields = append(fields, sessioncode.FieldBaseCommit)
+	}
+	if m.base_head != nil {
+		fields = append(fields, sessioncode.FieldBaseHead)
+	}
+	if m.base_at != nil {
+		fields = append(fields, sessioncode.FieldBaseAt)
+	}
+	if m.start_commit != nil {
+		fields = append(fields, sessioncode.FieldStartCommit)
+	}
+	if m.applied_commit != nil {
+		fields = append(fields, sessioncode.FieldAppliedCommit)
+	}
+	if m.archive_commit != nil {
+		fields = append(fields, sessioncode.FieldArchiveCommit)
+	}
+	if m.setup_output != nil {
+		fields = append(fields, sessioncode.FieldSetupOutput)
+	}
+	if m.port_base != nil {
+		fields = append(fields, sessioncode.FieldPortBase)
+	}
+	if m.created_at != nil {
+		fields = append(fields, sessioncode.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, sessioncode.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SessionCodeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sessioncode.FieldAgentSessionID:
+		return m.AgentSessionID()
+	case sessioncode.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case sessioncode.FieldMode:
+		return m.Mode()
+	case sessioncode.FieldRepositoryRoot:
+		return m.RepositoryRoot()
+	case sessioncode.FieldCommonDir:
+		return m.CommonDir()
+	case sessioncode.FieldWorktreePath:
+		return m.WorktreePath()
+	case sessioncode.FieldWorktreePresent:
+		return m.WorktreePresent()
+	case sessioncode.FieldBranch:
+		return m.Branch()
+	case sessioncode.FieldBaseCommit:
+		return m.BaseCommit()
+	case sessioncode.FieldBaseHead:
+		return m.BaseHead()
+	case sessioncode.FieldBaseAt:
+		return m.BaseAt()
+	case sessioncode.FieldStartCommit:
+		return m.StartCommit()
+	case sessioncode.FieldAppliedCommit:
+		return m.AppliedCommit()
+	case sessioncode.FieldArchiveCommit:
+		return m.ArchiveCommit()
+	case sessioncode.FieldSetupOutput:
+		return m.SetupOutput()
+	case sessioncode.FieldPortBase:
+		return m.PortBase()
+	case sessioncode.FieldCreatedAt:
+		return m.CreatedAt()
+	case sessioncode.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SessionCodeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sessioncode.FieldAgentSessionID:
+		return m.OldAgentSessionID(ctx)
+	case sessioncode.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case sessioncode.FieldMode:
+		return m.OldMode(ctx)
+	case sessioncode.FieldRepositoryRoot:
+		return m.OldRepositoryRoot(ctx)
+	case sessioncode.FieldCommonDir:
+		return m.OldCommonDir(ctx)
+	case sessioncode.FieldWorktreePath:
+		return m.OldWorktreePath(ctx)
+	case sessioncode.FieldWorktreePresent:
+		return m.OldWorktreePresent(ctx)
+	case sessioncode.FieldBranch:
+		return m.OldBranch(ctx)
+	case sessioncode.FieldBaseCommit:
+		return m.OldBaseCommit(ctx)
+	case sessioncode.FieldBaseHead:
+		return m.OldBaseHead(ctx)
+	case sessioncode.FieldBaseAt:
+		return m.OldBaseAt(ctx)
+	case sessioncode.FieldStartCommit:
+		return m.OldStartCommit(ctx)
+	case sessioncode.FieldAppliedCommit:
+		return m.OldAppliedCommit(ctx)
+	case sessioncode.FieldArchiveCommit:
+		return m.OldArchiveCommit(ctx)
+	case sessioncode.FieldSetupOutput:
+		return m.OldSetupOutput(ctx)
+	case sessioncode.FieldPortBase:
+		return m.OldPortBase(ctx)
+	case sessioncode.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case sessioncode.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SessionCode field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SessionCodeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sessioncode.FieldAgentSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentSessionID(v)
+		return nil
+	case sessioncode.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case sessioncode.FieldMode:
+		v, ok := value.(sessioncode.Mode)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMode(v)
+		return nil
+	case sessioncode.FieldRepositoryRoot:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRepositoryRoot(v)
+		return nil
+	case sessioncode.FieldCommonDir:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCommonDir(v)
+		return nil
+	case sessioncode.FieldWorktreePath:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorktreePath(v)
+		return nil
+	case sessioncode.FieldWorktreePresent:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorktreePresent(v)
+		return nil
+	case sessioncode.FieldBranch:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBranch(v)
+		return nil
+	case sessioncode.FieldBaseCommit:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBaseCommit(v)
+		return nil
+	case sessioncode.FieldBaseHead:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBaseHead(v)
+		return nil
+	case sessioncode.FieldBaseAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBaseAt(v)
+		return nil
+	case sessioncode.FieldStartCommit:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartCommit(v)
+		return nil
+	case sessioncode.FieldAppliedCommit:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAppliedCommit(v)
+		return nil
+	case sessioncode.FieldArchiveCommit:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetArchiveCommit(v)
+		return nil
+	case sessioncode.FieldSetupOutput:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSetupOutput(v)
+		return nil
+	case sessioncode.FieldPortBase:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPortBase(v)
+		return nil
+	case sessioncode.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case sessioncode.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SessionCode field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SessionCodeMutation) AddedFields() []string {
+	var fields []string
+	if m.addport_base != nil {
+		fields = append(fields, sessioncode.FieldPortBase)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SessionCodeMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sessioncode.FieldPortBase:
+		return m.AddedPortBase()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SessionCodeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sessioncode.FieldPortBase:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPortBase(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SessionCode numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SessionCodeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sessioncode.FieldBaseAt) {
+		fields = append(fields, sessioncode.FieldBaseAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SessionCodeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SessionCodeMutation) ClearField(name string) error {
+	switch name {
+	case sessioncode.FieldBaseAt:
+		m.ClearBaseAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SessionCode nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SessionCodeMutation) ResetField(name string) error {
+	switch name {
+	case sessioncode.FieldAgentSessionID:
+		m.ResetAgentSessionID()
+		return nil
+	case sessioncode.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case sessioncode.FieldMode:
+		m.ResetMode()
+		return nil
+	case sessioncode.FieldRepositoryRoot:
+		m.ResetRepositoryRoot()
+		return nil
+	case sessioncode.FieldCommonDir:
+		m.ResetCommonDir()
+		return nil
+	case sessioncode.FieldWorktreePath:
+		m.ResetWorktreePath()
+		return nil
+	case sessioncode.FieldWorktreePresent:
+		m.ResetWorktreePresent()
+		return nil
+	case sessioncode.FieldBranch:
+		m.ResetBranch()
+		return nil
+	case sessioncode.FieldBaseCommit:
+		m.ResetBaseCommit()
+		return nil
+	case sessioncode.FieldBaseHead:
+		m.ResetBaseHead()
+		return nil
+	case sessioncode.FieldBaseAt:
+		m.ResetBaseAt()
+		return nil
+	case sessioncode.FieldStartCommit:
+		m.ResetStartCommit()
+		return nil
+	case sessioncode.FieldAppliedCommit:
+		m.ResetAppliedCommit()
+		return nil
+	case sessioncode.FieldArchiveCommit:
+		m.ResetArchiveCommit()
+		return nil
+	case sessioncode.FieldSetupOutput:
+		m.ResetSetupOutput()
+		return nil
+	case sessioncode.FieldPortBase:
+		m.ResetPortBase()
+		return nil
+	case sessioncode.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case sessioncode.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SessionCode field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SessionCodeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, sessioncode.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SessionCodeMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case sessioncode.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SessionCodeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SessionCodeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SessionCodeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, sessioncode.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SessionCodeMutation) EdgeCleared(name string) bool {
+	switch name {
+	case sessioncode.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SessionCodeMutation) ClearEdge(name string) error {
+	switch name {
+	case sessioncode.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown SessionCode unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SessionCodeMutation) ResetEdge(name string) error {
+	switch name {
+	case sessioncode.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown SessionCode edge %s", name)
+}
+
 // SessionForkMutation represents an operation that mutates the SessionFork nodes in the graph.
 type SessionForkMutation struct {
 	config
@@ -5914,21 +7344,24 @@ func (m *SessionForkMutation) ResetEdge(name string) error {
 // TurnMutation represents an operation that mutates the Turn nodes in the graph.
 type TurnMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *int
-	turn_id        *string
-	status         *turn.Status
-	error          *string
-	error_code     *string
-	started_at     *time.Time
-	completed_at   *time.Time
-	clearedFields  map[string]struct{}
-	session        *string
-	clearedsession bool
-	done           bool
-	oldValue       func(context.Context) (*Turn, error)
-	predicates     []predicate.Turn
+	op                Op
+	typ               string
+	id                *int
+	turn_id           *string
+	status            *turn.Status
+	error             *string
+	error_code        *string
+	started_at        *time.Time
+	completed_at      *time.Time
+	checkpoint_commit *string
+	checkpoint_head   *string
+	checkpoint_at     *time.Time
+	clearedFields     map[string]struct{}
+	session           *string
+	clearedsession    bool
+	done              bool
+	oldValue          func(context.Context) (*Turn, error)
+	predicates        []predicate.Turn
 }
 
 var _ ent.Mutation = (*TurnMutation)(nil)
@@ -6294,6 +7727,127 @@ func (m *TurnMutation) ResetCompletedAt() {
 	delete(m.clearedFields, turn.FieldCompletedAt)
 }
 
+// SetCheckpointCommit sets the "checkpoint_commit" field.
+func (m *TurnMutation) SetCheckpointCommit(s string) {
+	m.checkpoint_commit = &s
+}
+
+// CheckpointCommit returns the value of the "checkpoint_commit" field in the mutation.
+func (m *TurnMutation) CheckpointCommit() (r string, exists bool) {
+	v := m.checkpoint_commit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckpointCommit returns the old "checkpoint_commit" field's value of the Turn entity.
+// If the Turn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnMutation) OldCheckpointCommit(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckpointCommit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckpointCommit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckpointCommit: %w", err)
+	}
+	return oldValue.CheckpointCommit, nil
+}
+
+// ResetCheckpointCommit resets all changes to the "checkpoint_commit" field.
+func (m *TurnMutation) ResetCheckpointCommit() {
+	m.checkpoint_commit = nil
+}
+
+// SetCheckpointHead sets the "checkpoint_head" field.
+func (m *TurnMutation) SetCheckpointHead(s string) {
+	m.checkpoint_head = &s
+}
+
+// CheckpointHead returns the value of the "checkpoint_head" field in the mutation.
+func (m *TurnMutation) CheckpointHead() (r string, exists bool) {
+	v := m.checkpoint_head
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckpointHead returns the old "checkpoint_head" field's value of the Turn entity.
+// If the Turn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnMutation) OldCheckpointHead(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckpointHead is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckpointHead requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckpointHead: %w", err)
+	}
+	return oldValue.CheckpointHead, nil
+}
+
+// ResetCheckpointHead resets all changes to the "checkpoint_head" field.
+func (m *TurnMutation) ResetCheckpointHead() {
+	m.checkpoint_head = nil
+}
+
+// SetCheckpointAt sets the "checkpoint_at" field.
+func (m *TurnMutation) SetCheckpointAt(t time.Time) {
+	m.checkpoint_at = &t
+}
+
+// CheckpointAt returns the value of the "checkpoint_at" field in the mutation.
+func (m *TurnMutation) CheckpointAt() (r time.Time, exists bool) {
+	v := m.checkpoint_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckpointAt returns the old "checkpoint_at" field's value of the Turn entity.
+// If the Turn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnMutation) OldCheckpointAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckpointAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckpointAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckpointAt: %w", err)
+	}
+	return oldValue.CheckpointAt, nil
+}
+
+// ClearCheckpointAt clears the value of the "checkpoint_at" field.
+func (m *TurnMutation) ClearCheckpointAt() {
+	m.checkpoint_at = nil
+	m.clearedFields[turn.FieldCheckpointAt] = struct{}{}
+}
+
+// CheckpointAtCleared returns if the "checkpoint_at" field was cleared in this mutation.
+func (m *TurnMutation) CheckpointAtCleared() bool {
+	_, ok := m.clearedFields[turn.FieldCheckpointAt]
+	return ok
+}
+
+// ResetCheckpointAt resets all changes to the "checkpoint_at" field.
+func (m *TurnMutation) ResetCheckpointAt() {
+	m.checkpoint_at = nil
+	delete(m.clearedFields, turn.FieldCheckpointAt)
+}
+
 // SetSessionID sets the "session" edge to the AgentSession entity by id.
 func (m *TurnMutation) SetSessionID(id string) {
 	m.session = &id
@@ -6368,7 +7922,7 @@ func (m *TurnMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TurnMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 10)
 	if m.turn_id != nil {
 		fields = append(fields, turn.FieldTurnID)
 	}
@@ -6389,6 +7943,15 @@ func (m *TurnMutation) Fields() []string {
 	}
 	if m.completed_at != nil {
 		fields = append(fields, turn.FieldCompletedAt)
+	}
+	if m.checkpoint_commit != nil {
+		fields = append(fields, turn.FieldCheckpointCommit)
+	}
+	if m.checkpoint_head != nil {
+		fields = append(fields, turn.FieldCheckpointHead)
+	}
+	if m.checkpoint_at != nil {
+		fields = append(fields, turn.FieldCheckpointAt)
 	}
 	return fields
 }
@@ -6412,6 +7975,12 @@ func (m *TurnMutation) Field(name string) (ent.Value, bool) {
 		return m.StartedAt()
 	case turn.FieldCompletedAt:
 		return m.CompletedAt()
+	case turn.FieldCheckpointCommit:
+		return m.CheckpointCommit()
+	case turn.FieldCheckpointHead:
+		return m.CheckpointHead()
+	case turn.FieldCheckpointAt:
+		return m.CheckpointAt()
 	}
 	return nil, false
 }
@@ -6435,6 +8004,12 @@ func (m *TurnMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldStartedAt(ctx)
 	case turn.FieldCompletedAt:
 		return m.OldCompletedAt(ctx)
+	case turn.FieldCheckpointCommit:
+		return m.OldCheckpointCommit(ctx)
+	case turn.FieldCheckpointHead:
+		return m.OldCheckpointHead(ctx)
+	case turn.FieldCheckpointAt:
+		return m.OldCheckpointAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Turn field %s", name)
 }
@@ -6493,6 +8068,27 @@ func (m *TurnMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCompletedAt(v)
 		return nil
+	case turn.FieldCheckpointCommit:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckpointCommit(v)
+		return nil
+	case turn.FieldCheckpointHead:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckpointHead(v)
+		return nil
+	case turn.FieldCheckpointAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckpointAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Turn field %s", name)
 }
@@ -6526,6 +8122,9 @@ func (m *TurnMutation) ClearedFields() []string {
 	if m.FieldCleared(turn.FieldCompletedAt) {
 		fields = append(fields, turn.FieldCompletedAt)
 	}
+	if m.FieldCleared(turn.FieldCheckpointAt) {
+		fields = append(fields, turn.FieldCheckpointAt)
+	}
 	return fields
 }
 
@@ -6542,6 +8141,9 @@ func (m *TurnMutation) ClearField(name string) error {
 	switch name {
 	case turn.FieldCompletedAt:
 		m.ClearCompletedAt()
+		return nil
+	case turn.FieldCheckpointAt:
+		m.ClearCheckpointAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Turn nullable field %s", name)
@@ -6571,6 +8173,15 @@ func (m *TurnMutation) ResetField(name string) error {
 		return nil
 	case turn.FieldCompletedAt:
 		m.ResetCompletedAt()
+		return nil
+	case turn.FieldCheckpointCommit:
+		m.ResetCheckpointCommit()
+		return nil
+	case turn.FieldCheckpointHead:
+		m.ResetCheckpointHead()
+		return nil
+	case turn.FieldCheckpointAt:
+		m.ResetCheckpointAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Turn field %s", name)
@@ -6658,6 +8269,7 @@ type WorkspaceMutation struct {
 	id              *string
 	name            *string
 	root_path       *string
+	worktree_setup  *string
 	created_at      *time.Time
 	updated_at      *time.Time
 	clearedFields   map[string]struct{}
@@ -6845,6 +8457,42 @@ func (m *WorkspaceMutation) ResetRootPath() {
 	m.root_path = nil
 }
 
+// SetWorktreeSetup sets the "worktree_setup" field.
+func (m *WorkspaceMutation) SetWorktreeSetup(s string) {
+	m.worktree_setup = &s
+}
+
+// WorktreeSetup returns the value of the "worktree_setup" field in the mutation.
+func (m *WorkspaceMutation) WorktreeSetup() (r string, exists bool) {
+	v := m.worktree_setup
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorktreeSetup returns the old "worktree_setup" field's value of the Workspace entity.
+// If the Workspace object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WorkspaceMutation) OldWorktreeSetup(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorktreeSetup is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorktreeSetup requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorktreeSetup: %w", err)
+	}
+	return oldValue.WorktreeSetup, nil
+}
+
+// ResetWorktreeSetup resets all changes to the "worktree_setup" field.
+func (m *WorkspaceMutation) ResetWorktreeSetup() {
+	m.worktree_setup = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *WorkspaceMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -7005,12 +8653,15 @@ func (m *WorkspaceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WorkspaceMutation) Fields() []string {
-	fields := make([]string, 0, 4)
+	fields := make([]string, 0, 5)
 	if m.name != nil {
 		fields = append(fields, workspace.FieldName)
 	}
 	if m.root_path != nil {
 		fields = append(fields, workspace.FieldRootPath)
+	}
+	if m.worktree_setup != nil {
+		fields = append(fields, workspace.FieldWorktreeSetup)
 	}
 	if m.created_at != nil {
 		fields = append(fields, workspace.FieldCreatedAt)
@@ -7030,6 +8681,8 @@ func (m *WorkspaceMutation) Field(name string) (ent.Value, bool) {
 		return m.Name()
 	case workspace.FieldRootPath:
 		return m.RootPath()
+	case workspace.FieldWorktreeSetup:
+		return m.WorktreeSetup()
 	case workspace.FieldCreatedAt:
 		return m.CreatedAt()
 	case workspace.FieldUpdatedAt:
@@ -7047,6 +8700,8 @@ func (m *WorkspaceMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldName(ctx)
 	case workspace.FieldRootPath:
 		return m.OldRootPath(ctx)
+	case workspace.FieldWorktreeSetup:
+		return m.OldWorktreeSetup(ctx)
 	case workspace.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case workspace.FieldUpdatedAt:
@@ -7073,6 +8728,13 @@ func (m *WorkspaceMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetRootPath(v)
+		return nil
+	case workspace.FieldWorktreeSetup:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorktreeSetup(v)
 		return nil
 	case workspace.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -7142,6 +8804,9 @@ func (m *WorkspaceMutation) ResetField(name string) error {
 		return nil
 	case workspace.FieldRootPath:
 		m.ResetRootPath()
+		return nil
+	case workspace.FieldWorktreeSetup:
+		m.ResetWorktreeSetup()
 		return nil
 	case workspace.FieldCreatedAt:
 		m.ResetCreatedAt()

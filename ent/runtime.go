@@ -9,6 +9,7 @@ import (
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/message"
 	"tuttid/ent/schema"
+	"tuttid/ent/sessioncode"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/ent/workspace"
@@ -206,6 +207,74 @@ func init() {
 	message.DefaultUpdatedAt = messageDescUpdatedAt.Default.(func() time.Time)
 	// message.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	message.UpdateDefaultUpdatedAt = messageDescUpdatedAt.UpdateDefault.(func() time.Time)
+	sessioncodeFields := schema.SessionCode{}.Fields()
+	_ = sessioncodeFields
+	// sessioncodeDescAgentSessionID is the schema descriptor for agent_session_id field.
+	sessioncodeDescAgentSessionID := sessioncodeFields[0].Descriptor()
+	// sessioncode.AgentSessionIDValidator is a validator for the "agent_session_id" field. It is called by the builders before save.
+	sessioncode.AgentSessionIDValidator = sessioncodeDescAgentSessionID.Validators[0].(func(string) error)
+	// sessioncodeDescWorkspaceID is the schema descriptor for workspace_id field.
+	sessioncodeDescWorkspaceID := sessioncodeFields[1].Descriptor()
+	// sessioncode.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	sessioncode.WorkspaceIDValidator = sessioncodeDescWorkspaceID.Validators[0].(func(string) error)
+	// sessioncodeDescRepositoryRoot is the schema descriptor for repository_root field.
+	sessioncodeDescRepositoryRoot := sessioncodeFields[3].Descriptor()
+	// sessioncode.RepositoryRootValidator is a validator for the "repository_root" field. It is called by the builders before save.
+	sessioncode.RepositoryRootValidator = sessioncodeDescRepositoryRoot.Validators[0].(func(string) error)
+	// sessioncodeDescCommonDir is the schema descriptor for common_dir field.
+	sessioncodeDescCommonDir := sessioncodeFields[4].Descriptor()
+	// sessioncode.DefaultCommonDir holds the default value on creation for the common_dir field.
+	sessioncode.DefaultCommonDir = sessioncodeDescCommonDir.Default.(string)
+	// sessioncodeDescWorktreePath is the schema descriptor for worktree_path field.
+	sessioncodeDescWorktreePath := sessioncodeFields[5].Descriptor()
+	// sessioncode.DefaultWorktreePath holds the default value on creation for the worktree_path field.
+	sessioncode.DefaultWorktreePath = sessioncodeDescWorktreePath.Default.(string)
+	// sessioncodeDescWorktreePresent is the schema descriptor for worktree_present field.
+	sessioncodeDescWorktreePresent := sessioncodeFields[6].Descriptor()
+	// sessioncode.DefaultWorktreePresent holds the default value on creation for the worktree_present field.
+	sessioncode.DefaultWorktreePresent = sessioncodeDescWorktreePresent.Default.(bool)
+	// sessioncodeDescBranch is the schema descriptor for branch field.
+	sessioncodeDescBranch := sessioncodeFields[7].Descriptor()
+	// sessioncode.DefaultBranch holds the default value on creation for the branch field.
+	sessioncode.DefaultBranch = sessioncodeDescBranch.Default.(string)
+	// sessioncodeDescBaseCommit is the schema descriptor for base_commit field.
+	sessioncodeDescBaseCommit := sessioncodeFields[8].Descriptor()
+	// sessioncode.DefaultBaseCommit holds the default value on creation for the base_commit field.
+	sessioncode.DefaultBaseCommit = sessioncodeDescBaseCommit.Default.(string)
+	// sessioncodeDescBaseHead is the schema descriptor for base_head field.
+	sessioncodeDescBaseHead := sessioncodeFields[9].Descriptor()
+	// sessioncode.DefaultBaseHead holds the default value on creation for the base_head field.
+	sessioncode.DefaultBaseHead = sessioncodeDescBaseHead.Default.(string)
+	// sessioncodeDescStartCommit is the schema descriptor for start_commit field.
+	sessioncodeDescStartCommit := sessioncodeFields[11].Descriptor()
+	// sessioncode.DefaultStartCommit holds the default value on creation for the start_commit field.
+	sessioncode.DefaultStartCommit = sessioncodeDescStartCommit.Default.(string)
+	// sessioncodeDescAppliedCommit is the schema descriptor for applied_commit field.
+	sessioncodeDescAppliedCommit := sessioncodeFields[12].Descriptor()
+	// sessioncode.DefaultAppliedCommit holds the default value on creation for the applied_commit field.
+	sessioncode.DefaultAppliedCommit = sessioncodeDescAppliedCommit.Default.(string)
+	// sessioncodeDescArchiveCommit is the schema descriptor for archive_commit field.
+	sessioncodeDescArchiveCommit := sessioncodeFields[13].Descriptor()
+	// sessioncode.DefaultArchiveCommit holds the default value on creation for the archive_commit field.
+	sessioncode.DefaultArchiveCommit = sessioncodeDescArchiveCommit.Default.(string)
+	// sessioncodeDescSetupOutput is the schema descriptor for setup_output field.
+	sessioncodeDescSetupOutput := sessioncodeFields[14].Descriptor()
+	// sessioncode.DefaultSetupOutput holds the default value on creation for the setup_output field.
+	sessioncode.DefaultSetupOutput = sessioncodeDescSetupOutput.Default.(string)
+	// sessioncodeDescPortBase is the schema descriptor for port_base field.
+	sessioncodeDescPortBase := sessioncodeFields[15].Descriptor()
+	// sessioncode.DefaultPortBase holds the default value on creation for the port_base field.
+	sessioncode.DefaultPortBase = sessioncodeDescPortBase.Default.(int)
+	// sessioncodeDescCreatedAt is the schema descriptor for created_at field.
+	sessioncodeDescCreatedAt := sessioncodeFields[16].Descriptor()
+	// sessioncode.DefaultCreatedAt holds the default value on creation for the created_at field.
+	sessioncode.DefaultCreatedAt = sessioncodeDescCreatedAt.Default.(func() time.Time)
+	// sessioncodeDescUpdatedAt is the schema descriptor for updated_at field.
+	sessioncodeDescUpdatedAt := sessioncodeFields[17].Descriptor()
+	// sessioncode.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	sessioncode.DefaultUpdatedAt = sessioncodeDescUpdatedAt.Default.(func() time.Time)
+	// sessioncode.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	sessioncode.UpdateDefaultUpdatedAt = sessioncodeDescUpdatedAt.UpdateDefault.(func() time.Time)
 	sessionforkFields := schema.SessionFork{}.Fields()
 	_ = sessionforkFields
 	// sessionforkDescWorkspaceID is the schema descriptor for workspace_id field.
@@ -266,18 +335,30 @@ func init() {
 	turnDescStartedAt := turnFields[5].Descriptor()
 	// turn.DefaultStartedAt holds the default value on creation for the started_at field.
 	turn.DefaultStartedAt = turnDescStartedAt.Default.(func() time.Time)
+	// turnDescCheckpointCommit is the schema descriptor for checkpoint_commit field.
+	turnDescCheckpointCommit := turnFields[7].Descriptor()
+	// turn.DefaultCheckpointCommit holds the default value on creation for the checkpoint_commit field.
+	turn.DefaultCheckpointCommit = turnDescCheckpointCommit.Default.(string)
+	// turnDescCheckpointHead is the schema descriptor for checkpoint_head field.
+	turnDescCheckpointHead := turnFields[8].Descriptor()
+	// turn.DefaultCheckpointHead holds the default value on creation for the checkpoint_head field.
+	turn.DefaultCheckpointHead = turnDescCheckpointHead.Default.(string)
 	workspaceFields := schema.Workspace{}.Fields()
 	_ = workspaceFields
 	// workspaceDescName is the schema descriptor for name field.
 	workspaceDescName := workspaceFields[1].Descriptor()
 	// workspace.NameValidator is a validator for the "name" field. It is called by the builders before save.
 	workspace.NameValidator = workspaceDescName.Validators[0].(func(string) error)
+	// workspaceDescWorktreeSetup is the schema descriptor for worktree_setup field.
+	workspaceDescWorktreeSetup := workspaceFields[3].Descriptor()
+	// workspace.DefaultWorktreeSetup holds the default value on creation for the worktree_setup field.
+	workspace.DefaultWorktreeSetup = workspaceDescWorktreeSetup.Default.(string)
 	// workspaceDescCreatedAt is the schema descriptor for created_at field.
-	workspaceDescCreatedAt := workspaceFields[3].Descriptor()
+	workspaceDescCreatedAt := workspaceFields[4].Descriptor()
 	// workspace.DefaultCreatedAt holds the default value on creation for the created_at field.
 	workspace.DefaultCreatedAt = workspaceDescCreatedAt.Default.(func() time.Time)
 	// workspaceDescUpdatedAt is the schema descriptor for updated_at field.
-	workspaceDescUpdatedAt := workspaceFields[4].Descriptor()
+	workspaceDescUpdatedAt := workspaceFields[5].Descriptor()
 	// workspace.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	workspace.DefaultUpdatedAt = workspaceDescUpdatedAt.Default.(func() time.Time)
 	// workspace.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -32,6 +32,12 @@ type Turn struct {
 	StartedAt time.Time `json:"started_at,omitempty"`
 	// CompletedAt holds the value of the "completed_at" field.
 	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	// CheckpointCommit holds the value of the "checkpoint_commit" field.
+	CheckpointCommit string `json:"checkpoint_commit,omitempty"`
+	// CheckpointHead holds the value of the "checkpoint_head" field.
+	CheckpointHead string `json:"checkpoint_head,omitempty"`
+	// CheckpointAt holds the value of the "checkpoint_at" field.
+	CheckpointAt *time.Time `json:"checkpoint_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the TurnQuery when eager-loading is set.
 	Edges        TurnEdges `json:"edges"`
@@ -65,9 +71,9 @@ func (*Turn) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case turn.FieldID:
 			values[i] = new(sql.NullInt64)
-		case turn.FieldTurnID, turn.FieldAgentSessionID, turn.FieldStatus, turn.FieldError, turn.FieldErrorCode:
+		case turn.FieldTurnID, turn.FieldAgentSessionID, turn.FieldStatus, turn.FieldError, turn.FieldErrorCode, turn.FieldCheckpointCommit, turn.FieldCheckpointHead:
 			values[i] = new(sql.NullString)
-		case turn.FieldStartedAt, turn.FieldCompletedAt:
+		case turn.FieldStartedAt, turn.FieldCompletedAt, turn.FieldCheckpointAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -133,6 +139,25 @@ func (_m *Turn) assignValues(columns []string, values []any) error {
 				_m.CompletedAt = new(time.Time)
 				*_m.CompletedAt = value.Time
 			}
+		case turn.FieldCheckpointCommit:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field checkpoint_commit", values[i])
+			} else if value.Valid {
+				_m.CheckpointCommit = value.String
+			}
+		case turn.FieldCheckpointHead:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field checkpoint_head", values[i])
+			} else if value.Valid {
+				_m.CheckpointHead = value.String
+			}
+		case turn.FieldCheckpointAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field checkpoint_at", values[i])
+			} else if value.Valid {
+				_m.CheckpointAt = new(time.Time)
+				*_m.CheckpointAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -194,6 +219,17 @@ func (_m *Turn) String() string {
 	builder.WriteString(", ")
 	if v := _m.CompletedAt; v != nil {
 		builder.WriteString("completed_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("checkpoint_commit=")
+	builder.WriteString(_m.CheckpointCommit)
+	builder.WriteString(", ")
+	builder.WriteString("checkpoint_head=")
+	builder.WriteString(_m.CheckpointHead)
+	builder.WriteString(", ")
+	if v := _m.CheckpointAt; v != nil {
+		builder.WriteString("checkpoint_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

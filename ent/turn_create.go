@@ -105,6 +105,48 @@ func (_c *TurnCreate) SetNillableCompletedAt(v *time.Time) *TurnCreate {
 	return _c
 }
 
+// SetCheckpointCommit sets the "checkpoint_commit" field.
+func (_c *TurnCreate) SetCheckpointCommit(v string) *TurnCreate {
+	_c.mutation.SetCheckpointCommit(v)
+	return _c
+}
+
+// SetNillableCheckpointCommit sets the "checkpoint_commit" field if the given value is not nil.
+func (_c *TurnCreate) SetNillableCheckpointCommit(v *string) *TurnCreate {
+	if v != nil {
+		_c.SetCheckpointCommit(*v)
+	}
+	return _c
+}
+
+// SetCheckpointHead sets the "checkpoint_head" field.
+func (_c *TurnCreate) SetCheckpointHead(v string) *TurnCreate {
+	_c.mutation.SetCheckpointHead(v)
+	return _c
+}
+
+// SetNillableCheckpointHead sets the "checkpoint_head" field if the given value is not nil.
+func (_c *TurnCreate) SetNillableCheckpointHead(v *string) *TurnCreate {
+	if v != nil {
+		_c.SetCheckpointHead(*v)
+	}
+	return _c
+}
+
+// SetCheckpointAt sets the "checkpoint_at" field.
+func (_c *TurnCreate) SetCheckpointAt(v time.Time) *TurnCreate {
+	_c.mutation.SetCheckpointAt(v)
+	return _c
+}
+
+// SetNillableCheckpointAt sets the "checkpoint_at" field if the given value is not nil.
+func (_c *TurnCreate) SetNillableCheckpointAt(v *time.Time) *TurnCreate {
+	if v != nil {
+		_c.SetCheckpointAt(*v)
+	}
+	return _c
+}
+
 // SetSessionID sets the "session" edge to the AgentSession entity by ID.
 func (_c *TurnCreate) SetSessionID(id string) *TurnCreate {
 	_c.mutation.SetSessionID(id)
@@ -167,6 +209,14 @@ func (_c *TurnCreate) defaults() {
 		v := turn.DefaultStartedAt()
 		_c.mutation.SetStartedAt(v)
 	}
+	if _, ok := _c.mutation.CheckpointCommit(); !ok {
+		v := turn.DefaultCheckpointCommit
+		_c.mutation.SetCheckpointCommit(v)
+	}
+	if _, ok := _c.mutation.CheckpointHead(); !ok {
+		v := turn.DefaultCheckpointHead
+		_c.mutation.SetCheckpointHead(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -203,6 +253,12 @@ func (_c *TurnCreate) check() error {
 	}
 	if _, ok := _c.mutation.StartedAt(); !ok {
 		return &ValidationError{Name: "started_at", err: errors.New(`ent: missing required field "Turn.started_at"`)}
+	}
+	if _, ok := _c.mutation.CheckpointCommit(); !ok {
+		return &ValidationError{Name: "checkpoint_commit", err: errors.New(`ent: missing required field "Turn.checkpoint_commit"`)}
+	}
+	if _, ok := _c.mutation.CheckpointHead(); !ok {
+		return &ValidationError{Name: "checkpoint_head", err: errors.New(`ent: missing required field "Turn.checkpoint_head"`)}
 	}
 	if len(_c.mutation.SessionIDs()) == 0 {
 		return &ValidationError{Name: "session", err: errors.New(`ent: missing required edge "Turn.session"`)}
@@ -257,6 +313,18 @@ func (_c *TurnCreate) createSpec() (*Turn, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CompletedAt(); ok {
 		_spec.SetField(turn.FieldCompletedAt, field.TypeTime, value)
 		_node.CompletedAt = &value
+	}
+	if value, ok := _c.mutation.CheckpointCommit(); ok {
+		_spec.SetField(turn.FieldCheckpointCommit, field.TypeString, value)
+		_node.CheckpointCommit = value
+	}
+	if value, ok := _c.mutation.CheckpointHead(); ok {
+		_spec.SetField(turn.FieldCheckpointHead, field.TypeString, value)
+		_node.CheckpointHead = value
+	}
+	if value, ok := _c.mutation.CheckpointAt(); ok {
+		_spec.SetField(turn.FieldCheckpointAt, field.TypeTime, value)
+		_node.CheckpointAt = &value
 	}
 	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -381,6 +449,48 @@ func (u *TurnUpsert) ClearCompletedAt() *TurnUpsert {
 	return u
 }
 
+// SetCheckpointCommit sets the "checkpoint_commit" field.
+func (u *TurnUpsert) SetCheckpointCommit(v string) *TurnUpsert {
+	u.Set(turn.FieldCheckpointCommit, v)
+	return u
+}
+
+// UpdateCheckpointCommit sets the "checkpoint_commit" field to the value that was provided on create.
+func (u *TurnUpsert) UpdateCheckpointCommit() *TurnUpsert {
+	u.SetExcluded(turn.FieldCheckpointCommit)
+	return u
+}
+
+// SetCheckpointHead sets the "checkpoint_head" field.
+func (u *TurnUpsert) SetCheckpointHead(v string) *TurnUpsert {
+	u.Set(turn.FieldCheckpointHead, v)
+	return u
+}
+
+// UpdateCheckpointHead sets the "checkpoint_head" field to the value that was provided on create.
+func (u *TurnUpsert) UpdateCheckpointHead() *TurnUpsert {
+	u.SetExcluded(turn.FieldCheckpointHead)
+	return u
+}
+
+// SetCheckpointAt sets the "checkpoint_at" field.
+func (u *TurnUpsert) SetCheckpointAt(v time.Time) *TurnUpsert {
+	u.Set(turn.FieldCheckpointAt, v)
+	return u
+}
+
+// UpdateCheckpointAt sets the "checkpoint_at" field to the value that was provided on create.
+func (u *TurnUpsert) UpdateCheckpointAt() *TurnUpsert {
+	u.SetExcluded(turn.FieldCheckpointAt)
+	return u
+}
+
+// ClearCheckpointAt clears the value of the "checkpoint_at" field.
+func (u *TurnUpsert) ClearCheckpointAt() *TurnUpsert {
+	u.SetNull(turn.FieldCheckpointAt)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -492,6 +602,55 @@ func (u *TurnUpsertOne) UpdateCompletedAt() *TurnUpsertOne {
 func (u *TurnUpsertOne) ClearCompletedAt() *TurnUpsertOne {
 	return u.Update(func(s *TurnUpsert) {
 		s.ClearCompletedAt()
+	})
+}
+
+// SetCheckpointCommit sets the "checkpoint_commit" field.
+func (u *TurnUpsertOne) SetCheckpointCommit(v string) *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.SetCheckpointCommit(v)
+	})
+}
+
+// UpdateCheckpointCommit sets the "checkpoint_commit" field to the value that was provided on create.
+func (u *TurnUpsertOne) UpdateCheckpointCommit() *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.UpdateCheckpointCommit()
+	})
+}
+
+// SetCheckpointHead sets the "checkpoint_head" field.
+func (u *TurnUpsertOne) SetCheckpointHead(v string) *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.SetCheckpointHead(v)
+	})
+}
+
+// UpdateCheckpointHead sets the "checkpoint_head" field to the value that was provided on create.
+func (u *TurnUpsertOne) UpdateCheckpointHead() *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.UpdateCheckpointHead()
+	})
+}
+
+// SetCheckpointAt sets the "checkpoint_at" field.
+func (u *TurnUpsertOne) SetCheckpointAt(v time.Time) *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.SetCheckpointAt(v)
+	})
+}
+
+// UpdateCheckpointAt sets the "checkpoint_at" field to the value that was provided on create.
+func (u *TurnUpsertOne) UpdateCheckpointAt() *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.UpdateCheckpointAt()
+	})
+}
+
+// ClearCheckpointAt clears the value of the "checkpoint_at" field.
+func (u *TurnUpsertOne) ClearCheckpointAt() *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.ClearCheckpointAt()
 	})
 }
 
@@ -772,6 +931,55 @@ func (u *TurnUpsertBulk) UpdateCompletedAt() *TurnUpsertBulk {
 func (u *TurnUpsertBulk) ClearCompletedAt() *TurnUpsertBulk {
 	return u.Update(func(s *TurnUpsert) {
 		s.ClearCompletedAt()
+	})
+}
+
+// SetCheckpointCommit sets the "checkpoint_commit" field.
+func (u *TurnUpsertBulk) SetCheckpointCommit(v string) *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.SetCheckpointCommit(v)
+	})
+}
+
+// UpdateCheckpointCommit sets the "checkpoint_commit" field to the value that was provided on create.
+func (u *TurnUpsertBulk) UpdateCheckpointCommit() *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.UpdateCheckpointCommit()
+	})
+}
+
+// SetCheckpointHead sets the "checkpoint_head" field.
+func (u *TurnUpsertBulk) SetCheckpointHead(v string) *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.SetCheckpointHead(v)
+	})
+}
+
+// UpdateCheckpointHead sets the "checkpoint_head" field to the value that was provided on create.
+func (u *TurnUpsertBulk) UpdateCheckpointHead() *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.UpdateCheckpointHead()
+	})
+}
+
+// SetCheckpointAt sets the "checkpoint_at" field.
+func (u *TurnUpsertBulk) SetCheckpointAt(v time.Time) *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.SetCheckpointAt(v)
+	})
+}
+
+// UpdateCheckpointAt sets the "checkpoint_at" field to the value that was provided on create.
+func (u *TurnUpsertBulk) UpdateCheckpointAt() *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.UpdateCheckpointAt()
+	})
+}
+
+// ClearCheckpointAt clears the value of the "checkpoint_at" field.
+func (u *TurnUpsertBulk) ClearCheckpointAt() *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.ClearCheckpointAt()
 	})
 }
 

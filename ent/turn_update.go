@@ -91,6 +91,54 @@ func (_u *TurnUpdate) ClearCompletedAt() *TurnUpdate {
 	return _u
 }
 
+// SetCheckpointCommit sets the "checkpoint_commit" field.
+func (_u *TurnUpdate) SetCheckpointCommit(v string) *TurnUpdate {
+	_u.mutation.SetCheckpointCommit(v)
+	return _u
+}
+
+// SetNillableCheckpointCommit sets the "checkpoint_commit" field if the given value is not nil.
+func (_u *TurnUpdate) SetNillableCheckpointCommit(v *string) *TurnUpdate {
+	if v != nil {
+		_u.SetCheckpointCommit(*v)
+	}
+	return _u
+}
+
+// SetCheckpointHead sets the "checkpoint_head" field.
+func (_u *TurnUpdate) SetCheckpointHead(v string) *TurnUpdate {
+	_u.mutation.SetCheckpointHead(v)
+	return _u
+}
+
+// SetNillableCheckpointHead sets the "checkpoint_head" field if the given value is not nil.
+func (_u *TurnUpdate) SetNillableCheckpointHead(v *string) *TurnUpdate {
+	if v != nil {
+		_u.SetCheckpointHead(*v)
+	}
+	return _u
+}
+
+// SetCheckpointAt sets the "checkpoint_at" field.
+func (_u *TurnUpdate) SetCheckpointAt(v time.Time) *TurnUpdate {
+	_u.mutation.SetCheckpointAt(v)
+	return _u
+}
+
+// SetNillableCheckpointAt sets the "checkpoint_at" field if the given value is not nil.
+func (_u *TurnUpdate) SetNillableCheckpointAt(v *time.Time) *TurnUpdate {
+	if v != nil {
+		_u.SetCheckpointAt(*v)
+	}
+	return _u
+}
+
+// ClearCheckpointAt clears the value of the "checkpoint_at" field.
+func (_u *TurnUpdate) ClearCheckpointAt() *TurnUpdate {
+	_u.mutation.ClearCheckpointAt()
+	return _u
+}
+
 // Mutation returns the TurnMutation object of the builder.
 func (_u *TurnUpdate) Mutation() *TurnMutation {
 	return _u.mutation
@@ -168,6 +216,18 @@ func (_u *TurnUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.CompletedAtCleared() {
 		_spec.ClearField(turn.FieldCompletedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CheckpointCommit(); ok {
+		_spec.SetField(turn.FieldCheckpointCommit, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CheckpointHead(); ok {
+		_spec.SetField(turn.FieldCheckpointHead, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CheckpointAt(); ok {
+		_spec.SetField(turn.FieldCheckpointAt, field.TypeTime, value)
+	}
+	if _u.mutation.CheckpointAtCleared() {
+		_spec.ClearField(turn.FieldCheckpointAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -250,6 +310,54 @@ func (_u *TurnUpdateOne) SetNillableCompletedAt(v *time.Time) *TurnUpdateOne {
 // ClearCompletedAt clears the value of the "completed_at" field.
 func (_u *TurnUpdateOne) ClearCompletedAt() *TurnUpdateOne {
 	_u.mutation.ClearCompletedAt()
+	return _u
+}
+
+// SetCheckpointCommit sets the "checkpoint_commit" field.
+func (_u *TurnUpdateOne) SetCheckpointCommit(v string) *TurnUpdateOne {
+	_u.mutation.SetCheckpointCommit(v)
+	return _u
+}
+
+// SetNillableCheckpointCommit sets the "checkpoint_commit" field if the given value is not nil.
+func (_u *TurnUpdateOne) SetNillableCheckpointCommit(v *string) *TurnUpdateOne {
+	if v != nil {
+		_u.SetCheckpointCommit(*v)
+	}
+	return _u
+}
+
+// SetCheckpointHead sets the "checkpoint_head" field.
+func (_u *TurnUpdateOne) SetCheckpointHead(v string) *TurnUpdateOne {
+	_u.mutation.SetCheckpointHead(v)
+	return _u
+}
+
+// SetNillableCheckpointHead sets the "checkpoint_head" field if the given value is not nil.
+func (_u *TurnUpdateOne) SetNillableCheckpointHead(v *string) *TurnUpdateOne {
+	if v != nil {
+		_u.SetCheckpointHead(*v)
+	}
+	return _u
+}
+
+// SetCheckpointAt sets the "checkpoint_at" field.
+func (_u *TurnUpdateOne) SetCheckpointAt(v time.Time) *TurnUpdateOne {
+	_u.mutation.SetCheckpointAt(v)
+	return _u
+}
+
+// SetNillableCheckpointAt sets the "checkpoint_at" field if the given value is not nil.
+func (_u *TurnUpdateOne) SetNillableCheckpointAt(v *time.Time) *TurnUpdateOne {
+	if v != nil {
+		_u.SetCheckpointAt(*v)
+	}
+	return _u
+}
+
+// ClearCheckpointAt clears the value of the "checkpoint_at" field.
+func (_u *TurnUpdateOne) ClearCheckpointAt() *TurnUpdateOne {
+	_u.mutation.ClearCheckpointAt()
 	return _u
 }
 
@@ -360,6 +468,18 @@ func (_u *TurnUpdateOne) sqlSave(ctx context.Context) (_node *Turn, err error) {
 	}
 	if _u.mutation.CompletedAtCleared() {
 		_spec.ClearField(turn.FieldCompletedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CheckpointCommit(); ok {
+		_spec.SetField(turn.FieldCheckpointCommit, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CheckpointHead(); ok {
+		_spec.SetField(turn.FieldCheckpointHead, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CheckpointAt(); ok {
+		_spec.SetField(turn.FieldCheckpointAt, field.TypeTime, value)
+	}
+	if _u.mutation.CheckpointAtCleared() {
+		_spec.ClearField(turn.FieldCheckpointAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Turn{config: _u.config}

@@ -22,6 +22,8 @@ type Tx struct {
 	ForkJournal *ForkJournalClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
+	// SessionCode is the client for interacting with the SessionCode builders.
+	SessionCode *SessionCodeClient
 	// SessionFork is the client for interacting with the SessionFork builders.
 	SessionFork *SessionForkClient
 	// Turn is the client for interacting with the Turn builders.
@@ -163,6 +165,7 @@ func (tx *Tx) init() {
 	tx.ApprovalRequest = NewApprovalRequestClient(tx.config)
 	tx.ForkJournal = NewForkJournalClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)
+	tx.SessionCode = NewSessionCodeClient(tx.config)
 	tx.SessionFork = NewSessionForkClient(tx.config)
 	tx.Turn = NewTurnClient(tx.config)
 	tx.Workspace = NewWorkspaceClient(tx.config)

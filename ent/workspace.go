@@ -21,6 +21,8 @@ type Workspace struct {
 	Name string `json:"name,omitempty"`
 	// RootPath holds the value of the "root_path" field.
 	RootPath string `json:"root_path,omitempty"`
+	// WorktreeSetup holds the value of the "worktree_setup" field.
+	WorktreeSetup string `json:"worktree_setup,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -54,7 +56,7 @@ func (*Workspace) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case workspace.FieldID, workspace.FieldName, workspace.FieldRootPath:
+		case workspace.FieldID, workspace.FieldName, workspace.FieldRootPath, workspace.FieldWorktreeSetup:
 			values[i] = new(sql.NullString)
 		case workspace.FieldCreatedAt, workspace.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -90,6 +92,12 @@ func (_m *Workspace) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field root_path", values[i])
 			} else if value.Valid {
 				_m.RootPath = value.String
+			}
+		case workspace.FieldWorktreeSetup:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field worktree_setup", values[i])
+			} else if value.Valid {
+				_m.WorktreeSetup = value.String
 			}
 		case workspace.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -149,6 +157,9 @@ func (_m *Workspace) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("root_path=")
 	builder.WriteString(_m.RootPath)
+	builder.WriteString(", ")
+	builder.WriteString("worktree_setup=")
+	builder.WriteString(_m.WorktreeSetup)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -36,6 +36,20 @@ func (_c *WorkspaceCreate) SetRootPath(v string) *WorkspaceCreate {
 	return _c
 }
 
+// SetWorktreeSetup sets the "worktree_setup" field.
+func (_c *WorkspaceCreate) SetWorktreeSetup(v string) *WorkspaceCreate {
+	_c.mutation.SetWorktreeSetup(v)
+	return _c
+}
+
+// SetNillableWorktreeSetup sets the "worktree_setup" field if the given value is not nil.
+func (_c *WorkspaceCreate) SetNillableWorktreeSetup(v *string) *WorkspaceCreate {
+	if v != nil {
+		_c.SetWorktreeSetup(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *WorkspaceCreate) SetCreatedAt(v time.Time) *WorkspaceCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -120,6 +134,10 @@ func (_c *WorkspaceCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *WorkspaceCreate) defaults() {
+	if _, ok := _c.mutation.WorktreeSetup(); !ok {
+		v := workspace.DefaultWorktreeSetup
+		_c.mutation.SetWorktreeSetup(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := workspace.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -142,6 +160,9 @@ func (_c *WorkspaceCreate) check() error {
 	}
 	if _, ok := _c.mutation.RootPath(); !ok {
 		return &ValidationError{Name: "root_path", err: errors.New(`ent: missing required field "Workspace.root_path"`)}
+	}
+	if _, ok := _c.mutation.WorktreeSetup(); !ok {
+		return &ValidationError{Name: "worktree_setup", err: errors.New(`ent: missing required field "Workspace.worktree_setup"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Workspace.created_at"`)}
@@ -197,6 +218,10 @@ func (_c *WorkspaceCreate) createSpec() (*Workspace, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RootPath(); ok {
 		_spec.SetField(workspace.FieldRootPath, field.TypeString, value)
 		_node.RootPath = value
+	}
+	if value, ok := _c.mutation.WorktreeSetup(); ok {
+		_spec.SetField(workspace.FieldWorktreeSetup, field.TypeString, value)
+		_node.WorktreeSetup = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(workspace.FieldCreatedAt, field.TypeTime, value)
@@ -298,6 +323,18 @@ func (u *WorkspaceUpsert) UpdateRootPath() *WorkspaceUpsert {
 	return u
 }
 
+// SetWorktreeSetup sets the "worktree_setup" field.
+func (u *WorkspaceUpsert) SetWorktreeSetup(v string) *WorkspaceUpsert {
+	u.Set(workspace.FieldWorktreeSetup, v)
+	return u
+}
+
+// UpdateWorktreeSetup sets the "worktree_setup" field to the value that was provided on create.
+func (u *WorkspaceUpsert) UpdateWorktreeSetup() *WorkspaceUpsert {
+	u.SetExcluded(workspace.FieldWorktreeSetup)
+	return u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (u *WorkspaceUpsert) SetUpdatedAt(v time.Time) *WorkspaceUpsert {
 	u.Set(workspace.FieldUpdatedAt, v)
@@ -386,6 +423,20 @@ func (u *WorkspaceUpsertOne) SetRootPath(v string) *WorkspaceUpsertOne {
 func (u *WorkspaceUpsertOne) UpdateRootPath() *WorkspaceUpsertOne {
 	return u.Update(func(s *WorkspaceUpsert) {
 		s.UpdateRootPath()
+	})
+}
+
+// SetWorktreeSetup sets the "worktree_setup" field.
+func (u *WorkspaceUpsertOne) SetWorktreeSetup(v string) *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.SetWorktreeSetup(v)
+	})
+}
+
+// UpdateWorktreeSetup sets the "worktree_setup" field to the value that was provided on create.
+func (u *WorkspaceUpsertOne) UpdateWorktreeSetup() *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.UpdateWorktreeSetup()
 	})
 }
 
@@ -646,6 +697,20 @@ func (u *WorkspaceUpsertBulk) SetRootPath(v string) *WorkspaceUpsertBulk {
 func (u *WorkspaceUpsertBulk) UpdateRootPath() *WorkspaceUpsertBulk {
 	return u.Update(func(s *WorkspaceUpsert) {
 		s.UpdateRootPath()
+	})
+}
+
+// SetWorktreeSetup sets the "worktree_setup" field.
+func (u *WorkspaceUpsertBulk) SetWorktreeSetup(v string) *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.SetWorktreeSetup(v)
+	})
+}
+
+// UpdateWorktreeSetup sets the "worktree_setup" field to the value that was provided on create.
+func (u *WorkspaceUpsertBulk) UpdateWorktreeSetup() *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.UpdateWorktreeSetup()
 	})
 }
 

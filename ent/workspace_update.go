@@ -58,6 +58,20 @@ func (_u *WorkspaceUpdate) SetNillableRootPath(v *string) *WorkspaceUpdate {
 	return _u
 }
 
+// SetWorktreeSetup sets the "worktree_setup" field.
+func (_u *WorkspaceUpdate) SetWorktreeSetup(v string) *WorkspaceUpdate {
+	_u.mutation.SetWorktreeSetup(v)
+	return _u
+}
+
+// SetNillableWorktreeSetup sets the "worktree_setup" field if the given value is not nil.
+func (_u *WorkspaceUpdate) SetNillableWorktreeSetup(v *string) *WorkspaceUpdate {
+	if v != nil {
+		_u.SetWorktreeSetup(*v)
+	}
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *WorkspaceUpdate) SetUpdatedAt(v time.Time) *WorkspaceUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -175,6 +189,9 @@ func (_u *WorkspaceUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.RootPath(); ok {
 		_spec.SetField(workspace.FieldRootPath, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.WorktreeSetup(); ok {
+		_spec.SetField(workspace.FieldWorktreeSetup, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(workspace.FieldUpdatedAt, field.TypeTime, value)
 	}
@@ -269,6 +286,20 @@ func (_u *WorkspaceUpdateOne) SetRootPath(v string) *WorkspaceUpdateOne {
 func (_u *WorkspaceUpdateOne) SetNillableRootPath(v *string) *WorkspaceUpdateOne {
 	if v != nil {
 		_u.SetRootPath(*v)
+	}
+	return _u
+}
+
+// SetWorktreeSetup sets the "worktree_setup" field.
+func (_u *WorkspaceUpdateOne) SetWorktreeSetup(v string) *WorkspaceUpdateOne {
+	_u.mutation.SetWorktreeSetup(v)
+	return _u
+}
+
+// SetNillableWorktreeSetup sets the "worktree_setup" field if the given value is not nil.
+func (_u *WorkspaceUpdateOne) SetNillableWorktreeSetup(v *string) *WorkspaceUpdateOne {
+	if v != nil {
+		_u.SetWorktreeSetup(*v)
 	}
 	return _u
 }
@@ -419,6 +450,9 @@ func (_u *WorkspaceUpdateOne) sqlSave(ctx context.Context) (_node *Workspace, er
 	}
 	if value, ok := _u.mutation.RootPath(); ok {
 		_spec.SetField(workspace.FieldRootPath, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.WorktreeSetup(); ok {
+		_spec.SetField(workspace.FieldWorktreeSetup, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(workspace.FieldUpdatedAt, field.TypeTime, value)

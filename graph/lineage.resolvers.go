@@ -41,4 +41,12 @@ func (r *queryResolver) CompareSessions(ctx context.Context, workspaceID string,
 // ForkPoint returns generated.ForkPointResolver implementation.
 func (r *Resolver) ForkPoint() generated.ForkPointResolver { return &forkPointResolver{r} }
 
-type forkPointResolver struct{ *Resolver }
+// SessionComparison returns generated.SessionComparisonResolver implementation.
+func (r *Resolver) SessionComparison() generated.SessionComparisonResolver {
+	return &sessionComparisonResolver{r}
+}
+
+type (
+	forkPointResolver         struct{ *Resolver }
+	sessionComparisonResolver struct{ *Resolver }
+)

@@ -238,9 +238,10 @@ func TestPostgresSchema(t *testing.T) {
 	if err := db.QueryRow(`SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND confdeltype = 'c'`).Scan(&cascades); err != nil {
 		t.Fatal(err)
 	}
-	// sessions->workspace, messages, turns, approvals, forks (child and parent).
-	if cascades != 6 {
-		t.Errorf("%d cascading foreign keys, want 6", cascades)
+	// sessions->workspace, messages, turns, approvals, forks (child and
+	// parent), code.
+	if cascades != 7 {
+		t.Errorf("%d cascading foreign keys, want 7", cascades)
 	}
 	// Every JSON field of the ent schema (Strings are JSON too), and nothing
 	// else, is bytea.

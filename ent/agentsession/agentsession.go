@@ -55,6 +55,8 @@ const (
 	EdgeForkOrigin = "fork_origin"
 	// EdgeForkChildren holds the string denoting the fork_children edge name in mutations.
 	EdgeForkChildren = "fork_children"
+	// EdgeCode holds the string denoting the code edge name in mutations.
+	EdgeCode = "code"
 	// WorkspaceFieldID holds the string denoting the ID field of the Workspace.
 	WorkspaceFieldID = "workspace_id"
 	// MessageFieldID holds the string denoting the ID field of the Message.
@@ -65,6 +67,8 @@ const (
 	ApprovalRequestFieldID = "approval_id"
 	// SessionForkFieldID holds the string denoting the ID field of the SessionFork.
 	SessionForkFieldID = "id"
+	// SessionCodeFieldID holds the string denoting the ID field of the SessionCode.
+	SessionCodeFieldID = "id"
 	// Table holds the table name of the agentsession in the database.
 	Table = "workspace_agent_sessions"
 	// WorkspaceTable is the table that holds the workspace relation/edge.
@@ -109,6 +113,13 @@ const (
 	ForkChildrenInverseTable = "workspace_agent_session_forks"
 	// ForkChildrenColumn is the table column denoting the fork_children relation/edge.
 	ForkChildrenColumn = "parent_agent_session_id"
+	// CodeTable is the table that holds the code relation/edge.
+	CodeTable = "workspace_agent_session_code"
+	// CodeInverseTable is the table name for the SessionCode entity.
+	// It exists in this package in order to avoid circular dependency with the "sessioncode" package.
+	CodeInverseTable = "workspace_agent_session_code"
+	// CodeColumn is the table column denoting the code relation/edge.
+	CodeColumn = "agent_session_id"
 )
 
 // Columns holds all SQL columns for agentsession fields.
@@ -327,6 +338,13 @@ func ByForkChildren(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newForkChildrenStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByCodeField orders the results by code field.
+func ByCodeField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newCodeStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newWorkspaceStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -367,5 +385,12 @@ func newForkChildrenStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ForkChildrenInverseTable, SessionForkFieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, ForkChildrenTable, ForkChildrenColumn),
+	)
+}
+func newCodeStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(CodeInverseTable, SessionCodeFieldID),
+		sqlgraph.Edge(sqlgraph.O2O, false, CodeTable, CodeColumn),
 	)
 }

@@ -758,6 +758,29 @@ func HasForkChildrenWith(preds ...predicate.SessionFork) predicate.AgentSession 
 	})
 }
 
+// HasCode applies the HasEdge predicate on the "code" edge.
+func HasCode() predicate.AgentSession {
+	return predicate.AgentSession(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, CodeTable, CodeColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasCodeWith applies the HasEdge predicate on the "code" edge with a given conditions (other predicates).
+func HasCodeWith(preds ...predicate.SessionCode) predicate.AgentSession {
+	return predicate.AgentSession(func(s *sql.Selector) {
+		step := newCodeStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.AgentSession) predicate.AgentSession {
 	return predicate.AgentSession(sql.AndPredicates(predicates...))

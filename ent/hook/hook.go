@@ -56,6 +56,18 @@ func (f MessageFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.MessageMutation", m)
 }
 
+// The SessionCodeFunc type is an adapter to allow the use of ordinary
+// function as SessionCode mutator.
+type SessionCodeFunc func(context.Context, *ent.SessionCodeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SessionCodeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SessionCodeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SessionCodeMutation", m)
+}
+
 // The SessionForkFunc type is an adapter to allow the use of ordinary
 // function as SessionFork mutator.
 type SessionForkFunc func(context.Context, *ent.SessionForkMutation) (ent.Value, error)

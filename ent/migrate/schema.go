@@ -189,6 +189,42 @@ var (
 			},
 		},
 	}
+	// WorkspaceAgentSessionCodeColumns holds the columns for the "workspace_agent_session_code" table.
+	WorkspaceAgentSessionCodeColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "mode", Type: field.TypeEnum, Enums: []string{"SHARED", "WORKTREE"}, Default: "SHARED"},
+		{Name: "repository_root", Type: field.TypeString},
+		{Name: "common_dir", Type: field.TypeString, Default: ""},
+		{Name: "worktree_path", Type: field.TypeString, Default: ""},
+		{Name: "worktree_present", Type: field.TypeBool, Default: false},
+		{Name: "branch", Type: field.TypeString, Default: ""},
+		{Name: "base_commit", Type: field.TypeString, Default: ""},
+		{Name: "base_head", Type: field.TypeString, Default: ""},
+		{Name: "base_at", Type: field.TypeTime, Nullable: true},
+		{Name: "start_commit", Type: field.TypeString, Default: ""},
+		{Name: "applied_commit", Type: field.TypeString, Default: ""},
+		{Name: "archive_commit", Type: field.TypeString, Default: ""},
+		{Name: "setup_output", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "port_base", Type: field.TypeInt, Default: 0},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "agent_session_id", Type: field.TypeString, Unique: true},
+	}
+	// WorkspaceAgentSessionCodeTable holds the schema information for the "workspace_agent_session_code" table.
+	WorkspaceAgentSessionCodeTable = &schema.Table{
+		Name:       "workspace_agent_session_code",
+		Columns:    WorkspaceAgentSessionCodeColumns,
+		PrimaryKey: []*schema.Column{WorkspaceAgentSessionCodeColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "workspace_agent_session_code_workspace_agent_sessions_code",
+				Columns:    []*schema.Column{WorkspaceAgentSessionCodeColumns[18]},
+				RefColumns: []*schema.Column{WorkspaceAgentSessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+	}
 	// WorkspaceAgentSessionForksColumns holds the columns for the "workspace_agent_session_forks" table.
 	WorkspaceAgentSessionForksColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -249,6 +285,9 @@ var (
 		{Name: "error_code", Type: field.TypeString, Default: ""},
 		{Name: "started_at", Type: field.TypeTime},
 		{Name: "completed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "checkpoint_commit", Type: field.TypeString, Default: ""},
+		{Name: "checkpoint_head", Type: field.TypeString, Default: ""},
+		{Name: "checkpoint_at", Type: field.TypeTime, Nullable: true},
 		{Name: "agent_session_id", Type: field.TypeString},
 	}
 	// WorkspaceAgentTurnsTable holds the schema information for the "workspace_agent_turns" table.
@@ -259,7 +298,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "workspace_agent_turns_workspace_agent_sessions_turns",
-				Columns:    []*schema.Column{WorkspaceAgentTurnsColumns[7]},
+				Columns:    []*schema.Column{WorkspaceAgentTurnsColumns[10]},
 				RefColumns: []*schema.Column{WorkspaceAgentSessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -268,12 +307,12 @@ var (
 			{
 				Name:    "turn_agent_session_id_turn_id",
 				Unique:  true,
-				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[7], WorkspaceAgentTurnsColumns[1]},
+				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[10], WorkspaceAgentTurnsColumns[1]},
 			},
 			{
 				Name:    "turn_agent_session_id_started_at",
 				Unique:  false,
-				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[7], WorkspaceAgentTurnsColumns[5]},
+				Columns: []*schema.Column{WorkspaceAgentTurnsColumns[10], WorkspaceAgentTurnsColumns[5]},
 			},
 			{
 				Name:    "turn_in_progress",
@@ -290,6 +329,7 @@ var (
 		{Name: "workspace_id", Type: field.TypeString},
 		{Name: "name", Type: field.TypeString},
 		{Name: "root_path", Type: field.TypeString},
+		{Name: "worktree_setup", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 	}
@@ -305,6 +345,7 @@ var (
 		WorkspaceAgentApprovalsTable,
 		WorkspaceAgentForkJournalTable,
 		WorkspaceAgentMessagesTable,
+		WorkspaceAgentSessionCodeTable,
 		WorkspaceAgentSessionForksTable,
 		WorkspaceAgentTurnsTable,
 		WorkspacesTable,
@@ -326,6 +367,10 @@ func init() {
 	WorkspaceAgentMessagesTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
 	WorkspaceAgentMessagesTable.Annotation = &entsql.Annotation{
 		Table: "workspace_agent_messages",
+	}
+	WorkspaceAgentSessionCodeTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
+	WorkspaceAgentSessionCodeTable.Annotation = &entsql.Annotation{
+		Table: "workspace_agent_session_code",
 	}
 	WorkspaceAgentSessionForksTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
 	WorkspaceAgentSessionForksTable.ForeignKeys[1].RefTable = WorkspaceAgentSessionsTable

@@ -18,6 +18,9 @@ type ForkJournal func(*sql.Selector)
 // Message is the predicate function for message builders.
 type Message func(*sql.Selector)
 
+// SessionCode is the predicate function for sessioncode builders.
+type SessionCode func(*sql.Selector)
+
 // SessionFork is the predicate function for sessionfork builders.
 type SessionFork func(*sql.Selector)
 

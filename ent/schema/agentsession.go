@@ -65,6 +65,9 @@ func (AgentSession) Edges() []ent.Edge {
 		// fork_children are the lineage rows where this session is the parent.
 		edge.To("fork_children", SessionFork.Type).
 			Annotations(entsql.OnDelete(entsql.Cascade)),
+		// code is the session's code branch, when it works in a repository.
+		edge.To("code", SessionCode.Type).Unique().
+			Annotations(entsql.OnDelete(entsql.Cascade)),
 	}
 }
 

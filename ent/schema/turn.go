@@ -32,6 +32,11 @@ func (Turn) Fields() []ent.Field {
 		field.String("error_code").Default(""),
 		field.Time("started_at").Default(time.Now).Immutable(),
 		field.Time("completed_at").Optional().Nillable(),
+		// checkpoint_*: the session's files when the turn ended, as a
+		// commit under refs/tuttid/ (empty outside a repository).
+		field.String("checkpoint_commit").Default(""),
+		field.String("checkpoint_head").Default(""),
+		field.Time("checkpoint_at").Optional().Nillable(),
 	}
 }
 

@@ -24,6 +24,9 @@ func (Workspace) Fields() []ent.Field {
 		field.String("id").StorageKey("workspace_id").NotEmpty().Immutable(),
 		field.String("name").NotEmpty(),
 		field.String("root_path"),
+		// worktree_setup is a shell command run in each new worktree of a
+		// worktree fork before the fork answers; empty for none.
+		field.Text("worktree_setup").Default(""),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
 	}

@@ -29,6 +29,12 @@ const (
 	FieldStartedAt = "started_at"
 	// FieldCompletedAt holds the string denoting the completed_at field in the database.
 	FieldCompletedAt = "completed_at"
+	// FieldCheckpointCommit holds the string denoting the checkpoint_commit field in the database.
+	FieldCheckpointCommit = "checkpoint_commit"
+	// FieldCheckpointHead holds the string denoting the checkpoint_head field in the database.
+	FieldCheckpointHead = "checkpoint_head"
+	// FieldCheckpointAt holds the string denoting the checkpoint_at field in the database.
+	FieldCheckpointAt = "checkpoint_at"
 	// EdgeSession holds the string denoting the session edge name in mutations.
 	EdgeSession = "session"
 	// AgentSessionFieldID holds the string denoting the ID field of the AgentSession.
@@ -54,6 +60,9 @@ var Columns = []string{
 	FieldErrorCode,
 	FieldStartedAt,
 	FieldCompletedAt,
+	FieldCheckpointCommit,
+	FieldCheckpointHead,
+	FieldCheckpointAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -77,6 +86,10 @@ var (
 	DefaultErrorCode string
 	// DefaultStartedAt holds the default value on creation for the "started_at" field.
 	DefaultStartedAt func() time.Time
+	// DefaultCheckpointCommit holds the default value on creation for the "checkpoint_commit" field.
+	DefaultCheckpointCommit string
+	// DefaultCheckpointHead holds the default value on creation for the "checkpoint_head" field.
+	DefaultCheckpointHead string
 )
 
 // Status defines the type for the "status" enum field.
@@ -148,6 +161,21 @@ func ByStartedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByCompletedAt orders the results by the completed_at field.
 func ByCompletedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCompletedAt, opts...).ToFunc()
+}
+
+// ByCheckpointCommit orders the results by the checkpoint_commit field.
+func ByCheckpointCommit(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCheckpointCommit, opts...).ToFunc()
+}
+
+// ByCheckpointHead orders the results by the checkpoint_head field.
+func ByCheckpointHead(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCheckpointHead, opts...).ToFunc()
+}
+
+// ByCheckpointAt orders the results by the checkpoint_at field.
+func ByCheckpointAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCheckpointAt, opts...).ToFunc()
 }
 
 // BySessionField orders the results by session field.

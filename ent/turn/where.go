@@ -85,6 +85,21 @@ func CompletedAt(v time.Time) predicate.Turn {
 	return predicate.Turn(sql.FieldEQ(FieldCompletedAt, v))
 }
 
+// CheckpointCommit applies equality check predicate on the "checkpoint_commit" field. It's identical to CheckpointCommitEQ.
+func CheckpointCommit(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldEQ(FieldCheckpointCommit, v))
+}
+
+// CheckpointHead applies equality check predicate on the "checkpoint_head" field. It's identical to CheckpointHeadEQ.
+func CheckpointHead(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldEQ(FieldCheckpointHead, v))
+}
+
+// CheckpointAt applies equality check predicate on the "checkpoint_at" field. It's identical to CheckpointAtEQ.
+func CheckpointAt(v time.Time) predicate.Turn {
+	return predicate.Turn(sql.FieldEQ(FieldCheckpointAt, v))
+}
+
 // TurnIDEQ applies the EQ predicate on the "turn_id" field.
 func TurnIDEQ(v string) predicate.Turn {
 	return predicate.Turn(sql.FieldEQ(FieldTurnID, v))
@@ -453,6 +468,186 @@ func CompletedAtIsNil() predicate.Turn {
 // CompletedAtNotNil applies the NotNil predicate on the "completed_at" field.
 func CompletedAtNotNil() predicate.Turn {
 	return predicate.Turn(sql.FieldNotNull(FieldCompletedAt))
+}
+
+// CheckpointCommitEQ applies the EQ predicate on the "checkpoint_commit" field.
+func CheckpointCommitEQ(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldEQ(FieldCheckpointCommit, v))
+}
+
+// CheckpointCommitNEQ applies the NEQ predicate on the "checkpoint_commit" field.
+func CheckpointCommitNEQ(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldNEQ(FieldCheckpointCommit, v))
+}
+
+// CheckpointCommitIn applies the In predicate on the "checkpoint_commit" field.
+func CheckpointCommitIn(vs ...string) predicate.Turn {
+	return predicate.Turn(sql.FieldIn(FieldCheckpointCommit, vs...))
+}
+
+// CheckpointCommitNotIn applies the NotIn predicate on the "checkpoint_commit" field.
+func CheckpointCommitNotIn(vs ...string) predicate.Turn {
+	return predicate.Turn(sql.FieldNotIn(FieldCheckpointCommit, vs...))
+}
+
+// CheckpointCommitGT applies the GT predicate on the "checkpoint_commit" field.
+func CheckpointCommitGT(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldGT(FieldCheckpointCommit, v))
+}
+
+// CheckpointCommitGTE applies the GTE predicate on the "checkpoint_commit" field.
+func CheckpointCommitGTE(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldGTE(FieldCheckpointCommit, v))
+}
+
+// CheckpointCommitLT applies the LT predicate on the "checkpoint_commit" field.
+func CheckpointCommitLT(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldLT(FieldCheckpointCommit, v))
+}
+
+// CheckpointCommitLTE applies the LTE predicate on the "checkpoint_commit" field.
+func CheckpointCommitLTE(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldLTE(FieldCheckpointCommit, v))
+}
+
+// CheckpointCommitContains applies the Contains predicate on the "checkpoint_commit" field.
+func CheckpointCommitContains(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldContains(FieldCheckpointCommit, v))
+}
+
+// CheckpointCommitHasPrefix applies the HasPrefix predicate on the "checkpoint_commit" field.
+func CheckpointCommitHasPrefix(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldHasPrefix(FieldCheckpointCommit, v))
+}
+
+// CheckpointCommitHasSuffix applies the HasSuffix predicate on the "checkpoint_commit" field.
+func CheckpointCommitHasSuffix(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldHasSuffix(FieldCheckpointCommit, v))
+}
+
+// CheckpointCommitEqualFold applies the EqualFold predicate on the "checkpoint_commit" field.
+func CheckpointCommitEqualFold(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldEqualFold(FieldCheckpointCommit, v))
+}
+
+// CheckpointCommitContainsFold applies the ContainsFold predicate on the "checkpoint_commit" field.
+func CheckpointCommitContainsFold(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldContainsFold(FieldCheckpointCommit, v))
+}
+
+// CheckpointHeadEQ applies the EQ predicate on the "checkpoint_head" field.
+func CheckpointHeadEQ(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldEQ(FieldCheckpointHead, v))
+}
+
+// CheckpointHeadNEQ applies the NEQ predicate on the "checkpoint_head" field.
+func CheckpointHeadNEQ(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldNEQ(FieldCheckpointHead, v))
+}
+
+// CheckpointHeadIn applies the In predicate on the "checkpoint_head" field.
+func CheckpointHeadIn(vs ...string) predicate.Turn {
+	return predicate.Turn(sql.FieldIn(FieldCheckpointHead, vs...))
+}
+
+// CheckpointHeadNotIn applies the NotIn predicate on the "checkpoint_head" field.
+func CheckpointHeadNotIn(vs ...string) predicate.Turn {
+	return predicate.Turn(sql.FieldNotIn(FieldCheckpointHead, vs...))
+}
+
+// CheckpointHeadGT applies the GT predicate on the "checkpoint_head" field.
+func CheckpointHeadGT(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldGT(FieldCheckpointHead, v))
+}
+
+// CheckpointHeadGTE applies the GTE predicate on the "checkpoint_head" field.
+func CheckpointHeadGTE(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldGTE(FieldCheckpointHead, v))
+}
+
+// CheckpointHeadLT applies the LT predicate on the "checkpoint_head" field.
+func CheckpointHeadLT(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldLT(FieldCheckpointHead, v))
+}
+
+// CheckpointHeadLTE applies the LTE predicate on the "checkpoint_head" field.
+func CheckpointHeadLTE(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldLTE(FieldCheckpointHead, v))
+}
+
+// CheckpointHeadContains applies the Contains predicate on the "checkpoint_head" field.
+func CheckpointHeadContains(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldContains(FieldCheckpointHead, v))
+}
+
+// CheckpointHeadHasPrefix applies the HasPrefix predicate on the "checkpoint_head" field.
+func CheckpointHeadHasPrefix(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldHasPrefix(FieldCheckpointHead, v))
+}
+
+// CheckpointHeadHasSuffix applies the HasSuffix predicate on the "checkpoint_head" field.
+func CheckpointHeadHasSuffix(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldHasSuffix(FieldCheckpointHead, v))
+}
+
+// CheckpointHeadEqualFold applies the EqualFold predicate on the "checkpoint_head" field.
+func CheckpointHeadEqualFold(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldEqualFold(FieldCheckpointHead, v))
+}
+
+// CheckpointHeadContainsFold applies the ContainsFold predicate on the "checkpoint_head" field.
+func CheckpointHeadContainsFold(v string) predicate.Turn {
+	return predicate.Turn(sql.FieldContainsFold(FieldCheckpointHead, v))
+}
+
+// CheckpointAtEQ applies the EQ predicate on the "checkpoint_at" field.
+func CheckpointAtEQ(v time.Time) predicate.Turn {
+	return predicate.Turn(sql.FieldEQ(FieldCheckpointAt, v))
+}
+
+// CheckpointAtNEQ applies the NEQ predicate on the "checkpoint_at" field.
+func CheckpointAtNEQ(v time.Time) predicate.Turn {
+	return predicate.Turn(sql.FieldNEQ(FieldCheckpointAt, v))
+}
+
+// CheckpointAtIn applies the In predicate on the "checkpoint_at" field.
+func CheckpointAtIn(vs ...time.Time) predicate.Turn {
+	return predicate.Turn(sql.FieldIn(FieldCheckpointAt, vs...))
+}
+
+// CheckpointAtNotIn applies the NotIn predicate on the "checkpoint_at" field.
+func CheckpointAtNotIn(vs ...time.Time) predicate.Turn {
+	return predicate.Turn(sql.FieldNotIn(FieldCheckpointAt, vs...))
+}
+
+// CheckpointAtGT applies the GT predicate on the "checkpoint_at" field.
+func CheckpointAtGT(v time.Time) predicate.Turn {
+	return predicate.Turn(sql.FieldGT(FieldCheckpointAt, v))
+}
+
+// CheckpointAtGTE applies the GTE predicate on the "checkpoint_at" field.
+func CheckpointAtGTE(v time.Time) predicate.Turn {
+	return predicate.Turn(sql.FieldGTE(FieldCheckpointAt, v))
+}
+
+// CheckpointAtLT applies the LT predicate on the "checkpoint_at" field.
+func CheckpointAtLT(v time.Time) predicate.Turn {
+	return predicate.Turn(sql.FieldLT(FieldCheckpointAt, v))
+}
+
+// CheckpointAtLTE applies the LTE predicate on the "checkpoint_at" field.
+func CheckpointAtLTE(v time.Time) predicate.Turn {
+	return predicate.Turn(sql.FieldLTE(FieldCheckpointAt, v))
+}
+
+// CheckpointAtIsNil applies the IsNil predicate on the "checkpoint_at" field.
+func CheckpointAtIsNil() predicate.Turn {
+	return predicate.Turn(sql.FieldIsNull(FieldCheckpointAt))
+}
+
+// CheckpointAtNotNil applies the NotNil predicate on the "checkpoint_at" field.
+func CheckpointAtNotNil() predicate.Turn {
+	return predicate.Turn(sql.FieldNotNull(FieldCheckpointAt))
 }
 
 // HasSession applies the HasEdge predicate on the "session" edge.

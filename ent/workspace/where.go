@@ -75,6 +75,11 @@ func RootPath(v string) predicate.Workspace {
 	return predicate.Workspace(sql.FieldEQ(FieldRootPath, v))
 }
 
+// WorktreeSetup applies equality check predicate on the "worktree_setup" field. It's identical to WorktreeSetupEQ.
+func WorktreeSetup(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEQ(FieldWorktreeSetup, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Workspace {
 	return predicate.Workspace(sql.FieldEQ(FieldCreatedAt, v))
@@ -213,6 +218,71 @@ func RootPathEqualFold(v string) predicate.Workspace {
 // RootPathContainsFold applies the ContainsFold predicate on the "root_path" field.
 func RootPathContainsFold(v string) predicate.Workspace {
 	return predicate.Workspace(sql.FieldContainsFold(FieldRootPath, v))
+}
+
+// WorktreeSetupEQ applies the EQ predicate on the "worktree_setup" field.
+func WorktreeSetupEQ(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEQ(FieldWorktreeSetup, v))
+}
+
+// WorktreeSetupNEQ applies the NEQ predicate on the "worktree_setup" field.
+func WorktreeSetupNEQ(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldNEQ(FieldWorktreeSetup, v))
+}
+
+// WorktreeSetupIn applies the In predicate on the "worktree_setup" field.
+func WorktreeSetupIn(vs ...string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldIn(FieldWorktreeSetup, vs...))
+}
+
+// WorktreeSetupNotIn applies the NotIn predicate on the "worktree_setup" field.
+func WorktreeSetupNotIn(vs ...string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldNotIn(FieldWorktreeSetup, vs...))
+}
+
+// WorktreeSetupGT applies the GT predicate on the "worktree_setup" field.
+func WorktreeSetupGT(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldGT(FieldWorktreeSetup, v))
+}
+
+// WorktreeSetupGTE applies the GTE predicate on the "worktree_setup" field.
+func WorktreeSetupGTE(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldGTE(FieldWorktreeSetup, v))
+}
+
+// WorktreeSetupLT applies the LT predicate on the "worktree_setup" field.
+func WorktreeSetupLT(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldLT(FieldWorktreeSetup, v))
+}
+
+// WorktreeSetupLTE applies the LTE predicate on the "worktree_setup" field.
+func WorktreeSetupLTE(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldLTE(FieldWorktreeSetup, v))
+}
+
+// WorktreeSetupContains applies the Contains predicate on the "worktree_setup" field.
+func WorktreeSetupContains(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldContains(FieldWorktreeSetup, v))
+}
+
+// WorktreeSetupHasPrefix applies the HasPrefix predicate on the "worktree_setup" field.
+func WorktreeSetupHasPrefix(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldHasPrefix(FieldWorktreeSetup, v))
+}
+
+// WorktreeSetupHasSuffix applies the HasSuffix predicate on the "worktree_setup" field.
+func WorktreeSetupHasSuffix(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldHasSuffix(FieldWorktreeSetup, v))
+}
+
+// WorktreeSetupEqualFold applies the EqualFold predicate on the "worktree_setup" field.
+func WorktreeSetupEqualFold(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEqualFold(FieldWorktreeSetup, v))
+}
+
+// WorktreeSetupContainsFold applies the ContainsFold predicate on the "worktree_setup" field.
+func WorktreeSetupContainsFold(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldContainsFold(FieldWorktreeSetup, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

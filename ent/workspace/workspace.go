@@ -18,6 +18,8 @@ const (
 	FieldName = "name"
 	// FieldRootPath holds the string denoting the root_path field in the database.
 	FieldRootPath = "root_path"
+	// FieldWorktreeSetup holds the string denoting the worktree_setup field in the database.
+	FieldWorktreeSetup = "worktree_setup"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -42,6 +44,7 @@ var Columns = []string{
 	FieldID,
 	FieldName,
 	FieldRootPath,
+	FieldWorktreeSetup,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -59,6 +62,8 @@ func ValidColumn(column string) bool {
 var (
 	// NameValidator is a validator for the "name" field. It is called by the builders before save.
 	NameValidator func(string) error
+	// DefaultWorktreeSetup holds the default value on creation for the "worktree_setup" field.
+	DefaultWorktreeSetup string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultUpdatedAt holds the default value on creation for the "updated_at" field.
@@ -85,6 +90,11 @@ func ByName(opts ...sql.OrderTermOption) OrderOption {
 // ByRootPath orders the results by the root_path field.
 func ByRootPath(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRootPath, opts...).ToFunc()
+}
+
+// ByWorktreeSetup orders the results by the worktree_setup field.
+func ByWorktreeSetup(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWorktreeSetup, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

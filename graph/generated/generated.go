@@ -45,6 +45,7 @@ type ResolverRoot interface {
 	Message() MessageResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	SessionComparison() SessionComparisonResolver
 	SessionFork() SessionForkResolver
 	Subscription() SubscriptionResolver
 	Turn() TurnResolver
@@ -78,6 +79,7 @@ type ComplexityRoot struct {
 		Approvals         func(childComplexity int) int
 		Archived          func(childComplexity int) int
 		Children          func(childComplexity int) int
+		Code              func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		Cwd               func(childComplexity int) int
 		DisplayTitle      func(childComplexity int) int
@@ -113,6 +115,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ApplySessionChangesPayload struct {
+		Applied   func(childComplexity int) int
+		Conflicts func(childComplexity int) int
+		Files     func(childComplexity int) int
+	}
+
 	ApprovalRequest struct {
 		AgentSessionID     func(childComplexity int) int
 		AvailableDecisions func(childComplexity int) int
@@ -127,6 +135,25 @@ type ComplexityRoot struct {
 		Reason             func(childComplexity int) int
 		ResolvedAt         func(childComplexity int) int
 		TurnID             func(childComplexity int) int
+	}
+
+	CodeCheckpoint struct {
+		Commit    func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Head      func(childComplexity int) int
+	}
+
+	CodeComparison struct {
+		AChanges func(childComplexity int) int
+		BChanges func(childComplexity int) int
+		Base     func(childComplexity int) int
+		Diff     func(childComplexity int) int
+	}
+
+	CodeDiff struct {
+		Files     func(childComplexity int) int
+		Patch     func(childComplexity int) int
+		Truncated func(childComplexity int) int
 	}
 
 	CodexAccount struct {
@@ -168,6 +195,13 @@ type ComplexityRoot struct {
 		PermissionModeID func(childComplexity int) int
 		PlanMode         func(childComplexity int) int
 		ReasoningEffort  func(childComplexity int) int
+	}
+
+	FileChange struct {
+		Additions func(childComplexity int) int
+		Deletions func(childComplexity int) int
+		Path      func(childComplexity int) int
+		Status    func(childComplexity int) int
 	}
 
 	ForkPoint struct {
@@ -212,18 +246,20 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CancelCodexLogin  func(childComplexity int, loginID string) int
-		CreateWorkspace   func(childComplexity int, input model.CreateWorkspaceInput) int
-		DeleteSession     func(childComplexity int, input model.DeleteSessionInput) int
-		ForkSession       func(childComplexity int, input model.ForkSessionInput) int
-		InterruptTurn     func(childComplexity int, input model.InterruptTurnInput) int
-		LogoutCodex       func(childComplexity int) int
-		RespondToApproval func(childComplexity int, input model.RespondToApprovalInput) int
-		SendMessage       func(childComplexity int, input model.SendMessageInput) int
-		StartCodexLogin   func(childComplexity int, input model.StartCodexLoginInput) int
-		StartSession      func(childComplexity int, input model.StartSessionInput) int
-		SteerTurn         func(childComplexity int, input model.SteerTurnInput) int
-		UpdateSession     func(childComplexity int, input model.UpdateSessionInput) int
+		ApplySessionChanges func(childComplexity int, input model.ApplySessionChangesInput) int
+		CancelCodexLogin    func(childComplexity int, loginID string) int
+		CreateWorkspace     func(childComplexity int, input model.CreateWorkspaceInput) int
+		DeleteSession       func(childComplexity int, input model.DeleteSessionInput) int
+		ForkSession         func(childComplexity int, input model.ForkSessionInput) int
+		InterruptTurn       func(childComplexity int, input model.InterruptTurnInput) int
+		LogoutCodex         func(childComplexity int) int
+		RespondToApproval   func(childComplexity int, input model.RespondToApprovalInput) int
+		SendMessage         func(childComplexity int, input model.SendMessageInput) int
+		StartCodexLogin     func(childComplexity int, input model.StartCodexLoginInput) int
+		StartSession        func(childComplexity int, input model.StartSessionInput) int
+		SteerTurn           func(childComplexity int, input model.SteerTurnInput) int
+		UpdateSession       func(childComplexity int, input model.UpdateSessionInput) int
+		UpdateWorkspace     func(childComplexity int, input model.UpdateWorkspaceInput) int
 	}
 
 	PageInfo struct {
@@ -250,11 +286,23 @@ type ComplexityRoot struct {
 		WindowMinutes func(childComplexity int) int
 	}
 
+	SessionCode struct {
+		Base            func(childComplexity int) int
+		Branch          func(childComplexity int) int
+		Changes         func(childComplexity int) int
+		Mode            func(childComplexity int) int
+		RepositoryRoot  func(childComplexity int) int
+		SetupOutput     func(childComplexity int) int
+		WorktreePath    func(childComplexity int) int
+		WorktreePresent func(childComplexity int) int
+	}
+
 	SessionComparison struct {
 		A               func(childComplexity int) int
 		AOnly           func(childComplexity int) int
 		B               func(childComplexity int) int
 		BOnly           func(childComplexity int) int
+		Code            func(childComplexity int) int
 		CommonAncestor  func(childComplexity int) int
 		SharedTurnCount func(childComplexity int) int
 		SharedTurns     func(childComplexity int) int
@@ -286,7 +334,9 @@ type ComplexityRoot struct {
 
 	Turn struct {
 		AgentSessionID func(childComplexity int) int
+		Checkpoint     func(childComplexity int) int
 		CompletedAt    func(childComplexity int) int
+		Diff           func(childComplexity int) int
 		Error          func(childComplexity int) int
 		ErrorCode      func(childComplexity int) int
 		Messages       func(childComplexity int) int
@@ -307,11 +357,12 @@ type ComplexityRoot struct {
 	}
 
 	Workspace struct {
-		CreatedAt func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Name      func(childComplexity int) int
-		RootPath  func(childComplexity int) int
-		Sessions  func(childComplexity int, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Name          func(childComplexity int) int
+		RootPath      func(childComplexity int) int
+		Sessions      func(childComplexity int, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) int
+		WorktreeSetup func(childComplexity int) int
 	}
 }
 
@@ -344,6 +395,7 @@ type AgentSessionResolver interface {
 	TokenUsage(ctx context.Context, obj *ent.AgentSession) (*model.TokenUsage, error)
 	PendingApprovals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
 	Approvals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
+	Code(ctx context.Context, obj *ent.AgentSession) (*model.SessionCode, error)
 
 	ForkPoints(ctx context.Context, obj *ent.AgentSession) ([]*lineage.ForkPoint, error)
 }
@@ -376,6 +428,8 @@ type MutationResolver interface {
 	LogoutCodex(ctx context.Context) (*model.CodexAccount, error)
 	SteerTurn(ctx context.Context, input model.SteerTurnInput) (*ent.Turn, error)
 	RespondToApproval(ctx context.Context, input model.RespondToApprovalInput) (*ent.ApprovalRequest, error)
+	ApplySessionChanges(ctx context.Context, input model.ApplySessionChangesInput) (*model.ApplySessionChangesPayload, error)
+	UpdateWorkspace(ctx context.Context, input model.UpdateWorkspaceInput) (*ent.Workspace, error)
 	ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error)
 	UpdateSession(ctx context.Context, input model.UpdateSessionInput) (*ent.AgentSession, error)
 	StartSession(ctx context.Context, input model.StartSessionInput) (*ent.AgentSession, error)
@@ -393,6 +447,9 @@ type QueryResolver interface {
 	CompareSessions(ctx context.Context, workspaceID string, a string, b string) (*lineage.Comparison, error)
 	Session(ctx context.Context, workspaceID string, id string) (*ent.AgentSession, error)
 }
+type SessionComparisonResolver interface {
+	Code(ctx context.Context, obj *lineage.Comparison) (*model.CodeComparison, error)
+}
 type SessionForkResolver interface {
 	LastTurnID(ctx context.Context, obj *ent.SessionFork) (*string, error)
 }
@@ -402,6 +459,8 @@ type SubscriptionResolver interface {
 type TurnResolver interface {
 	Messages(ctx context.Context, obj *ent.Turn) ([]*ent.Message, error)
 	ErrorCode(ctx context.Context, obj *ent.Turn) (*string, error)
+	Checkpoint(ctx context.Context, obj *ent.Turn) (*model.CodeCheckpoint, error)
+	Diff(ctx context.Context, obj *ent.Turn) (*model.CodeDiff, error)
 }
 type WorkspaceResolver interface {
 	Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) (*model.AgentSessionConnection, error)
@@ -540,6 +599,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.Children(childComplexity), true
+	case "AgentSession.code":
+		if e.ComplexityRoot.AgentSession.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.Code(childComplexity), true
 	case "AgentSession.createdAt":
 		if e.ComplexityRoot.AgentSession.CreatedAt == nil {
 			break
@@ -720,6 +785,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AgentSessionEdge.Node(childComplexity), true
 
+	case "ApplySessionChangesPayload.applied":
+		if e.ComplexityRoot.ApplySessionChangesPayload.Applied == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplySessionChangesPayload.Applied(childComplexity), true
+	case "ApplySessionChangesPayload.conflicts":
+		if e.ComplexityRoot.ApplySessionChangesPayload.Conflicts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplySessionChangesPayload.Conflicts(childComplexity), true
+	case "ApplySessionChangesPayload.files":
+		if e.ComplexityRoot.ApplySessionChangesPayload.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplySessionChangesPayload.Files(childComplexity), true
+
 	case "ApprovalRequest.agentSessionId":
 		if e.ComplexityRoot.ApprovalRequest.AgentSessionID == nil {
 			break
@@ -798,6 +882,69 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApprovalRequest.TurnID(childComplexity), true
+
+	case "CodeCheckpoint.commit":
+		if e.ComplexityRoot.CodeCheckpoint.Commit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeCheckpoint.Commit(childComplexity), true
+	case "CodeCheckpoint.createdAt":
+		if e.ComplexityRoot.CodeCheckpoint.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeCheckpoint.CreatedAt(childComplexity), true
+	case "CodeCheckpoint.head":
+		if e.ComplexityRoot.CodeCheckpoint.Head == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeCheckpoint.Head(childComplexity), true
+
+	case "CodeComparison.aChanges":
+		if e.ComplexityRoot.CodeComparison.AChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeComparison.AChanges(childComplexity), true
+	case "CodeComparison.bChanges":
+		if e.ComplexityRoot.CodeComparison.BChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeComparison.BChanges(childComplexity), true
+	case "CodeComparison.base":
+		if e.ComplexityRoot.CodeComparison.Base == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeComparison.Base(childComplexity), true
+	case "CodeComparison.diff":
+		if e.ComplexityRoot.CodeComparison.Diff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeComparison.Diff(childComplexity), true
+
+	case "CodeDiff.files":
+		if e.ComplexityRoot.CodeDiff.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeDiff.Files(childComplexity), true
+	case "CodeDiff.patch":
+		if e.ComplexityRoot.CodeDiff.Patch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeDiff.Patch(childComplexity), true
+	case "CodeDiff.truncated":
+		if e.ComplexityRoot.CodeDiff.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CodeDiff.Truncated(childComplexity), true
 
 	case "CodexAccount.authMode":
 		if e.ComplexityRoot.CodexAccount.AuthMode == nil {
@@ -960,6 +1107,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ComposerSettings.ReasoningEffort(childComplexity), true
 
+	case "FileChange.additions":
+		if e.ComplexityRoot.FileChange.Additions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileChange.Additions(childComplexity), true
+	case "FileChange.deletions":
+		if e.ComplexityRoot.FileChange.Deletions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileChange.Deletions(childComplexity), true
+	case "FileChange.path":
+		if e.ComplexityRoot.FileChange.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileChange.Path(childComplexity), true
+	case "FileChange.status":
+		if e.ComplexityRoot.FileChange.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileChange.Status(childComplexity), true
+
 	case "ForkPoint.children":
 		if e.ComplexityRoot.ForkPoint.Children == nil {
 			break
@@ -1104,6 +1276,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessageEdge.Node(childComplexity), true
 
+	case "Mutation.applySessionChanges":
+		if e.ComplexityRoot.Mutation.ApplySessionChanges == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_applySessionChanges_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApplySessionChanges(childComplexity, args["input"].(model.ApplySessionChangesInput)), true
 	case "Mutation.cancelCodexLogin":
 		if e.ComplexityRoot.Mutation.CancelCodexLogin == nil {
 			break
@@ -1231,6 +1414,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateSession(childComplexity, args["input"].(model.UpdateSessionInput)), true
+	case "Mutation.updateWorkspace":
+		if e.ComplexityRoot.Mutation.UpdateWorkspace == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateWorkspace_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateWorkspace(childComplexity, args["input"].(model.UpdateWorkspaceInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1346,6 +1540,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RateLimitWindow.WindowMinutes(childComplexity), true
 
+	case "SessionCode.base":
+		if e.ComplexityRoot.SessionCode.Base == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionCode.Base(childComplexity), true
+	case "SessionCode.branch":
+		if e.ComplexityRoot.SessionCode.Branch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionCode.Branch(childComplexity), true
+	case "SessionCode.changes":
+		if e.ComplexityRoot.SessionCode.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionCode.Changes(childComplexity), true
+	case "SessionCode.mode":
+		if e.ComplexityRoot.SessionCode.Mode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionCode.Mode(childComplexity), true
+	case "SessionCode.repositoryRoot":
+		if e.ComplexityRoot.SessionCode.RepositoryRoot == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionCode.RepositoryRoot(childComplexity), true
+	case "SessionCode.setupOutput":
+		if e.ComplexityRoot.SessionCode.SetupOutput == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionCode.SetupOutput(childComplexity), true
+	case "SessionCode.worktreePath":
+		if e.ComplexityRoot.SessionCode.WorktreePath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionCode.WorktreePath(childComplexity), true
+	case "SessionCode.worktreePresent":
+		if e.ComplexityRoot.SessionCode.WorktreePresent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionCode.WorktreePresent(childComplexity), true
+
 	case "SessionComparison.a":
 		if e.ComplexityRoot.SessionComparison.A == nil {
 			break
@@ -1370,6 +1613,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionComparison.BOnly(childComplexity), true
+	case "SessionComparison.code":
+		if e.ComplexityRoot.SessionComparison.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionComparison.Code(childComplexity), true
 	case "SessionComparison.commonAncestor":
 		if e.ComplexityRoot.SessionComparison.CommonAncestor == nil {
 			break
@@ -1493,12 +1742,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.AgentSessionID(childComplexity), true
+	case "Turn.checkpoint":
+		if e.ComplexityRoot.Turn.Checkpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.Checkpoint(childComplexity), true
 	case "Turn.completedAt":
 		if e.ComplexityRoot.Turn.CompletedAt == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Turn.CompletedAt(childComplexity), true
+	case "Turn.diff":
+		if e.ComplexityRoot.Turn.Diff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.Diff(childComplexity), true
 	case "Turn.error":
 		if e.ComplexityRoot.Turn.Error == nil {
 			break
@@ -1603,6 +1864,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workspace.Sessions(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["includeHidden"].(*bool), args["archived"].(*bool)), true
+	case "Workspace.worktreeSetup":
+		if e.ComplexityRoot.Workspace.WorktreeSetup == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workspace.WorktreeSetup(childComplexity), true
 
 	}
 	return 0, false
@@ -1613,9 +1880,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("ApplySessionChangesInput", ec.unmarshalInputApplySessionChangesInput),
 			graphql.NewInputUnmarshaler("ComposerSettingsInput", ec.unmarshalInputComposerSettingsInput),
 			graphql.NewInputUnmarshaler("CreateWorkspaceInput", ec.unmarshalInputCreateWorkspaceInput),
 			graphql.NewInputUnmarshaler("DeleteSessionInput", ec.unmarshalInputDeleteSessionInput),
+			graphql.NewInputUnmarshaler("ForkCodeInput", ec.unmarshalInputForkCodeInput),
 			graphql.NewInputUnmarshaler("ForkSessionInput", ec.unmarshalInputForkSessionInput),
 			graphql.NewInputUnmarshaler("InterruptTurnInput", ec.unmarshalInputInterruptTurnInput),
 			graphql.NewInputUnmarshaler("RespondToApprovalInput", ec.unmarshalInputRespondToApprovalInput),
@@ -1624,6 +1893,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("StartSessionInput", ec.unmarshalInputStartSessionInput),
 			graphql.NewInputUnmarshaler("SteerTurnInput", ec.unmarshalInputSteerTurnInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
+			graphql.NewInputUnmarshaler("UpdateWorkspaceInput", ec.unmarshalInputUpdateWorkspaceInput),
 		)
 	}
 	first := true
@@ -2013,6 +2283,152 @@ extend enum ActivityKind {
 extend type ActivityEvent {
   "For APPROVAL_REQUESTED and APPROVAL_RESOLVED."
   approval: ApprovalRequest
+}
+`, BuiltIn: false},
+	{Name: "../code.graphqls", Input: `# Code branches (contract, "Code branches: a fork takes the code with it"):
+# checkpoints of a session's files at the end of each turn, worktree forks,
+# each branch's changes, and bringing one branch's changes back.
+
+extend type Mutation {
+  """
+  Merges the session's changes since its code.base into the target's
+  working files (default: its parent), three-way, as uncommitted changes;
+  all or nothing. Conflicts: nothing written, applied false. dryRun reports
+  without writing. Either session WORKING: agent.session_busy. Publishes
+  SESSION_UPDATED for the target.
+  """
+  applySessionChanges(input: ApplySessionChangesInput!): ApplySessionChangesPayload!
+  "Changes a workspace's settings; fields left out are kept."
+  updateWorkspace(input: UpdateWorkspaceInput!): Workspace!
+}
+
+"SHARED: the child works in the parent's directory. WORKTREE: in its own git worktree."
+enum CodeMode {
+  SHARED
+  WORKTREE
+}
+
+input ForkCodeInput {
+  mode: CodeMode!
+  "WORKTREE: a new branch to create in the worktree; HEAD is detached when absent."
+  branch: String
+}
+
+extend input ForkSessionInput {
+  "The child's code; SHARED (today's fork) when absent."
+  code: ForkCodeInput
+}
+
+"A session's files recorded as a git commit under refs/tuttid/."
+type CodeCheckpoint {
+  commit: String!
+  "The HEAD commit of that moment (the checkpoint's first parent)."
+  head: String!
+  createdAt: Time!
+}
+
+enum FileChangeStatus {
+  ADDED
+  MODIFIED
+  DELETED
+}
+
+type FileChange {
+  "Relative to the repository root."
+  path: String!
+  status: FileChangeStatus!
+  additions: Int!
+  deletions: Int!
+}
+
+type CodeDiff {
+  files: [FileChange!]!
+  "git diff format; cut at 4 MiB."
+  patch: String!
+  truncated: Boolean!
+}
+
+extend type Turn {
+  "The session's files when the turn ended; null outside a repository or while running."
+  checkpoint: CodeCheckpoint
+  "What the turn changed: the previous checkpoint to this one; null as checkpoint."
+  diff: CodeDiff
+}
+
+extend type AgentSession {
+  "Null outside a repository."
+  code: SessionCode
+}
+
+type SessionCode {
+  mode: CodeMode!
+  "The top level of the working tree the session works in."
+  repositoryRoot: String!
+  "WORKTREE: the worktree tuttid made."
+  worktreePath: String
+  "false while archived (WORKTREE)."
+  worktreePresent: Boolean!
+  "Checked out there; null when HEAD is detached."
+  branch: String
+  "WORKTREE: the checkpoint the worktree was made from."
+  base: CodeCheckpoint
+  "The files now against base (WORKTREE) or against HEAD (SHARED)."
+  changes: CodeDiff!
+  "The output of the workspace's worktreeSetup in this worktree; null when none ran."
+  setupOutput: String
+}
+
+extend type SessionComparison {
+  "Null unless both are in the same repository."
+  code: CodeComparison
+}
+
+type CodeComparison {
+  "The checkpoint at their fork point."
+  base: CodeCheckpoint
+  "a's files now against base."
+  aChanges: CodeDiff!
+  "b's files now against base."
+  bChanges: CodeDiff!
+  "a's files now to b's files now."
+  diff: CodeDiff!
+}
+
+input ApplySessionChangesInput {
+  workspaceId: ID!
+  "A WORKTREE session."
+  agentSessionId: ID!
+  "Default: its parent."
+  targetAgentSessionId: ID
+  dryRun: Boolean
+}
+
+type ApplySessionChangesPayload {
+  applied: Boolean!
+  files: [FileChange!]!
+  "Paths that conflict; nothing was written when not empty."
+  conflicts: [String!]!
+}
+
+extend type Workspace {
+  "A shell command run in each new worktree before its fork answers; null for none."
+  worktreeSetup: String
+}
+
+extend input CreateWorkspaceInput {
+  "A shell command run in each new worktree before its fork answers."
+  worktreeSetup: String
+}
+
+input UpdateWorkspaceInput {
+  workspaceId: ID!
+  "Empty clears it."
+  worktreeSetup: String
+}
+
+extend input DeleteSessionInput {
+  "true deletes a WORKTREE session even when its changes were never applied."
+  discardChanges: Boolean
 }
 `, BuiltIn: false},
 	{Name: "../fork.graphqls", Input: `extend type Query {
@@ -2606,6 +3022,8 @@ func (ec *executionContext) childFields_AgentSession(ctx context.Context, field 
 		return ec.fieldContext_AgentSession_pendingApprovals(ctx, field)
 	case "approvals":
 		return ec.fieldContext_AgentSession_approvals(ctx, field)
+	case "code":
+		return ec.fieldContext_AgentSession_code(ctx, field)
 	case "archived":
 		return ec.fieldContext_AgentSession_archived(ctx, field)
 	case "forkPoints":
@@ -2634,6 +3052,18 @@ func (ec *executionContext) childFields_AgentSessionEdge(ctx context.Context, fi
 		return ec.fieldContext_AgentSessionEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AgentSessionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplySessionChangesPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "applied":
+		return ec.fieldContext_ApplySessionChangesPayload_applied(ctx, field)
+	case "files":
+		return ec.fieldContext_ApplySessionChangesPayload_files(ctx, field)
+	case "conflicts":
+		return ec.fieldContext_ApplySessionChangesPayload_conflicts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplySessionChangesPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ApprovalRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2666,6 +3096,44 @@ func (ec *executionContext) childFields_ApprovalRequest(ctx context.Context, fie
 		return ec.fieldContext_ApprovalRequest_decision(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApprovalRequest", field.Name)
+}
+
+func (ec *executionContext) childFields_CodeCheckpoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "commit":
+		return ec.fieldContext_CodeCheckpoint_commit(ctx, field)
+	case "head":
+		return ec.fieldContext_CodeCheckpoint_head(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_CodeCheckpoint_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CodeCheckpoint", field.Name)
+}
+
+func (ec *executionContext) childFields_CodeComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "base":
+		return ec.fieldContext_CodeComparison_base(ctx, field)
+	case "aChanges":
+		return ec.fieldContext_CodeComparison_aChanges(ctx, field)
+	case "bChanges":
+		return ec.fieldContext_CodeComparison_bChanges(ctx, field)
+	case "diff":
+		return ec.fieldContext_CodeComparison_diff(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CodeComparison", field.Name)
+}
+
+func (ec *executionContext) childFields_CodeDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "files":
+		return ec.fieldContext_CodeDiff_files(ctx, field)
+	case "patch":
+		return ec.fieldContext_CodeDiff_patch(ctx, field)
+	case "truncated":
+		return ec.fieldContext_CodeDiff_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CodeDiff", field.Name)
 }
 
 func (ec *executionContext) childFields_CodexAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2748,6 +3216,20 @@ func (ec *executionContext) childFields_ComposerSettings(ctx context.Context, fi
 		return ec.fieldContext_ComposerSettings_computerUse(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ComposerSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_FileChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "path":
+		return ec.fieldContext_FileChange_path(ctx, field)
+	case "status":
+		return ec.fieldContext_FileChange_status(ctx, field)
+	case "additions":
+		return ec.fieldContext_FileChange_additions(ctx, field)
+	case "deletions":
+		return ec.fieldContext_FileChange_deletions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FileChange", field.Name)
 }
 
 func (ec *executionContext) childFields_ForkPoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2858,6 +3340,28 @@ func (ec *executionContext) childFields_RateLimitWindow(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type RateLimitWindow", field.Name)
 }
 
+func (ec *executionContext) childFields_SessionCode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "mode":
+		return ec.fieldContext_SessionCode_mode(ctx, field)
+	case "repositoryRoot":
+		return ec.fieldContext_SessionCode_repositoryRoot(ctx, field)
+	case "worktreePath":
+		return ec.fieldContext_SessionCode_worktreePath(ctx, field)
+	case "worktreePresent":
+		return ec.fieldContext_SessionCode_worktreePresent(ctx, field)
+	case "branch":
+		return ec.fieldContext_SessionCode_branch(ctx, field)
+	case "base":
+		return ec.fieldContext_SessionCode_base(ctx, field)
+	case "changes":
+		return ec.fieldContext_SessionCode_changes(ctx, field)
+	case "setupOutput":
+		return ec.fieldContext_SessionCode_setupOutput(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionCode", field.Name)
+}
+
 func (ec *executionContext) childFields_SessionComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "a":
@@ -2874,6 +3378,8 @@ func (ec *executionContext) childFields_SessionComparison(ctx context.Context, f
 		return ec.fieldContext_SessionComparison_aOnly(ctx, field)
 	case "bOnly":
 		return ec.fieldContext_SessionComparison_bOnly(ctx, field)
+	case "code":
+		return ec.fieldContext_SessionComparison_code(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionComparison", field.Name)
 }
@@ -2936,6 +3442,10 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_messages(ctx, field)
 	case "errorCode":
 		return ec.fieldContext_Turn_errorCode(ctx, field)
+	case "checkpoint":
+		return ec.fieldContext_Turn_checkpoint(ctx, field)
+	case "diff":
+		return ec.fieldContext_Turn_diff(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Turn", field.Name)
 }
@@ -2974,6 +3484,8 @@ func (ec *executionContext) childFields_Workspace(ctx context.Context, field gra
 		return ec.fieldContext_Workspace_createdAt(ctx, field)
 	case "sessions":
 		return ec.fieldContext_Workspace_sessions(ctx, field)
+	case "worktreeSetup":
+		return ec.fieldContext_Workspace_worktreeSetup(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Workspace", field.Name)
 }
@@ -3208,6 +3720,20 @@ func (ec *executionContext) field_AgentSession_turns_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_applySessionChanges_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ApplySessionChangesInput, error) {
+			return ec.unmarshalNApplySessionChangesInput2tuttidᚋgraphᚋmodelᚐApplySessionChangesInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_cancelCodexLogin_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3354,6 +3880,20 @@ func (ec *executionContext) field_Mutation_updateSession_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateSessionInput, error) {
 			return ec.unmarshalNUpdateSessionInput2tuttidᚋgraphᚋmodelᚐUpdateSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateWorkspace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateWorkspaceInput, error) {
+			return ec.unmarshalNUpdateWorkspaceInput2tuttidᚋgraphᚋmodelᚐUpdateWorkspaceInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4717,6 +5257,38 @@ func (ec *executionContext) fieldContext_AgentSession_approvals(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _AgentSession_code(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSession().Code(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionCode) graphql.Marshaler {
+			return ec.marshalOSessionCode2ᚖtuttidᚋgraphᚋmodelᚐSessionCode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SessionCode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AgentSession_archived(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4912,6 +5484,84 @@ func (ec *executionContext) fieldContext_AgentSessionEdge_node(_ context.Context
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ApplySessionChangesPayload_applied(ctx context.Context, field graphql.CollectedField, obj *model.ApplySessionChangesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplySessionChangesPayload_applied(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Applied, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplySessionChangesPayload_applied(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplySessionChangesPayload", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplySessionChangesPayload_files(ctx context.Context, field graphql.CollectedField, obj *model.ApplySessionChangesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplySessionChangesPayload_files(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Files, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FileChange) graphql.Marshaler {
+			return ec.marshalNFileChange2ᚕᚖtuttidᚋgraphᚋmodelᚐFileChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplySessionChangesPayload_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplySessionChangesPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FileChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplySessionChangesPayload_conflicts(ctx context.Context, field graphql.CollectedField, obj *model.ApplySessionChangesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplySessionChangesPayload_conflicts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Conflicts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplySessionChangesPayload_conflicts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplySessionChangesPayload", field, false, false, "String")
 }
 
 func (ec *executionContext) _ApprovalRequest_id(ctx context.Context, field graphql.CollectedField, obj *ent.ApprovalRequest) (ret graphql.Marshaler) {
@@ -5211,6 +5861,281 @@ func (ec *executionContext) _ApprovalRequest_decision(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_ApprovalRequest_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "ApprovalDecision")
+}
+
+func (ec *executionContext) _CodeCheckpoint_commit(ctx context.Context, field graphql.CollectedField, obj *model.CodeCheckpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeCheckpoint_commit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Commit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodeCheckpoint_commit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodeCheckpoint", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodeCheckpoint_head(ctx context.Context, field graphql.CollectedField, obj *model.CodeCheckpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeCheckpoint_head(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Head, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodeCheckpoint_head(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodeCheckpoint", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodeCheckpoint_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.CodeCheckpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeCheckpoint_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodeCheckpoint_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodeCheckpoint", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CodeComparison_base(ctx context.Context, field graphql.CollectedField, obj *model.CodeComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeComparison_base(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Base, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodeCheckpoint) graphql.Marshaler {
+			return ec.marshalOCodeCheckpoint2ᚖtuttidᚋgraphᚋmodelᚐCodeCheckpoint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CodeComparison_base(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CodeComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodeCheckpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CodeComparison_aChanges(ctx context.Context, field graphql.CollectedField, obj *model.CodeComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeComparison_aChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AChanges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodeDiff) graphql.Marshaler {
+			return ec.marshalNCodeDiff2ᚖtuttidᚋgraphᚋmodelᚐCodeDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodeComparison_aChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CodeComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodeDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CodeComparison_bChanges(ctx context.Context, field graphql.CollectedField, obj *model.CodeComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeComparison_bChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BChanges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodeDiff) graphql.Marshaler {
+			return ec.marshalNCodeDiff2ᚖtuttidᚋgraphᚋmodelᚐCodeDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodeComparison_bChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CodeComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodeDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CodeComparison_diff(ctx context.Context, field graphql.CollectedField, obj *model.CodeComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeComparison_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Diff, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodeDiff) graphql.Marshaler {
+			return ec.marshalNCodeDiff2ᚖtuttidᚋgraphᚋmodelᚐCodeDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodeComparison_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CodeComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodeDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CodeDiff_files(ctx context.Context, field graphql.CollectedField, obj *model.CodeDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeDiff_files(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Files, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FileChange) graphql.Marshaler {
+			return ec.marshalNFileChange2ᚕᚖtuttidᚋgraphᚋmodelᚐFileChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodeDiff_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CodeDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FileChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CodeDiff_patch(ctx context.Context, field graphql.CollectedField, obj *model.CodeDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeDiff_patch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Patch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodeDiff_patch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodeDiff", field, false, false, "String")
+}
+
+func (ec *executionContext) _CodeDiff_truncated(ctx context.Context, field graphql.CollectedField, obj *model.CodeDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CodeDiff_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CodeDiff_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CodeDiff", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _CodexAccount_signedIn(ctx context.Context, field graphql.CollectedField, obj *model.CodexAccount) (ret graphql.Marshaler) {
@@ -5836,6 +6761,98 @@ func (ec *executionContext) _ComposerSettings_computerUse(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_ComposerSettings_computerUse(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ComposerSettings", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _FileChange_path(ctx context.Context, field graphql.CollectedField, obj *model.FileChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FileChange_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FileChange_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FileChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _FileChange_status(ctx context.Context, field graphql.CollectedField, obj *model.FileChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FileChange_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.FileChangeStatus) graphql.Marshaler {
+			return ec.marshalNFileChangeStatus2tuttidᚋgraphᚋmodelᚐFileChangeStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FileChange_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FileChange", field, false, false, "FileChangeStatus")
+}
+
+func (ec *executionContext) _FileChange_additions(ctx context.Context, field graphql.CollectedField, obj *model.FileChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FileChange_additions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Additions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FileChange_additions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FileChange", field, false, false, "Int")
+}
+
+func (ec *executionContext) _FileChange_deletions(ctx context.Context, field graphql.CollectedField, obj *model.FileChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FileChange_deletions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deletions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FileChange_deletions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FileChange", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ForkPoint_turnId(ctx context.Context, field graphql.CollectedField, obj *lineage.ForkPoint) (ret graphql.Marshaler) {
@@ -6682,6 +7699,94 @@ func (ec *executionContext) fieldContext_Mutation_respondToApproval(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_applySessionChanges(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_applySessionChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApplySessionChanges(ctx, fc.Args["input"].(model.ApplySessionChangesInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplySessionChangesPayload) graphql.Marshaler {
+			return ec.marshalNApplySessionChangesPayload2ᚖtuttidᚋgraphᚋmodelᚐApplySessionChangesPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_applySessionChanges(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplySessionChangesPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_applySessionChanges_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateWorkspace(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateWorkspace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateWorkspace(ctx, fc.Args["input"].(model.UpdateWorkspaceInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Workspace) graphql.Marshaler {
+			return ec.marshalNWorkspace2ᚖtuttidᚋentᚐWorkspace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateWorkspace(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workspace(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateWorkspace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_forkSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7487,6 +8592,208 @@ func (ec *executionContext) fieldContext_RateLimitWindow_resetsAt(_ context.Cont
 	return graphql.NewScalarFieldContext("RateLimitWindow", field, false, false, "Time")
 }
 
+func (ec *executionContext) _SessionCode_mode(ctx context.Context, field graphql.CollectedField, obj *model.SessionCode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionCode_mode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CodeMode) graphql.Marshaler {
+			return ec.marshalNCodeMode2tuttidᚋgraphᚋmodelᚐCodeMode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionCode_mode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionCode", field, false, false, "CodeMode")
+}
+
+func (ec *executionContext) _SessionCode_repositoryRoot(ctx context.Context, field graphql.CollectedField, obj *model.SessionCode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionCode_repositoryRoot(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RepositoryRoot, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionCode_repositoryRoot(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionCode", field, false, false, "String")
+}
+
+func (ec *executionContext) _SessionCode_worktreePath(ctx context.Context, field graphql.CollectedField, obj *model.SessionCode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionCode_worktreePath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorktreePath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionCode_worktreePath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionCode", field, false, false, "String")
+}
+
+func (ec *executionContext) _SessionCode_worktreePresent(ctx context.Context, field graphql.CollectedField, obj *model.SessionCode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionCode_worktreePresent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorktreePresent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionCode_worktreePresent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionCode", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SessionCode_branch(ctx context.Context, field graphql.CollectedField, obj *model.SessionCode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionCode_branch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Branch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionCode_branch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionCode", field, false, false, "String")
+}
+
+func (ec *executionContext) _SessionCode_base(ctx context.Context, field graphql.CollectedField, obj *model.SessionCode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionCode_base(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Base, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodeCheckpoint) graphql.Marshaler {
+			return ec.marshalOCodeCheckpoint2ᚖtuttidᚋgraphᚋmodelᚐCodeCheckpoint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionCode_base(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionCode",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodeCheckpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionCode_changes(ctx context.Context, field graphql.CollectedField, obj *model.SessionCode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionCode_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodeDiff) graphql.Marshaler {
+			return ec.marshalNCodeDiff2ᚖtuttidᚋgraphᚋmodelᚐCodeDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionCode_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionCode",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodeDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionCode_setupOutput(ctx context.Context, field graphql.CollectedField, obj *model.SessionCode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionCode_setupOutput(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SetupOutput, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionCode_setupOutput(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionCode", field, false, false, "String")
+}
+
 func (ec *executionContext) _SessionComparison_a(ctx context.Context, field graphql.CollectedField, obj *lineage.Comparison) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7697,6 +9004,38 @@ func (ec *executionContext) fieldContext_SessionComparison_bOnly(_ context.Conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionComparison_code(ctx context.Context, field graphql.CollectedField, obj *lineage.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionComparison_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SessionComparison().Code(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodeComparison) graphql.Marshaler {
+			return ec.marshalOCodeComparison2ᚖtuttidᚋgraphᚋmodelᚐCodeComparison(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionComparison_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionComparison",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodeComparison(ctx, field)
 		},
 	}
 	return fc, nil
@@ -8261,6 +9600,70 @@ func (ec *executionContext) fieldContext_Turn_errorCode(_ context.Context, field
 	return graphql.NewScalarFieldContext("Turn", field, true, true, "String")
 }
 
+func (ec *executionContext) _Turn_checkpoint(ctx context.Context, field graphql.CollectedField, obj *ent.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_checkpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Turn().Checkpoint(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodeCheckpoint) graphql.Marshaler {
+			return ec.marshalOCodeCheckpoint2ᚖtuttidᚋgraphᚋmodelᚐCodeCheckpoint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_checkpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodeCheckpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Turn_diff(ctx context.Context, field graphql.CollectedField, obj *ent.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Turn().Diff(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CodeDiff) graphql.Marshaler {
+			return ec.marshalOCodeDiff2ᚖtuttidᚋgraphᚋmodelᚐCodeDiff(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CodeDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TurnConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TurnConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8537,6 +9940,29 @@ func (ec *executionContext) fieldContext_Workspace_sessions(ctx context.Context,
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Workspace_worktreeSetup(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workspace_worktreeSetup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorktreeSetup, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Workspace_worktreeSetup(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Workspace", field, false, false, "String")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -9612,6 +11038,69 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputApplySessionChangesInput(ctx context.Context, obj any) (model.ApplySessionChangesInput, error) {
+	var it model.ApplySessionChangesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "targetAgentSessionId", "dryRun"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "agentSessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentSessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentSessionID = data
+		case "targetAgentSessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetAgentSessionId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetAgentSessionID = data
+		case "dryRun":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dryRun"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DryRun = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApplySessionChangesInput unmarshals raw into the ApplySessionChangesInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApplySessionChangesInput(ctx context.Context, raw any) (model.ApplySessionChangesInput, error) {
+	var out model.ApplySessionChangesInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApplySessionChangesInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputComposerSettingsInput(ctx context.Context, obj any) (session.SettingsOverride, error) {
 	var it session.SettingsOverride
 	if obj == nil {
@@ -9700,7 +11189,7 @@ func (ec *executionContext) unmarshalInputCreateWorkspaceInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "rootPath"}
+	fieldsInOrder := [...]string{"name", "rootPath", "worktreeSetup"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9721,6 +11210,13 @@ func (ec *executionContext) unmarshalInputCreateWorkspaceInput(ctx context.Conte
 				return it, err
 			}
 			it.RootPath = data
+		case "worktreeSetup":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("worktreeSetup"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorktreeSetup = data
 		}
 	}
 	return it, nil
@@ -9749,7 +11245,7 @@ func (ec *executionContext) unmarshalInputDeleteSessionInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "subtree"}
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "discardChanges", "subtree"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9770,6 +11266,13 @@ func (ec *executionContext) unmarshalInputDeleteSessionInput(ctx context.Context
 				return it, err
 			}
 			it.AgentSessionID = data
+		case "discardChanges":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discardChanges"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscardChanges = data
 		case "subtree":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subtree"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -9794,6 +11297,55 @@ func UnmarshalDeleteSessionInput(ctx context.Context, raw any) (model.DeleteSess
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputForkCodeInput(ctx context.Context, obj any) (model.ForkCodeInput, error) {
+	var it model.ForkCodeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"mode", "branch"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "mode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mode"))
+			data, err := ec.unmarshalNCodeMode2tuttidᚋgraphᚋmodelᚐCodeMode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Mode = data
+		case "branch":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("branch"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Branch = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalForkCodeInput unmarshals raw into the ForkCodeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalForkCodeInput(ctx context.Context, raw any) (model.ForkCodeInput, error) {
+	var out model.ForkCodeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ForkCodeInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputForkSessionInput(ctx context.Context, obj any) (model.ForkSessionInput, error) {
 	var it model.ForkSessionInput
 	if obj == nil {
@@ -9805,7 +11357,7 @@ func (ec *executionContext) unmarshalInputForkSessionInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "requestId", "targetAgentSessionId", "lastTurnId", "title", "visible", "settings"}
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "requestId", "targetAgentSessionId", "lastTurnId", "title", "visible", "settings", "code"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9868,6 +11420,13 @@ func (ec *executionContext) unmarshalInputForkSessionInput(ctx context.Context, 
 				return it, err
 			}
 			it.Settings = data
+		case "code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
+			data, err := ec.unmarshalOForkCodeInput2ᚖtuttidᚋgraphᚋmodelᚐForkCodeInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
 		}
 	}
 	return it, nil
@@ -10312,6 +11871,55 @@ func UnmarshalUpdateSessionInput(ctx context.Context, raw any) (model.UpdateSess
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUpdateWorkspaceInput(ctx context.Context, obj any) (model.UpdateWorkspaceInput, error) {
+	var it model.UpdateWorkspaceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "worktreeSetup"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "worktreeSetup":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("worktreeSetup"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorktreeSetup = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateWorkspaceInput unmarshals raw into the UpdateWorkspaceInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateWorkspaceInput(ctx context.Context, raw any) (model.UpdateWorkspaceInput, error) {
+	var out model.UpdateWorkspaceInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateWorkspaceInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -10572,6 +12180,12 @@ func (ec *executionContext) _AgentSession(ctx context.Context, sel ast.Selection
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AgentSession_approvals(ctx, field, obj)
 				})
+		case "code":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_code(ctx, field, obj)
+				})
 		case "archived":
 			out.Values[i] = ec._AgentSession_archived(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -10681,6 +12295,49 @@ func (ec *executionContext) _AgentSessionEdge(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var applySessionChangesPayloadImplementors = []string{"ApplySessionChangesPayload"}
+
+func (ec *executionContext) _ApplySessionChangesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ApplySessionChangesPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applySessionChangesPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplySessionChangesPayload")
+		case "applied":
+			out.Values[i] = ec._ApplySessionChangesPayload_applied(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "files":
+			out.Values[i] = ec._ApplySessionChangesPayload_files(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "conflicts":
+			out.Values[i] = ec._ApplySessionChangesPayload_conflicts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var approvalRequestImplementors = []string{"ApprovalRequest"}
 
 func (ec *executionContext) _ApprovalRequest(ctx context.Context, sel ast.SelectionSet, obj *ent.ApprovalRequest) graphql.Marshaler {
@@ -10764,6 +12421,140 @@ func (ec *executionContext) _ApprovalRequest(ctx context.Context, sel ast.Select
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ApprovalRequest_decision(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var codeCheckpointImplementors = []string{"CodeCheckpoint"}
+
+func (ec *executionContext) _CodeCheckpoint(ctx context.Context, sel ast.SelectionSet, obj *model.CodeCheckpoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, codeCheckpointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CodeCheckpoint")
+		case "commit":
+			out.Values[i] = ec._CodeCheckpoint_commit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "head":
+			out.Values[i] = ec._CodeCheckpoint_head(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._CodeCheckpoint_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var codeComparisonImplementors = []string{"CodeComparison"}
+
+func (ec *executionContext) _CodeComparison(ctx context.Context, sel ast.SelectionSet, obj *model.CodeComparison) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, codeComparisonImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CodeComparison")
+		case "base":
+			out.Values[i] = ec._CodeComparison_base(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "aChanges":
+			out.Values[i] = ec._CodeComparison_aChanges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bChanges":
+			out.Values[i] = ec._CodeComparison_bChanges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "diff":
+			out.Values[i] = ec._CodeComparison_diff(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var codeDiffImplementors = []string{"CodeDiff"}
+
+func (ec *executionContext) _CodeDiff(ctx context.Context, sel ast.SelectionSet, obj *model.CodeDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, codeDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CodeDiff")
+		case "files":
+			out.Values[i] = ec._CodeDiff_files(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "patch":
+			out.Values[i] = ec._CodeDiff_patch(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._CodeDiff_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11036,6 +12827,54 @@ func (ec *executionContext) _ComposerSettings(ctx context.Context, sel ast.Selec
 			out.Values[i] = ec._ComposerSettings_computerUse(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var fileChangeImplementors = []string{"FileChange"}
+
+func (ec *executionContext) _FileChange(ctx context.Context, sel ast.SelectionSet, obj *model.FileChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fileChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FileChange")
+		case "path":
+			out.Values[i] = ec._FileChange_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._FileChange_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "additions":
+			out.Values[i] = ec._FileChange_additions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deletions":
+			out.Values[i] = ec._FileChange_deletions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -11400,6 +13239,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "applySessionChanges":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_applySessionChanges(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateWorkspace":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateWorkspace(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "forkSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_forkSession(ctx, field)
@@ -11648,6 +13501,74 @@ func (ec *executionContext) _RateLimitWindow(ctx context.Context, sel ast.Select
 	return out
 }
 
+var sessionCodeImplementors = []string{"SessionCode"}
+
+func (ec *executionContext) _SessionCode(ctx context.Context, sel ast.SelectionSet, obj *model.SessionCode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionCodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SessionCode")
+		case "mode":
+			out.Values[i] = ec._SessionCode_mode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "repositoryRoot":
+			out.Values[i] = ec._SessionCode_repositoryRoot(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "worktreePath":
+			out.Values[i] = ec._SessionCode_worktreePath(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "worktreePresent":
+			out.Values[i] = ec._SessionCode_worktreePresent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "branch":
+			out.Values[i] = ec._SessionCode_branch(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "base":
+			out.Values[i] = ec._SessionCode_base(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._SessionCode_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setupOutput":
+			out.Values[i] = ec._SessionCode_setupOutput(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var sessionComparisonImplementors = []string{"SessionComparison"}
 
 func (ec *executionContext) _SessionComparison(ctx context.Context, sel ast.SelectionSet, obj *lineage.Comparison) graphql.Marshaler {
@@ -11662,38 +13583,44 @@ func (ec *executionContext) _SessionComparison(ctx context.Context, sel ast.Sele
 		case "a":
 			out.Values[i] = ec._SessionComparison_a(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "b":
 			out.Values[i] = ec._SessionComparison_b(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "commonAncestor":
 			out.Values[i] = ec._SessionComparison_commonAncestor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "sharedTurnCount":
 			out.Values[i] = ec._SessionComparison_sharedTurnCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "sharedTurns":
 			out.Values[i] = ec._SessionComparison_sharedTurns(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "aOnly":
 			out.Values[i] = ec._SessionComparison_aOnly(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "bOnly":
 			out.Values[i] = ec._SessionComparison_bOnly(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "code":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SessionComparison_code(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11911,6 +13838,18 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Turn_errorCode(ctx, field, obj)
 				})
+		case "checkpoint":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Turn_checkpoint(ctx, field, obj)
+				})
+		case "diff":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Turn_diff(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12046,6 +13985,11 @@ func (ec *executionContext) _Workspace(ctx context.Context, sel ast.SelectionSet
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Workspace_sessions(ctx, field, obj)
 				})
+		case "worktreeSetup":
+			out.Values[i] = ec._Workspace_worktreeSetup(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12573,6 +14517,19 @@ var (
 	}
 )
 
+func (ec *executionContext) unmarshalNApplySessionChangesInput2tuttidᚋgraphᚋmodelᚐApplySessionChangesInput(ctx context.Context, v any) (model.ApplySessionChangesInput, error) {
+	res, err := ec.unmarshalInputApplySessionChangesInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNApplySessionChangesPayload2ᚖtuttidᚋgraphᚋmodelᚐApplySessionChangesPayload(ctx context.Context, sel ast.SelectionSet, v *model.ApplySessionChangesPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApplySessionChangesPayload!")
+		return graphql.Null
+	}
+	return ec._ApplySessionChangesPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNApprovalDecision2tuttidᚋgraphᚋmodelᚐApprovalDecision(ctx context.Context, v any) (model.ApprovalDecision, error) {
 	var res model.ApprovalDecision
 	err := res.UnmarshalGQL(v)
@@ -12683,6 +14640,24 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNCodeDiff2ᚖtuttidᚋgraphᚋmodelᚐCodeDiff(ctx context.Context, sel ast.SelectionSet, v *model.CodeDiff) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CodeDiff!")
+		return graphql.Null
+	}
+	return ec._CodeDiff(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCodeMode2tuttidᚋgraphᚋmodelᚐCodeMode(ctx context.Context, v any) (model.CodeMode, error) {
+	var res model.CodeMode
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCodeMode2tuttidᚋgraphᚋmodelᚐCodeMode(ctx context.Context, sel ast.SelectionSet, v model.CodeMode) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNCodexAccount2ᚖtuttidᚋgraphᚋmodelᚐCodexAccount(ctx context.Context, sel ast.SelectionSet, v *model.CodexAccount) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "CodexAccount!")
@@ -12759,6 +14734,40 @@ func (ec *executionContext) marshalNCursor2string(ctx context.Context, sel ast.S
 func (ec *executionContext) unmarshalNDeleteSessionInput2tuttidᚋgraphᚋmodelᚐDeleteSessionInput(ctx context.Context, v any) (model.DeleteSessionInput, error) {
 	res, err := ec.unmarshalInputDeleteSessionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFileChange2ᚕᚖtuttidᚋgraphᚋmodelᚐFileChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FileChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFileChange2ᚖtuttidᚋgraphᚋmodelᚐFileChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFileChange2ᚖtuttidᚋgraphᚋmodelᚐFileChange(ctx context.Context, sel ast.SelectionSet, v *model.FileChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "FileChange!")
+		return graphql.Null
+	}
+	return ec._FileChange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFileChangeStatus2tuttidᚋgraphᚋmodelᚐFileChangeStatus(ctx context.Context, v any) (model.FileChangeStatus, error) {
+	var res model.FileChangeStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFileChangeStatus2tuttidᚋgraphᚋmodelᚐFileChangeStatus(ctx context.Context, sel ast.SelectionSet, v model.FileChangeStatus) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -13168,6 +15177,11 @@ func (ec *executionContext) unmarshalNUpdateSessionInput2tuttidᚋgraphᚋmodel�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNUpdateWorkspaceInput2tuttidᚋgraphᚋmodelᚐUpdateWorkspaceInput(ctx context.Context, v any) (model.UpdateWorkspaceInput, error) {
+	res, err := ec.unmarshalInputUpdateWorkspaceInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNWorkspace2ᚕᚖtuttidᚋentᚐWorkspaceᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Workspace) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -13394,6 +15408,27 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOCodeCheckpoint2ᚖtuttidᚋgraphᚋmodelᚐCodeCheckpoint(ctx context.Context, sel ast.SelectionSet, v *model.CodeCheckpoint) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CodeCheckpoint(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCodeComparison2ᚖtuttidᚋgraphᚋmodelᚐCodeComparison(ctx context.Context, sel ast.SelectionSet, v *model.CodeComparison) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CodeComparison(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCodeDiff2ᚖtuttidᚋgraphᚋmodelᚐCodeDiff(ctx context.Context, sel ast.SelectionSet, v *model.CodeDiff) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CodeDiff(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOCodexAccount2ᚖtuttidᚋgraphᚋmodelᚐCodexAccount(ctx context.Context, sel ast.SelectionSet, v *model.CodexAccount) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -13432,6 +15467,14 @@ func (ec *executionContext) marshalOCursor2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOForkCodeInput2ᚖtuttidᚋgraphᚋmodelᚐForkCodeInput(ctx context.Context, v any) (*model.ForkCodeInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputForkCodeInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -13518,6 +15561,13 @@ func (ec *executionContext) marshalORateLimitWindow2ᚖtuttidᚋgraphᚋmodelᚐ
 		return graphql.Null
 	}
 	return ec._RateLimitWindow(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSessionCode2ᚖtuttidᚋgraphᚋmodelᚐSessionCode(ctx context.Context, sel ast.SelectionSet, v *model.SessionCode) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SessionCode(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSessionFork2ᚖtuttidᚋentᚐSessionFork(ctx context.Context, sel ast.SelectionSet, v *ent.SessionFork) graphql.Marshaler {

@@ -25,6 +25,48 @@ type AgentSessionEdge struct {
 	Node   *ent.AgentSession `json:"node"`
 }
 
+type ApplySessionChangesInput struct {
+	WorkspaceID string `json:"workspaceId"`
+	// A WORKTREE session.
+	AgentSessionID string `json:"agentSessionId"`
+	// Default: its parent.
+	TargetAgentSessionID *string `json:"targetAgentSessionId,omitempty"`
+	DryRun               *bool   `json:"dryRun,omitempty"`
+}
+
+type ApplySessionChangesPayload struct {
+	Applied bool          `json:"applied"`
+	Files   []*FileChange `json:"files"`
+	// Paths that conflict; nothing was written when not empty.
+	Conflicts []string `json:"conflicts"`
+}
+
+// A session's files recorded as a git commit under refs/tuttid/.
+type CodeCheckpoint struct {
+	Commit string `json:"commit"`
+	// The HEAD commit of that moment (the checkpoint's first parent).
+	Head      string    `json:"head"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+type CodeComparison struct {
+	// The checkpoint at their fork point.
+	Base *CodeCheckpoint `json:"base,omitempty"`
+	// a's files now against base.
+	AChanges *CodeDiff `json:"aChanges"`
+	// b's files now against base.
+	BChanges *CodeDiff `json:"bChanges"`
+	// a's files now to b's files now.
+	Diff *CodeDiff `json:"diff"`
+}
+
+type CodeDiff struct {
+	Files []*FileChange `json:"files"`
+	// git diff format; cut at 4 MiB.
+	Patch     string `json:"patch"`
+	Truncated bool   `json:"truncated"`
+}
+
 // Whether Codex can run turns, and as whom.
 type CodexAccount struct {
 	// Codex can run turns: it has an account, or its model provider needs none.
@@ -73,13 +115,31 @@ type CreateWorkspaceInput struct {
 	Name string `json:"name"`
 	// An absolute path of an existing directory other than /; at most 4096 bytes.
 	RootPath string `json:"rootPath"`
+	// A shell command run in each new worktree before its fork answers.
+	WorktreeSetup *string `json:"worktreeSetup,omitempty"`
 }
 
 type DeleteSessionInput struct {
 	WorkspaceID    string `json:"workspaceId"`
 	AgentSessionID string `json:"agentSessionId"`
+	// true deletes a WORKTREE session even when its changes were never applied.
+	DiscardChanges *bool `json:"discardChanges,omitempty"`
 	// true: delete the session and all its descendants, in one operation.
 	Subtree *bool `json:"subtree,omitempty"`
+}
+
+type FileChange struct {
+	// Relative to the repository root.
+	Path      string           `json:"path"`
+	Status    FileChangeStatus `json:"status"`
+	Additions int              `json:"additions"`
+	Deletions int              `json:"deletions"`
+}
+
+type ForkCodeInput struct {
+	Mode CodeMode `json:"mode"`
+	// WORKTREE: a new branch to create in the worktree; HEAD is detached when absent.
+	Branch *string `json:"branch,omitempty"`
 }
 
 type ForkSessionInput struct {
@@ -98,6 +158,8 @@ type ForkSessionInput struct {
 	Visible *bool `json:"visible,omitempty"`
 	// Overrides of the parent's settings for the child.
 	Settings *session.SettingsOverride `json:"settings,omitempty"`
+	// The child's code; SHARED (today's fork) when absent.
+	Code *ForkCodeInput `json:"code,omitempty"`
 }
 
 // The child session and its lineage row.
@@ -180,6 +242,24 @@ type SendMessageInput struct {
 	Text string `json:"text"`
 }
 
+type SessionCode struct {
+	Mode CodeMode `json:"mode"`
+	// The top level of the working tree the session works in.
+	RepositoryRoot string `json:"repositoryRoot"`
+	// WORKTREE: the worktree tuttid made.
+	WorktreePath *string `json:"worktreePath,omitempty"`
+	// false while archived (WORKTREE).
+	WorktreePresent bool `json:"worktreePresent"`
+	// Checked out there; null when HEAD is detached.
+	Branch *string `json:"branch,omitempty"`
+	// WORKTREE: the checkpoint the worktree was made from.
+	Base *CodeCheckpoint `json:"base,omitempty"`
+	// The files now against base (WORKTREE) or against HEAD (SHARED).
+	Changes *CodeDiff `json:"changes"`
+	// The output of the workspace's worktreeSetup in this worktree; null when none ran.
+	SetupOutput *string `json:"setupOutput,omitempty"`
+}
+
 type StartCodexLoginInput struct {
 	Method CodexLoginMethod `json:"method"`
 	// API_KEY only.
@@ -245,6 +325,12 @@ type UpdateSessionInput struct {
 	// session can still be read, sent to and forked); false restores the branch
 	// and the session's ancestors.
 	Archived *bool `json:"archived,omitempty"`
+}
+
+type UpdateWorkspaceInput struct {
+	WorkspaceID string `json:"workspaceId"`
+	// Empty clears it.
+	WorktreeSetup *string `json:"worktreeSetup,omitempty"`
 }
 
 // A person's answer to an approval request.
@@ -314,6 +400,62 @@ func (e ApprovalDecision) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// SHARED: the child works in the parent's directory. WORKTREE: in its own git worktree.
+type CodeMode string
+
+const (
+	CodeModeShared   CodeMode = "SHARED"
+	CodeModeWorktree CodeMode = "WORKTREE"
+)
+
+var AllCodeMode = []CodeMode{
+	CodeModeShared,
+	CodeModeWorktree,
+}
+
+func (e CodeMode) IsValid() bool {
+	switch e {
+	case CodeModeShared, CodeModeWorktree:
+		return true
+	}
+	return false
+}
+
+func (e CodeMode) String() string {
+	return string(e)
+}
+
+func (e *CodeMode) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CodeMode(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CodeMode", str)
+	}
+	return nil
+}
+
+func (e CodeMode) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CodeMode) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CodeMode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // How a person signs Codex in.
 type CodexLoginMethod string
 
@@ -370,6 +512,63 @@ func (e *CodexLoginMethod) UnmarshalJSON(b []byte) error {
 }
 
 func (e CodexLoginMethod) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type FileChangeStatus string
+
+const (
+	FileChangeStatusAdded    FileChangeStatus = "ADDED"
+	FileChangeStatusModified FileChangeStatus = "MODIFIED"
+	FileChangeStatusDeleted  FileChangeStatus = "DELETED"
+)
+
+var AllFileChangeStatus = []FileChangeStatus{
+	FileChangeStatusAdded,
+	FileChangeStatusModified,
+	FileChangeStatusDeleted,
+}
+
+func (e FileChangeStatus) IsValid() bool {
+	switch e {
+	case FileChangeStatusAdded, FileChangeStatusModified, FileChangeStatusDeleted:
+		return true
+	}
+	return false
+}
+
+func (e FileChangeStatus) String() string {
+	return string(e)
+}
+
+func (e *FileChangeStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = FileChangeStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid FileChangeStatus", str)
+	}
+	return nil
+}
+
+func (e FileChangeStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *FileChangeStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e FileChangeStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
