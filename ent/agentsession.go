@@ -38,6 +38,8 @@ type AgentSession struct {
 	Archived bool `json:"archived,omitempty"`
 	// Cwd holds the value of the "cwd" field.
 	Cwd string `json:"cwd,omitempty"`
+	// InstanceID holds the value of the "instance_id" field.
+	InstanceID string `json:"instance_id,omitempty"`
 	// Settings holds the value of the "settings" field.
 	Settings agent.ComposerSettings `json:"settings,omitempty"`
 	// RuntimeContext holds the value of the "runtime_context" field.
@@ -157,7 +159,7 @@ func (*AgentSession) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case agentsession.FieldLastMessageVersion:
 			values[i] = new(sql.NullInt64)
-		case agentsession.FieldID, agentsession.FieldWorkspaceID, agentsession.FieldProvider, agentsession.FieldProviderSessionID, agentsession.FieldTitle, agentsession.FieldStatus, agentsession.FieldCwd:
+		case agentsession.FieldID, agentsession.FieldWorkspaceID, agentsession.FieldProvider, agentsession.FieldProviderSessionID, agentsession.FieldTitle, agentsession.FieldStatus, agentsession.FieldCwd, agentsession.FieldInstanceID:
 			values[i] = new(sql.NullString)
 		case agentsession.FieldCreatedAt, agentsession.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -229,6 +231,12 @@ func (_m *AgentSession) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field cwd", values[i])
 			} else if value.Valid {
 				_m.Cwd = value.String
+			}
+		case agentsession.FieldInstanceID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field instance_id", values[i])
+			} else if value.Valid {
+				_m.InstanceID = value.String
 			}
 		case agentsession.FieldSettings:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -366,6 +374,9 @@ func (_m *AgentSession) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("cwd=")
 	builder.WriteString(_m.Cwd)
+	builder.WriteString(", ")
+	builder.WriteString("instance_id=")
+	builder.WriteString(_m.InstanceID)
 	builder.WriteString(", ")
 	builder.WriteString("settings=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Settings))

@@ -126,6 +126,20 @@ func (_c *AgentSessionCreate) SetNillableCwd(v *string) *AgentSessionCreate {
 	return _c
 }
 
+// SetInstanceID sets the "instance_id" field.
+func (_c *AgentSessionCreate) SetInstanceID(v string) *AgentSessionCreate {
+	_c.mutation.SetInstanceID(v)
+	return _c
+}
+
+// SetNillableInstanceID sets the "instance_id" field if the given value is not nil.
+func (_c *AgentSessionCreate) SetNillableInstanceID(v *string) *AgentSessionCreate {
+	if v != nil {
+		_c.SetInstanceID(*v)
+	}
+	return _c
+}
+
 // SetSettings sets the "settings" field.
 func (_c *AgentSessionCreate) SetSettings(v agent.ComposerSettings) *AgentSessionCreate {
 	_c.mutation.SetSettings(v)
@@ -354,6 +368,10 @@ func (_c *AgentSessionCreate) defaults() {
 		v := agentsession.DefaultCwd
 		_c.mutation.SetCwd(v)
 	}
+	if _, ok := _c.mutation.InstanceID(); !ok {
+		v := agentsession.DefaultInstanceID
+		_c.mutation.SetInstanceID(v)
+	}
 	if _, ok := _c.mutation.LastMessageVersion(); !ok {
 		v := agentsession.DefaultLastMessageVersion
 		_c.mutation.SetLastMessageVersion(v)
@@ -408,6 +426,9 @@ func (_c *AgentSessionCreate) check() error {
 	}
 	if _, ok := _c.mutation.Cwd(); !ok {
 		return &ValidationError{Name: "cwd", err: errors.New(`ent: missing required field "AgentSession.cwd"`)}
+	}
+	if _, ok := _c.mutation.InstanceID(); !ok {
+		return &ValidationError{Name: "instance_id", err: errors.New(`ent: missing required field "AgentSession.instance_id"`)}
 	}
 	if _, ok := _c.mutation.Settings(); !ok {
 		return &ValidationError{Name: "settings", err: errors.New(`ent: missing required field "AgentSession.settings"`)}
@@ -492,6 +513,10 @@ func (_c *AgentSessionCreate) createSpec() (*AgentSession, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.Cwd(); ok {
 		_spec.SetField(agentsession.FieldCwd, field.TypeString, value)
 		_node.Cwd = value
+	}
+	if value, ok := _c.mutation.InstanceID(); ok {
+		_spec.SetField(agentsession.FieldInstanceID, field.TypeString, value)
+		_node.InstanceID = value
 	}
 	if value, ok := _c.mutation.Settings(); ok {
 		_spec.SetField(agentsession.FieldSettings, field.TypeJSON, value)
@@ -754,6 +779,18 @@ func (u *AgentSessionUpsert) UpdateCwd() *AgentSessionUpsert {
 	return u
 }
 
+// SetInstanceID sets the "instance_id" field.
+func (u *AgentSessionUpsert) SetInstanceID(v string) *AgentSessionUpsert {
+	u.Set(agentsession.FieldInstanceID, v)
+	return u
+}
+
+// UpdateInstanceID sets the "instance_id" field to the value that was provided on create.
+func (u *AgentSessionUpsert) UpdateInstanceID() *AgentSessionUpsert {
+	u.SetExcluded(agentsession.FieldInstanceID)
+	return u
+}
+
 // SetSettings sets the "settings" field.
 func (u *AgentSessionUpsert) SetSettings(v agent.ComposerSettings) *AgentSessionUpsert {
 	u.Set(agentsession.FieldSettings, v)
@@ -970,6 +1007,20 @@ func (u *AgentSessionUpsertOne) SetCwd(v string) *AgentSessionUpsertOne {
 func (u *AgentSessionUpsertOne) UpdateCwd() *AgentSessionUpsertOne {
 	return u.Update(func(s *AgentSessionUpsert) {
 		s.UpdateCwd()
+	})
+}
+
+// SetInstanceID sets the "instance_id" field.
+func (u *AgentSessionUpsertOne) SetInstanceID(v string) *AgentSessionUpsertOne {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.SetInstanceID(v)
+	})
+}
+
+// UpdateInstanceID sets the "instance_id" field to the value that was provided on create.
+func (u *AgentSessionUpsertOne) UpdateInstanceID() *AgentSessionUpsertOne {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.UpdateInstanceID()
 	})
 }
 
@@ -1369,6 +1420,20 @@ func (u *AgentSessionUpsertBulk) SetCwd(v string) *AgentSessionUpsertBulk {
 func (u *AgentSessionUpsertBulk) UpdateCwd() *AgentSessionUpsertBulk {
 	return u.Update(func(s *AgentSessionUpsert) {
 		s.UpdateCwd()
+	})
+}
+
+// SetInstanceID sets the "instance_id" field.
+func (u *AgentSessionUpsertBulk) SetInstanceID(v string) *AgentSessionUpsertBulk {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.SetInstanceID(v)
+	})
+}
+
+// UpdateInstanceID sets the "instance_id" field to the value that was provided on create.
+func (u *AgentSessionUpsertBulk) UpdateInstanceID() *AgentSessionUpsertBulk {
+	return u.Update(func(s *AgentSessionUpsert) {
+		s.UpdateInstanceID()
 	})
 }
 

@@ -119,6 +119,20 @@ func (_u *AgentSessionUpdate) SetNillableCwd(v *string) *AgentSessionUpdate {
 	return _u
 }
 
+// SetInstanceID sets the "instance_id" field.
+func (_u *AgentSessionUpdate) SetInstanceID(v string) *AgentSessionUpdate {
+	_u.mutation.SetInstanceID(v)
+	return _u
+}
+
+// SetNillableInstanceID sets the "instance_id" field if the given value is not nil.
+func (_u *AgentSessionUpdate) SetNillableInstanceID(v *string) *AgentSessionUpdate {
+	if v != nil {
+		_u.SetInstanceID(*v)
+	}
+	return _u
+}
+
 // SetSettings sets the "settings" field.
 func (_u *AgentSessionUpdate) SetSettings(v agent.ComposerSettings) *AgentSessionUpdate {
 	_u.mutation.SetSettings(v)
@@ -467,6 +481,9 @@ func (_u *AgentSessionUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if value, ok := _u.mutation.Cwd(); ok {
 		_spec.SetField(agentsession.FieldCwd, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.InstanceID(); ok {
+		_spec.SetField(agentsession.FieldInstanceID, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.Settings(); ok {
 		_spec.SetField(agentsession.FieldSettings, field.TypeJSON, value)
@@ -832,6 +849,20 @@ func (_u *AgentSessionUpdateOne) SetCwd(v string) *AgentSessionUpdateOne {
 func (_u *AgentSessionUpdateOne) SetNillableCwd(v *string) *AgentSessionUpdateOne {
 	if v != nil {
 		_u.SetCwd(*v)
+	}
+	return _u
+}
+
+// SetInstanceID sets the "instance_id" field.
+func (_u *AgentSessionUpdateOne) SetInstanceID(v string) *AgentSessionUpdateOne {
+	_u.mutation.SetInstanceID(v)
+	return _u
+}
+
+// SetNillableInstanceID sets the "instance_id" field if the given value is not nil.
+func (_u *AgentSessionUpdateOne) SetNillableInstanceID(v *string) *AgentSessionUpdateOne {
+	if v != nil {
+		_u.SetInstanceID(*v)
 	}
 	return _u
 }
@@ -1214,6 +1245,9 @@ func (_u *AgentSessionUpdateOne) sqlSave(ctx context.Context) (_node *AgentSessi
 	}
 	if value, ok := _u.mutation.Cwd(); ok {
 		_spec.SetField(agentsession.FieldCwd, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.InstanceID(); ok {
+		_spec.SetField(agentsession.FieldInstanceID, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.Settings(); ok {
 		_spec.SetField(agentsession.FieldSettings, field.TypeJSON, value)

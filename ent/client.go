@@ -14,6 +14,7 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/forkjournal"
+	"tuttid/ent/instance"
 	"tuttid/ent/message"
 	"tuttid/ent/sessioncode"
 	"tuttid/ent/sessionfork"
@@ -39,6 +40,8 @@ type Client struct {
 	ApprovalRequest *ApprovalRequestClient
 	// ForkJournal is the client for interacting with the ForkJournal builders.
 	ForkJournal *ForkJournalClient
+	// Instance is the client for interacting with the Instance builders.
+	Instance *InstanceClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
 	// SessionCode is the client for interacting with the SessionCode builders.
@@ -63,6 +66,7 @@ func (c *Client) init() {
 	c.AgentSession = NewAgentSessionClient(c.config)
 	c.ApprovalRequest = NewApprovalRequestClient(c.config)
 	c.ForkJournal = NewForkJournalClient(c.config)
+	c.Instance = NewInstanceClient(c.config)
 	c.Message = NewMessageClient(c.config)
 	c.SessionCode = NewSessionCodeClient(c.config)
 	c.SessionFork = NewSessionForkClient(c.config)
@@ -163,6 +167,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		AgentSession:    NewAgentSessionClient(cfg),
 		ApprovalRequest: NewApprovalRequestClient(cfg),
 		ForkJournal:     NewForkJournalClient(cfg),
+		Instance:        NewInstanceClient(cfg),
 		Message:         NewMessageClient(cfg),
 		SessionCode:     NewSessionCodeClient(cfg),
 		SessionFork:     NewSessionForkClient(cfg),
@@ -190,6 +195,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		AgentSession:    NewAgentSessionClient(cfg),
 		ApprovalRequest: NewApprovalRequestClient(cfg),
 		ForkJournal:     NewForkJournalClient(cfg),
+		Instance:        NewInstanceClient(cfg),
 		Message:         NewMessageClient(cfg),
 		SessionCode:     NewSessionCodeClient(cfg),
 		SessionFork:     NewSessionForkClient(cfg),
@@ -224,8 +230,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Message, c.SessionCode,
-		c.SessionFork, c.Turn, c.Workspace,
+		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Instance, c.Message,
+		c.SessionCode, c.SessionFork, c.Turn, c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -235,8 +241,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Message, c.SessionCode,
-		c.SessionFork, c.Turn, c.Workspace,
+		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Instance, c.Message,
+		c.SessionCode, c.SessionFork, c.Turn, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -251,6 +257,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.ApprovalRequest.mutate(ctx, m)
 	case *ForkJournalMutation:
 		return c.ForkJournal.mutate(ctx, m)
+	case *InstanceMutation:
+		return c.Instance.mutate(ctx, m)
 	case *MessageMutation:
 		return c.Message.mutate(ctx, m)
 	case *SessionCodeMutation:
@@ -790,6 +798,139 @@ func (c *ForkJournalClient) mutate(ctx context.Context, m *ForkJournalMutation) 
 		return (&ForkJournalDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown ForkJournal mutation op: %q", m.Op())
+	}
+}
+
+// InstanceClient is a client for the Instance schema.
+type InstanceClient struct {
+	config
+}
+
+// NewInstanceClient returns a client for the Instance from the given config.
+func NewInstanceClient(c config) *InstanceClient {
+	return &InstanceClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `instance.Hooks(f(g(h())))`.
+func (c *InstanceClient) Use(hooks ...Hook) {
+	c.hooks.Instance = append(c.hooks.Instance, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `instance.Intercept(f(g(h())))`.
+func (c *InstanceClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Instance = append(c.inters.Instance, interceptors...)
+}
+
+// Create returns a builder for creating a Instance entity.
+func (c *InstanceClient) Create() *InstanceCreate {
+	mutation := newInstanceMutation(c.config, OpCreate)
+	return &InstanceCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Instance entities.
+func (c *InstanceClient) CreateBulk(builders ...*InstanceCreate) *InstanceCreateBulk {
+	return &InstanceCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *InstanceClient) MapCreateBulk(slice any, setFunc func(*InstanceCreate, int)) *InstanceCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &InstanceCreateBulk{err: fmt.Errorf("calling to InstanceClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*InstanceCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &InstanceCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Instance.
+func (c *InstanceClient) Update() *InstanceUpdate {
+	mutation := newInstanceMutation(c.config, OpUpdate)
+	return &InstanceUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *InstanceClient) UpdateOne(_m *Instance) *InstanceUpdateOne {
+	mutation := newInstanceMutation(c.config, OpUpdateOne, withInstance(_m))
+	return &InstanceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *InstanceClient) UpdateOneID(id string) *InstanceUpdateOne {
+	mutation := newInstanceMutation(c.config, OpUpdateOne, withInstanceID(id))
+	return &InstanceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Instance.
+func (c *InstanceClient) Delete() *InstanceDelete {
+	mutation := newInstanceMutation(c.config, OpDelete)
+	return &InstanceDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *InstanceClient) DeleteOne(_m *Instance) *InstanceDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *InstanceClient) DeleteOneID(id string) *InstanceDeleteOne {
+	builder := c.Delete().Where(instance.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &InstanceDeleteOne{builder}
+}
+
+// Query returns a query builder for Instance.
+func (c *InstanceClient) Query() *InstanceQuery {
+	return &InstanceQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeInstance},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Instance entity by its id.
+func (c *InstanceClient) Get(ctx context.Context, id string) (*Instance, error) {
+	return c.Query().Where(instance.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *InstanceClient) GetX(ctx context.Context, id string) *Instance {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *InstanceClient) Hooks() []Hook {
+	return c.hooks.Instance
+}
+
+// Interceptors returns the client interceptors.
+func (c *InstanceClient) Interceptors() []Interceptor {
+	return c.inters.Instance
+}
+
+func (c *InstanceClient) mutate(ctx context.Context, m *InstanceMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&InstanceCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&InstanceUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&InstanceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&InstanceDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Instance mutation op: %q", m.Op())
 	}
 }
 
@@ -1557,12 +1698,12 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentSession, ApprovalRequest, ForkJournal, Message, SessionCode, SessionFork,
-		Turn, Workspace []ent.Hook
+		AgentSession, ApprovalRequest, ForkJournal, Instance, Message, SessionCode,
+		SessionFork, Turn, Workspace []ent.Hook
 	}
 	inters struct {
-		AgentSession, ApprovalRequest, ForkJournal, Message, SessionCode, SessionFork,
-		Turn, Workspace []ent.Interceptor
+		AgentSession, ApprovalRequest, ForkJournal, Instance, Message, SessionCode,
+		SessionFork, Turn, Workspace []ent.Interceptor
 	}
 )
 

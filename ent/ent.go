@@ -11,6 +11,7 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/forkjournal"
+	"tuttid/ent/instance"
 	"tuttid/ent/message"
 	"tuttid/ent/sessioncode"
 	"tuttid/ent/sessionfork"
@@ -83,6 +84,7 @@ func checkColumn(t, c string) error {
 			agentsession.Table:    agentsession.ValidColumn,
 			approvalrequest.Table: approvalrequest.ValidColumn,
 			forkjournal.Table:     forkjournal.ValidColumn,
+			instance.Table:        instance.ValidColumn,
 			message.Table:         message.ValidColumn,
 			sessioncode.Table:     sessioncode.ValidColumn,
 			sessionfork.Table:     sessionfork.ValidColumn,

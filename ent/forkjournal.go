@@ -41,6 +41,8 @@ type ForkJournal struct {
 	ChildProviderSessionID string `json:"child_provider_session_id,omitempty"`
 	// Error holds the value of the "error" field.
 	Error string `json:"error,omitempty"`
+	// InstanceID holds the value of the "instance_id" field.
+	InstanceID string `json:"instance_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -55,7 +57,7 @@ func (*ForkJournal) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case forkjournal.FieldID:
 			values[i] = new(sql.NullInt64)
-		case forkjournal.FieldWorkspaceID, forkjournal.FieldRequestID, forkjournal.FieldFingerprint, forkjournal.FieldParentAgentSessionID, forkjournal.FieldParentProviderSessionID, forkjournal.FieldChildAgentSessionID, forkjournal.FieldProvider, forkjournal.FieldCwd, forkjournal.FieldLastTurnID, forkjournal.FieldState, forkjournal.FieldChildProviderSessionID, forkjournal.FieldError:
+		case forkjournal.FieldWorkspaceID, forkjournal.FieldRequestID, forkjournal.FieldFingerprint, forkjournal.FieldParentAgentSessionID, forkjournal.FieldParentProviderSessionID, forkjournal.FieldChildAgentSessionID, forkjournal.FieldProvider, forkjournal.FieldCwd, forkjournal.FieldLastTurnID, forkjournal.FieldState, forkjournal.FieldChildProviderSessionID, forkjournal.FieldError, forkjournal.FieldInstanceID:
 			values[i] = new(sql.NullString)
 		case forkjournal.FieldCreatedAt, forkjournal.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -152,6 +154,12 @@ func (_m *ForkJournal) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Error = value.String
 			}
+		case forkjournal.FieldInstanceID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field instance_id", values[i])
+			} else if value.Valid {
+				_m.InstanceID = value.String
+			}
 		case forkjournal.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -235,6 +243,9 @@ func (_m *ForkJournal) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("error=")
 	builder.WriteString(_m.Error)
+	builder.WriteString(", ")
+	builder.WriteString("instance_id=")
+	builder.WriteString(_m.InstanceID)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

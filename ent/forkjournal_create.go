@@ -158,6 +158,20 @@ func (_c *ForkJournalCreate) SetNillableError(v *string) *ForkJournalCreate {
 	return _c
 }
 
+// SetInstanceID sets the "instance_id" field.
+func (_c *ForkJournalCreate) SetInstanceID(v string) *ForkJournalCreate {
+	_c.mutation.SetInstanceID(v)
+	return _c
+}
+
+// SetNillableInstanceID sets the "instance_id" field if the given value is not nil.
+func (_c *ForkJournalCreate) SetNillableInstanceID(v *string) *ForkJournalCreate {
+	if v != nil {
+		_c.SetInstanceID(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *ForkJournalCreate) SetCreatedAt(v time.Time) *ForkJournalCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -253,6 +267,10 @@ func (_c *ForkJournalCreate) defaults() {
 		v := forkjournal.DefaultError
 		_c.mutation.SetError(v)
 	}
+	if _, ok := _c.mutation.InstanceID(); !ok {
+		v := forkjournal.DefaultInstanceID
+		_c.mutation.SetInstanceID(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := forkjournal.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -320,6 +338,9 @@ func (_c *ForkJournalCreate) check() error {
 	}
 	if _, ok := _c.mutation.Error(); !ok {
 		return &ValidationError{Name: "error", err: errors.New(`ent: missing required field "ForkJournal.error"`)}
+	}
+	if _, ok := _c.mutation.InstanceID(); !ok {
+		return &ValidationError{Name: "instance_id", err: errors.New(`ent: missing required field "ForkJournal.instance_id"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "ForkJournal.created_at"`)}
@@ -401,6 +422,10 @@ func (_c *ForkJournalCreate) createSpec() (*ForkJournal, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Error(); ok {
 		_spec.SetField(forkjournal.FieldError, field.TypeString, value)
 		_node.Error = value
+	}
+	if value, ok := _c.mutation.InstanceID(); ok {
+		_spec.SetField(forkjournal.FieldInstanceID, field.TypeString, value)
+		_node.InstanceID = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(forkjournal.FieldCreatedAt, field.TypeTime, value)
@@ -555,6 +580,18 @@ func (u *ForkJournalUpsert) SetError(v string) *ForkJournalUpsert {
 // UpdateError sets the "error" field to the value that was provided on create.
 func (u *ForkJournalUpsert) UpdateError() *ForkJournalUpsert {
 	u.SetExcluded(forkjournal.FieldError)
+	return u
+}
+
+// SetInstanceID sets the "instance_id" field.
+func (u *ForkJournalUpsert) SetInstanceID(v string) *ForkJournalUpsert {
+	u.Set(forkjournal.FieldInstanceID, v)
+	return u
+}
+
+// UpdateInstanceID sets the "instance_id" field to the value that was provided on create.
+func (u *ForkJournalUpsert) UpdateInstanceID() *ForkJournalUpsert {
+	u.SetExcluded(forkjournal.FieldInstanceID)
 	return u
 }
 
@@ -736,6 +773,20 @@ func (u *ForkJournalUpsertOne) SetError(v string) *ForkJournalUpsertOne {
 func (u *ForkJournalUpsertOne) UpdateError() *ForkJournalUpsertOne {
 	return u.Update(func(s *ForkJournalUpsert) {
 		s.UpdateError()
+	})
+}
+
+// SetInstanceID sets the "instance_id" field.
+func (u *ForkJournalUpsertOne) SetInstanceID(v string) *ForkJournalUpsertOne {
+	return u.Update(func(s *ForkJournalUpsert) {
+		s.SetInstanceID(v)
+	})
+}
+
+// UpdateInstanceID sets the "instance_id" field to the value that was provided on create.
+func (u *ForkJournalUpsertOne) UpdateInstanceID() *ForkJournalUpsertOne {
+	return u.Update(func(s *ForkJournalUpsert) {
+		s.UpdateInstanceID()
 	})
 }
 
@@ -1085,6 +1136,20 @@ func (u *ForkJournalUpsertBulk) SetError(v string) *ForkJournalUpsertBulk {
 func (u *ForkJournalUpsertBulk) UpdateError() *ForkJournalUpsertBulk {
 	return u.Update(func(s *ForkJournalUpsert) {
 		s.UpdateError()
+	})
+}
+
+// SetInstanceID sets the "instance_id" field.
+func (u *ForkJournalUpsertBulk) SetInstanceID(v string) *ForkJournalUpsertBulk {
+	return u.Update(func(s *ForkJournalUpsert) {
+		s.SetInstanceID(v)
+	})
+}
+
+// UpdateInstanceID sets the "instance_id" field to the value that was provided on create.
+func (u *ForkJournalUpsertBulk) UpdateInstanceID() *ForkJournalUpsertBulk {
+	return u.Update(func(s *ForkJournalUpsert) {
+		s.UpdateInstanceID()
 	})
 }
 

@@ -141,6 +141,20 @@ func (_u *ForkJournalUpdate) SetNillableError(v *string) *ForkJournalUpdate {
 	return _u
 }
 
+// SetInstanceID sets the "instance_id" field.
+func (_u *ForkJournalUpdate) SetInstanceID(v string) *ForkJournalUpdate {
+	_u.mutation.SetInstanceID(v)
+	return _u
+}
+
+// SetNillableInstanceID sets the "instance_id" field if the given value is not nil.
+func (_u *ForkJournalUpdate) SetNillableInstanceID(v *string) *ForkJournalUpdate {
+	if v != nil {
+		_u.SetInstanceID(*v)
+	}
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *ForkJournalUpdate) SetUpdatedAt(v time.Time) *ForkJournalUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -238,6 +252,9 @@ func (_u *ForkJournalUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	}
 	if value, ok := _u.mutation.Error(); ok {
 		_spec.SetField(forkjournal.FieldError, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.InstanceID(); ok {
+		_spec.SetField(forkjournal.FieldInstanceID, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(forkjournal.FieldUpdatedAt, field.TypeTime, value)
@@ -376,6 +393,20 @@ func (_u *ForkJournalUpdateOne) SetNillableError(v *string) *ForkJournalUpdateOn
 	return _u
 }
 
+// SetInstanceID sets the "instance_id" field.
+func (_u *ForkJournalUpdateOne) SetInstanceID(v string) *ForkJournalUpdateOne {
+	_u.mutation.SetInstanceID(v)
+	return _u
+}
+
+// SetNillableInstanceID sets the "instance_id" field if the given value is not nil.
+func (_u *ForkJournalUpdateOne) SetNillableInstanceID(v *string) *ForkJournalUpdateOne {
+	if v != nil {
+		_u.SetInstanceID(*v)
+	}
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *ForkJournalUpdateOne) SetUpdatedAt(v time.Time) *ForkJournalUpdateOne {
 	_u.mutation.SetUpdatedAt(v)
@@ -503,6 +534,9 @@ func (_u *ForkJournalUpdateOne) sqlSave(ctx context.Context) (_node *ForkJournal
 	}
 	if value, ok := _u.mutation.Error(); ok {
 		_spec.SetField(forkjournal.FieldError, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.InstanceID(); ok {
+		_spec.SetField(forkjournal.FieldInstanceID, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(forkjournal.FieldUpdatedAt, field.TypeTime, value)

@@ -13,6 +13,7 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/forkjournal"
+	"tuttid/ent/instance"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
 	"tuttid/ent/sessioncode"
@@ -36,6 +37,7 @@ const (
 	TypeAgentSession    = "AgentSession"
 	TypeApprovalRequest = "ApprovalRequest"
 	TypeForkJournal     = "ForkJournal"
+	TypeInstance        = "Instance"
 	TypeMessage         = "Message"
 	TypeSessionCode     = "SessionCode"
 	TypeSessionFork     = "SessionFork"
@@ -56,6 +58,7 @@ type AgentSessionMutation struct {
 	visible                 *bool
 	archived                *bool
 	cwd                     *string
+	instance_id             *string
 	settings                *agent.ComposerSettings
 	runtime_context         *map[string]interface{}
 	last_message_version    *int64
@@ -477,6 +480,42 @@ func (m *AgentSessionMutation) OldCwd(ctx context.Context) (v string, err error)
 // ResetCwd resets all changes to the "cwd" field.
 func (m *AgentSessionMutation) ResetCwd() {
 	m.cwd = nil
+}
+
+// SetInstanceID sets the "instance_id" field.
+func (m *AgentSessionMutation) SetInstanceID(s string) {
+	m.instance_id = &s
+}
+
+// InstanceID returns the value of the "instance_id" field in the mutation.
+func (m *AgentSessionMutation) InstanceID() (r string, exists bool) {
+	v := m.instance_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInstanceID returns the old "instance_id" field's value of the AgentSession entity.
+// If the AgentSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentSessionMutation) OldInstanceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInstanceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInstanceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInstanceID: %w", err)
+	}
+	return oldValue.InstanceID, nil
+}
+
+// ResetInstanceID resets all changes to the "instance_id" field.
+func (m *AgentSessionMutation) ResetInstanceID() {
+	m.instance_id = nil
 }
 
 // SetSettings sets the "settings" field.
@@ -1096,7 +1135,7 @@ func (m *AgentSessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentSessionMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.workspace != nil {
 		fields = append(fields, agentsession.FieldWorkspaceID)
 	}
@@ -1120,6 +1159,9 @@ func (m *AgentSessionMutation) Fields() []string {
 	}
 	if m.cwd != nil {
 		fields = append(fields, agentsession.FieldCwd)
+	}
+	if m.instance_id != nil {
+		fields = append(fields, agentsession.FieldInstanceID)
 	}
 	if m.settings != nil {
 		fields = append(fields, agentsession.FieldSettings)
@@ -1163,6 +1205,8 @@ func (m *AgentSessionMutation) Field(name string) (ent.Value, bool) {
 		return m.Archived()
 	case agentsession.FieldCwd:
 		return m.Cwd()
+	case agentsession.FieldInstanceID:
+		return m.InstanceID()
 	case agentsession.FieldSettings:
 		return m.Settings()
 	case agentsession.FieldRuntimeContext:
@@ -1200,6 +1244,8 @@ func (m *AgentSessionMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldArchived(ctx)
 	case agentsession.FieldCwd:
 		return m.OldCwd(ctx)
+	case agentsession.FieldInstanceID:
+		return m.OldInstanceID(ctx)
 	case agentsession.FieldSettings:
 		return m.OldSettings(ctx)
 	case agentsession.FieldRuntimeContext:
@@ -1276,6 +1322,13 @@ func (m *AgentSessionMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCwd(v)
+		return nil
+	case agentsession.FieldInstanceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInstanceID(v)
 		return nil
 	case agentsession.FieldSettings:
 		v, ok := value.(agent.ComposerSettings)
@@ -1421,6 +1474,9 @@ func (m *AgentSessionMutation) ResetField(name string) error {
 		return nil
 	case agentsession.FieldCwd:
 		m.ResetCwd()
+		return nil
+	case agentsession.FieldInstanceID:
+		m.ResetInstanceID()
 		return nil
 	case agentsession.FieldSettings:
 		m.ResetSettings()
@@ -2926,6 +2982,7 @@ type ForkJournalMutation struct {
 	state                      *forkjournal.State
 	child_provider_session_id  *string
 	error                      *string
+	instance_id                *string
 	created_at                 *time.Time
 	updated_at                 *time.Time
 	clearedFields              map[string]struct{}
@@ -3464,6 +3521,42 @@ func (m *ForkJournalMutation) ResetError() {
 	m.error = nil
 }
 
+// SetInstanceID sets the "instance_id" field.
+func (m *ForkJournalMutation) SetInstanceID(s string) {
+	m.instance_id = &s
+}
+
+// InstanceID returns the value of the "instance_id" field in the mutation.
+func (m *ForkJournalMutation) InstanceID() (r string, exists bool) {
+	v := m.instance_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInstanceID returns the old "instance_id" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldInstanceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInstanceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInstanceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInstanceID: %w", err)
+	}
+	return oldValue.InstanceID, nil
+}
+
+// ResetInstanceID resets all changes to the "instance_id" field.
+func (m *ForkJournalMutation) ResetInstanceID() {
+	m.instance_id = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *ForkJournalMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -3570,7 +3663,7 @@ func (m *ForkJournalMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ForkJournalMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.workspace_id != nil {
 		fields = append(fields, forkjournal.FieldWorkspaceID)
 	}
@@ -3606,6 +3699,9 @@ func (m *ForkJournalMutation) Fields() []string {
 	}
 	if m.error != nil {
 		fields = append(fields, forkjournal.FieldError)
+	}
+	if m.instance_id != nil {
+		fields = append(fields, forkjournal.FieldInstanceID)
 	}
 	if m.created_at != nil {
 		fields = append(fields, forkjournal.FieldCreatedAt)
@@ -3645,6 +3741,8 @@ func (m *ForkJournalMutation) Field(name string) (ent.Value, bool) {
 		return m.ChildProviderSessionID()
 	case forkjournal.FieldError:
 		return m.Error()
+	case forkjournal.FieldInstanceID:
+		return m.InstanceID()
 	case forkjournal.FieldCreatedAt:
 		return m.CreatedAt()
 	case forkjournal.FieldUpdatedAt:
@@ -3682,6 +3780,8 @@ func (m *ForkJournalMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldChildProviderSessionID(ctx)
 	case forkjournal.FieldError:
 		return m.OldError(ctx)
+	case forkjournal.FieldInstanceID:
+		return m.OldInstanceID(ctx)
 	case forkjournal.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case forkjournal.FieldUpdatedAt:
@@ -3778,6 +3878,13 @@ func (m *ForkJournalMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetError(v)
+		return nil
+	case forkjournal.FieldInstanceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInstanceID(v)
 		return nil
 	case forkjournal.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -3878,6 +3985,9 @@ func (m *ForkJournalMutation) ResetField(name string) error {
 	case forkjournal.FieldError:
 		m.ResetError()
 		return nil
+	case forkjournal.FieldInstanceID:
+		m.ResetInstanceID()
+		return nil
 	case forkjournal.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
@@ -3934,6 +4044,446 @@ func (m *ForkJournalMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *ForkJournalMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown ForkJournal edge %s", name)
+}
+
+// InstanceMutation represents an operation that mutates the Instance nodes in the graph.
+type InstanceMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	advertise_url *string
+	started_at    *time.Time
+	heartbeat_at  *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*Instance, error)
+	predicates    []predicate.Instance
+}
+
+var _ ent.Mutation = (*InstanceMutation)(nil)
+
+// instanceOption allows management of the mutation configuration using functional options.
+type instanceOption func(*InstanceMutation)
+
+// newInstanceMutation creates new mutation for the Instance entity.
+func newInstanceMutation(c config, op Op, opts ...instanceOption) *InstanceMutation {
+	m := &InstanceMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeInstance,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withInstanceID sets the ID field of the mutation.
+func withInstanceID(id string) instanceOption {
+	return func(m *InstanceMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Instance
+		)
+		m.oldValue = func(ctx context.Context) (*Instance, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Instance.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withInstance sets the old Instance of the mutation.
+func withInstance(node *Instance) instanceOption {
+	return func(m *InstanceMutation) {
+		m.oldValue = func(context.Context) (*Instance, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m InstanceMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m InstanceMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Instance entities.
+func (m *InstanceMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *InstanceMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *InstanceMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Instance.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAdvertiseURL sets the "advertise_url" field.
+func (m *InstanceMutation) SetAdvertiseURL(s string) {
+	m.advertise_url = &s
+}
+
+// AdvertiseURL returns the value of the "advertise_url" field in the mutation.
+func (m *InstanceMutation) AdvertiseURL() (r string, exists bool) {
+	v := m.advertise_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAdvertiseURL returns the old "advertise_url" field's value of the Instance entity.
+// If the Instance object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InstanceMutation) OldAdvertiseURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAdvertiseURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAdvertiseURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAdvertiseURL: %w", err)
+	}
+	return oldValue.AdvertiseURL, nil
+}
+
+// ResetAdvertiseURL resets all changes to the "advertise_url" field.
+func (m *InstanceMutation) ResetAdvertiseURL() {
+	m.advertise_url = nil
+}
+
+// SetStartedAt sets the "started_at" field.
+func (m *InstanceMutation) SetStartedAt(t time.Time) {
+	m.started_at = &t
+}
+
+// StartedAt returns the value of the "started_at" field in the mutation.
+func (m *InstanceMutation) StartedAt() (r time.Time, exists bool) {
+	v := m.started_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartedAt returns the old "started_at" field's value of the Instance entity.
+// If the Instance object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InstanceMutation) OldStartedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartedAt: %w", err)
+	}
+	return oldValue.StartedAt, nil
+}
+
+// ResetStartedAt resets all changes to the "started_at" field.
+func (m *InstanceMutation) ResetStartedAt() {
+	m.started_at = nil
+}
+
+// SetHeartbeatAt sets the "heartbeat_at" field.
+func (m *InstanceMutation) SetHeartbeatAt(t time.Time) {
+	m.heartbeat_at = &t
+}
+
+// HeartbeatAt returns the value of the "heartbeat_at" field in the mutation.
+func (m *InstanceMutation) HeartbeatAt() (r time.Time, exists bool) {
+	v := m.heartbeat_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHeartbeatAt returns the old "heartbeat_at" field's value of the Instance entity.
+// If the Instance object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InstanceMutation) OldHeartbeatAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHeartbeatAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHeartbeatAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHeartbeatAt: %w", err)
+	}
+	return oldValue.HeartbeatAt, nil
+}
+
+// ResetHeartbeatAt resets all changes to the "heartbeat_at" field.
+func (m *InstanceMutation) ResetHeartbeatAt() {
+	m.heartbeat_at = nil
+}
+
+// Where appends a list predicates to the InstanceMutation builder.
+func (m *InstanceMutation) Where(ps ...predicate.Instance) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the InstanceMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *InstanceMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Instance, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *InstanceMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *InstanceMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Instance).
+func (m *InstanceMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *InstanceMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.advertise_url != nil {
+		fields = append(fields, instance.FieldAdvertiseURL)
+	}
+	if m.started_at != nil {
+		fields = append(fields, instance.FieldStartedAt)
+	}
+	if m.heartbeat_at != nil {
+		fields = append(fields, instance.FieldHeartbeatAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *InstanceMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case instance.FieldAdvertiseURL:
+		return m.AdvertiseURL()
+	case instance.FieldStartedAt:
+		return m.StartedAt()
+	case instance.FieldHeartbeatAt:
+		return m.HeartbeatAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *InstanceMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case instance.FieldAdvertiseURL:
+		return m.OldAdvertiseURL(ctx)
+	case instance.FieldStartedAt:
+		return m.OldStartedAt(ctx)
+	case instance.FieldHeartbeatAt:
+		return m.OldHeartbeatAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Instance field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InstanceMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case instance.FieldAdvertiseURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAdvertiseURL(v)
+		return nil
+	case instance.FieldStartedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartedAt(v)
+		return nil
+	case instance.FieldHeartbeatAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHeartbeatAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Instance field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *InstanceMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *InstanceMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InstanceMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Instance numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *InstanceMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *InstanceMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *InstanceMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Instance nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *InstanceMutation) ResetField(name string) error {
+	switch name {
+	case instance.FieldAdvertiseURL:
+		m.ResetAdvertiseURL()
+		return nil
+	case instance.FieldStartedAt:
+		m.ResetStartedAt()
+		return nil
+	case instance.FieldHeartbeatAt:
+		m.ResetHeartbeatAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Instance field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *InstanceMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *InstanceMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *InstanceMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *InstanceMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *InstanceMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *InstanceMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *InstanceMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Instance unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *InstanceMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Instance edge %s", name)
 }
 
 // MessageMutation represents an operation that mutates the Message nodes in the graph.

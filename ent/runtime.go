@@ -7,6 +7,7 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/forkjournal"
+	"tuttid/ent/instance"
 	"tuttid/ent/message"
 	"tuttid/ent/schema"
 	"tuttid/ent/sessioncode"
@@ -49,16 +50,20 @@ func init() {
 	agentsessionDescCwd := agentsessionFields[8].Descriptor()
 	// agentsession.DefaultCwd holds the default value on creation for the cwd field.
 	agentsession.DefaultCwd = agentsessionDescCwd.Default.(string)
+	// agentsessionDescInstanceID is the schema descriptor for instance_id field.
+	agentsessionDescInstanceID := agentsessionFields[9].Descriptor()
+	// agentsession.DefaultInstanceID holds the default value on creation for the instance_id field.
+	agentsession.DefaultInstanceID = agentsessionDescInstanceID.Default.(string)
 	// agentsessionDescLastMessageVersion is the schema descriptor for last_message_version field.
-	agentsessionDescLastMessageVersion := agentsessionFields[11].Descriptor()
+	agentsessionDescLastMessageVersion := agentsessionFields[12].Descriptor()
 	// agentsession.DefaultLastMessageVersion holds the default value on creation for the last_message_version field.
 	agentsession.DefaultLastMessageVersion = agentsessionDescLastMessageVersion.Default.(int64)
 	// agentsessionDescCreatedAt is the schema descriptor for created_at field.
-	agentsessionDescCreatedAt := agentsessionFields[13].Descriptor()
+	agentsessionDescCreatedAt := agentsessionFields[14].Descriptor()
 	// agentsession.DefaultCreatedAt holds the default value on creation for the created_at field.
 	agentsession.DefaultCreatedAt = agentsessionDescCreatedAt.Default.(func() time.Time)
 	// agentsessionDescUpdatedAt is the schema descriptor for updated_at field.
-	agentsessionDescUpdatedAt := agentsessionFields[14].Descriptor()
+	agentsessionDescUpdatedAt := agentsessionFields[15].Descriptor()
 	// agentsession.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	agentsession.DefaultUpdatedAt = agentsessionDescUpdatedAt.Default.(func() time.Time)
 	// agentsession.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
@@ -155,14 +160,36 @@ func init() {
 	forkjournalDescError := forkjournalFields[11].Descriptor()
 	// forkjournal.DefaultError holds the default value on creation for the error field.
 	forkjournal.DefaultError = forkjournalDescError.Default.(string)
+	// forkjournalDescInstanceID is the schema descriptor for instance_id field.
+	forkjournalDescInstanceID := forkjournalFields[12].Descriptor()
+	// forkjournal.DefaultInstanceID holds the default value on creation for the instance_id field.
+	forkjournal.DefaultInstanceID = forkjournalDescInstanceID.Default.(string)
 	// forkjournalDescCreatedAt is the schema descriptor for created_at field.
-	forkjournalDescCreatedAt := forkjournalFields[12].Descriptor()
+	forkjournalDescCreatedAt := forkjournalFields[13].Descriptor()
 	// forkjournal.DefaultCreatedAt holds the default value on creation for the created_at field.
 	forkjournal.DefaultCreatedAt = forkjournalDescCreatedAt.Default.(func() time.Time)
 	// forkjournalDescUpdatedAt is the schema descriptor for updated_at field.
-	forkjournalDescUpdatedAt := forkjournalFields[13].Descriptor()
+	forkjournalDescUpdatedAt := forkjournalFields[14].Descriptor()
 	// forkjournal.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	forkjournal.DefaultUpdatedAt = forkjournalDescUpdatedAt.Default.(func() time.Time)
+	instanceFields := schema.Instance{}.Fields()
+	_ = instanceFields
+	// instanceDescAdvertiseURL is the schema descriptor for advertise_url field.
+	instanceDescAdvertiseURL := instanceFields[1].Descriptor()
+	// instance.DefaultAdvertiseURL holds the default value on creation for the advertise_url field.
+	instance.DefaultAdvertiseURL = instanceDescAdvertiseURL.Default.(string)
+	// instanceDescStartedAt is the schema descriptor for started_at field.
+	instanceDescStartedAt := instanceFields[2].Descriptor()
+	// instance.DefaultStartedAt holds the default value on creation for the started_at field.
+	instance.DefaultStartedAt = instanceDescStartedAt.Default.(func() time.Time)
+	// instanceDescHeartbeatAt is the schema descriptor for heartbeat_at field.
+	instanceDescHeartbeatAt := instanceFields[3].Descriptor()
+	// instance.DefaultHeartbeatAt holds the default value on creation for the heartbeat_at field.
+	instance.DefaultHeartbeatAt = instanceDescHeartbeatAt.Default.(func() time.Time)
+	// instanceDescID is the schema descriptor for id field.
+	instanceDescID := instanceFields[0].Descriptor()
+	// instance.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	instance.IDValidator = instanceDescID.Validators[0].(func(string) error)
 	messageFields := schema.Message{}.Fields()
 	_ = messageFields
 	// messageDescMessageID is the schema descriptor for message_id field.

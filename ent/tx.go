@@ -20,6 +20,8 @@ type Tx struct {
 	ApprovalRequest *ApprovalRequestClient
 	// ForkJournal is the client for interacting with the ForkJournal builders.
 	ForkJournal *ForkJournalClient
+	// Instance is the client for interacting with the Instance builders.
+	Instance *InstanceClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
 	// SessionCode is the client for interacting with the SessionCode builders.
@@ -164,6 +166,7 @@ func (tx *Tx) init() {
 	tx.AgentSession = NewAgentSessionClient(tx.config)
 	tx.ApprovalRequest = NewApprovalRequestClient(tx.config)
 	tx.ForkJournal = NewForkJournalClient(tx.config)
+	tx.Instance = NewInstanceClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)
 	tx.SessionCode = NewSessionCodeClient(tx.config)
 	tx.SessionFork = NewSessionForkClient(tx.config)

@@ -31,6 +31,8 @@ const (
 	FieldArchived = "archived"
 	// FieldCwd holds the string denoting the cwd field in the database.
 	FieldCwd = "cwd"
+	// FieldInstanceID holds the string denoting the instance_id field in the database.
+	FieldInstanceID = "instance_id"
 	// FieldSettings holds the string denoting the settings field in the database.
 	FieldSettings = "settings_json"
 	// FieldRuntimeContext holds the string denoting the runtime_context field in the database.
@@ -133,6 +135,7 @@ var Columns = []string{
 	FieldVisible,
 	FieldArchived,
 	FieldCwd,
+	FieldInstanceID,
 	FieldSettings,
 	FieldRuntimeContext,
 	FieldLastMessageVersion,
@@ -166,6 +169,8 @@ var (
 	DefaultArchived bool
 	// DefaultCwd holds the default value on creation for the "cwd" field.
 	DefaultCwd string
+	// DefaultInstanceID holds the default value on creation for the "instance_id" field.
+	DefaultInstanceID string
 	// DefaultLastMessageVersion holds the default value on creation for the "last_message_version" field.
 	DefaultLastMessageVersion int64
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
@@ -252,6 +257,11 @@ func ByArchived(opts ...sql.OrderTermOption) OrderOption {
 // ByCwd orders the results by the cwd field.
 func ByCwd(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCwd, opts...).ToFunc()
+}
+
+// ByInstanceID orders the results by the instance_id field.
+func ByInstanceID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldInstanceID, opts...).ToFunc()
 }
 
 // ByLastMessageVersion orders the results by the last_message_version field.

@@ -100,6 +100,11 @@ func Cwd(v string) predicate.AgentSession {
 	return predicate.AgentSession(sql.FieldEQ(FieldCwd, v))
 }
 
+// InstanceID applies equality check predicate on the "instance_id" field. It's identical to InstanceIDEQ.
+func InstanceID(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldEQ(FieldInstanceID, v))
+}
+
 // LastMessageVersion applies equality check predicate on the "last_message_version" field. It's identical to LastMessageVersionEQ.
 func LastMessageVersion(v int64) predicate.AgentSession {
 	return predicate.AgentSession(sql.FieldEQ(FieldLastMessageVersion, v))
@@ -478,6 +483,71 @@ func CwdEqualFold(v string) predicate.AgentSession {
 // CwdContainsFold applies the ContainsFold predicate on the "cwd" field.
 func CwdContainsFold(v string) predicate.AgentSession {
 	return predicate.AgentSession(sql.FieldContainsFold(FieldCwd, v))
+}
+
+// InstanceIDEQ applies the EQ predicate on the "instance_id" field.
+func InstanceIDEQ(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldEQ(FieldInstanceID, v))
+}
+
+// InstanceIDNEQ applies the NEQ predicate on the "instance_id" field.
+func InstanceIDNEQ(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldNEQ(FieldInstanceID, v))
+}
+
+// InstanceIDIn applies the In predicate on the "instance_id" field.
+func InstanceIDIn(vs ...string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldIn(FieldInstanceID, vs...))
+}
+
+// InstanceIDNotIn applies the NotIn predicate on the "instance_id" field.
+func InstanceIDNotIn(vs ...string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldNotIn(FieldInstanceID, vs...))
+}
+
+// InstanceIDGT applies the GT predicate on the "instance_id" field.
+func InstanceIDGT(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldGT(FieldInstanceID, v))
+}
+
+// InstanceIDGTE applies the GTE predicate on the "instance_id" field.
+func InstanceIDGTE(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldGTE(FieldInstanceID, v))
+}
+
+// InstanceIDLT applies the LT predicate on the "instance_id" field.
+func InstanceIDLT(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldLT(FieldInstanceID, v))
+}
+
+// InstanceIDLTE applies the LTE predicate on the "instance_id" field.
+func InstanceIDLTE(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldLTE(FieldInstanceID, v))
+}
+
+// InstanceIDContains applies the Contains predicate on the "instance_id" field.
+func InstanceIDContains(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldContains(FieldInstanceID, v))
+}
+
+// InstanceIDHasPrefix applies the HasPrefix predicate on the "instance_id" field.
+func InstanceIDHasPrefix(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldHasPrefix(FieldInstanceID, v))
+}
+
+// InstanceIDHasSuffix applies the HasSuffix predicate on the "instance_id" field.
+func InstanceIDHasSuffix(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldHasSuffix(FieldInstanceID, v))
+}
+
+// InstanceIDEqualFold applies the EqualFold predicate on the "instance_id" field.
+func InstanceIDEqualFold(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldEqualFold(FieldInstanceID, v))
+}
+
+// InstanceIDContainsFold applies the ContainsFold predicate on the "instance_id" field.
+func InstanceIDContainsFold(v string) predicate.AgentSession {
+	return predicate.AgentSession(sql.FieldContainsFold(FieldInstanceID, v))
 }
 
 // RuntimeContextIsNil applies the IsNil predicate on the "runtime_context" field.

@@ -38,6 +38,8 @@ const (
 	FieldChildProviderSessionID = "child_provider_session_id"
 	// FieldError holds the string denoting the error field in the database.
 	FieldError = "error"
+	// FieldInstanceID holds the string denoting the instance_id field in the database.
+	FieldInstanceID = "instance_id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -61,6 +63,7 @@ var Columns = []string{
 	FieldState,
 	FieldChildProviderSessionID,
 	FieldError,
+	FieldInstanceID,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -96,6 +99,8 @@ var (
 	DefaultChildProviderSessionID string
 	// DefaultError holds the default value on creation for the "error" field.
 	DefaultError string
+	// DefaultInstanceID holds the default value on creation for the "instance_id" field.
+	DefaultInstanceID string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultUpdatedAt holds the default value on creation for the "updated_at" field.
@@ -198,6 +203,11 @@ func ByChildProviderSessionID(opts ...sql.OrderTermOption) OrderOption {
 // ByError orders the results by the error field.
 func ByError(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldError, opts...).ToFunc()
+}
+
+// ByInstanceID orders the results by the instance_id field.
+func ByInstanceID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldInstanceID, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

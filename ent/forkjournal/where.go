@@ -109,6 +109,11 @@ func Error(v string) predicate.ForkJournal {
 	return predicate.ForkJournal(sql.FieldEQ(FieldError, v))
 }
 
+// InstanceID applies equality check predicate on the "instance_id" field. It's identical to InstanceIDEQ.
+func InstanceID(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldEQ(FieldInstanceID, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.ForkJournal {
 	return predicate.ForkJournal(sql.FieldEQ(FieldCreatedAt, v))
@@ -852,6 +857,71 @@ func ErrorEqualFold(v string) predicate.ForkJournal {
 // ErrorContainsFold applies the ContainsFold predicate on the "error" field.
 func ErrorContainsFold(v string) predicate.ForkJournal {
 	return predicate.ForkJournal(sql.FieldContainsFold(FieldError, v))
+}
+
+// InstanceIDEQ applies the EQ predicate on the "instance_id" field.
+func InstanceIDEQ(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldEQ(FieldInstanceID, v))
+}
+
+// InstanceIDNEQ applies the NEQ predicate on the "instance_id" field.
+func InstanceIDNEQ(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldNEQ(FieldInstanceID, v))
+}
+
+// InstanceIDIn applies the In predicate on the "instance_id" field.
+func InstanceIDIn(vs ...string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldIn(FieldInstanceID, vs...))
+}
+
+// InstanceIDNotIn applies the NotIn predicate on the "instance_id" field.
+func InstanceIDNotIn(vs ...string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldNotIn(FieldInstanceID, vs...))
+}
+
+// InstanceIDGT applies the GT predicate on the "instance_id" field.
+func InstanceIDGT(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldGT(FieldInstanceID, v))
+}
+
+// InstanceIDGTE applies the GTE predicate on the "instance_id" field.
+func InstanceIDGTE(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldGTE(FieldInstanceID, v))
+}
+
+// InstanceIDLT applies the LT predicate on the "instance_id" field.
+func InstanceIDLT(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldLT(FieldInstanceID, v))
+}
+
+// InstanceIDLTE applies the LTE predicate on the "instance_id" field.
+func InstanceIDLTE(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldLTE(FieldInstanceID, v))
+}
+
+// InstanceIDContains applies the Contains predicate on the "instance_id" field.
+func InstanceIDContains(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldContains(FieldInstanceID, v))
+}
+
+// InstanceIDHasPrefix applies the HasPrefix predicate on the "instance_id" field.
+func InstanceIDHasPrefix(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldHasPrefix(FieldInstanceID, v))
+}
+
+// InstanceIDHasSuffix applies the HasSuffix predicate on the "instance_id" field.
+func InstanceIDHasSuffix(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldHasSuffix(FieldInstanceID, v))
+}
+
+// InstanceIDEqualFold applies the EqualFold predicate on the "instance_id" field.
+func InstanceIDEqualFold(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldEqualFold(FieldInstanceID, v))
+}
+
+// InstanceIDContainsFold applies the ContainsFold predicate on the "instance_id" field.
+func InstanceIDContainsFold(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldContainsFold(FieldInstanceID, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -19,6 +19,7 @@ var (
 		{Name: "visible", Type: field.TypeBool, Default: true},
 		{Name: "archived", Type: field.TypeBool, Default: false},
 		{Name: "cwd", Type: field.TypeString, Default: ""},
+		{Name: "instance_id", Type: field.TypeString, Default: ""},
 		{Name: "settings_json", Type: field.TypeJSON, SchemaType: map[string]string{"postgres": "bytea"}},
 		{Name: "runtime_context_json", Type: field.TypeJSON, Nullable: true, SchemaType: map[string]string{"postgres": "bytea"}},
 		{Name: "last_message_version", Type: field.TypeInt64, Default: 0},
@@ -35,7 +36,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "workspace_agent_sessions_workspaces_sessions",
-				Columns:    []*schema.Column{WorkspaceAgentSessionsColumns[14]},
+				Columns:    []*schema.Column{WorkspaceAgentSessionsColumns[15]},
 				RefColumns: []*schema.Column{WorkspacesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -44,12 +45,17 @@ var (
 			{
 				Name:    "agentsession_workspace_id_title",
 				Unique:  false,
-				Columns: []*schema.Column{WorkspaceAgentSessionsColumns[14], WorkspaceAgentSessionsColumns[3]},
+				Columns: []*schema.Column{WorkspaceAgentSessionsColumns[15], WorkspaceAgentSessionsColumns[3]},
 			},
 			{
 				Name:    "agentsession_provider_session_id",
 				Unique:  false,
 				Columns: []*schema.Column{WorkspaceAgentSessionsColumns[2]},
+			},
+			{
+				Name:    "agentsession_instance_id",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentSessionsColumns[8]},
 			},
 		},
 	}
@@ -113,6 +119,7 @@ var (
 		{Name: "state", Type: field.TypeEnum, Enums: []string{"pending", "forked", "done", "failed", "orphaned", "archived"}, Default: "pending"},
 		{Name: "child_provider_session_id", Type: field.TypeString, Default: ""},
 		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "instance_id", Type: field.TypeString, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 	}
@@ -133,6 +140,19 @@ var (
 				Columns: []*schema.Column{WorkspaceAgentForkJournalColumns[10]},
 			},
 		},
+	}
+	// TuttidInstancesColumns holds the columns for the "tuttid_instances" table.
+	TuttidInstancesColumns = []*schema.Column{
+		{Name: "instance_id", Type: field.TypeString},
+		{Name: "advertise_url", Type: field.TypeString, Default: ""},
+		{Name: "started_at", Type: field.TypeTime},
+		{Name: "heartbeat_at", Type: field.TypeTime},
+	}
+	// TuttidInstancesTable holds the schema information for the "tuttid_instances" table.
+	TuttidInstancesTable = &schema.Table{
+		Name:       "tuttid_instances",
+		Columns:    TuttidInstancesColumns,
+		PrimaryKey: []*schema.Column{TuttidInstancesColumns[0]},
 	}
 	// WorkspaceAgentMessagesColumns holds the columns for the "workspace_agent_messages" table.
 	WorkspaceAgentMessagesColumns = []*schema.Column{
@@ -344,6 +364,7 @@ var (
 		WorkspaceAgentSessionsTable,
 		WorkspaceAgentApprovalsTable,
 		WorkspaceAgentForkJournalTable,
+		TuttidInstancesTable,
 		WorkspaceAgentMessagesTable,
 		WorkspaceAgentSessionCodeTable,
 		WorkspaceAgentSessionForksTable,
@@ -363,6 +384,9 @@ func init() {
 	}
 	WorkspaceAgentForkJournalTable.Annotation = &entsql.Annotation{
 		Table: "workspace_agent_fork_journal",
+	}
+	TuttidInstancesTable.Annotation = &entsql.Annotation{
+		Table: "tuttid_instances",
 	}
 	WorkspaceAgentMessagesTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
 	WorkspaceAgentMessagesTable.Annotation = &entsql.Annotation{

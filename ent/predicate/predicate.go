@@ -15,6 +15,9 @@ type ApprovalRequest func(*sql.Selector)
 // ForkJournal is the predicate function for forkjournal builders.
 type ForkJournal func(*sql.Selector)
 
+// Instance is the predicate function for instance builders.
+type Instance func(*sql.Selector)
+
 // Message is the predicate function for message builders.
 type Message func(*sql.Selector)
 

@@ -36,6 +36,9 @@ func (AgentSession) Fields() []ent.Field {
 		// out of the default listing; it is restorable, nothing is deleted.
 		field.Bool("archived").Default(false),
 		field.String("cwd").Default(""),
+		// instance_id is the tuttid instance whose Codex holds the thread:
+		// the one that started the session, or a fork parent's owner.
+		field.String("instance_id").Default(""),
 		field.JSON("settings", agent.ComposerSettings{}).StorageKey("settings_json").SchemaType(jsonBytes()),
 		field.JSON("runtime_context", map[string]any{}).StorageKey("runtime_context_json").SchemaType(jsonBytes()).Optional(),
 		// last_message_version hands out the per-session message versions
@@ -75,5 +78,6 @@ func (AgentSession) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("workspace_id", "title"),
 		index.Fields("provider_session_id"),
+		index.Fields("instance_id"),
 	}
 }

@@ -42,6 +42,9 @@ func (ForkJournal) Fields() []ent.Field {
 		field.Enum("state").Values("pending", "forked", "done", "failed", "orphaned", "archived").Default("pending"),
 		field.String("child_provider_session_id").Default(""),
 		field.Text("error").Default(""),
+		// instance_id is the instance that wrote the entry: its Codex made
+		// the thread, and only it reconciles the entry at its start.
+		field.String("instance_id").Default(""),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("updated_at").Default(time.Now),
 	}

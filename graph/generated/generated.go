@@ -87,6 +87,7 @@ type ComplexityRoot struct {
 		ForkTree          func(childComplexity int) int
 		ForkedFrom        func(childComplexity int) int
 		ID                func(childComplexity int) int
+		InstanceID        func(childComplexity int) int
 		Messages          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Parent            func(childComplexity int) int
 		PendingApprovals  func(childComplexity int) int
@@ -647,6 +648,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.ID(childComplexity), true
+	case "AgentSession.instanceId":
+		if e.ComplexityRoot.AgentSession.InstanceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.InstanceID(childComplexity), true
 	case "AgentSession.messages":
 		if e.ComplexityRoot.AgentSession.Messages == nil {
 			break
@@ -2499,6 +2506,20 @@ type ForkSessionPayload {
   fork: SessionFork!
 }
 `, BuiltIn: false},
+	{Name: "../instance.graphqls", Input: `# Several instances (contract, "Past one machine: PostgreSQL and several
+# instances"): each session is owned by the instance whose Codex holds its
+# thread.
+
+extend type AgentSession {
+  """
+  The tuttid instance whose Codex holds the session's thread: the one that
+  started it, or for a fork the parent's owner. Commands sent to another
+  instance are carried out by this one; while it is down they fail with
+  agent.session_unavailable.
+  """
+  instanceId: String!
+}
+`, BuiltIn: false},
 	{Name: "../items.graphqls", Input: `extend type ActivityEvent {
   """
   For MESSAGE_DELTA: the stream the text belongs to: agentMessage,
@@ -3024,6 +3045,8 @@ func (ec *executionContext) childFields_AgentSession(ctx context.Context, field 
 		return ec.fieldContext_AgentSession_approvals(ctx, field)
 	case "code":
 		return ec.fieldContext_AgentSession_code(ctx, field)
+	case "instanceId":
+		return ec.fieldContext_AgentSession_instanceId(ctx, field)
 	case "archived":
 		return ec.fieldContext_AgentSession_archived(ctx, field)
 	case "forkPoints":
@@ -5287,6 +5310,29 @@ func (ec *executionContext) fieldContext_AgentSession_code(_ context.Context, fi
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _AgentSession_instanceId(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_instanceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InstanceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_instanceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSession", field, false, false, "String")
 }
 
 func (ec *executionContext) _AgentSession_archived(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
@@ -12186,6 +12232,11 @@ func (ec *executionContext) _AgentSession(ctx context.Context, sel ast.Selection
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AgentSession_code(ctx, field, obj)
 				})
+		case "instanceId":
+			out.Values[i] = ec._AgentSession_instanceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "archived":
 			out.Values[i] = ec._AgentSession_archived(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
