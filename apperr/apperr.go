@@ -27,13 +27,17 @@ const (
 	RequestTooLarge Code = "request_too_large"
 	// ResultTooLarge: an unpaged list would answer more than its bound
 	// (rows or bytes); the client must read it in pages.
-	ResultTooLarge      Code = "result_too_large"
-	Internal            Code = "internal"
-	RuntimeUnavailable  Code = "agent.runtime_unavailable"
-	StorageUnavailable  Code = "storage_unavailable"
-	WorkspaceNotFound   Code = "agent.workspace_not_found"
-	SessionNotFound     Code = "agent.session_not_found"
-	SessionBusy         Code = "agent.session_busy"
+	ResultTooLarge     Code = "result_too_large"
+	Internal           Code = "internal"
+	RuntimeUnavailable Code = "agent.runtime_unavailable"
+	StorageUnavailable Code = "storage_unavailable"
+	WorkspaceNotFound  Code = "agent.workspace_not_found"
+	SessionNotFound    Code = "agent.session_not_found"
+	SessionBusy        Code = "agent.session_busy"
+	// SessionUnavailable: the instance that owns the session (whose Codex
+	// holds its thread) is down, or went away while carrying out a
+	// forwarded command; the message names the instance.
+	SessionUnavailable  Code = "agent.session_unavailable"
 	SessionNotBusy      Code = "agent.session_not_busy"
 	TurnNotFound        Code = "agent.turn_not_found"
 	UnsupportedProvider Code = "agent.unsupported_provider"
@@ -81,6 +85,7 @@ var httpStatus = map[Code]int{
 	WorkspaceNotFound:          http.StatusNotFound,
 	SessionNotFound:            http.StatusNotFound,
 	SessionBusy:                http.StatusConflict,
+	SessionUnavailable:         http.StatusServiceUnavailable,
 	SessionNotBusy:             http.StatusConflict,
 	TurnNotFound:               http.StatusNotFound,
 	UnsupportedProvider:        http.StatusUnprocessableEntity,

@@ -91,10 +91,12 @@ type Service struct {
 	log      *slog.Logger
 	now      func() time.Time
 	newID    func() string
-	guards   keylock.Locks
-	crash    func(point string)
-	lostWait time.Duration
-	spoolDir string
+	// instanceID writes the journal entries; Reconcile settles only its own.
+	instanceID string
+	guards     keylock.Locks
+	crash      func(point string)
+	lostWait   time.Duration
+	spoolDir   string
 }
 
 // Config wires a Service.
@@ -113,12 +115,16 @@ type Config struct {
 	// SpoolDir is where a fork spools the provider's history (spool.go);
 	// empty is os.TempDir.
 	SpoolDir string
+	// InstanceID is this tuttid instance: the journal entries it writes
+	// carry it, and Reconcile settles only those.
+	InstanceID string
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime,
-		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait, spoolDir: cfg.SpoolDir}
+		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait, spoolDir: cfg.SpoolDir,
+		instanceID: cfg.InstanceID}
 	if s.lostWait <= 0 {
 		s.lostWait = 10 * time.Second
 	}

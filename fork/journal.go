@@ -29,7 +29,7 @@ func (s *Service) journalStart(ctx context.Context, in Input, fingerprint string
 		SetWorkspaceID(in.WorkspaceID).SetRequestID(in.RequestID).SetFingerprint(fingerprint).
 		SetParentAgentSessionID(parent.ID).SetParentProviderSessionID(parent.ProviderSessionID).
 		SetChildAgentSessionID(childID).SetProvider(parent.Provider).SetCwd(parent.Cwd).
-		SetLastTurnID(in.LastTurnID).SetState(forkjournal.StatePending).
+		SetLastTurnID(in.LastTurnID).SetState(forkjournal.StatePending).SetInstanceID(s.instanceID).
 		SetCreatedAt(now).SetUpdatedAt(now).
 		Save(ctx)
 	if err != nil {
@@ -312,7 +312,9 @@ func (s *Service) lateThread(ctx context.Context, e *ent.ForkJournal, thread str
 // stays as it is, for the next start or a replay.
 func (s *Service) Reconcile(ctx context.Context) error {
 	entries, err := s.store.Client.ForkJournal.Query().
-		Where(forkjournal.StateIn(forkjournal.StatePending, forkjournal.StateForked)).
+		Where(forkjournal.StateIn(forkjournal.StatePending, forkjournal.StateForked),
+			// Another instance's entries are its Codex's: it settles them.
+			forkjournal.InstanceID(s.instanceID)).
 		Order(ent.Asc(forkjournal.FieldID)).All(ctx)
 	if err != nil {
 		return apperr.Storage(err, "read the fork journal")

@@ -95,7 +95,8 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		}
 		child, err = session.CreateRecord(ctx, tx.Client(), session.NewSession{
 			ID: p.childID, WorkspaceID: p.parent.WorkspaceID, Provider: p.parent.Provider,
-			ThreadID: p.rf.Session.ThreadID, Title: p.title, Cwd: cwd,
+			InstanceID: p.parent.InstanceID, // Codex forks a thread only in the process that holds it
+			ThreadID:   p.rf.Session.ThreadID, Title: p.title, Cwd: cwd,
 			Status: childStatus(p.rf.Session.Status), Visible: p.visible, Settings: p.settings,
 			RuntimeContext: rc, At: now,
 		})

@@ -187,7 +187,7 @@ func (s *Service) cancelPendingApprovals(ctx context.Context, a *ent.AgentSessio
 // cancelApprovalsOfPreviousRun resolves as CANCEL every request left
 // pending by the previous process: its Codex child, which asked, is gone.
 func (s *Service) cancelApprovalsOfPreviousRun(ctx context.Context, now time.Time) (int, error) {
-	n, err := s.store.Client.ApprovalRequest.Update().Where(approvalrequest.ResolvedAtIsNil()).
+	n, err := s.store.Client.ApprovalRequest.Update().Where(approvalrequest.ResolvedAtIsNil()).Where(s.ownApprovals()...).
 		SetDecision(approvalrequest.DecisionCANCEL).SetResolvedAt(now).SetResolvedBy("restart").
 		Save(ctx)
 	if err != nil {

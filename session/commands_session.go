@@ -62,7 +62,7 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 		return nil, RuntimeError(err, "start the session")
 	}
 	a, err := CreateRecord(ctx, s.store.Client, NewSession{
-		ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ThreadID: rs.ThreadID,
+		ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ThreadID: rs.ThreadID, InstanceID: s.instanceID,
 		Title: title, Cwd: cwd, Status: agentsession.StatusREADY, Visible: visible, Settings: settings,
 		RuntimeContext: WithThreadMetadata(nil, rs), At: s.now(),
 	})

@@ -37,15 +37,18 @@ type Publisher interface {
 
 // Service runs session operations against the store and the runtime.
 type Service struct {
-	store  *store.Store
-	rt     agent.Runtime
-	pub    Publisher
-	sub    Subscriber
-	log    *slog.Logger
-	now    func() time.Time
-	newID  func() string
-	guards keylock.Locks
-	lanes  lanes // ingestion's per-thread lanes (ingest_lanes.go)
+	store *store.Store
+	rt    agent.Runtime
+	pub   Publisher
+	sub   Subscriber
+	log   *slog.Logger
+	now   func() time.Time
+	newID func() string
+	// instanceID owns the sessions this service starts; Reconcile settles
+	// only those (several instances may share the database).
+	instanceID string
+	guards     keylock.Locks
+	lanes      lanes // ingestion's per-thread lanes (ingest_lanes.go)
 }
 
 // Config wires a Service.
@@ -59,11 +62,15 @@ type Config struct {
 	// Now and NewID are for tests; they default to time.Now and UUIDv7.
 	Now   func() time.Time
 	NewID func() string
+	// InstanceID is this tuttid instance (package instance): it owns the
+	// sessions it starts, and Reconcile touches only those.
+	InstanceID string
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
+	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
+		instanceID: cfg.InstanceID}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

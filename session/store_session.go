@@ -13,12 +13,14 @@ import (
 // NewSession is a session row to store: a started session, or a fork's child.
 type NewSession struct {
 	ID, WorkspaceID, Provider, ThreadID string
-	Title, Cwd                          string
-	Status                              agentsession.Status
-	Visible                             bool
-	Settings                            agent.ComposerSettings
-	RuntimeContext                      map[string]any
-	At                                  time.Time
+	// InstanceID is the owner: the instance whose Codex holds ThreadID.
+	InstanceID     string
+	Title, Cwd     string
+	Status         agentsession.Status
+	Visible        bool
+	Settings       agent.ComposerSettings
+	RuntimeContext map[string]any
+	At             time.Time
 }
 
 // CreateRecord stores a session row with c: the service's client, or a
@@ -34,6 +36,7 @@ func CreateRecord(ctx context.Context, c *ent.Client, n NewSession) (*ent.AgentS
 		SetProviderSessionID(n.ThreadID).SetTitle(n.Title).
 		SetStatus(n.Status).SetVisible(n.Visible).SetCwd(n.Cwd).
 		SetSettings(n.Settings).SetRuntimeContext(rc).
+		SetInstanceID(n.InstanceID).
 		SetCreatedAt(n.At).SetUpdatedAt(n.At).
 		Save(ctx)
 }

@@ -95,6 +95,7 @@ func (s *Service) settlePendingTurns(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	pending = s.ownTurns(pending)
 	for _, p := range pending {
 		if _, err := s.settlePending(ctx, p, turn.StatusIN_PROGRESS); err != nil {
 			return err
