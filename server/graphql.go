@@ -10,13 +10,16 @@ import (
 // graphQL is graph's handler with the server's token check on WebSockets,
 // answering request errors as GraphQL over HTTP says.
 func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
-	return graphQLOverHTTP(graph.NewHandler(graph.HandlerConfig{
+	h := graph.NewHandler(graph.HandlerConfig{
 		Sessions:        s.Sessions,
 		Forks:           s.Forks,
 		Logger:          s.log,
 		WebSocketInit:   a.wsInit,
 		MaxMessageBytes: maxBody,
-	}))
+	})
+	// Commands of another instance's sessions go to it (forward.go).
+	h.AroundOperations(s.forwardOperations)
+	return graphQLOverHTTP(markForwarded(h))
 }
 
 func graphiqlHandler() http.Handler { return graphiql.Handler("tuttid", "/query") }

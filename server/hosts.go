@@ -19,6 +19,9 @@ type hostPolicy struct {
 	// brackets); suffixes come from "*.example.com" patterns (".example.com").
 	names    map[string]bool
 	suffixes []string
+	// instances allows the hosts of the registered instances' advertise
+	// URLs (instance.Registry.AllowsHost), when set.
+	instances func(host string) bool
 }
 
 // loopbackNames are always allowed, at any port.
@@ -66,7 +69,7 @@ func (p hostPolicy) allows(hostport string) bool {
 			return true
 		}
 	}
-	return false
+	return p.instances != nil && p.instances(h)
 }
 
 // hostName is the lower-case host of a host[:port], IPv6 without brackets;

@@ -70,7 +70,7 @@ func (s *Server) newRouter(a *auth, maxBody int64) *router {
 	// The REST routes (rest.Handler.Register) share one access.
 	v1 := http.NewServeMux()
 	(&rest.Handler{Forks: s.Forks, Logger: s.log}).Register(v1)
-	rt.handle(route{pattern: "/v1/", access: api}, v1)
+	rt.handle(route{pattern: "/v1/", access: api}, markForwarded(s.forwardREST(v1)))
 	// Without a method in the pattern: other methods answer 405, not the
 	// catch-all's 404.
 	rt.handle(route{pattern: "/healthz", access: public}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

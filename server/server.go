@@ -18,6 +18,8 @@ import (
 	"tuttid/agent"
 	"tuttid/codex"
 	"tuttid/fork"
+	"tuttid/forward"
+	"tuttid/instance"
 	"tuttid/rest"
 	"tuttid/session"
 	"tuttid/store"
@@ -54,6 +56,10 @@ type Config struct {
 	BodyTimeout, IdleTimeout time.Duration
 	Logger                   *slog.Logger
 	Version                  string
+	// InstanceID names this instance among those sharing the database
+	// (default instance.DefaultID(Addr)); AdvertiseURL is where the others
+	// reach it (default instance.DefaultAdvertiseURL(Addr)).
+	InstanceID, AdvertiseURL string
 	// CrashAt names a crash point (fork.Crash*) where the process kills
 	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
 	CrashAt string
@@ -66,6 +72,11 @@ type Server struct {
 	Broker   *activity.Broker
 	Sessions *session.Service
 	Forks    *fork.Service
+	// Instances is this instance's registration; forward carries commands
+	// to the owners of other instances' sessions (nil on SQLite: one
+	// instance per database).
+	Instances *instance.Registry
+	forward   *forward.Forwarder
 
 	log     *slog.Logger
 	noAuth  bool
@@ -103,6 +114,24 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Store: st, log: log, noAuth: cfg.NoAuth, closeRT: func() error { return nil }}
+	id, adv := cfg.InstanceID, cfg.AdvertiseURL
+	if id == "" {
+		id = instance.DefaultID(cfg.Addr)
+	}
+	if adv == "" {
+		adv = instance.DefaultAdvertiseURL(cfg.Addr)
+	}
+	s.Instances = instance.New(instance.Config{Client: st.Client, ID: id, AdvertiseURL: adv, Logger: log})
+	// On SQLite this is the only instance: it owns everything, whatever id
+	// an earlier run had. On PostgreSQL it takes what no instance owns.
+	shared := store.IsPostgresURL(cfg.DBPath)
+	if err := s.Instances.Register(ctx, !shared); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if shared {
+		s.forward = forward.New(forward.Config{Client: st.Client, Registry: s.Instances, Token: cfg.Token, Logger: log})
+	}
 	s.Runtime = cfg.Runtime
 	if s.Runtime == nil {
 		rt := codex.New(codex.Config{Bin: cfg.CodexBin, Env: cfg.CodexEnv, Logger: log, ClientVersion: cfg.Version,
@@ -115,9 +144,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.Runtime, s.closeRT = rt, rt.Close
 	}
 	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
-	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log})
+	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log,
+		InstanceID: id})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
-		Crash: crashAt(cfg.CrashAt)})
+		Crash: crashAt(cfg.CrashAt), InstanceID: id})
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {
 		s.closeRT()
@@ -140,11 +170,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		s.Instances.Run(runCtx)
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
 		st.BoundWAL(runCtx, store.DefaultWALCheckEvery, store.DefaultWALTruncateOver, log)
 	}()
 
 	origins := cfg.AllowedOrigins
 	hosts := newHostPolicy(cfg.Addr, cfg.AllowedHosts)
+	// Forwarded commands carry the owner's advertise host.
+	hosts.instances = s.Instances.AllowsHost
 	a := newAuth(cfg.Token, cfg.NoAuth, log)
 	s.routes = s.newRouter(a, maxBody)
 	// Outside in: the headers every answer carries, the body's time bound,
