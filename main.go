@@ -33,7 +33,7 @@ type stdio struct{ stdout, stderr io.Writer }
 
 // commands is the command table; the first is the default.
 func commands() []command {
-	return []command{serveCommand(), treeCommand(), orphansCommand()}
+	return []command{serveCommand(), treeCommand(), orphansCommand(), instancesCommand()}
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

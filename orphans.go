@@ -90,8 +90,9 @@ func (c orphansConfig) run(ctx context.Context, out stdio, args []string) error 
 }
 
 // printOrphans writes one orphan a line
-// (`<providerThreadId> <state> <parentAgentSessionId> <requestId>`, the
-// thread `-` for a pending attempt) or one JSON array.
+// (`<providerThreadId> <state> <parentAgentSessionId> <requestId>
+// [<instanceId>]`, the thread `-` for a pending attempt, the instance that
+// made it when known) or one JSON array. Every instance's are listed.
 func printOrphans(out io.Writer, orphans []fork.Orphan, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(out).Encode(orphans)
@@ -101,7 +102,11 @@ func printOrphans(out io.Writer, orphans []fork.Orphan, asJSON bool) error {
 		if thread == "" {
 			thread = "-" // a pending attempt: its thread, if any, is not known yet
 		}
-		if _, err := fmt.Fprintf(out, "%s %s %s %s\n", thread, o.State, o.ParentAgentSessionID, o.RequestID); err != nil {
+		line := fmt.Sprintf("%s %s %s %s", thread, o.State, o.ParentAgentSessionID, o.RequestID)
+		if o.InstanceID != "" {
+			line += " " + o.InstanceID
+		}
+		if _, err := fmt.Fprintln(out, line); err != nil {
 			return err
 		}
 	}

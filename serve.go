@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"tuttid/instance"
 	"tuttid/server"
 	"tuttid/store"
 )
@@ -28,6 +29,10 @@ func serveCommand() command {
 			"the API token, at least 128 bits (32 hex digits, 22 base64url characters); default: generated and kept in the file token beside the database")
 		c.noAuth = f.bool("no-auth", "TUTTID_NO_AUTH", "no token check; only when listening on loopback")
 		c.maxBody = f.int64("max-body", "TUTTID_MAX_BODY", server.DefaultMaxBody, "largest request body in bytes")
+		c.instanceID = f.string("instance-id", "TUTTID_INSTANCE_ID", "",
+			"this instance's id among those sharing a PostgreSQL database; default: the host name and the port of --addr")
+		c.advertiseURL = f.string("advertise-url", "TUTTID_ADVERTISE_URL", "",
+			"the base URL at which the other instances reach this one; default: http:// and --addr")
 		c.log = f.log("info")
 		return c.run
 	}}
@@ -35,6 +40,7 @@ func serveCommand() command {
 
 type serveConfig struct {
 	addr, db, codexBin, origins, hosts, token *string
+	instanceID, advertiseURL                  *string
 	noAuth                                    *bool
 	maxBody                                   *int64
 	log                                       logFlags
@@ -54,6 +60,11 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 	if *c.noAuth && !server.IsLoopbackAddr(*c.addr) {
 		return fmt.Errorf("--no-auth is only allowed when listening on loopback (127.0.0.1, [::1], localhost), not on %s", *c.addr)
 	}
+	if *c.advertiseURL != "" {
+		if err := instance.CheckAdvertiseURL(*c.advertiseURL); err != nil {
+			return usageError{error: fmt.Errorf("--advertise-url: %w", err)}
+		}
+	}
 	tok := *c.token
 	if !*c.noAuth && tok == "" {
 		if tok, err = server.LoadOrCreateToken(server.TokenFile(tokenBeside(*c.db))); err != nil {
@@ -63,6 +74,7 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 	srv, err := server.New(ctx, server.Config{
 		DBPath: *c.db, CodexBin: *c.codexBin, Addr: *c.addr, AllowedHosts: splitList(*c.hosts), AllowedOrigins: splitList(*c.origins),
 		Token: tok, NoAuth: *c.noAuth, MaxBody: *c.maxBody, Logger: log, Version: version,
+		InstanceID: *c.instanceID, AdvertiseURL: *c.advertiseURL,
 		CrashAt: os.Getenv("TUTTID_CRASH_AT"),
 	})
 	if err != nil {

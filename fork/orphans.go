@@ -22,6 +22,9 @@ type Orphan struct {
 	WorkspaceID          string    `json:"workspaceId"`
 	CreatedAt            time.Time `json:"createdAt"`
 	Error                string    `json:"error,omitempty"`
+	// InstanceID is the instance that made the attempt: its Codex holds
+	// the thread.
+	InstanceID string `json:"instanceId"`
 }
 
 // ListOrphans lists, oldest first, the journal's threads that no completed
@@ -62,7 +65,8 @@ func ListOrphans(ctx context.Context, st *store.Store) ([]Orphan, error) {
 func orphanOf(e *ent.ForkJournal) Orphan {
 	return Orphan{ProviderThreadID: e.ChildProviderSessionID, State: string(e.State),
 		ParentAgentSessionID: e.ParentAgentSessionID, RequestID: e.RequestID, WorkspaceID: e.WorkspaceID,
-		CreatedAt: e.CreatedAt, Error: e.Error}
+		InstanceID: e.InstanceID,
+		CreatedAt:  e.CreatedAt, Error: e.Error}
 }
 
 // CleanOrphans archives every orphaned thread at the provider and records
