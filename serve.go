@@ -86,6 +86,12 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 		return fmt.Errorf("listen on %s: %w", *c.addr, err)
 	}
 	base := "http://" + ln.Addr().String()
+	if *c.advertiseURL == "" { // the port of --addr :0 is known now
+		if err := srv.Instances.SetAdvertiseURL(ctx, instance.DefaultAdvertiseURL(ln.Addr().String())); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	query := ""
 	if !*c.noAuth {
 		// As Jupyter does: opening this address is all a person does.

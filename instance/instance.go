@@ -93,11 +93,11 @@ type Info struct {
 type Registry struct {
 	client *ent.Client
 	id     string
-	url    string
 	log    *slog.Logger
 	now    func() time.Time
 
 	mu    sync.Mutex
+	url   string          // this instance's advertise URL
 	hosts map[string]bool // advertise hosts of the registered instances
 }
 
@@ -167,6 +167,20 @@ func (r *Registry) Register(ctx context.Context, claimAll bool) error {
 	return r.refreshHosts(ctx)
 }
 
+// SetAdvertiseURL changes where the others reach this instance: the
+// default advertise URL is known only once the listener has its port
+// (--addr with port 0).
+func (r *Registry) SetAdvertiseURL(ctx context.Context, u string) error {
+	u = strings.TrimRight(u, "/")
+	if err := r.client.Instance.UpdateOneID(r.id).SetAdvertiseURL(u).Exec(ctx); err != nil {
+		return apperr.Storage(err, "record this instance's advertise URL")
+	}
+	r.mu.Lock()
+	r.url = u
+	r.mu.Unlock()
+	return r.refreshHosts(ctx)
+}
+
 // Run renews the heartbeat every HeartbeatEvery until ctx ends. A failed
 // renewal is logged and retried at the next tick: the others take this
 // instance for down only after DownAfter.
@@ -192,7 +206,10 @@ func (r *Registry) beat(ctx context.Context) error {
 	}
 	if n == 0 { // the entry was removed: make it again
 		now := r.now()
-		if err := r.client.Instance.Create().SetID(r.id).SetAdvertiseURL(r.url).SetStartedAt(now).SetHeartbeatAt(now).
+		r.mu.Lock()
+		u := r.url
+		r.mu.Unlock()
+		if err := r.client.Instance.Create().SetID(r.id).SetAdvertiseURL(u).SetStartedAt(now).SetHeartbeatAt(now).
 			OnConflictColumns(entinstance.FieldID).UpdateHeartbeatAt().Exec(ctx); err != nil {
 			return fmt.Errorf("register again: %w", err)
 		}
