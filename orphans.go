@@ -80,6 +80,12 @@ func (c orphansConfig) run(ctx context.Context, out stdio, args []string) error 
 	if err != nil {
 		return err
 	}
+	if !*c.json && !store.IsPostgresURL(*c.db) {
+		// SQLite has one instance: its lines need no instance column.
+		for i := range orphans {
+			orphans[i].InstanceID = ""
+		}
+	}
 	if err := printOrphans(out.stdout, orphans, *c.json); err != nil {
 		return err
 	}
@@ -92,7 +98,8 @@ func (c orphansConfig) run(ctx context.Context, out stdio, args []string) error 
 // printOrphans writes one orphan a line
 // (`<providerThreadId> <state> <parentAgentSessionId> <requestId>
 // [<instanceId>]`, the thread `-` for a pending attempt, the instance that
-// made it when known) or one JSON array. Every instance's are listed.
+// made it, on a database several instances share) or one JSON array.
+// Every instance's are listed.
 func printOrphans(out io.Writer, orphans []fork.Orphan, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(out).Encode(orphans)

@@ -23,3 +23,18 @@ func TestPrintOrphansPendingAttempt(t *testing.T) {
 		t.Errorf("printed %q, want %q", b.String(), want)
 	}
 }
+
+// On a shared database each line ends with the instance that made the
+// attempt (its Codex holds the thread).
+func TestPrintOrphansInstance(t *testing.T) {
+	var b bytes.Buffer
+	err := printOrphans(&b, []fork.Orphan{
+		{ProviderThreadID: "thr-1", State: "orphaned", ParentAgentSessionID: "p1", RequestID: "r1", InstanceID: "a"},
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "thr-1 orphaned p1 r1 a\n"; b.String() != want {
+		t.Errorf("printed %q, want %q", b.String(), want)
+	}
+}

@@ -12,7 +12,11 @@ func TestInstanceIDOnSQLite(t *testing.T) {
 	ws := h.createWorkspace("instances")
 	s := h.startSession(ws, "one")
 	h.send(ws, s.ID, "hello")
-	var fk struct{ ForkSession struct{ Session struct{ ID, InstanceID string } } }
+	var fk struct {
+		ForkSession struct {
+			Session struct{ ID, InstanceID string }
+		}
+	}
 	h.must(`mutation($in: ForkSessionInput!) { forkSession(input: $in) { session { id instanceId } } }`,
 		map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": s.ID, "requestId": "r1"}}, &fk)
 	var out struct{ Session struct{ InstanceID string } }
