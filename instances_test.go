@@ -370,6 +370,14 @@ func TestInstanceOwnerDownAndBack(t *testing.T) {
 	if s := a.session(ws, sb); !streaming(s) {
 		t.Errorf("b's running turn after a's restart: %+v, want still streaming", s)
 	}
+	// One mutation cannot carry commands of two instances' sessions.
+	errs, err := b.gql(`mutation($ws: ID!, $a: ID!, $b: ID!) {
+		one: sendMessage(input: {workspaceId: $ws, agentSessionId: $a, text: "x"}) { id }
+		two: sendMessage(input: {workspaceId: $ws, agentSessionId: $b, text: "y"}) { id } }`,
+		map[string]any{"ws": ws, "a": sa, "b": sb}, nil)
+	if err != nil || len(errs) != 1 || errs[0].code() != "invalid_input" || !strings.Contains(errs[0].Message, "separate operations") {
+		t.Errorf("a mutation for sessions of a and b: %v %+v, want invalid_input", err, errs)
+	}
 	b.send(ws, sa, "after the restart")
 	b.waitSession(ws, sa, "turn after the restart done", func(s sessionView) bool {
 		last := s.Turns[len(s.Turns)-1]
@@ -401,6 +409,12 @@ func TestInstanceForwardedForkOwnerDies(t *testing.T) {
 		t.Fatalf("fork whose owner died: %v %+v, want agent.session_unavailable naming a", err, errs)
 	}
 	a.waitExit(30 * time.Second)
+	if s := b.session(ws, sid); s.ID != sid || !idle(s) {
+		t.Errorf("read on b after a died: %+v", s)
+	}
+	if e := b.sendErr(ws, sid, "while a is gone"); e == nil || e.code() != "agent.session_unavailable" {
+		t.Errorf("send while a is gone: %+v, want agent.session_unavailable", e)
+	}
 
 	journal := func() []forkjournal.State {
 		st, err := store.Open(context.Background(), c.db, store.ReadOnly)

@@ -61,9 +61,13 @@ func (s *Service) revisitUntilSettled(ctx context.Context) (stop func()) {
 }
 
 func (s *Service) unsettledTurns(ctx context.Context) ([]*ent.Turn, error) {
-	return s.store.Client.Turn.Query().
+	turns, err := s.store.Client.Turn.Query().
 		Where(turn.StatusEQ(turn.StatusFAILED), turn.ErrorHasSuffix(unsettledMark)).
 		WithSession().All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.ownTurns(turns), nil // another instance's are read from its Codex
 }
 
 func (s *Service) allSettled() bool {
