@@ -455,7 +455,7 @@ func TestInstanceForwardedForkOwnerDies(t *testing.T) {
 	if kids := c.children(b, ws, sid); len(kids) != 1 || kids[0] != fk.ForkSession.Session.ID {
 		t.Errorf("children %v, want [%s]", kids, fk.ForkSession.Session.ID)
 	}
-	if got := b.owner(ws, fk.ForkSession.Session.ID); got != "a" {
-		t.Errorf("the child's instanceId = %q, want a", got)
+	if got := a.owner(ws, fk.ForkSession.Session.ID); got != "a" {
+		t.Errorf("the child's instanceId read on a = %q, want a", got)
 	}
 }
