@@ -33,6 +33,8 @@ type Input struct {
 	Title    *string
 	Visible  *bool
 	Settings session.SettingsOverride
+	// Code is the child's code (code.go); nil is SHARED, today's fork.
+	Code *CodeInput
 }
 
 // Result is the child and its lineage.
@@ -95,6 +97,7 @@ type Service struct {
 	crash    func(point string)
 	lostWait time.Duration
 	spoolDir string
+	code     Code
 }
 
 // Config wires a Service.
@@ -113,12 +116,15 @@ type Config struct {
 	// SpoolDir is where a fork spools the provider's history (spool.go);
 	// empty is os.TempDir.
 	SpoolDir string
+	// Code gives WORKTREE forks their worktree and records a child's code
+	// (code.go); nil: forks have no code side.
+	Code Code
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime,
-		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait, spoolDir: cfg.SpoolDir}
+		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait, spoolDir: cfg.SpoolDir, code: cfg.Code}
 	if s.lostWait <= 0 {
 		s.lostWait = 10 * time.Second
 	}
