@@ -20,6 +20,7 @@ import (
 	"tuttid/fork"
 	"tuttid/rest"
 	"tuttid/session"
+	"tuttid/sessioncode"
 	"tuttid/store"
 )
 
@@ -54,6 +55,10 @@ type Config struct {
 	BodyTimeout, IdleTimeout time.Duration
 	Logger                   *slog.Logger
 	Version                  string
+	// DataDir holds the worktrees of WORKTREE forks (--data-dir); empty:
+	// the database file's directory, or the user's data directory with
+	// PostgreSQL.
+	DataDir string
 	// CrashAt names a crash point (fork.Crash*) where the process kills
 	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
 	CrashAt string
@@ -66,6 +71,7 @@ type Server struct {
 	Broker   *activity.Broker
 	Sessions *session.Service
 	Forks    *fork.Service
+	Code     *sessioncode.Service
 
 	log     *slog.Logger
 	noAuth  bool
@@ -116,8 +122,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log})
+	dataDir, err := DataDir(cfg.DataDir, cfg.DBPath)
+	if err != nil {
+		st.Close()
+		s.closeRT()
+		return nil, err
+	}
+	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Logger: log})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
-		Crash: crashAt(cfg.CrashAt)})
+		Crash: crashAt(cfg.CrashAt), Code: s.Code})
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {
 		s.closeRT()

@@ -37,7 +37,7 @@ type Config struct {
 	// SetupTimeout bounds a workspace's worktreeSetup (default 10 minutes).
 	SetupTimeout time.Duration
 	Logger       *slog.Logger
-	Now     func() time.Time
+	Now          func() time.Time
 }
 
 // New returns a Service for cfg.
