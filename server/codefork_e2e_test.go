@@ -312,7 +312,9 @@ func TestWorktreeForkBadInput(t *testing.T) {
 			write(t, repo, ".gitignore", ".env\n.worktreeinclude\n")
 		}, in: map[string]any{"code": map[string]any{"mode": "WORKTREE"}}},
 		{name: "setup fails", prep: func() {
-			var out struct{ UpdateWorkspace struct{ WorktreeSetup *string } }
+			var out struct {
+				UpdateWorkspace struct{ WorktreeSetup *string }
+			}
 			h.must(`mutation($in: UpdateWorkspaceInput!) { updateWorkspace(input: $in) { worktreeSetup } }`,
 				map[string]any{"in": map[string]any{"workspaceId": ws, "worktreeSetup": "echo boom; exit 3"}}, &out)
 			if out.UpdateWorkspace.WorktreeSetup == nil || *out.UpdateWorkspace.WorktreeSetup != "echo boom; exit 3" {
