@@ -9,6 +9,8 @@ import (
 
 	"tuttid/codex"
 	"tuttid/fork"
+	"tuttid/server"
+	"tuttid/sessioncode"
 	"tuttid/store"
 )
 
@@ -27,6 +29,7 @@ func orphansCommand() command {
 		c := orphansConfig{flags: f}
 		c.db = f.db()
 		c.codexBin = f.codexBin()
+		c.dataDir = f.string("data-dir", "TUTTID_DATA_DIR", "", "the server's --data-dir (where its worktrees are)")
 		c.json = f.Bool("json", false, "print one JSON array")
 		c.log = f.log("warn")
 		return c.run
@@ -36,6 +39,7 @@ func orphansCommand() command {
 type orphansConfig struct {
 	flags        *flags
 	db, codexBin *string
+	dataDir      *string
 	json         *bool
 	log          logFlags
 }
@@ -73,7 +77,14 @@ func (c orphansConfig) run(ctx context.Context, out stdio, args []string) error 
 			return fmt.Errorf("start codex to archive the orphans: %w", err)
 		}
 		var cleaned []fork.Orphan
-		cleaned, cerr = fork.New(fork.Config{Store: st, Runtime: rt, Logger: log}).CleanOrphans(ctx, orphanStaleAfter)
+		dataDir, err := server.DataDir(*c.dataDir, *c.db)
+		if err != nil {
+			return err
+		}
+		// Worktrees of unfinished forks are removed only under this data
+		// directory, and only those the journal recorded.
+		code := sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Logger: log})
+		cleaned, cerr = fork.New(fork.Config{Store: st, Runtime: rt, Logger: log, Code: code}).CleanOrphans(ctx, orphanStaleAfter)
 		log.InfoContext(ctx, "orphans archived", "count", len(cleaned))
 	}
 	orphans, err := fork.ListOrphans(ctx, st)
@@ -101,7 +112,11 @@ func printOrphans(out io.Writer, orphans []fork.Orphan, asJSON bool) error {
 		if thread == "" {
 			thread = "-" // a pending attempt: its thread, if any, is not known yet
 		}
-		if _, err := fmt.Fprintf(out, "%s %s %s %s\n", thread, o.State, o.ParentAgentSessionID, o.RequestID); err != nil {
+		worktree := ""
+		if o.Worktree != "" {
+			worktree = " " + o.Worktree // a worktree the fork made, still on disk
+		}
+		if _, err := fmt.Fprintf(out, "%s %s %s %s%s\n", thread, o.State, o.ParentAgentSessionID, o.RequestID, worktree); err != nil {
 			return err
 		}
 	}
