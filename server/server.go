@@ -121,7 +121,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.Runtime, s.closeRT = rt, rt.Close
 	}
 	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
-	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log})
 	dataDir, err := DataDir(cfg.DataDir, cfg.DBPath)
 	if err != nil {
 		st.Close()
@@ -129,6 +128,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Logger: log})
+	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log,
+		Worktrees: s.Code})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt), Code: s.Code})
 

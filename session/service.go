@@ -46,6 +46,9 @@ type Service struct {
 	newID  func() string
 	guards keylock.Locks
 	lanes  lanes // ingestion's per-thread lanes (ingest_lanes.go)
+	// worktrees archives, restores and removes WORKTREE sessions'
+	// worktrees (code_lifecycle.go); nil: none.
+	worktrees Worktrees
 }
 
 // Config wires a Service.
@@ -59,11 +62,15 @@ type Config struct {
 	// Now and NewID are for tests; they default to time.Now and UUIDv7.
 	Now   func() time.Time
 	NewID func() string
+	// Worktrees is the code side of archive, restore and delete
+	// (*sessioncode.Service); nil when sessions have no code side.
+	Worktrees Worktrees
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
+	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
+		worktrees: cfg.Worktrees}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
