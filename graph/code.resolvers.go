@@ -43,3 +43,8 @@ func (r *turnResolver) Checkpoint(ctx context.Context, obj *ent.Turn) (*model.Co
 func (r *turnResolver) Diff(ctx context.Context, obj *ent.Turn) (*model.CodeDiff, error) {
 	return nil, nil
 }
+
+// WorktreeSetup is the resolver for the worktreeSetup field.
+func (r *workspaceResolver) WorktreeSetup(ctx context.Context, obj *ent.Workspace) (*string, error) {
+	return optional(obj.WorktreeSetup), nil
+}

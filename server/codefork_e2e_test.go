@@ -232,6 +232,35 @@ func TestWorktreeForkFromTurnUsesItsCheckpoint(t *testing.T) {
 		t.Errorf("row branch %q", row.Branch)
 	}
 
+	// A SHARED fork in a repository has a SHARED code row: from a turn its
+	// start is that turn's checkpoint; of the whole conversation, the
+	// parent's files recorded at the fork.
+	shared, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "shared-turn",
+		"lastTurnId": turnID})
+	if len(errs) > 0 {
+		t.Fatalf("shared fork: %v", errs)
+	}
+	cp := git(t, repo, "rev-parse", "refs/tuttid/sessions/"+parent.ID+"/turns/"+turnID)
+	if row := h.childCode(shared.ID); row.Mode != "SHARED" || row.Start != cp || row.Root != repo || row.Path != "" {
+		t.Errorf("SHARED row from a turn = %+v, want start %s", row, cp)
+	}
+	if got := childCwd(t, h, shared.ID); got != repo {
+		t.Errorf("SHARED child cwd %q", got)
+	}
+	whole, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "shared-whole"})
+	if len(errs) > 0 {
+		t.Fatalf("shared fork: %v", errs)
+	}
+	if row := h.childCode(whole.ID); row.Mode != "SHARED" || row.Start == "" || row.Start == cp ||
+		git(t, repo, "rev-parse", "refs/tuttid/sessions/"+whole.ID+"/start") != row.Start {
+		t.Errorf("SHARED row of the whole conversation = %+v", row)
+	}
+	var wsOut struct{ Workspace struct{ WorktreeSetup *string } }
+	h.must(`query($id: ID!) { workspace(id: $id) { worktreeSetup } }`, map[string]any{"id": ws}, &wsOut)
+	if wsOut.Workspace.WorktreeSetup != nil {
+		t.Errorf("worktreeSetup = %q, want null for none", *wsOut.Workspace.WorktreeSetup)
+	}
+
 	// REST takes the same code.
 	body := `{"requestId":"rest-wt","code":{"mode":"worktree"}}`
 	resp, err := http.Post(h.url+"/v1/workspaces/"+ws+"/agent-sessions/"+parent.ID+"/fork", "application/json", strings.NewReader(body))
