@@ -255,7 +255,9 @@ func TestWorktreeForkFromTurnUsesItsCheckpoint(t *testing.T) {
 		git(t, repo, "rev-parse", "refs/tuttid/sessions/"+whole.ID+"/start") != row.Start {
 		t.Errorf("SHARED row of the whole conversation = %+v", row)
 	}
-	var wsOut struct{ Workspace struct{ WorktreeSetup *string } }
+	var wsOut struct {
+		Workspace struct{ WorktreeSetup *string }
+	}
 	h.must(`query($id: ID!) { workspace(id: $id) { worktreeSetup } }`, map[string]any{"id": ws}, &wsOut)
 	if wsOut.Workspace.WorktreeSetup != nil {
 		t.Errorf("worktreeSetup = %q, want null for none", *wsOut.Workspace.WorktreeSetup)
