@@ -144,6 +144,9 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, apperr.New(apperr.ForkProviderFailed, "the provider's fork returned no thread id")
 	}
 	s.journalSet(ctx, entry, forkjournal.StateForked, rf.Session.ThreadID, "")
+	if rf.Session.Cwd == "" {
+		rf.Session.Cwd = cwd // the child works where Codex was told to
+	}
 	s.crashPoint(CrashProviderAnswered)
 
 	child, row, err := s.persist(ctx, persistInput{
