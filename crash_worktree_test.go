@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"tuttid/fork"
+	"tuttid/store"
 )
 
 // gitInit makes dir a repository with one commit and an uncommitted change.
@@ -135,5 +137,47 @@ func TestCrashDuringWorktreeFork(t *testing.T) {
 			}
 			q.kill()
 		})
+	}
+}
+
+// TestOrphansCleanRemovesWorktree: a worktree a crashed fork left (no
+// restart yet) is listed by `tuttid orphans` and removed by `tuttid
+// orphans clean` once the attempt is stale, with its git worktree entry.
+func TestOrphansCleanRemovesWorktree(t *testing.T) {
+	r := newCrashRig(t)
+	gitInit(t, r.root)
+	p := r.tuttid("TUTTID_CRASH_AT=" + fork.CrashWorktreeMade)
+	ws, parent := r.parent(p)
+	if _, errs, err := p.worktreeFork(ws, parent.ID, "req-clean"); err == nil {
+		t.Fatalf("the fork answered (%v)", errs)
+	}
+	p.waitExit(10 * time.Second)
+	wtDir := filepath.Join(filepath.Dir(r.db), "worktrees", ws)
+	if entries, _ := os.ReadDir(wtDir); len(entries) != 1 {
+		t.Fatalf("worktrees after the crash: %v", entries)
+	}
+	// Older than clean's bound: no server of this run is in flight.
+	ctx := context.Background()
+	st, err := store.Open(ctx, r.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	st.Client.ForkJournal.Update().SetUpdatedAt(old).ExecX(ctx)
+	st.Close()
+	out, err := runCLI(t, r.home, "orphans", "clean", "--db", r.db, "--codex-bin", r.bin)
+	if err != nil {
+		t.Fatalf("orphans clean: %v\n%s", err, out)
+	}
+	if entries, _ := os.ReadDir(wtDir); len(entries) != 0 {
+		t.Errorf("worktrees after orphans clean: %v", entries)
+	}
+	if wts := gitWorktrees(t, r.root); len(wts) != 1 {
+		t.Errorf("git worktrees after orphans clean: %v", wts)
+	}
+	for _, o := range r.orphans() {
+		if o.Worktree != "" {
+			t.Errorf("a worktree is still listed: %+v", o)
+		}
 	}
 }
