@@ -107,6 +107,13 @@ func (s *Service) PlanFork(ctx context.Context, in ForkCodeInput) (*ForkCode, er
 	fc.Mode = ModeWorktree
 	fc.Branch = in.Branch
 	fc.WorktreePath = s.WorktreePath(in.WorkspaceID, in.ChildSessionID)
+	if _, err := os.Lstat(fc.WorktreePath); err == nil {
+		// Another fork made for this child id, or one a crash left that the
+		// next start (or tuttid orphans clean) removes: never written over.
+		return nil, apperr.New(apperr.ForkCodeFailed,
+			"the worktree's directory %s already exists (a fork for session %q in flight, or left by a crash: tuttid orphans lists it); nothing was created",
+			fc.WorktreePath, in.ChildSessionID)
+	}
 	return fc, nil
 }
 
