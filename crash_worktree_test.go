@@ -5,10 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"tuttid/ent"
+	"tuttid/ent/forkjournal"
 	"tuttid/fork"
 	"tuttid/store"
 )
@@ -72,6 +75,7 @@ func TestCrashDuringWorktreeFork(t *testing.T) {
 	}{
 		{fork.CrashBeforeProvider, false},
 		{fork.CrashWorktreeMade, false},
+		{fork.CrashProviderSent, false},
 		{fork.CrashProviderAnswered, false},
 		{fork.CrashCommitted, true},
 	}
@@ -99,6 +103,17 @@ func TestCrashDuringWorktreeFork(t *testing.T) {
 
 			q := r.tuttid()
 			r.journalAndMessages()
+			if c.point == fork.CrashProviderAnswered {
+				// The thread Codex made in the worktree was archived.
+				found := false
+				for _, o := range r.orphans() {
+					found = found || (o.RequestID == "req-wt" && o.State == "archived" && o.ProviderThreadID != "")
+				}
+				if !found {
+					t.Errorf("the crashed fork's thread is not listed archived: %+v", r.orphans())
+				}
+			}
+			crashedCwd := firstAttemptCwd(t, r.db)
 			entries, _ := os.ReadDir(wtDir)
 			if c.committed {
 				if len(entries) != 1 {
@@ -135,7 +150,25 @@ func TestCrashDuringWorktreeFork(t *testing.T) {
 					t.Errorf("orphan worktree listed after the restart: %+v", o)
 				}
 			}
+			orphans := r.orphans()
 			q.kill()
+			// No thread the crashed attempt made in its worktree is left
+			// live at Codex; every one archived is listed.
+			live, archived := r.codexForks(parent.ProviderSessionID, crashedCwd)
+			if len(live) != 0 && !c.committed {
+				t.Errorf("live Codex forks in the crashed attempt's worktree: %v", live)
+			}
+			var listed []string
+			for _, o := range orphans {
+				if o.ProviderThreadID != "" {
+					listed = append(listed, o.ProviderThreadID)
+				}
+			}
+			slices.Sort(listed)
+			slices.Sort(archived)
+			if !slices.Equal(listed, archived) {
+				t.Errorf("orphans listed %v, archived at Codex %v", listed, archived)
+			}
 		})
 	}
 }
@@ -180,4 +213,21 @@ func TestOrphansCleanRemovesWorktree(t *testing.T) {
 			t.Errorf("a worktree is still listed: %+v", o)
 		}
 	}
+}
+
+// firstAttemptCwd is the cwd the first attempt of req-wt recorded: the
+// worktree's once it was made.
+func firstAttemptCwd(t *testing.T, db string) string {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e, err := st.Client.ForkJournal.Query().Where(forkjournal.RequestID("req-wt")).Order(ent.Asc(forkjournal.FieldID)).First(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Cwd
 }

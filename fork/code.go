@@ -115,7 +115,17 @@ func (s *Service) makeCode(ctx context.Context, entry *ent.ForkJournal, fc *sess
 		s.code.DropWorktree(ctx, fc)
 		return apperr.Storage(err, "read the workspace's worktree setup")
 	}
-	return s.code.MakeWorktree(ctx, fc, w.WorktreeSetup)
+	if err := s.code.MakeWorktree(ctx, fc, w.WorktreeSetup); err != nil {
+		return err
+	}
+	// The child's thread lives in the worktree: a settle after a crash
+	// looks for it there (the provider lists threads by cwd).
+	if err := s.store.Client.ForkJournal.UpdateOneID(entry.ID).SetCwd(fc.Cwd).SetUpdatedAt(s.now()).Exec(ctx); err != nil {
+		s.code.DropWorktree(ctx, fc)
+		return apperr.Storage(err, "record the fork's worktree")
+	}
+	entry.Cwd = fc.Cwd
+	return nil
 }
 
 // dropCode undoes makeCode when the fork fails after it.
@@ -152,7 +162,13 @@ func (s *Service) reconcileWorktrees(ctx context.Context, busySince time.Time) e
 		if !orphan {
 			continue
 		}
-		if err := s.code.RemoveOrphanWorktree(ctx, e.ChildAgentSessionID, e.WorktreePath, e.Cwd); err != nil {
+		// The repository is found from the parent's cwd (the entry's cwd is
+		// the worktree's once it was made).
+		parentCwd := e.Cwd
+		if p, err := s.store.Client.AgentSession.Get(ctx, e.ParentAgentSessionID); err == nil {
+			parentCwd = p.Cwd
+		}
+		if err := s.code.RemoveOrphanWorktree(ctx, e.ChildAgentSessionID, e.WorktreePath, parentCwd); err != nil {
 			s.log.WarnContext(ctx, "fork journal: an unfinished fork's worktree not removed; tuttid orphans lists it",
 				"request", e.RequestID, "worktree", e.WorktreePath, "err", err)
 			continue
