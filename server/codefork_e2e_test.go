@@ -198,6 +198,20 @@ func TestWorktreeForkGivesTheChildItsOwnCode(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "child.txt")); err == nil {
 		t.Error("the child's command wrote into the parent's directory")
 	}
+
+	// A worktree child forks into a worktree of its own, with its files.
+	grand, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": child.ID, "requestId": "wt-3",
+		"code": map[string]any{"mode": "WORKTREE"}})
+	if len(errs) > 0 {
+		t.Fatalf("grandchild fork: %v", errs)
+	}
+	gwt := filepath.Join(h.worktreesDir(ws), grand.ID)
+	if got := childCwd(t, h, grand.ID); got != gwt {
+		t.Errorf("grandchild cwd %q, want %q", got, gwt)
+	}
+	if got := readFile(t, filepath.Join(gwt, "child.txt")); got != "child\n" {
+		t.Errorf("grandchild child.txt = %q", got)
+	}
 }
 
 // TestWorktreeForkFromTurnUsesItsCheckpoint forks from a turn whose
