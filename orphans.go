@@ -9,6 +9,8 @@ import (
 
 	"tuttid/codex"
 	"tuttid/fork"
+	"tuttid/server"
+	"tuttid/sessioncode"
 	"tuttid/store"
 )
 
@@ -27,6 +29,7 @@ func orphansCommand() command {
 		c := orphansConfig{flags: f}
 		c.db = f.db()
 		c.codexBin = f.codexBin()
+		c.dataDir = f.string("data-dir", "TUTTID_DATA_DIR", "", "the server's --data-dir (where its worktrees are)")
 		c.json = f.Bool("json", false, "print one JSON array")
 		c.log = f.log("warn")
 		return c.run
@@ -36,6 +39,7 @@ func orphansCommand() command {
 type orphansConfig struct {
 	flags        *flags
 	db, codexBin *string
+	dataDir      *string
 	json         *bool
 	log          logFlags
 }
@@ -73,7 +77,14 @@ func (c orphansConfig) run(ctx context.Context, out stdio, args []string) error 
 			return fmt.Errorf("start codex to archive the orphans: %w", err)
 		}
 		var cleaned []fork.Orphan
-		cleaned, cerr = fork.New(fork.Config{Store: st, Runtime: rt, Logger: log}).CleanOrphans(ctx, orphanStaleAfter)
+		dataDir, err := server.DataDir(*c.dataDir, *c.db)
+		if err != nil {
+			return err
+		}
+		// Worktrees of unfinished forks are removed only under this data
+		// directory, and only those the journal recorded.
+		code := sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Logger: log})
+		cleaned, cerr = fork.New(fork.Config{Store: st, Runtime: rt, Logger: log, Code: code}).CleanOrphans(ctx, orphanStaleAfter)
 		log.InfoContext(ctx, "orphans archived", "count", len(cleaned))
 	}
 	orphans, err := fork.ListOrphans(ctx, st)
@@ -97,8 +108,9 @@ func (c orphansConfig) run(ctx context.Context, out stdio, args []string) error 
 
 // printOrphans writes one orphan a line
 // (`<providerThreadId> <state> <parentAgentSessionId> <requestId>
-// [<instanceId>]`, the thread `-` for a pending attempt, the instance that
-// made it, on a database several instances share) or one JSON array.
+// [<instanceId>] [<worktree>]`, the thread `-` for a pending attempt, the
+// instance that made it on a database several instances share, the
+// worktree it left on disk) or one JSON array.
 // Every instance's are listed.
 func printOrphans(out io.Writer, orphans []fork.Orphan, asJSON bool) error {
 	if asJSON {
@@ -112,6 +124,9 @@ func printOrphans(out io.Writer, orphans []fork.Orphan, asJSON bool) error {
 		line := fmt.Sprintf("%s %s %s %s", thread, o.State, o.ParentAgentSessionID, o.RequestID)
 		if o.InstanceID != "" {
 			line += " " + o.InstanceID
+		}
+		if o.Worktree != "" {
+			line += " " + o.Worktree // a worktree the fork made, still on disk (an absolute path)
 		}
 		if _, err := fmt.Fprintln(out, line); err != nil {
 			return err

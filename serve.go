@@ -28,6 +28,8 @@ func serveCommand() command {
 		c.token = f.secret("token", "TUTTID_TOKEN",
 			"the API token, at least 128 bits (32 hex digits, 22 base64url characters); default: generated and kept in the file token beside the database")
 		c.noAuth = f.bool("no-auth", "TUTTID_NO_AUTH", "no token check; only when listening on loopback")
+		c.dataDir = f.string("data-dir", "TUTTID_DATA_DIR", "",
+			"directory of tuttid's worktrees (worktrees/<workspace>/<session>); default: the database file's directory, or the user's data directory with PostgreSQL")
 		c.maxBody = f.int64("max-body", "TUTTID_MAX_BODY", server.DefaultMaxBody, "largest request body in bytes")
 		c.instanceID = f.string("instance-id", "TUTTID_INSTANCE_ID", "",
 			"this instance's id among those sharing a PostgreSQL database; default: the host name and the port of --addr")
@@ -40,7 +42,7 @@ func serveCommand() command {
 
 type serveConfig struct {
 	addr, db, codexBin, origins, hosts, token *string
-	instanceID, advertiseURL                  *string
+	instanceID, advertiseURL, dataDir         *string
 	noAuth                                    *bool
 	maxBody                                   *int64
 	log                                       logFlags
@@ -75,7 +77,7 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 		DBPath: *c.db, CodexBin: *c.codexBin, Addr: *c.addr, AllowedHosts: splitList(*c.hosts), AllowedOrigins: splitList(*c.origins),
 		Token: tok, NoAuth: *c.noAuth, MaxBody: *c.maxBody, Logger: log, Version: version,
 		InstanceID: *c.instanceID, AdvertiseURL: *c.advertiseURL,
-		CrashAt: os.Getenv("TUTTID_CRASH_AT"),
+		DataDir: *c.dataDir, CrashAt: os.Getenv("TUTTID_CRASH_AT"),
 	})
 	if err != nil {
 		return err

@@ -62,6 +62,14 @@ const (
 	ForkRequestConflict        Code = "agent.fork_request_conflict"
 	ForkProviderFailed         Code = "agent.fork_provider_failed"
 	ForkPersistenceFailed      Code = "agent.fork_persistence_failed"
+	// ForkNotARepository: a WORKTREE fork of a session outside a git repository.
+	ForkNotARepository Code = "agent.fork_not_a_repository"
+	// ForkCodeFailed: the child's worktree could not be made, or the
+	// workspace's worktreeSetup failed; nothing was left behind.
+	ForkCodeFailed Code = "agent.fork_code_failed"
+	// SessionHasChanges: deleting a WORKTREE session whose files hold
+	// changes never applied, without discardChanges.
+	SessionHasChanges Code = "agent.session_has_changes"
 
 	ApprovalNotFound        Code = "agent.approval_not_found"
 	ApprovalAlreadyResolved Code = "agent.approval_already_resolved"
@@ -104,6 +112,9 @@ var httpStatus = map[Code]int{
 	ForkRequestConflict:        http.StatusConflict,
 	ForkProviderFailed:         http.StatusBadGateway,
 	ForkPersistenceFailed:      http.StatusServiceUnavailable,
+	ForkNotARepository:         http.StatusUnprocessableEntity,
+	ForkCodeFailed:             http.StatusUnprocessableEntity,
+	SessionHasChanges:          http.StatusConflict,
 	ApprovalNotFound:           http.StatusNotFound,
 	ApprovalAlreadyResolved:    http.StatusConflict,
 }

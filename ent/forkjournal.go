@@ -35,6 +35,8 @@ type ForkJournal struct {
 	Cwd string `json:"cwd,omitempty"`
 	// LastTurnID holds the value of the "last_turn_id" field.
 	LastTurnID string `json:"last_turn_id,omitempty"`
+	// WorktreePath holds the value of the "worktree_path" field.
+	WorktreePath string `json:"worktree_path,omitempty"`
 	// State holds the value of the "state" field.
 	State forkjournal.State `json:"state,omitempty"`
 	// ChildProviderSessionID holds the value of the "child_provider_session_id" field.
@@ -57,7 +59,7 @@ func (*ForkJournal) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case forkjournal.FieldID:
 			values[i] = new(sql.NullInt64)
-		case forkjournal.FieldWorkspaceID, forkjournal.FieldRequestID, forkjournal.FieldFingerprint, forkjournal.FieldParentAgentSessionID, forkjournal.FieldParentProviderSessionID, forkjournal.FieldChildAgentSessionID, forkjournal.FieldProvider, forkjournal.FieldCwd, forkjournal.FieldLastTurnID, forkjournal.FieldState, forkjournal.FieldChildProviderSessionID, forkjournal.FieldError, forkjournal.FieldInstanceID:
+		case forkjournal.FieldWorkspaceID, forkjournal.FieldRequestID, forkjournal.FieldFingerprint, forkjournal.FieldParentAgentSessionID, forkjournal.FieldParentProviderSessionID, forkjournal.FieldChildAgentSessionID, forkjournal.FieldProvider, forkjournal.FieldCwd, forkjournal.FieldLastTurnID, forkjournal.FieldWorktreePath, forkjournal.FieldState, forkjournal.FieldChildProviderSessionID, forkjournal.FieldError, forkjournal.FieldInstanceID:
 			values[i] = new(sql.NullString)
 		case forkjournal.FieldCreatedAt, forkjournal.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -135,6 +137,12 @@ func (_m *ForkJournal) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field last_turn_id", values[i])
 			} else if value.Valid {
 				_m.LastTurnID = value.String
+			}
+		case forkjournal.FieldWorktreePath:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field worktree_path", values[i])
+			} else if value.Valid {
+				_m.WorktreePath = value.String
 			}
 		case forkjournal.FieldState:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -234,6 +242,9 @@ func (_m *ForkJournal) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("last_turn_id=")
 	builder.WriteString(_m.LastTurnID)
+	builder.WriteString(", ")
+	builder.WriteString("worktree_path=")
+	builder.WriteString(_m.WorktreePath)
 	builder.WriteString(", ")
 	builder.WriteString("state=")
 	builder.WriteString(fmt.Sprintf("%v", _m.State))

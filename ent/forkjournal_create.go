@@ -116,6 +116,20 @@ func (_c *ForkJournalCreate) SetNillableLastTurnID(v *string) *ForkJournalCreate
 	return _c
 }
 
+// SetWorktreePath sets the "worktree_path" field.
+func (_c *ForkJournalCreate) SetWorktreePath(v string) *ForkJournalCreate {
+	_c.mutation.SetWorktreePath(v)
+	return _c
+}
+
+// SetNillableWorktreePath sets the "worktree_path" field if the given value is not nil.
+func (_c *ForkJournalCreate) SetNillableWorktreePath(v *string) *ForkJournalCreate {
+	if v != nil {
+		_c.SetWorktreePath(*v)
+	}
+	return _c
+}
+
 // SetState sets the "state" field.
 func (_c *ForkJournalCreate) SetState(v forkjournal.State) *ForkJournalCreate {
 	_c.mutation.SetState(v)
@@ -255,6 +269,10 @@ func (_c *ForkJournalCreate) defaults() {
 		v := forkjournal.DefaultLastTurnID
 		_c.mutation.SetLastTurnID(v)
 	}
+	if _, ok := _c.mutation.WorktreePath(); !ok {
+		v := forkjournal.DefaultWorktreePath
+		_c.mutation.SetWorktreePath(v)
+	}
 	if _, ok := _c.mutation.State(); !ok {
 		v := forkjournal.DefaultState
 		_c.mutation.SetState(v)
@@ -324,6 +342,9 @@ func (_c *ForkJournalCreate) check() error {
 	}
 	if _, ok := _c.mutation.LastTurnID(); !ok {
 		return &ValidationError{Name: "last_turn_id", err: errors.New(`ent: missing required field "ForkJournal.last_turn_id"`)}
+	}
+	if _, ok := _c.mutation.WorktreePath(); !ok {
+		return &ValidationError{Name: "worktree_path", err: errors.New(`ent: missing required field "ForkJournal.worktree_path"`)}
 	}
 	if _, ok := _c.mutation.State(); !ok {
 		return &ValidationError{Name: "state", err: errors.New(`ent: missing required field "ForkJournal.state"`)}
@@ -410,6 +431,10 @@ func (_c *ForkJournalCreate) createSpec() (*ForkJournal, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.LastTurnID(); ok {
 		_spec.SetField(forkjournal.FieldLastTurnID, field.TypeString, value)
 		_node.LastTurnID = value
+	}
+	if value, ok := _c.mutation.WorktreePath(); ok {
+		_spec.SetField(forkjournal.FieldWorktreePath, field.TypeString, value)
+		_node.WorktreePath = value
 	}
 	if value, ok := _c.mutation.State(); ok {
 		_spec.SetField(forkjournal.FieldState, field.TypeEnum, value)
@@ -544,6 +569,18 @@ func (u *ForkJournalUpsert) SetLastTurnID(v string) *ForkJournalUpsert {
 // UpdateLastTurnID sets the "last_turn_id" field to the value that was provided on create.
 func (u *ForkJournalUpsert) UpdateLastTurnID() *ForkJournalUpsert {
 	u.SetExcluded(forkjournal.FieldLastTurnID)
+	return u
+}
+
+// SetWorktreePath sets the "worktree_path" field.
+func (u *ForkJournalUpsert) SetWorktreePath(v string) *ForkJournalUpsert {
+	u.Set(forkjournal.FieldWorktreePath, v)
+	return u
+}
+
+// UpdateWorktreePath sets the "worktree_path" field to the value that was provided on create.
+func (u *ForkJournalUpsert) UpdateWorktreePath() *ForkJournalUpsert {
+	u.SetExcluded(forkjournal.FieldWorktreePath)
 	return u
 }
 
@@ -731,6 +768,20 @@ func (u *ForkJournalUpsertOne) SetLastTurnID(v string) *ForkJournalUpsertOne {
 func (u *ForkJournalUpsertOne) UpdateLastTurnID() *ForkJournalUpsertOne {
 	return u.Update(func(s *ForkJournalUpsert) {
 		s.UpdateLastTurnID()
+	})
+}
+
+// SetWorktreePath sets the "worktree_path" field.
+func (u *ForkJournalUpsertOne) SetWorktreePath(v string) *ForkJournalUpsertOne {
+	return u.Update(func(s *ForkJournalUpsert) {
+		s.SetWorktreePath(v)
+	})
+}
+
+// UpdateWorktreePath sets the "worktree_path" field to the value that was provided on create.
+func (u *ForkJournalUpsertOne) UpdateWorktreePath() *ForkJournalUpsertOne {
+	return u.Update(func(s *ForkJournalUpsert) {
+		s.UpdateWorktreePath()
 	})
 }
 
@@ -1094,6 +1145,20 @@ func (u *ForkJournalUpsertBulk) SetLastTurnID(v string) *ForkJournalUpsertBulk {
 func (u *ForkJournalUpsertBulk) UpdateLastTurnID() *ForkJournalUpsertBulk {
 	return u.Update(func(s *ForkJournalUpsert) {
 		s.UpdateLastTurnID()
+	})
+}
+
+// SetWorktreePath sets the "worktree_path" field.
+func (u *ForkJournalUpsertBulk) SetWorktreePath(v string) *ForkJournalUpsertBulk {
+	return u.Update(func(s *ForkJournalUpsert) {
+		s.SetWorktreePath(v)
+	})
+}
+
+// UpdateWorktreePath sets the "worktree_path" field to the value that was provided on create.
+func (u *ForkJournalUpsertBulk) UpdateWorktreePath() *ForkJournalUpsertBulk {
+	return u.Update(func(s *ForkJournalUpsert) {
+		s.UpdateWorktreePath()
 	})
 }
 

@@ -99,6 +99,20 @@ func (_u *ForkJournalUpdate) SetNillableLastTurnID(v *string) *ForkJournalUpdate
 	return _u
 }
 
+// SetWorktreePath sets the "worktree_path" field.
+func (_u *ForkJournalUpdate) SetWorktreePath(v string) *ForkJournalUpdate {
+	_u.mutation.SetWorktreePath(v)
+	return _u
+}
+
+// SetNillableWorktreePath sets the "worktree_path" field if the given value is not nil.
+func (_u *ForkJournalUpdate) SetNillableWorktreePath(v *string) *ForkJournalUpdate {
+	if v != nil {
+		_u.SetWorktreePath(*v)
+	}
+	return _u
+}
+
 // SetState sets the "state" field.
 func (_u *ForkJournalUpdate) SetState(v forkjournal.State) *ForkJournalUpdate {
 	_u.mutation.SetState(v)
@@ -244,6 +258,9 @@ func (_u *ForkJournalUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if value, ok := _u.mutation.LastTurnID(); ok {
 		_spec.SetField(forkjournal.FieldLastTurnID, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.WorktreePath(); ok {
+		_spec.SetField(forkjournal.FieldWorktreePath, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.State(); ok {
 		_spec.SetField(forkjournal.FieldState, field.TypeEnum, value)
 	}
@@ -347,6 +364,20 @@ func (_u *ForkJournalUpdateOne) SetLastTurnID(v string) *ForkJournalUpdateOne {
 func (_u *ForkJournalUpdateOne) SetNillableLastTurnID(v *string) *ForkJournalUpdateOne {
 	if v != nil {
 		_u.SetLastTurnID(*v)
+	}
+	return _u
+}
+
+// SetWorktreePath sets the "worktree_path" field.
+func (_u *ForkJournalUpdateOne) SetWorktreePath(v string) *ForkJournalUpdateOne {
+	_u.mutation.SetWorktreePath(v)
+	return _u
+}
+
+// SetNillableWorktreePath sets the "worktree_path" field if the given value is not nil.
+func (_u *ForkJournalUpdateOne) SetNillableWorktreePath(v *string) *ForkJournalUpdateOne {
+	if v != nil {
+		_u.SetWorktreePath(*v)
 	}
 	return _u
 }
@@ -525,6 +556,9 @@ func (_u *ForkJournalUpdateOne) sqlSave(ctx context.Context) (_node *ForkJournal
 	}
 	if value, ok := _u.mutation.LastTurnID(); ok {
 		_spec.SetField(forkjournal.FieldLastTurnID, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.WorktreePath(); ok {
+		_spec.SetField(forkjournal.FieldWorktreePath, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.State(); ok {
 		_spec.SetField(forkjournal.FieldState, field.TypeEnum, value)

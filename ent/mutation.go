@@ -2979,6 +2979,7 @@ type ForkJournalMutation struct {
 	provider                   *string
 	cwd                        *string
 	last_turn_id               *string
+	worktree_path              *string
 	state                      *forkjournal.State
 	child_provider_session_id  *string
 	error                      *string
@@ -3413,6 +3414,42 @@ func (m *ForkJournalMutation) ResetLastTurnID() {
 	m.last_turn_id = nil
 }
 
+// SetWorktreePath sets the "worktree_path" field.
+func (m *ForkJournalMutation) SetWorktreePath(s string) {
+	m.worktree_path = &s
+}
+
+// WorktreePath returns the value of the "worktree_path" field in the mutation.
+func (m *ForkJournalMutation) WorktreePath() (r string, exists bool) {
+	v := m.worktree_path
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorktreePath returns the old "worktree_path" field's value of the ForkJournal entity.
+// If the ForkJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForkJournalMutation) OldWorktreePath(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorktreePath is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorktreePath requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorktreePath: %w", err)
+	}
+	return oldValue.WorktreePath, nil
+}
+
+// ResetWorktreePath resets all changes to the "worktree_path" field.
+func (m *ForkJournalMutation) ResetWorktreePath() {
+	m.worktree_path = nil
+}
+
 // SetState sets the "state" field.
 func (m *ForkJournalMutation) SetState(f forkjournal.State) {
 	m.state = &f
@@ -3663,7 +3700,7 @@ func (m *ForkJournalMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ForkJournalMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.workspace_id != nil {
 		fields = append(fields, forkjournal.FieldWorkspaceID)
 	}
@@ -3690,6 +3727,9 @@ func (m *ForkJournalMutation) Fields() []string {
 	}
 	if m.last_turn_id != nil {
 		fields = append(fields, forkjournal.FieldLastTurnID)
+	}
+	if m.worktree_path != nil {
+		fields = append(fields, forkjournal.FieldWorktreePath)
 	}
 	if m.state != nil {
 		fields = append(fields, forkjournal.FieldState)
@@ -3735,6 +3775,8 @@ func (m *ForkJournalMutation) Field(name string) (ent.Value, bool) {
 		return m.Cwd()
 	case forkjournal.FieldLastTurnID:
 		return m.LastTurnID()
+	case forkjournal.FieldWorktreePath:
+		return m.WorktreePath()
 	case forkjournal.FieldState:
 		return m.State()
 	case forkjournal.FieldChildProviderSessionID:
@@ -3774,6 +3816,8 @@ func (m *ForkJournalMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldCwd(ctx)
 	case forkjournal.FieldLastTurnID:
 		return m.OldLastTurnID(ctx)
+	case forkjournal.FieldWorktreePath:
+		return m.OldWorktreePath(ctx)
 	case forkjournal.FieldState:
 		return m.OldState(ctx)
 	case forkjournal.FieldChildProviderSessionID:
@@ -3857,6 +3901,13 @@ func (m *ForkJournalMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetLastTurnID(v)
+		return nil
+	case forkjournal.FieldWorktreePath:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorktreePath(v)
 		return nil
 	case forkjournal.FieldState:
 		v, ok := value.(forkjournal.State)
@@ -3975,6 +4026,9 @@ func (m *ForkJournalMutation) ResetField(name string) error {
 		return nil
 	case forkjournal.FieldLastTurnID:
 		m.ResetLastTurnID()
+		return nil
+	case forkjournal.FieldWorktreePath:
+		m.ResetWorktreePath()
 		return nil
 	case forkjournal.FieldState:
 		m.ResetState()

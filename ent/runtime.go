@@ -152,24 +152,28 @@ func init() {
 	forkjournalDescLastTurnID := forkjournalFields[8].Descriptor()
 	// forkjournal.DefaultLastTurnID holds the default value on creation for the last_turn_id field.
 	forkjournal.DefaultLastTurnID = forkjournalDescLastTurnID.Default.(string)
+	// forkjournalDescWorktreePath is the schema descriptor for worktree_path field.
+	forkjournalDescWorktreePath := forkjournalFields[9].Descriptor()
+	// forkjournal.DefaultWorktreePath holds the default value on creation for the worktree_path field.
+	forkjournal.DefaultWorktreePath = forkjournalDescWorktreePath.Default.(string)
 	// forkjournalDescChildProviderSessionID is the schema descriptor for child_provider_session_id field.
-	forkjournalDescChildProviderSessionID := forkjournalFields[10].Descriptor()
+	forkjournalDescChildProviderSessionID := forkjournalFields[11].Descriptor()
 	// forkjournal.DefaultChildProviderSessionID holds the default value on creation for the child_provider_session_id field.
 	forkjournal.DefaultChildProviderSessionID = forkjournalDescChildProviderSessionID.Default.(string)
 	// forkjournalDescError is the schema descriptor for error field.
-	forkjournalDescError := forkjournalFields[11].Descriptor()
+	forkjournalDescError := forkjournalFields[12].Descriptor()
 	// forkjournal.DefaultError holds the default value on creation for the error field.
 	forkjournal.DefaultError = forkjournalDescError.Default.(string)
 	// forkjournalDescInstanceID is the schema descriptor for instance_id field.
-	forkjournalDescInstanceID := forkjournalFields[12].Descriptor()
+	forkjournalDescInstanceID := forkjournalFields[13].Descriptor()
 	// forkjournal.DefaultInstanceID holds the default value on creation for the instance_id field.
 	forkjournal.DefaultInstanceID = forkjournalDescInstanceID.Default.(string)
 	// forkjournalDescCreatedAt is the schema descriptor for created_at field.
-	forkjournalDescCreatedAt := forkjournalFields[13].Descriptor()
+	forkjournalDescCreatedAt := forkjournalFields[14].Descriptor()
 	// forkjournal.DefaultCreatedAt holds the default value on creation for the created_at field.
 	forkjournal.DefaultCreatedAt = forkjournalDescCreatedAt.Default.(func() time.Time)
 	// forkjournalDescUpdatedAt is the schema descriptor for updated_at field.
-	forkjournalDescUpdatedAt := forkjournalFields[14].Descriptor()
+	forkjournalDescUpdatedAt := forkjournalFields[15].Descriptor()
 	// forkjournal.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	forkjournal.DefaultUpdatedAt = forkjournalDescUpdatedAt.Default.(func() time.Time)
 	instanceFields := schema.Instance{}.Fields()

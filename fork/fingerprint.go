@@ -26,6 +26,12 @@ func (in Input) fingerprint() string {
 		in.Settings.PlanMode, in.Settings.BrowserUse, in.Settings.ComputerUse,
 	}
 	b, _ := json.Marshal(v) // plain strings and bools: cannot fail
+	// A WORKTREE fork's code is hashed after the rest, so that every
+	// request without it keeps the fingerprint stored before code existed.
+	if in.Code != nil {
+		c, _ := json.Marshal(struct{ Mode, Branch string }{"WORKTREE", in.Code.Branch})
+		b = append(b, c...)
+	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

@@ -33,6 +33,8 @@ type Input struct {
 	Title    *string
 	Visible  *bool
 	Settings session.SettingsOverride
+	// Code is the child's code (code.go); nil is SHARED, today's fork.
+	Code *CodeInput
 }
 
 // Result is the child and its lineage.
@@ -97,6 +99,7 @@ type Service struct {
 	crash      func(point string)
 	lostWait   time.Duration
 	spoolDir   string
+	code       Code
 }
 
 // Config wires a Service.
@@ -118,13 +121,16 @@ type Config struct {
 	// InstanceID is this tuttid instance: the journal entries it writes
 	// carry it, and Reconcile settles only those.
 	InstanceID string
+	// Code gives WORKTREE forks their worktree and records a child's code
+	// (code.go); nil: forks have no code side.
+	Code Code
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime,
 		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait, spoolDir: cfg.SpoolDir,
-		instanceID: cfg.InstanceID}
+		instanceID: cfg.InstanceID, code: cfg.Code}
 	if s.lostWait <= 0 {
 		s.lostWait = 10 * time.Second
 	}

@@ -334,7 +334,8 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		s.log.WarnContext(ctx, "fork journal: settled the forks the previous run left unfinished",
 			"entries", len(entries), "unsettled", unsettled)
 	}
-	return nil
+	// Their worktrees go too: no saga of the previous run goes on.
+	return s.reconcileWorktrees(ctx, time.Time{})
 }
 
 // archiveOrphan archives the thread of an attempt whose child could not be

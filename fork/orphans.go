@@ -25,6 +25,9 @@ type Orphan struct {
 	// InstanceID is the instance that made the attempt: its Codex holds
 	// the thread.
 	InstanceID string `json:"instanceId"`
+	// Worktree is the worktree the fork made for its child that no
+	// session holds (code.go); clean removes it.
+	Worktree string `json:"worktree,omitempty"`
 }
 
 // ListOrphans lists, oldest first, the journal's threads that no completed
@@ -45,8 +48,10 @@ func ListOrphans(ctx context.Context, st *store.Store) ([]Orphan, error) {
 		return nil, apperr.Storage(err, "read the fork journal")
 	}
 	out := make([]Orphan, 0, len(entries))
+	listed := map[int]bool{}
 	for _, e := range entries {
 		if e.ChildProviderSessionID == "" {
+			listed[e.ID] = true
 			out = append(out, orphanOf(e))
 			continue
 		}
@@ -56,17 +61,17 @@ func ListOrphans(ctx context.Context, st *store.Store) ([]Orphan, error) {
 			return nil, apperr.Storage(err, "check an orphan's owner")
 		}
 		if !owned {
+			listed[e.ID] = true
 			out = append(out, orphanOf(e))
 		}
 	}
-	return out, nil
+	return listOrphanWorktrees(ctx, st, out, listed)
 }
 
 func orphanOf(e *ent.ForkJournal) Orphan {
 	return Orphan{ProviderThreadID: e.ChildProviderSessionID, State: string(e.State),
 		ParentAgentSessionID: e.ParentAgentSessionID, RequestID: e.RequestID, WorkspaceID: e.WorkspaceID,
-		InstanceID: e.InstanceID,
-		CreatedAt:  e.CreatedAt, Error: e.Error}
+		InstanceID: e.InstanceID, CreatedAt: e.CreatedAt, Error: e.Error, Worktree: e.WorktreePath}
 }
 
 // CleanOrphans archives every orphaned thread at the provider and records
@@ -89,6 +94,10 @@ func (s *Service) CleanOrphans(ctx context.Context, staleAfter time.Duration) ([
 		if err := s.settle(ctx, e, settleMode{final: true, busySince: busySince}); err != nil {
 			s.log.WarnContext(ctx, "orphans clean: unfinished fork not settled", "request", e.RequestID, "err", err)
 		}
+	}
+	// The worktrees of forks that did not finish go too (code.go).
+	if err := s.reconcileWorktrees(ctx, busySince); err != nil {
+		return nil, err
 	}
 	orphaned, err := s.store.Client.ForkJournal.Query().
 		Where(forkjournal.StateEQ(forkjournal.StateOrphaned)).Order(ent.Asc(forkjournal.FieldID)).All(ctx)

@@ -10,6 +10,7 @@ import (
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/turn"
 	"tuttid/session"
+	"tuttid/sessioncode"
 )
 
 var errChildIDTaken = errors.New("the child session id is taken")
@@ -25,6 +26,8 @@ type persistInput struct {
 	visible     bool
 	rf          agent.RuntimeForkResult
 	journalID   int // the attempt's journal entry, marked done with the child
+	// code is the child's code row, if any (code.go).
+	code *sessioncode.ForkCode
 }
 
 // persist stores the child session, its lineage row, its turns and messages
@@ -116,6 +119,9 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		}
 		if err := tx.ForkJournal.UpdateOneID(p.journalID).SetState(forkjournal.StateDone).
 			SetChildProviderSessionID(child.ProviderSessionID).SetUpdatedAt(now).Exec(ctx); err != nil {
+			return err
+		}
+		if err := p.code.Create(ctx, tx.Client(), now); err != nil {
 			return err
 		}
 		if err := writeHistory(ctx, tx, child, p, now); err != nil {

@@ -13,6 +13,7 @@ import (
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/session"
+	"tuttid/sessioncode"
 	"tuttid/validate"
 )
 
@@ -78,6 +79,13 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, err
 	}
 	visible := in.Visible == nil || *in.Visible
+	// The child's code is checked before anything is written (code.go).
+	code, err := s.planCode(ctx, in, parent, childID)
+	if err != nil {
+		return nil, err
+	}
+	defer code.Release()
+	committed := false
 
 	// From here on the caller going away (a client that disconnects) must
 	// not cut the saga short: once Codex got the request it may create the
@@ -91,9 +99,26 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, err
 	}
 	s.crashPoint(CrashBeforeProvider)
+	if err := s.makeCode(ctx, entry, code); err != nil {
+		s.journalSet(ctx, entry, forkjournal.StateFailed, "", err.Error())
+		return nil, err
+	}
+	// Undone on every failure from here: no worktree is left behind.
+	defer func() {
+		if !committed {
+			s.dropCode(ctx, code)
+		}
+	}()
+	cwd := parent.Cwd
+	if code != nil {
+		cwd = code.Cwd
+		if code.Mode == sessioncode.ModeWorktree {
+			s.crashPoint(CrashWorktreeMade)
+		}
+	}
 	rf, err := s.providerFork(ctx, parent, agent.RuntimeForkInput{
 		WorkspaceID: in.WorkspaceID, ParentSessionID: parent.ID, ChildSessionID: childID,
-		Provider: parent.Provider, ParentThreadID: parent.ProviderSessionID, Cwd: parent.Cwd,
+		Provider: parent.Provider, ParentThreadID: parent.ProviderSessionID, Cwd: cwd,
 		Settings: settings, ModelProvider: session.ModelProviderOf(parent),
 		LastTurnID: in.LastTurnID, Title: title, Visible: &visible,
 		HistoryBytesHint: s.historyBytes(ctx, parent.ID),
@@ -119,11 +144,14 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		return nil, apperr.New(apperr.ForkProviderFailed, "the provider's fork returned no thread id")
 	}
 	s.journalSet(ctx, entry, forkjournal.StateForked, rf.Session.ThreadID, "")
+	if rf.Session.Cwd == "" {
+		rf.Session.Cwd = cwd // the child works where Codex was told to
+	}
 	s.crashPoint(CrashProviderAnswered)
 
 	child, row, err := s.persist(ctx, persistInput{
 		in: in, fingerprint: fingerprint, parent: parent, parentTitle: parentTitle, childID: childID, title: title,
-		settings: settings, visible: visible, rf: rf, journalID: entry.ID,
+		settings: settings, visible: visible, rf: rf, journalID: entry.ID, code: code,
 	})
 	if err != nil {
 		reason := "the child could not be stored: " + err.Error()
@@ -131,6 +159,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 		archived := s.archiveOrphan(ctx, entry, rf.Session.ThreadID, reason)
 		return nil, s.notStored(ctx, in, parent, childID, rf.Session.ThreadID, archived, err)
 	}
+	committed = true
 	s.crashPoint(CrashCommitted)
 
 	// Published only now: subscribers may read the child back at once.
@@ -200,6 +229,9 @@ func normalize(in Input) (Input, error) {
 		return in, err
 	}
 	in.Title = title
+	if in.Code, err = normalizeCode(in.Code); err != nil {
+		return in, err
+	}
 	if in.Settings.Model != nil {
 		m := strings.TrimSpace(*in.Settings.Model)
 		in.Settings.Model = &m

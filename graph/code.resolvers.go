@@ -11,6 +11,7 @@ import (
 	"tuttid/ent"
 	"tuttid/graph/model"
 	"tuttid/lineage"
+	"tuttid/session"
 )
 
 // Code is the resolver for the code field.
@@ -25,7 +26,7 @@ func (r *mutationResolver) ApplySessionChanges(ctx context.Context, input model.
 
 // UpdateWorkspace is the resolver for the updateWorkspace field.
 func (r *mutationResolver) UpdateWorkspace(ctx context.Context, input model.UpdateWorkspaceInput) (*ent.Workspace, error) {
-	return nil, fmt.Errorf("updateWorkspace: not built yet")
+	return r.Sessions.UpdateWorkspace(ctx, input.WorkspaceID, session.WorkspaceSettings{WorktreeSetup: input.WorktreeSetup})
 }
 
 // Code is the resolver for the code field.
@@ -41,4 +42,9 @@ func (r *turnResolver) Checkpoint(ctx context.Context, obj *ent.Turn) (*model.Co
 // Diff is the resolver for the diff field.
 func (r *turnResolver) Diff(ctx context.Context, obj *ent.Turn) (*model.CodeDiff, error) {
 	return nil, nil
+}
+
+// WorktreeSetup is the resolver for the worktreeSetup field.
+func (r *workspaceResolver) WorktreeSetup(ctx context.Context, obj *ent.Workspace) (*string, error) {
+	return optional(obj.WorktreeSetup), nil
 }

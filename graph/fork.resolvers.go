@@ -18,7 +18,7 @@ func (r *mutationResolver) ForkSession(ctx context.Context, input model.ForkSess
 	res, err := r.Forks.Fork(ctx, fork.Input{
 		WorkspaceID: input.WorkspaceID, ParentSessionID: input.AgentSessionID, RequestID: input.RequestID,
 		ChildSessionID: deref(input.TargetAgentSessionID), LastTurnID: deref(input.LastTurnID),
-		Title: input.Title, Visible: input.Visible, Settings: deref(input.Settings),
+		Title: input.Title, Visible: input.Visible, Settings: deref(input.Settings), Code: forkCode(input.Code),
 	})
 	if err != nil {
 		return nil, err

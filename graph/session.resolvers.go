@@ -120,10 +120,11 @@ func (r *mutationResolver) InterruptTurn(ctx context.Context, input model.Interr
 
 // DeleteSession is the resolver for the deleteSession field.
 func (r *mutationResolver) DeleteSession(ctx context.Context, input model.DeleteSessionInput) (string, error) {
+	opts := session.DeleteOptions{DiscardChanges: deref(input.DiscardChanges)}
 	if deref(input.Subtree) {
-		return r.Sessions.DeleteSubtree(ctx, input.WorkspaceID, input.AgentSessionID)
+		return r.Sessions.DeleteSubtree(ctx, input.WorkspaceID, input.AgentSessionID, opts)
 	}
-	return r.Sessions.Delete(ctx, input.WorkspaceID, input.AgentSessionID)
+	return r.Sessions.Delete(ctx, input.WorkspaceID, input.AgentSessionID, opts)
 }
 
 // Session is the resolver for the session field.

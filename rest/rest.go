@@ -44,6 +44,15 @@ type ForkRequest struct {
 	Title                *string                   `json:"title,omitempty"`
 	Visible              *bool                     `json:"visible,omitempty"`
 	Settings             *session.SettingsOverride `json:"settings,omitempty"`
+	// Code is the child's code: {"mode": "worktree", "branch": ...}; absent
+	// or "shared" is today's fork.
+	Code *ForkCode `json:"code,omitempty"`
+}
+
+// ForkCode is the REST form of ForkCodeInput.
+type ForkCode struct {
+	Mode   string `json:"mode"`
+	Branch string `json:"branch,omitempty"`
 }
 
 // ForkResponse is the design's response body.
@@ -104,6 +113,10 @@ func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Settings != nil {
 		in.Settings = *req.Settings
+	}
+	if in.Code, err = restCode(req.Code); err != nil {
+		h.fail(r.Context(), w, err)
+		return
 	}
 	res, err := h.Forks.Fork(r.Context(), in)
 	if err != nil {
@@ -183,4 +196,18 @@ func lineageBody(f *ent.SessionFork) Lineage {
 	return Lineage{SourceAgentSessionID: f.ParentAgentSessionID, TargetAgentSessionID: f.ChildAgentSessionID,
 		SourceProviderSessionID: f.ParentProviderSessionID, TargetProviderSessionID: f.ChildProviderSessionID,
 		Provider: f.Provider, LastTurnID: f.ForkTurnID, ForkedAtUnixMs: f.ForkedAtUnixMs}
+}
+
+// restCode is the request's code for the saga.
+func restCode(c *ForkCode) (*fork.CodeInput, error) {
+	if c == nil {
+		return nil, nil
+	}
+	switch c.Mode {
+	case "worktree", "WORKTREE":
+		return &fork.CodeInput{Worktree: true, Branch: c.Branch}, nil
+	case "shared", "SHARED":
+		return &fork.CodeInput{Branch: c.Branch}, nil
+	}
+	return nil, apperr.New(apperr.InvalidInput, "code.mode %q is not shared or worktree", c.Mode)
 }

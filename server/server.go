@@ -22,6 +22,7 @@ import (
 	"tuttid/instance"
 	"tuttid/rest"
 	"tuttid/session"
+	"tuttid/sessioncode"
 	"tuttid/store"
 )
 
@@ -60,6 +61,10 @@ type Config struct {
 	// (default instance.DefaultID(Addr)); AdvertiseURL is where the others
 	// reach it (default instance.DefaultAdvertiseURL(Addr)).
 	InstanceID, AdvertiseURL string
+	// DataDir holds the worktrees of WORKTREE forks (--data-dir); empty:
+	// the database file's directory, or the user's data directory with
+	// PostgreSQL.
+	DataDir string
 	// CrashAt names a crash point (fork.Crash*) where the process kills
 	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
 	CrashAt string
@@ -77,6 +82,7 @@ type Server struct {
 	// instance per database).
 	Instances *instance.Registry
 	forward   *forward.Forwarder
+	Code      *sessioncode.Service
 
 	log     *slog.Logger
 	noAuth  bool
@@ -144,10 +150,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.Runtime, s.closeRT = rt, rt.Close
 	}
 	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
+	dataDir, err := DataDir(cfg.DataDir, cfg.DBPath)
+	if err != nil {
+		st.Close()
+		s.closeRT()
+		return nil, err
+	}
+	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Logger: log})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log,
-		InstanceID: id})
+		InstanceID: id, Worktrees: s.Code})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
-		Crash: crashAt(cfg.CrashAt), InstanceID: id})
+		Crash: crashAt(cfg.CrashAt), InstanceID: id, Code: s.Code})
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {
 		s.closeRT()

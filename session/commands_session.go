@@ -230,7 +230,7 @@ func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID 
 
 // Delete removes a session, its messages, turns and lineage rows, and
 // archives its provider thread. A running turn is interrupted first.
-func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (string, error) {
+func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string, opts ...DeleteOptions) (string, error) {
 	a, err := s.mustSession(ctx, workspaceID, sessionID)
 	if err != nil {
 		return "", err
@@ -242,12 +242,17 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string) (st
 	if err != nil {
 		return "", apperr.Storage(err, "read the session's turns")
 	}
+	code, err := s.prepareDelete(ctx, []string{a.ID}, opts)
+	if err != nil {
+		return "", err
+	}
 	for _, t := range running {
 		s.interruptBeforeDelete(ctx, a, t.TurnID)
 	}
 	if err := s.store.Client.AgentSession.DeleteOneID(a.ID).Exec(ctx); err != nil {
 		return "", apperr.Storage(err, "delete the session")
 	}
+	s.finishDelete(ctx, code)
 	s.deleted(ctx, a)
 	return a.ID, nil
 }

@@ -85,6 +85,17 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 	if err != nil {
 		return nil, apperr.Storage(err, "update the session")
 	}
+	if in.Archived != nil {
+		var flipped []string
+		for _, c := range changed {
+			if c.Archived != *in.Archived { // as read before the update
+				flipped = append(flipped, c.ID)
+			}
+		}
+		if err := s.archivedWorktrees(ctx, flipped, *in.Archived); err != nil {
+			s.log.WarnContext(ctx, "restore: a worktree was not made again", "session", a.ID, "err", err)
+		}
+	}
 	// Events carry each session as committed.
 	for _, c := range changed {
 		if in.Title != nil && c.ID == a.ID {
@@ -107,7 +118,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 // transitively, in one transaction, and archives their provider threads.
 // Running turns are interrupted first. SESSION_DELETED is published for
 // each, descendants before their ancestors. It returns the session's id.
-func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID string) (string, error) {
+func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID string, opts ...DeleteOptions) (string, error) {
 	a, err := s.mustSession(ctx, workspaceID, sessionID)
 	if err != nil {
 		return "", err
@@ -126,6 +137,10 @@ func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID stri
 	slices.Sort(ids)
 	for _, id := range ids {
 		defer s.LockSession(id)()
+	}
+	code, err := s.prepareDelete(ctx, ids, opts)
+	if err != nil {
+		return "", err
 	}
 
 	running, err := c.Turn.Query().Where(turn.StatusEQ(turn.StatusIN_PROGRESS),
@@ -152,6 +167,7 @@ func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID stri
 	if err != nil {
 		return "", apperr.Storage(err, "delete the sessions")
 	}
+	s.finishDelete(ctx, code)
 	slices.Reverse(nodes)
 	for _, n := range nodes {
 		s.deleted(ctx, n.Session)

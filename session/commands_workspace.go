@@ -11,7 +11,7 @@ import (
 
 // CreateWorkspace creates a workspace rooted at an existing directory,
 // stored with symlinks resolved.
-func (s *Service) CreateWorkspace(ctx context.Context, name, rootPath string) (*ent.Workspace, error) {
+func (s *Service) CreateWorkspace(ctx context.Context, name, rootPath string, opts ...WorkspaceSettings) (*ent.Workspace, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, apperr.New(apperr.InvalidInput, "name is required")
@@ -23,8 +23,16 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, rootPath string) (*
 	if err != nil {
 		return nil, err
 	}
+	setup := ""
+	for _, o := range opts {
+		if o.WorktreeSetup != nil {
+			if setup, err = checkWorktreeSetup(*o.WorktreeSetup); err != nil {
+				return nil, err
+			}
+		}
+	}
 	w, err := s.store.Client.Workspace.Create().
-		SetID(s.newID()).SetName(name).SetRootPath(rootPath).
+		SetID(s.newID()).SetName(name).SetRootPath(rootPath).SetWorktreeSetup(setup).
 		SetCreatedAt(s.now()).SetUpdatedAt(s.now()).
 		Save(ctx)
 	if err != nil {

@@ -101,7 +101,14 @@ func (s *Service) SessionCwd(ctx context.Context, a *ent.AgentSession) (string, 
 	if err != nil {
 		return "", apperr.Storage(err, "read the session's workspace")
 	}
-	return CheckCwd(w.RootPath, a.Cwd)
+	root, err := s.worktreeRoot(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	if root == "" {
+		root = w.RootPath
+	}
+	return CheckCwd(root, a.Cwd)
 }
 
 // inside says whether the real path p is the real root or below it.

@@ -49,6 +49,9 @@ type Service struct {
 	instanceID string
 	guards     keylock.Locks
 	lanes      lanes // ingestion's per-thread lanes (ingest_lanes.go)
+	// worktrees archives, restores and removes WORKTREE sessions'
+	// worktrees (code_lifecycle.go); nil: none.
+	worktrees Worktrees
 }
 
 // Config wires a Service.
@@ -65,12 +68,15 @@ type Config struct {
 	// InstanceID is this tuttid instance (package instance): it owns the
 	// sessions it starts, and Reconcile touches only those.
 	InstanceID string
+	// Worktrees is the code side of archive, restore and delete
+	// (*sessioncode.Service); nil when sessions have no code side.
+	Worktrees Worktrees
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
-		instanceID: cfg.InstanceID}
+		instanceID: cfg.InstanceID, worktrees: cfg.Worktrees}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -21,6 +21,9 @@ type Service struct {
 	dataDir string
 	log     *slog.Logger
 	now     func() time.Time
+	// setup: the worktree setup's time bound and the port bases in use
+	// (setup.go).
+	setup setupState
 }
 
 // Config wires a Service.
@@ -31,8 +34,10 @@ type Config struct {
 	// DataDir holds the worktrees tuttid makes:
 	// <DataDir>/worktrees/<workspaceId>/<childSessionId>.
 	DataDir string
-	Logger  *slog.Logger
-	Now     func() time.Time
+	// SetupTimeout bounds a workspace's worktreeSetup (default 10 minutes).
+	SetupTimeout time.Duration
+	Logger       *slog.Logger
+	Now          func() time.Time
 }
 
 // New returns a Service for cfg.
@@ -44,6 +49,7 @@ func New(cfg Config) *Service {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.setup.timeout = cfg.SetupTimeout
 	if s.now == nil {
 		s.now = time.Now
 	}

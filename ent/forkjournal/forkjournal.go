@@ -32,6 +32,8 @@ const (
 	FieldCwd = "cwd"
 	// FieldLastTurnID holds the string denoting the last_turn_id field in the database.
 	FieldLastTurnID = "last_turn_id"
+	// FieldWorktreePath holds the string denoting the worktree_path field in the database.
+	FieldWorktreePath = "worktree_path"
 	// FieldState holds the string denoting the state field in the database.
 	FieldState = "state"
 	// FieldChildProviderSessionID holds the string denoting the child_provider_session_id field in the database.
@@ -60,6 +62,7 @@ var Columns = []string{
 	FieldProvider,
 	FieldCwd,
 	FieldLastTurnID,
+	FieldWorktreePath,
 	FieldState,
 	FieldChildProviderSessionID,
 	FieldError,
@@ -95,6 +98,8 @@ var (
 	DefaultCwd string
 	// DefaultLastTurnID holds the default value on creation for the "last_turn_id" field.
 	DefaultLastTurnID string
+	// DefaultWorktreePath holds the default value on creation for the "worktree_path" field.
+	DefaultWorktreePath string
 	// DefaultChildProviderSessionID holds the default value on creation for the "child_provider_session_id" field.
 	DefaultChildProviderSessionID string
 	// DefaultError holds the default value on creation for the "error" field.
@@ -188,6 +193,11 @@ func ByCwd(opts ...sql.OrderTermOption) OrderOption {
 // ByLastTurnID orders the results by the last_turn_id field.
 func ByLastTurnID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLastTurnID, opts...).ToFunc()
+}
+
+// ByWorktreePath orders the results by the worktree_path field.
+func ByWorktreePath(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWorktreePath, opts...).ToFunc()
 }
 
 // ByState orders the results by the state field.

@@ -99,6 +99,11 @@ func LastTurnID(v string) predicate.ForkJournal {
 	return predicate.ForkJournal(sql.FieldEQ(FieldLastTurnID, v))
 }
 
+// WorktreePath applies equality check predicate on the "worktree_path" field. It's identical to WorktreePathEQ.
+func WorktreePath(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldEQ(FieldWorktreePath, v))
+}
+
 // ChildProviderSessionID applies equality check predicate on the "child_provider_session_id" field. It's identical to ChildProviderSessionIDEQ.
 func ChildProviderSessionID(v string) predicate.ForkJournal {
 	return predicate.ForkJournal(sql.FieldEQ(FieldChildProviderSessionID, v))
@@ -707,6 +712,71 @@ func LastTurnIDEqualFold(v string) predicate.ForkJournal {
 // LastTurnIDContainsFold applies the ContainsFold predicate on the "last_turn_id" field.
 func LastTurnIDContainsFold(v string) predicate.ForkJournal {
 	return predicate.ForkJournal(sql.FieldContainsFold(FieldLastTurnID, v))
+}
+
+// WorktreePathEQ applies the EQ predicate on the "worktree_path" field.
+func WorktreePathEQ(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldEQ(FieldWorktreePath, v))
+}
+
+// WorktreePathNEQ applies the NEQ predicate on the "worktree_path" field.
+func WorktreePathNEQ(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldNEQ(FieldWorktreePath, v))
+}
+
+// WorktreePathIn applies the In predicate on the "worktree_path" field.
+func WorktreePathIn(vs ...string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldIn(FieldWorktreePath, vs...))
+}
+
+// WorktreePathNotIn applies the NotIn predicate on the "worktree_path" field.
+func WorktreePathNotIn(vs ...string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldNotIn(FieldWorktreePath, vs...))
+}
+
+// WorktreePathGT applies the GT predicate on the "worktree_path" field.
+func WorktreePathGT(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldGT(FieldWorktreePath, v))
+}
+
+// WorktreePathGTE applies the GTE predicate on the "worktree_path" field.
+func WorktreePathGTE(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldGTE(FieldWorktreePath, v))
+}
+
+// WorktreePathLT applies the LT predicate on the "worktree_path" field.
+func WorktreePathLT(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldLT(FieldWorktreePath, v))
+}
+
+// WorktreePathLTE applies the LTE predicate on the "worktree_path" field.
+func WorktreePathLTE(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldLTE(FieldWorktreePath, v))
+}
+
+// WorktreePathContains applies the Contains predicate on the "worktree_path" field.
+func WorktreePathContains(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldContains(FieldWorktreePath, v))
+}
+
+// WorktreePathHasPrefix applies the HasPrefix predicate on the "worktree_path" field.
+func WorktreePathHasPrefix(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldHasPrefix(FieldWorktreePath, v))
+}
+
+// WorktreePathHasSuffix applies the HasSuffix predicate on the "worktree_path" field.
+func WorktreePathHasSuffix(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldHasSuffix(FieldWorktreePath, v))
+}
+
+// WorktreePathEqualFold applies the EqualFold predicate on the "worktree_path" field.
+func WorktreePathEqualFold(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldEqualFold(FieldWorktreePath, v))
+}
+
+// WorktreePathContainsFold applies the ContainsFold predicate on the "worktree_path" field.
+func WorktreePathContainsFold(v string) predicate.ForkJournal {
+	return predicate.ForkJournal(sql.FieldContainsFold(FieldWorktreePath, v))
 }
 
 // StateEQ applies the EQ predicate on the "state" field.

@@ -116,6 +116,7 @@ var (
 		{Name: "provider", Type: field.TypeString, Default: ""},
 		{Name: "cwd", Type: field.TypeString, Default: ""},
 		{Name: "last_turn_id", Type: field.TypeString, Default: ""},
+		{Name: "worktree_path", Type: field.TypeString, Default: ""},
 		{Name: "state", Type: field.TypeEnum, Enums: []string{"pending", "forked", "done", "failed", "orphaned", "archived"}, Default: "pending"},
 		{Name: "child_provider_session_id", Type: field.TypeString, Default: ""},
 		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
@@ -137,7 +138,7 @@ var (
 			{
 				Name:    "forkjournal_state",
 				Unique:  false,
-				Columns: []*schema.Column{WorkspaceAgentForkJournalColumns[10]},
+				Columns: []*schema.Column{WorkspaceAgentForkJournalColumns[11]},
 			},
 		},
 	}

@@ -34,6 +34,10 @@ func (ForkJournal) Fields() []ent.Field {
 		field.String("provider").Default(""),
 		field.String("cwd").Default(""),
 		field.String("last_turn_id").Default(""),
+		// worktree_path: the worktree a WORKTREE fork makes for its child,
+		// recorded before it is made, so that a crash leaves a directory
+		// tuttid can find and remove (tuttid orphans, Reconcile).
+		field.String("worktree_path").Default(""),
 		// pending: recorded, the provider not yet answered; forked: the
 		// provider answered with child_provider_session_id, not yet stored;
 		// done: the child is stored (same transaction); failed: the provider

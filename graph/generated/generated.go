@@ -465,6 +465,7 @@ type TurnResolver interface {
 }
 type WorkspaceResolver interface {
 	Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) (*model.AgentSessionConnection, error)
+	WorktreeSetup(ctx context.Context, obj *ent.Workspace) (*string, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -9997,18 +9998,18 @@ func (ec *executionContext) _Workspace_worktreeSetup(ctx context.Context, field 
 			return ec.fieldContext_Workspace_worktreeSetup(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.WorktreeSetup, nil
+			return ec.Resolvers.Workspace().WorktreeSetup(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Workspace_worktreeSetup(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Workspace", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Workspace", field, true, true, "String")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -14037,10 +14038,11 @@ func (ec *executionContext) _Workspace(ctx context.Context, sel ast.SelectionSet
 					return ec._Workspace_sessions(ctx, field, obj)
 				})
 		case "worktreeSetup":
-			out.Values[i] = ec._Workspace_worktreeSetup(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Workspace_worktreeSetup(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

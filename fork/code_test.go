@@ -1,0 +1,147 @@
+package fork_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tuttid/agent"
+	"tuttid/agent/agenttest"
+	"tuttid/apperr"
+	"tuttid/ent/forkjournal"
+	"tuttid/ent/sessioncode"
+	"tuttid/fork"
+	"tuttid/session"
+	sc "tuttid/sessioncode"
+	"tuttid/store/storetest"
+)
+
+// codeEnv is an env whose parent works in a git repository and whose
+// fork service has the code side.
+func codeEnv(t *testing.T) (*env, string, string) {
+	t.Helper()
+	e := newEnv(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(root, "repo")
+	if err := os.Mkdir(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}} {
+		runGit(t, repo, args...)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, repo, "add", ".")
+	runGit(t, repo, "commit", "-q", "-m", "first")
+	dataDir := filepath.Join(root, "data")
+	code := sc.New(sc.Config{Store: e.st.Store, DataDir: dataDir, Logger: e.logger})
+	e.sess = session.New(session.Config{Store: e.st.Store, Runtime: e.rt, Publisher: e.pub, Logger: e.logger, Worktrees: code})
+	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Runtime: e.rt, Logger: e.logger, Code: code})
+	e.st.Workspace(storetest.Workspace{ID: "ws-code", RootPath: repo})
+	p := defaultParent()
+	p.ID, p.Workspace, p.Cwd, p.Thread = "parent-code", "ws-code", repo, "thread-parent-code"
+	e.st.Session(p)
+	return e, repo, dataDir
+}
+
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func worktreeInput(req string) fork.Input {
+	return fork.Input{WorkspaceID: "ws-code", ParentSessionID: "parent-code", RequestID: req, ChildSessionID: "child-" + req,
+		Code: &fork.CodeInput{Worktree: true, Branch: "b/" + req}}
+}
+
+// TestWorktreeForkUndoneOnFailure: a provider failure or a store failure
+// after the worktree was made leaves no worktree, no branch, no ref and no
+// code row; the journal recorded the path it removed.
+func TestWorktreeForkUndoneOnFailure(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		prepare func(e *env)
+		want    apperr.Code
+	}{
+		{"provider fails", func(e *env) {
+			e.rt.ScriptForks(agenttest.ForkAnswer{Err: fmt.Errorf("thread/fork: %w", agent.ErrProviderFailed)})
+		}, apperr.ForkProviderFailed},
+		{"store fails", func(e *env) {
+			if _, err := e.st.DB.ExecContext(e.ctx, `CREATE TRIGGER fail_code BEFORE INSERT ON workspace_agent_session_code
+				BEGIN SELECT RAISE(ABORT, 'injected'); END;`); err != nil {
+				t.Fatal(err)
+			}
+		}, apperr.ForkPersistenceFailed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if storetest.OnPostgres() && c.name == "store fails" {
+				t.Skip("SQLite trigger")
+			}
+			e, repo, dataDir := codeEnv(t)
+			c.prepare(e)
+			in := worktreeInput("r1")
+			e.forkErr(in, c.want)
+			path := filepath.Join(dataDir, "worktrees", "ws-code", in.ChildSessionID)
+			if _, err := os.Stat(path); !os.IsNotExist(err) {
+				t.Errorf("worktree left at %s: %v", path, err)
+			}
+			if got := runGit(t, repo, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
+				t.Errorf("git worktrees: %s", got)
+			}
+			if got := runGit(t, repo, "branch", "--list", "b/r1"); got != "" {
+				t.Errorf("branch left: %s", got)
+			}
+			if got := runGit(t, repo, "for-each-ref", "refs/tuttid/"); got != "" {
+				t.Errorf("refs left: %s", got)
+			}
+			if n := e.st.Client.SessionCode.Query().CountX(e.ctx); n != 0 {
+				t.Errorf("%d code rows", n)
+			}
+			j := e.st.Client.ForkJournal.Query().Where(forkjournal.RequestID("r1")).OnlyX(e.ctx)
+			if j.WorktreePath != path {
+				t.Errorf("journal worktree %q, want %q", j.WorktreePath, path)
+			}
+		})
+	}
+}
+
+// TestWorktreeForkGivesCodexTheWorktree: thread/fork gets the worktree
+// (plus the parent's cwd below its repository) as its cwd, and the child's
+// row records the worktree and its base.
+func TestWorktreeForkGivesCodexTheWorktree(t *testing.T) {
+	t.Parallel()
+	e, _, dataDir := codeEnv(t)
+	res := e.mustFork(worktreeInput("r2"))
+	want := filepath.Join(dataDir, "worktrees", "ws-code", "child-r2")
+	ins := e.rt.ForkInputs()
+	if len(ins) != 1 || ins[0].Cwd != want {
+		t.Fatalf("thread/fork cwd = %+v, want %s", ins, want)
+	}
+	if res.Session.Cwd != want {
+		t.Errorf("child cwd %q, want %q", res.Session.Cwd, want)
+	}
+	row := e.st.Client.SessionCode.Query().Where(sessioncode.AgentSessionID(res.Session.ID)).OnlyX(e.ctx)
+	if row.Mode != sessioncode.ModeWORKTREE || row.WorktreePath != want || !row.WorktreePresent ||
+		row.Branch != "b/r2" || row.BaseCommit == "" || row.StartCommit != row.BaseCommit {
+		t.Errorf("code row %+v", row)
+	}
+	// A different branch under the same requestId is another request.
+	in := worktreeInput("r2")
+	in.Code.Branch = "other"
+	e.forkErr(in, apperr.ForkRequestConflict)
+}

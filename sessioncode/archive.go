@@ -1,0 +1,263 @@
+package sessioncode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"tuttid/apperr"
+	"tuttid/codebranch"
+	"tuttid/ent"
+	"tuttid/ent/sessioncode"
+)
+
+// Archive, restore and delete of WORKTREE sessions (the contract's
+// "Archive, restore, delete: nothing lost"): archiving records the files
+// as a checkpoint and removes the worktree; restoring makes it again at
+// the same path from that checkpoint; deleting refuses files with changes
+// never applied unless told to discard them, then removes the worktree and
+// the session's refs/tuttid/ refs, never a branch.
+
+// worktreeRows are the WORKTREE rows of the given sessions.
+func (s *Service) worktreeRows(ctx context.Context, ids []string) ([]*ent.SessionCode, error) {
+	rows, err := s.store.Client.SessionCode.Query().
+		Where(sessioncode.AgentSessionIDIn(ids...), sessioncode.ModeEQ(sessioncode.ModeWORKTREE), sessioncode.WorktreePathNEQ("")).
+		Order(ent.Asc(sessioncode.FieldAgentSessionID)).All(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the sessions' code")
+	}
+	return rows, nil
+}
+
+// repoOf opens the repository a row's worktree belongs to: from its common
+// directory, which outlives the worktree.
+func (s *Service) repoOf(ctx context.Context, c *ent.SessionCode) (*codebranch.Repo, error) {
+	dir := c.RepositoryRoot
+	if c.Mode == sessioncode.ModeWORKTREE {
+		dir = strings.TrimSuffix(c.CommonDir, "/.git")
+	}
+	r, err := s.git.Open(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("open the repository of %s: %w", c.WorktreePath, err)
+	}
+	return r, nil
+}
+
+// ArchiveWorktrees archives the worktrees of the given sessions that have
+// one: a checkpoint of its files (ref .../archive), recorded in the row,
+// then the worktree removed. A worktree whose files a checkpoint cannot
+// hold whole (untracked files over the size bound) is kept: nothing is
+// lost. Failures are logged per session; the sessions stay archived.
+func (s *Service) ArchiveWorktrees(ctx context.Context, ids []string) {
+	rows, err := s.worktreeRows(ctx, ids)
+	if err != nil {
+		s.log.ErrorContext(ctx, "archive: the sessions' worktrees not read; they are kept", "err", err)
+		return
+	}
+	for _, c := range rows {
+		if !c.WorktreePresent {
+			continue
+		}
+		if err := s.archiveOne(ctx, c); err != nil {
+			s.log.WarnContext(ctx, "archive: worktree kept", "session", c.AgentSessionID, "worktree", c.WorktreePath, "err", err)
+		}
+	}
+}
+
+func (s *Service) archiveOne(ctx context.Context, c *ent.SessionCode) error {
+	if _, err := os.Stat(c.WorktreePath); err != nil {
+		return fmt.Errorf("the worktree is missing (deleted outside tuttid?): %w", err)
+	}
+	wt, err := s.git.Open(ctx, c.WorktreePath)
+	if err != nil {
+		return err
+	}
+	cp, err := wt.Checkpoint(ctx, codebranch.CheckpointOptions{Ref: codebranch.SessionRef(c.AgentSessionID, "archive"), Time: s.now()})
+	if err != nil {
+		return err
+	}
+	if len(cp.Skipped) > 0 {
+		return fmt.Errorf("untracked files too large for a checkpoint would be lost: %s", strings.Join(cp.Skipped, ", "))
+	}
+	branch, err := wt.Branch(ctx)
+	if err != nil {
+		return err
+	}
+	// Recorded before the removal: a crash between leaves a directory
+	// restore replaces from this checkpoint, never a worktree with no
+	// record of its files.
+	if err := s.store.Client.SessionCode.UpdateOneID(c.ID).SetArchiveCommit(cp.Commit).SetBranch(branch).
+		SetWorktreePresent(false).SetUpdatedAt(s.now()).Exec(ctx); err != nil {
+		return apperr.Storage(err, "record the archived worktree")
+	}
+	repo, err := s.repoOf(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := repo.RemoveWorktree(ctx, c.WorktreePath, codebranch.RemoveOptions{}); err != nil {
+		return err
+	}
+	s.log.InfoContext(ctx, "archive: worktree removed; its files are kept as a checkpoint",
+		"session", c.AgentSessionID, "worktree", c.WorktreePath, "commit", cp.Commit)
+	return nil
+}
+
+// RestoreWorktrees makes again, at the same path, the worktrees archiving
+// removed, from their archive checkpoints, on their branch if it still
+// exists. It returns the first failure; the others are tried.
+func (s *Service) RestoreWorktrees(ctx context.Context, ids []string) error {
+	rows, err := s.worktreeRows(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var first error
+	for _, c := range rows {
+		if c.WorktreePresent || c.ArchiveCommit == "" {
+			continue
+		}
+		if err := s.restoreOne(ctx, c); err != nil {
+			s.log.WarnContext(ctx, "restore: worktree not made again", "session", c.AgentSessionID, "worktree", c.WorktreePath, "err", err)
+			if first == nil {
+				first = apperr.Wrap(err, apperr.Internal, "session %q's worktree could not be made again at %s; its files are kept as commit %s",
+					c.AgentSessionID, c.WorktreePath, c.ArchiveCommit)
+			}
+		}
+	}
+	return first
+}
+
+func (s *Service) restoreOne(ctx context.Context, c *ent.SessionCode) error {
+	repo, err := s.repoOf(ctx, c)
+	if err != nil {
+		return err
+	}
+	if !s.ownsPath(c.WorktreePath) {
+		return fmt.Errorf("%s is not under tuttid's worktrees directory", c.WorktreePath)
+	}
+	// A crash after the archive was recorded may have left the directory:
+	// its files are the archive checkpoint's, which restore writes again.
+	if _, err := os.Lstat(c.WorktreePath); err == nil {
+		if err := repo.RemoveWorktree(ctx, c.WorktreePath, codebranch.RemoveOptions{UnchangedFrom: c.ArchiveCommit}); err != nil {
+			return err
+		}
+	}
+	opts := codebranch.WorktreeOptions{Checkpoint: c.ArchiveCommit, Path: c.WorktreePath, Branch: c.Branch, CopyIncluded: true}
+	wt, err := repo.CreateWorktree(ctx, opts)
+	if errors.Is(err, codebranch.ErrInvalidBranch) || (err != nil && c.Branch != "" && strings.Contains(err.Error(), "already")) {
+		// The branch is gone or checked out elsewhere: the files still come
+		// back, on a detached HEAD.
+		opts.Branch = ""
+		wt, err = repo.CreateWorktree(ctx, opts)
+	}
+	if err != nil {
+		return err
+	}
+	return s.store.Client.SessionCode.UpdateOneID(c.ID).SetWorktreePresent(true).SetBranch(wt.Branch).
+		SetUpdatedAt(s.now()).Exec(ctx)
+}
+
+// Deletion is what deleting sessions must do to their code once the
+// sessions are gone.
+type Deletion struct {
+	rows []*ent.SessionCode
+}
+
+// PrepareDelete checks that the given sessions may be deleted: a WORKTREE
+// session whose files hold changes never applied back (against its base,
+// or what the last apply brought back) is refused with
+// agent.session_has_changes naming the files, unless discard. It returns
+// what to remove after the delete.
+func (s *Service) PrepareDelete(ctx context.Context, ids []string, discard bool) (*Deletion, error) {
+	rows, err := s.store.Client.SessionCode.Query().Where(sessioncode.AgentSessionIDIn(ids...)).All(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the sessions' code")
+	}
+	d := &Deletion{rows: rows}
+	if discard {
+		return d, nil
+	}
+	for _, c := range rows {
+		if c.Mode != sessioncode.ModeWORKTREE || c.WorktreePath == "" {
+			continue
+		}
+		paths, err := s.unapplied(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if len(paths) > 0 {
+			return nil, apperr.New(apperr.SessionHasChanges,
+				"session %q's worktree holds changes never applied back: %s; apply them (applySessionChanges) or delete with discardChanges: true",
+				c.AgentSessionID, (&codebranch.ChangesError{Paths: paths}).Error())
+		}
+	}
+	return d, nil
+}
+
+// unapplied lists the files of a worktree that differ from what was
+// applied back last (or from its base).
+func (s *Service) unapplied(ctx context.Context, c *ent.SessionCode) ([]string, error) {
+	from := c.AppliedCommit
+	if from == "" {
+		from = c.BaseCommit
+	}
+	var d codebranch.Diff
+	if c.WorktreePresent {
+		if _, err := os.Stat(c.WorktreePath); err != nil {
+			// Deleted by hand: its files are gone already; nothing tuttid
+			// holds is lost by deleting the session.
+			return nil, nil
+		}
+		wt, err := s.git.Open(ctx, c.WorktreePath)
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.Internal, "read session %q's worktree", c.AgentSessionID)
+		}
+		if d, err = wt.Changes(ctx, from); err != nil {
+			return nil, apperr.Wrap(err, apperr.Internal, "read session %q's changes", c.AgentSessionID)
+		}
+	} else if c.ArchiveCommit != "" {
+		repo, err := s.repoOf(ctx, c)
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.Internal, "read session %q's repository", c.AgentSessionID)
+		}
+		if d, err = repo.Diff(ctx, from, c.ArchiveCommit); err != nil {
+			return nil, apperr.Wrap(err, apperr.Internal, "read session %q's changes", c.AgentSessionID)
+		}
+	}
+	paths := make([]string, len(d.Files))
+	for i, f := range d.Files {
+		paths[i] = f.Path
+	}
+	return paths, nil
+}
+
+// Finish removes, after the sessions' delete committed, their worktrees
+// (only a path tuttid made and recorded) and their refs/tuttid/ refs.
+// Branches stay. Failures are logged: tuttid orphans lists a worktree
+// left.
+func (s *Service) Finish(ctx context.Context, d *Deletion) {
+	if d == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	for _, c := range d.rows {
+		repo, err := s.repoOf(ctx, c)
+		if err != nil {
+			s.log.WarnContext(ctx, "delete: the session's repository not opened; its refs and worktree are left",
+				"session", c.AgentSessionID, "err", err)
+			continue
+		}
+		if c.Mode == sessioncode.ModeWORKTREE && c.WorktreePath != "" && s.ownsPath(c.WorktreePath) {
+			if err := repo.RemoveWorktree(ctx, c.WorktreePath, codebranch.RemoveOptions{}); err != nil &&
+				!errors.Is(err, codebranch.ErrNotAWorktree) {
+				s.log.WarnContext(ctx, "delete: worktree not removed", "session", c.AgentSessionID, "worktree", c.WorktreePath, "err", err)
+			} else if err != nil {
+				// Not a worktree git knows: a directory tuttid recorded
+				// that git lost; only then removed as a plain directory.
+				_ = os.RemoveAll(c.WorktreePath)
+			}
+		}
+		s.dropRefs(ctx, repo, c.AgentSessionID)
+	}
+}
