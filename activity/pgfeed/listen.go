@@ -1,0 +1,68 @@
+package pgfeed
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// channel is the NOTIFY channel; a payload is "workspace seq".
+const channel = "tuttid_activity"
+
+// listen keeps a LISTEN connection open until ctx ends: at each
+// (re)connection it catches up every started workspace from the table
+// (notifications sent while it was away are lost, the rows are not), then
+// brings a workspace up to date at each notification.
+func (f *Feed) listen(ctx context.Context) {
+	backoff := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		err := f.listenOnce(ctx, func() { backoff = 50 * time.Millisecond })
+		if ctx.Err() != nil {
+			return
+		}
+		f.log.WarnContext(ctx, "activity: LISTEN connection lost; reconnecting", "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// listenOnce runs one LISTEN connection until it fails; connected is
+// called once it listens and has caught up.
+func (f *Feed) listenOnce(ctx context.Context, connected func()) error {
+	conn, err := pgx.Connect(ctx, f.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
+		return err
+	}
+	for _, ws := range f.started() {
+		if err := f.advance(ctx, ws, 1<<62, nil); err != nil {
+			return err
+		}
+	}
+	connected()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		ws, seqText, ok := strings.Cut(n.Payload, " ")
+		seq, err := strconv.ParseInt(seqText, 10, 64)
+		if !ok || err != nil {
+			f.log.WarnContext(ctx, "activity: notification not understood", "payload", n.Payload)
+			continue
+		}
+		if err := f.advance(ctx, ws, seq, nil); err != nil {
+			return err
+		}
+	}
+}
