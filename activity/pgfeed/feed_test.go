@@ -1,0 +1,175 @@
+package pgfeed
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"tuttid/activity"
+	"tuttid/store/pgtest"
+)
+
+// Publishers on two instances at once: the subscribers of both get every
+// event, numbered without gap, in the same order, and each publisher's
+// events in the order it published them.
+func TestOneOrderAcrossInstances(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	opts := activity.Options{Buffer: 1 << 14}
+	a, b := instance(t, url, opts, 0), instance(t, url, opts, 0)
+	ctx := t.Context()
+	onA, firstA := sub(t, ctx, a, activity.Filter{WorkspaceID: "w"})
+	onB, firstB := sub(t, ctx, b, activity.Filter{WorkspaceID: "w"})
+	if firstA != firstB {
+		t.Fatalf("Subscribed seq %d on A, %d on B: want one sequence", firstA, firstB)
+	}
+	const publishers, each = 3, 150
+	var wg sync.WaitGroup
+	for _, f := range []*Feed{a, b} {
+		for p := range publishers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				name := fmt.Sprintf("%p/%d", f, p)
+				for i := range each {
+					f.Publish(ctx, delta("w", name+" "+strconv.Itoa(i)))
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	total := 2 * publishers * each
+	gotA, errA := collect(onA, total)
+	gotB, errB := collect(onB, total)
+	if err := errors.Join(errA, errB); err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]activity.Event{"A": gotA, "B": gotB} {
+		if err := contiguous(got, firstA+1); err != nil {
+			t.Errorf("on %s: %v", name, err)
+		}
+		last := map[string]int{}
+		for _, e := range got {
+			pub, i, _ := strings.Cut(e.Delta, " ")
+			n, _ := strconv.Atoi(i)
+			if prev, ok := last[pub]; ok && n != prev+1 {
+				t.Errorf("on %s: publisher %s's event %d after its %d", name, pub, n, prev)
+			}
+			last[pub] = n
+		}
+	}
+	if !slices.EqualFunc(gotA, gotB, func(x, y activity.Event) bool { return x.Seq == y.Seq && x.Delta == y.Delta }) {
+		t.Error("A and B received different sequences")
+	}
+}
+
+// afterSeq resumes on the other instance: right after the event was made
+// (before the notification reached it), from further back within the
+// window, and too far back is activity.resync_required.
+func TestResumeOnOtherInstance(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	opts := activity.Options{Window: 16}
+	a, b := instance(t, url, opts, 16), instance(t, url, opts, 16)
+	ctx := t.Context()
+	onA, first := sub(t, ctx, a, activity.Filter{WorkspaceID: "w"})
+	for i := range 10 {
+		a.Publish(ctx, delta("w", strconv.Itoa(i)))
+	}
+	got, err := collect(onA, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, after := range []int64{got[9].Seq, got[4].Seq, first} {
+		ch, subscribed := sub(t, ctx, b, activity.Filter{WorkspaceID: "w", AfterSeq: &after})
+		if subscribed != after {
+			t.Errorf("Subscribed seq %d, want %d", subscribed, after)
+		}
+		replayed, err := collect(ch, int(got[9].Seq-after))
+		if err != nil {
+			t.Fatalf("resume after %d: %v", after, err)
+		}
+		if err := contiguous(replayed, after+1); err != nil {
+			t.Errorf("resume after %d: %v", after, err)
+		}
+	}
+	for i := range 40 {
+		a.Publish(ctx, delta("w", strconv.Itoa(i)))
+	}
+	if _, err := collect(onA, 40); err != nil {
+		t.Fatal(err)
+	}
+	old := got[0].Seq
+	_, err = b.Subscribe(ctx, activity.Filter{WorkspaceID: "w", AfterSeq: &old})
+	var re *activity.ResyncError
+	if !errors.As(err, &re) || re.Reason != activity.ReasonTooOld {
+		t.Errorf("resume after %d, 40 events and a window of 16 ago: %v, want too_old", old, err)
+	}
+}
+
+// The instance that produced the events restarts: B's subscriber misses
+// nothing and sees nothing twice, and a subscriber of the new A resumes
+// from a seq of the old one.
+func TestProducerRestarts(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	a := instance(t, url, activity.Options{}, 0)
+	b := instance(t, url, activity.Options{}, 0)
+	ctx := t.Context()
+	onB, first := sub(t, ctx, b, activity.Filter{WorkspaceID: "w"})
+	for i := range 50 {
+		a.Publish(ctx, delta("w", strconv.Itoa(i)))
+	}
+	a.Close() // writes what it queued
+	before, err := collect(onB, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2 := instance(t, url, activity.Options{}, 0)
+	after := before[24].Seq
+	resumed, _ := sub(t, ctx, a2, activity.Filter{WorkspaceID: "w", AfterSeq: &after})
+	for i := range 50 {
+		a2.Publish(ctx, delta("w", strconv.Itoa(50+i)))
+	}
+	rest, err := collect(onB, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contiguous(append(before, rest...), first+1); err != nil {
+		t.Errorf("on B: %v", err)
+	}
+	got, err := collect(resumed, 75)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contiguous(got, after+1); err != nil {
+		t.Errorf("on the restarted A: %v", err)
+	}
+}
+
+// The table keeps Keep events a workspace (plus up to pruneEvery), by seq.
+func TestPruneKeepsTheWindow(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	a := instance(t, url, activity.Options{Window: 8}, 10)
+	ctx := t.Context()
+	ch, _ := sub(t, ctx, a, activity.Filter{WorkspaceID: "w"})
+	for i := range 300 {
+		a.Publish(ctx, delta("w", strconv.Itoa(i)))
+	}
+	got, err := collect(ch, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, lo, hi int64
+	if err := a.db.QueryRowContext(ctx, `SELECT count(*), min(seq), max(seq) FROM activity_events WHERE workspace_id = 'w'`).Scan(&n, &lo, &hi); err != nil {
+		t.Fatal(err)
+	}
+	if n > 10+pruneEvery || n < 10 || hi != got[299].Seq || hi-lo+1 != n {
+		t.Errorf("table holds %d events (%d..%d), want 10..%d contiguous ending at %d", n, lo, hi, 10+pruneEvery, got[299].Seq)
+	}
+}
