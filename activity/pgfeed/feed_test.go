@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"tuttid/activity"
 	"tuttid/store/pgtest"
@@ -100,8 +101,18 @@ func TestResumeOnOtherInstance(t *testing.T) {
 	for i := range 40 {
 		a.Publish(ctx, delta("w", strconv.Itoa(i)))
 	}
-	if _, err := collect(onA, 40); err != nil {
+	more, err := collect(onA, 40)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// Once B delivered them (before, its window still held got[0]'s
+	// successors and resuming there was right).
+	deadline := time.Now().Add(wait)
+	for seq, _ := b.local.Latest("w"); seq != more[39].Seq; seq, _ = b.local.Latest("w") {
+		if time.Now().After(deadline) {
+			t.Fatalf("B at %d, never reached %d", seq, more[39].Seq)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	old := got[0].Seq
 	_, err = b.Subscribe(ctx, activity.Filter{WorkspaceID: "w", AfterSeq: &old})
