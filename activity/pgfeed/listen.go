@@ -18,12 +18,22 @@ const channel = "tuttid_activity"
 // brings a workspace up to date at each notification.
 func (f *Feed) listen(ctx context.Context) {
 	backoff := 50 * time.Millisecond
+	lost := false // logged once an outage, not at each attempt
 	for ctx.Err() == nil {
-		err := f.listenOnce(ctx, func() { backoff = 50 * time.Millisecond })
+		err := f.listenOnce(ctx, func() {
+			backoff = 50 * time.Millisecond
+			if lost {
+				f.log.InfoContext(ctx, "activity: listening again, caught up")
+				lost = false
+			}
+		})
 		if ctx.Err() != nil {
 			return
 		}
-		f.log.WarnContext(ctx, "activity: LISTEN connection lost; reconnecting", "err", err)
+		if !lost {
+			f.log.WarnContext(ctx, "activity: LISTEN connection lost; reconnecting", "err", err)
+			lost = true
+		}
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():

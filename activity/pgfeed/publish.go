@@ -167,11 +167,20 @@ func (f *Feed) write(ctx context.Context) {
 	}
 }
 
-// retryable reports whether err may go away by itself: anything but a
-// refusal of the statement by a server that answers.
+// retryable reports whether err may go away by itself: anything but the
+// server refusing the statement or its data (SQLSTATE classes 22 data
+// exception, 23 integrity, 42 syntax or access, 54 program limit). A
+// server shutting down (57P01) or a lost connection (08) are retried.
 func retryable(err error) bool {
 	var se interface{ SQLState() string }
-	return !errors.As(err, &se)
+	if !errors.As(err, &se) || len(se.SQLState()) < 2 {
+		return true
+	}
+	switch se.SQLState()[:2] {
+	case "22", "23", "42", "54":
+		return false
+	}
+	return true
 }
 
 // store inserts batch in one transaction (one statement for one event) and
