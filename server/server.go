@@ -61,9 +61,11 @@ type Config struct {
 
 // Server is a running tuttid.
 type Server struct {
-	Store    *store.Store
-	Runtime  agent.Runtime
-	Broker   *activity.Broker
+	Store   *store.Store
+	Runtime agent.Runtime
+	// Broker is the activity feed: the in-process broker on SQLite, the
+	// feed shared by the instances of the database on PostgreSQL.
+	Broker   activity.Feed
 	Sessions *session.Service
 	Forks    *fork.Service
 
@@ -114,7 +116,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		s.Runtime, s.closeRT = rt, rt.Close
 	}
-	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
+	if s.Broker, err = newFeed(ctx, cfg.DBPath, st, log); err != nil {
+		s.closeRT()
+		st.Close()
+		return nil, err
+	}
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt)})
