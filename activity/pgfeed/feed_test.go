@@ -184,3 +184,32 @@ func TestPruneKeepsTheWindow(t *testing.T) {
 		t.Errorf("table holds %d events (%d..%d), want 10..%d contiguous ending at %d", n, lo, hi, 10+pruneEvery, got[299].Seq)
 	}
 }
+
+// A small event reaches B inside its notification, a large one through the
+// table; both arrive whole, in order, with the time A stored.
+func TestLargeAndSmallEventsReachTheOtherInstance(t *testing.T) {
+	t.Parallel()
+	if !strings.Contains(insert, "<= "+strconv.Itoa(inlineMax)+" THEN") {
+		t.Fatalf("insert does not inline up to inlineMax (%d) bytes", inlineMax)
+	}
+	url := pgtest.URL(t)
+	a, b := instance(t, url, activity.Options{}, 0), instance(t, url, activity.Options{}, 0)
+	ctx := t.Context()
+	onA, _ := sub(t, ctx, a, activity.Filter{WorkspaceID: "w"})
+	onB, _ := sub(t, ctx, b, activity.Filter{WorkspaceID: "w"})
+	texts := []string{"small", strings.Repeat("é", inlineMax), "small again \u0000", strings.Repeat("x", inlineMax-100)}
+	for _, text := range texts {
+		a.Publish(ctx, delta("w", text))
+	}
+	gotA, errA := collect(onA, len(texts))
+	gotB, errB := collect(onB, len(texts))
+	if err := errors.Join(errA, errB); err != nil {
+		t.Fatal(err)
+	}
+	for i := range texts {
+		if gotB[i].Delta != texts[i] || gotB[i].Seq != gotA[i].Seq || !gotB[i].At.Equal(gotA[i].At) || gotB[i].ItemID != "m1" {
+			t.Errorf("event %d on B: seq %d at %v %d bytes, want seq %d at %v %d bytes", i,
+				gotB[i].Seq, gotB[i].At, len(gotB[i].Delta), gotA[i].Seq, gotA[i].At, len(texts[i]))
+		}
+	}
+}

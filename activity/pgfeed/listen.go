@@ -2,11 +2,14 @@ package pgfeed
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"tuttid/activity"
 )
 
 // channel is the NOTIFY channel; a payload is "workspace seq".
@@ -65,14 +68,36 @@ func (f *Feed) listenOnce(ctx context.Context, connected func()) error {
 		if err != nil {
 			return err
 		}
-		ws, seqText, ok := strings.Cut(n.Payload, " ")
-		seq, err := strconv.ParseInt(seqText, 10, 64)
-		if !ok || err != nil {
-			f.log.WarnContext(ctx, "activity: notification not understood", "payload", n.Payload)
+		ws, seq, e, err := parse(n.Payload)
+		if err != nil {
+			f.log.WarnContext(ctx, "activity: notification not understood", "err", err)
 			continue
 		}
-		if err := f.advance(ctx, ws, seq, nil); err != nil {
+		if err := f.advance(ctx, ws, seq, e); err != nil {
 			return err
 		}
 	}
+}
+
+// parse reads a notification (see insert): the workspace, the seq, and the
+// event when it came inline (else nil: it is read from the table).
+func parse(payload string) (ws string, seq int64, e *activity.Event, err error) {
+	ws, rest, ok := strings.Cut(payload, " ")
+	seqText, rest, inline := strings.Cut(rest, " ")
+	if seq, err = strconv.ParseInt(seqText, 10, 64); !ok || err != nil {
+		return "", 0, nil, fmt.Errorf("no workspace and seq in %.80q", payload)
+	}
+	if !inline {
+		return ws, seq, nil, nil
+	}
+	atText, body, _ := strings.Cut(rest, " ")
+	micros, err := strconv.ParseInt(atText, 10, 64)
+	if err != nil {
+		return "", 0, nil, fmt.Errorf("no time in the notification of %s %d", ws, seq)
+	}
+	ev, err := decode(seq, time.UnixMicro(micros), []byte(body))
+	if err != nil {
+		return "", 0, nil, err
+	}
+	return ws, seq, &ev, nil
 }

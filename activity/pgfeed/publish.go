@@ -22,10 +22,16 @@ type queued struct {
 // writeBatch bounds the events written in one transaction.
 const writeBatch = 256
 
+// inlineMax bounds the payload a notification carries (PostgreSQL's limit
+// is 8000 bytes): a small event reaches the other instances inside its
+// notification, without a read of the table. insert spells it out.
+const inlineMax = 7000
+
 // insert numbers one event from its workspace's counter, stores it and
-// notifies the listeners (at commit), in one statement. An event already
-// stored (a retry after a commit whose answer was lost) takes no number
-// and returns no row.
+// notifies the listeners (at commit), in one statement. The notification
+// is "workspace seq", then, for a payload of at most inlineMax bytes, " at
+// payload" (at in Unix microseconds). An event already stored (a retry
+// after a commit whose answer was lost) takes no number and returns no row.
 const insert = `
 WITH c AS (
 	INSERT INTO activity_seqs AS c (workspace_id, seq)
@@ -37,7 +43,9 @@ WITH c AS (
 	SELECT $1, seq, $3, clock_timestamp(), $4 FROM c
 	RETURNING seq, at
 )
-SELECT seq, at, pg_notify('` + channel + `', $1 || ' ' || seq)::text FROM e`
+SELECT seq, at, pg_notify('` + channel + `', $1 || ' ' || seq ||
+	CASE WHEN octet_length($4) <= 7000 THEN ' ' || (extract(epoch FROM at) * 1000000)::bigint || ' ' || convert_from($4, 'UTF8') ELSE '' END)::text
+FROM e`
 
 // Publish queues e for the database and returns it with Seq 0: its seq is
 // the database's, known once stored. It never waits for the database, so
