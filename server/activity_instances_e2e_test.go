@@ -3,6 +3,7 @@ package server_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"tuttid/store/pgtest"
 )
@@ -48,4 +49,40 @@ func TestActivityAcrossInstances(t *testing.T) {
 	if !slices.EqualFunc(rest, gotA[len(gotA)/2+1:], same) {
 		t.Errorf("resumed on B:\n%swant:\n%s", lines(rest), lines(gotA[len(gotA)/2+1:]))
 	}
+}
+
+// TestActivityAcrossInstancesPostgresRestart: PostgreSQL restarts between
+// two turns run on A. Requests fail only with storage_unavailable while it
+// is down, both servers recover on their own, and B's subscription, open
+// throughout, gets every event of both turns without gap or duplicate
+// (its LISTEN reconnected and caught up).
+func TestActivityAcrossInstancesPostgresRestart(t *testing.T) {
+	c := pgtest.NewCluster(t)
+	a := startServer(t, harnessOpts{dbPath: c.URL()})
+	b := startServer(t, harnessOpts{dbPath: c.URL()})
+	ws := a.createWorkspace("shared")
+	s := a.startSession(ws, "on A")
+	onB := b.ws(wsProtocols[0]).subscribe(activityQuery, activityVars(ws, "", 0))
+	after := b.awaitLive(onB, ws)
+
+	first := a.send(ws, s.ID, "before the restart")
+	got := mustReadUntil(t, onB, turnDone(s.ID, first))
+
+	c.Restart(t)
+	var turn string
+	a.eventually("a turn started after the restart", 30*time.Second, func() bool {
+		var out struct{ SendMessage struct{ ID string } }
+		errs := a.do(`mutation($in: SendMessageInput!) { sendMessage(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": s.ID, "text": "after the restart"}}, &out)
+		for _, e := range errs {
+			if e.Code() != "storage_unavailable" {
+				t.Fatalf("sendMessage after the restart: %+v, want storage_unavailable or success", errs)
+			}
+		}
+		turn = out.SendMessage.ID
+		return len(errs) == 0
+	})
+	a.waitTurn(ws, s.ID, turn, "COMPLETED")
+	got = append(got, mustReadUntil(t, onB, turnDone(s.ID, turn))...)
+	checkContiguous(t, got, after)
 }
