@@ -17,6 +17,9 @@ type queued struct {
 	e       activity.Event
 	id      string // makes a retried insert idempotent
 	payload []byte
+	// numbered, when set (PublishWait), receives the event as stored, or
+	// with Seq 0 if it was not.
+	numbered chan activity.Event
 }
 
 // writeBatch bounds the events written in one transaction.
@@ -53,6 +56,31 @@ FROM e`
 // the queue's order is the order of the seqs this instance takes. Call it
 // after the store committed the change, as with activity.Broker.
 func (f *Feed) Publish(ctx context.Context, e activity.Event) activity.Event {
+	e, _ = f.enqueue(ctx, e, nil)
+	return e
+}
+
+// PublishWait is Publish, then waits until the event is stored and
+// returns it numbered (tests and tools that need its seq; the services
+// use Publish, which does not wait).
+func (f *Feed) PublishWait(ctx context.Context, e activity.Event) (activity.Event, error) {
+	numbered := make(chan activity.Event, 1)
+	if e, ok := f.enqueue(ctx, e, numbered); !ok {
+		return e, fmt.Errorf("activity: event %s not published", e.Kind)
+	}
+	select {
+	case n := <-numbered:
+		if n.Seq == 0 {
+			return n, fmt.Errorf("activity: event %s not stored", e.Kind)
+		}
+		return n, nil
+	case <-ctx.Done():
+		return e, ctx.Err()
+	}
+}
+
+// enqueue queues e (see Publish) and reports whether it did.
+func (f *Feed) enqueue(ctx context.Context, e activity.Event, numbered chan activity.Event) (activity.Event, bool) {
 	if e.Session != nil {
 		if e.WorkspaceID == "" {
 			e.WorkspaceID = e.Session.WorkspaceID
@@ -64,28 +92,28 @@ func (f *Feed) Publish(ctx context.Context, e activity.Event) activity.Event {
 	e.Seq = 0
 	if e.WorkspaceID == "" || e.Kind == activity.Resync || e.Kind == activity.Subscribed {
 		f.log.ErrorContext(ctx, "activity: event not published: no workspace ID or reserved kind", "kind", e.Kind, "session", e.AgentSessionID)
-		return e
+		return e, false
 	}
 	payload, err := encode(e)
 	if err != nil {
 		f.log.ErrorContext(ctx, "activity: event not published", "kind", e.Kind, "workspace", e.WorkspaceID, "err", err)
-		return e
+		return e, false
 	}
 	f.mu.Lock()
 	switch {
 	case f.closed:
 		f.mu.Unlock()
-		return e
+		return e, false
 	case len(f.queue) >= f.qmax:
 		f.mu.Unlock()
 		f.log.ErrorContext(ctx, "activity: event not published: the database is unreachable and the queue is full",
 			"kind", e.Kind, "workspace", e.WorkspaceID, "queue", f.qmax)
-		return e
+		return e, false
 	}
-	f.queue = append(f.queue, queued{e: e, id: uuid.NewString(), payload: payload})
+	f.queue = append(f.queue, queued{e: e, id: uuid.NewString(), payload: payload, numbered: numbered})
 	f.mu.Unlock()
 	f.signal()
-	return e
+	return e, true
 }
 
 func (f *Feed) signal() {
@@ -150,6 +178,7 @@ func (f *Feed) write(ctx context.Context) {
 				// worth holding the others back for.
 				f.log.ErrorContext(ctx, "activity: events not published: refused by the database", "events", len(batch), "err", err)
 				f.done(len(batch))
+				answer(batch, make([]activity.Event, len(batch)))
 				continue
 			}
 			select {
@@ -166,12 +195,26 @@ func (f *Feed) write(ctx context.Context) {
 		backoff = 50 * time.Millisecond
 		f.done(len(batch))
 		for _, e := range stored {
+			if e.Seq == 0 {
+				continue
+			}
 			if err := f.advance(ctx, e.WorkspaceID, e.Seq, &e); err != nil {
 				// The listener catches up when the database answers again.
 				f.log.WarnContext(ctx, "activity: local delivery deferred", "workspace", e.WorkspaceID, "seq", e.Seq, "err", err)
 			}
 		}
+		answer(batch, stored)
 		f.prune(ctx, stored)
+	}
+}
+
+// answer tells the PublishWait callers of batch what became of their
+// events (stored[i] is batch[i] as stored, Seq 0 if it was not).
+func answer(batch []queued, stored []activity.Event) {
+	for i, q := range batch {
+		if q.numbered != nil {
+			q.numbered <- stored[i]
+		}
 	}
 }
 
@@ -192,15 +235,16 @@ func retryable(err error) bool {
 }
 
 // store inserts batch in one transaction (one statement for one event) and
-// returns the events as numbered. Events found already stored are left out.
+// returns the events as numbered, one for each of batch; one found already
+// stored has Seq 0 (its number is in the table, not known here).
 func (f *Feed) store(ctx context.Context, batch []queued) ([]activity.Event, error) {
 	epoch := activity.EpochSeq(time.Now())
 	if len(batch) == 1 {
 		e, err := insertOne(ctx, f.db, batch[0], epoch)
-		if err != nil || e == nil {
+		if err != nil {
 			return nil, err
 		}
-		return []activity.Event{*e}, nil
+		return []activity.Event{e}, nil
 	}
 	tx, err := f.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -212,9 +256,7 @@ func (f *Feed) store(ctx context.Context, batch []queued) ([]activity.Event, err
 		if err != nil {
 			return nil, errors.Join(err, tx.Rollback())
 		}
-		if e != nil {
-			out = append(out, *e)
-		}
+		out = append(out, e)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("activity: store events: commit: %w", err)
@@ -226,19 +268,19 @@ type queryRower interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// insertOne stores q and returns it numbered, or nil if it was stored
-// before.
-func insertOne(ctx context.Context, db queryRower, q queued, epoch int64) (*activity.Event, error) {
+// insertOne stores q and returns it numbered, or with Seq 0 if it was
+// stored before.
+func insertOne(ctx context.Context, db queryRower, q queued, epoch int64) (activity.Event, error) {
 	e := q.e
 	var notified string
 	err := db.QueryRowContext(ctx, insert, e.WorkspaceID, epoch, q.id, q.payload).Scan(&e.Seq, &e.At, &notified)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, nil
+		return q.e, nil
 	case err != nil:
-		return nil, fmt.Errorf("activity: store event: %w", err)
+		return activity.Event{}, fmt.Errorf("activity: store event: %w", err)
 	}
-	return &e, nil
+	return e, nil
 }
 
 // pruneEvery: a workspace's old events are deleted when its seq crosses a
@@ -252,7 +294,7 @@ const pruneEvery = 64
 func (f *Feed) prune(ctx context.Context, stored []activity.Event) {
 	upTo := map[string]int64{}
 	for _, e := range stored {
-		if e.Seq%pruneEvery == 0 {
+		if e.Seq > 0 && e.Seq%pruneEvery == 0 {
 			upTo[e.WorkspaceID] = e.Seq - f.keep
 		}
 	}
