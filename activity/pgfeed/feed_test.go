@@ -246,3 +246,42 @@ func TestLargeAndSmallEventsReachTheOtherInstance(t *testing.T) {
 		}
 	}
 }
+
+// An instance that could not read a workspace's events before they were
+// pruned (here: its deliveries held back while A published more than Keep)
+// ends its subscriptions with a Resync (missed), never a silent gap; a new
+// subscription there starts from what is kept.
+func TestCutOffLongerThanKeepIsResync(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	opts := activity.Options{Window: 8}
+	a, b := instance(t, url, opts, 10), instance(t, url, opts, 10)
+	ctx := t.Context()
+	onA, first := sub(t, ctx, a, activity.Filter{WorkspaceID: "w"})
+	onB, _ := sub(t, ctx, b, activity.Filter{WorkspaceID: "w"})
+	held := b.lock("w") // B delivers nothing of w meanwhile
+	for i := range 200 {
+		a.Publish(ctx, delta("w", strconv.Itoa(i)))
+	}
+	got, err := collect(onA, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.Unlock()
+	var last activity.Event
+	for e := range onB {
+		last = e
+	}
+	var re *activity.ResyncError
+	if last.Kind != activity.Resync || !errors.As(last.Err(), &re) || re.Reason != activity.ReasonMissed || last.Seq != first {
+		t.Fatalf("B's subscription ended with %+v, want a Resync (missed) after %d", last, first)
+	}
+	ch, latest := sub(t, ctx, b, activity.Filter{WorkspaceID: "w"})
+	if latest != got[199].Seq {
+		t.Errorf("new subscription on B starts after %d, want %d", latest, got[199].Seq)
+	}
+	a.Publish(ctx, delta("w", "next"))
+	if next, err := collect(ch, 1); err != nil || next[0].Seq != latest+1 {
+		t.Errorf("next on B: %v %v, want seq %d", next, err, latest+1)
+	}
+}
