@@ -52,6 +52,16 @@ type Feed struct {
 // New creates the feed's tables if needed and starts its writer and its
 // listener; Close stops them.
 func New(ctx context.Context, cfg Config) (*Feed, error) {
+	f, err := open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	f.run(ctx, true)
+	return f, nil
+}
+
+// open creates the tables and returns the feed, not running yet.
+func open(ctx context.Context, cfg Config) (*Feed, error) {
 	if err := migrate(ctx, cfg.DB); err != nil {
 		return nil, err
 	}
@@ -75,19 +85,27 @@ func New(ctx context.Context, cfg Config) (*Feed, error) {
 	if f.qmax <= 0 {
 		f.qmax = 1 << 16
 	}
+	return f, nil
+}
+
+// run starts the writer and, with listen, the listener (a test leaves it
+// out to play an instance cut off from the notifications).
+func (f *Feed) run(ctx context.Context, listen bool) {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	f.stop = stop
-	f.wg.Add(2)
+	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
 		defer close(f.drained)
 		f.write(runCtx)
 	}()
-	go func() {
-		defer f.wg.Done()
-		f.listen(runCtx)
-	}()
-	return f, nil
+	if listen {
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			f.listen(runCtx)
+		}()
+	}
 }
 
 // Subscribe is activity.Broker's Subscribe on this instance's broker,

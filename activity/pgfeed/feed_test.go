@@ -209,9 +209,17 @@ func TestPruneKeepsTheWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The writer prunes after it delivered: wait for it.
 	var n, lo, hi int64
-	if err := a.db.QueryRowContext(ctx, `SELECT count(*), min(seq), max(seq) FROM activity_events WHERE workspace_id = 'w'`).Scan(&n, &lo, &hi); err != nil {
-		t.Fatal(err)
+	deadline := time.Now().Add(wait)
+	for {
+		if err := a.db.QueryRowContext(ctx, `SELECT count(*), min(seq), max(seq) FROM activity_events WHERE workspace_id = 'w'`).Scan(&n, &lo, &hi); err != nil {
+			t.Fatal(err)
+		}
+		if n <= 10+pruneEvery || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if n > 10+pruneEvery || n < 10 || hi != got[299].Seq || hi-lo+1 != n {
 		t.Errorf("table holds %d events (%d..%d), want 10..%d contiguous ending at %d", n, lo, hi, 10+pruneEvery, got[299].Seq)
@@ -248,18 +256,24 @@ func TestLargeAndSmallEventsReachTheOtherInstance(t *testing.T) {
 }
 
 // An instance that could not read a workspace's events before they were
-// pruned (here: its deliveries held back while A published more than Keep)
-// ends its subscriptions with a Resync (missed), never a silent gap; a new
-// subscription there starts from what is kept.
+// pruned (here: B listens only after A published more than Keep, as after
+// a long disconnection) ends its subscriptions with a Resync (missed) when
+// it catches up, never a silent gap; a new subscription there starts from
+// what is kept.
 func TestCutOffLongerThanKeepIsResync(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	opts := activity.Options{Window: 8}
-	a, b := instance(t, url, opts, 10), instance(t, url, opts, 10)
+	a := instance(t, url, opts, 10)
+	b, err := open(t.Context(), Config{DB: openDB(t, url), URL: url, Options: opts, Keep: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.run(t.Context(), false) // no LISTEN until the test reconnects it
+	t.Cleanup(b.Close)
 	ctx := t.Context()
 	onA, first := sub(t, ctx, a, activity.Filter{WorkspaceID: "w"})
 	onB, _ := sub(t, ctx, b, activity.Filter{WorkspaceID: "w"})
-	held := b.lock("w") // B delivers nothing of w meanwhile
 	for i := range 200 {
 		a.Publish(ctx, delta("w", strconv.Itoa(i)))
 	}
@@ -267,10 +281,40 @@ func TestCutOffLongerThanKeepIsResync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held.Unlock()
+	// A prunes after it delivered: wait until B's next event is gone.
+	deadline := time.Now().Add(wait)
+	for {
+		var lo int64
+		if err := a.db.QueryRowContext(ctx, `SELECT min(seq) FROM activity_events WHERE workspace_id = 'w'`).Scan(&lo); err != nil {
+			t.Fatal(err)
+		}
+		if lo > first+1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("A never pruned")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// What the listener does when it (re)connects.
+	if err := b.advance(ctx, "w", 1<<62, nil); err != nil {
+		t.Fatal(err)
+	}
 	var last activity.Event
-	for e := range onB {
-		last = e
+	for timeout, live := time.After(wait), true; live; {
+		select {
+		case e, ok := <-onB:
+			switch {
+			case !ok:
+				live = false
+			case e.Kind == activity.Resync:
+				last = e // the channel closes next
+			default:
+				t.Fatalf("B delivered %d after a gap", e.Seq)
+			}
+		case <-timeout:
+			t.Fatal("B's subscription was not ended")
+		}
 	}
 	var re *activity.ResyncError
 	if last.Kind != activity.Resync || !errors.As(last.Err(), &re) || re.Reason != activity.ReasonMissed || last.Seq != first {
@@ -280,7 +324,12 @@ func TestCutOffLongerThanKeepIsResync(t *testing.T) {
 	if latest != got[199].Seq {
 		t.Errorf("new subscription on B starts after %d, want %d", latest, got[199].Seq)
 	}
-	a.Publish(ctx, delta("w", "next"))
+	if _, err := a.PublishWait(ctx, delta("w", "next")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.advance(ctx, "w", 1<<62, nil); err != nil {
+		t.Fatal(err)
+	}
 	if next, err := collect(ch, 1); err != nil || next[0].Seq != latest+1 {
 		t.Errorf("next on B: %v %v, want seq %d", next, err, latest+1)
 	}

@@ -14,8 +14,8 @@ import (
 
 const wait = 30 * time.Second // only a failing test waits this long
 
-// open opens the database at url as the store does (its own pool).
-func open(t testing.TB, url string) *sql.DB {
+// openDB opens the database at url as the store does (its own pool).
+func openDB(t testing.TB, url string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("pgx", url)
 	if err != nil {
@@ -28,7 +28,7 @@ func open(t testing.TB, url string) *sql.DB {
 // instance is one tuttid's feed on the database at url.
 func instance(t testing.TB, url string, opts activity.Options, keep int) *Feed {
 	t.Helper()
-	f, err := New(t.Context(), Config{DB: open(t, url), URL: url, Options: opts, Keep: keep})
+	f, err := New(t.Context(), Config{DB: openDB(t, url), URL: url, Options: opts, Keep: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
