@@ -125,27 +125,38 @@ func (b *Broker) Publish(ctx context.Context, e Event) Event {
 		e.Seq = t.last
 		e.At = time.Now() // under the lock so At is ordered like Seq
 		t.store(e)
-		var dropped []*subscriber
-		dropped = t.deliver(t.all, e, dropped)
-		if e.AgentSessionID != "" {
-			dropped = t.deliver(t.bySession[e.AgentSessionID], e, dropped)
-		} else {
-			// A workspace-wide event (ACCOUNT_UPDATED) reaches every subscription.
-			for _, subs := range t.bySession {
-				dropped = t.deliver(subs, e, dropped)
-			}
-		}
-		for _, s := range dropped {
-			t.remove(s)
-		}
+		dropped := t.fanout(e)
 		t.mu.Unlock()
-
-		// Log outside the lock: a slow log sink must not stall the workspace.
-		for _, s := range dropped {
-			b.log.WarnContext(ctx, "activity: dropped slow subscriber",
-				"workspace", e.WorkspaceID, "session", s.session, "seq", e.Seq, "buffer", b.buffer)
-		}
+		b.logDropped(ctx, e, dropped)
 		return e
+	}
+}
+
+// fanout hands e (already stored as t.last) to the matching subscribers and
+// removes those that fell behind, returning them. Runs under t.mu.
+func (t *topic) fanout(e Event) []*subscriber {
+	var dropped []*subscriber
+	dropped = t.deliver(t.all, e, dropped)
+	if e.AgentSessionID != "" {
+		dropped = t.deliver(t.bySession[e.AgentSessionID], e, dropped)
+	} else {
+		// A workspace-wide event (ACCOUNT_UPDATED) reaches every subscription.
+		for _, subs := range t.bySession {
+			dropped = t.deliver(subs, e, dropped)
+		}
+	}
+	for _, s := range dropped {
+		t.remove(s)
+	}
+	return dropped
+}
+
+// logDropped logs outside the topic's lock: a slow log sink must not stall
+// the workspace.
+func (b *Broker) logDropped(ctx context.Context, e Event, dropped []*subscriber) {
+	for _, s := range dropped {
+		b.log.WarnContext(ctx, "activity: dropped slow subscriber",
+			"workspace", e.WorkspaceID, "session", s.session, "seq", e.Seq, "buffer", b.buffer)
 	}
 }
 
@@ -190,7 +201,7 @@ func (b *Broker) lookup(ws string) *topic {
 // are kept: their sequence must keep increasing. Runs under t.mu (lock
 // order: topic, then broker).
 func (b *Broker) reap(t *topic) {
-	if t.last != t.base || len(t.all) != 0 || len(t.bySession) != 0 || t.dead || t.closed {
+	if t.last != t.base || t.started || len(t.all) != 0 || len(t.bySession) != 0 || t.dead || t.closed {
 		return
 	}
 	t.dead = true

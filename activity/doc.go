@@ -26,5 +26,11 @@
 //   - Lifetime: cancelling the subscription context closes its channel;
 //     the broker runs no goroutine per subscriber.
 //
+// Several instances on one PostgreSQL database share one numbering per
+// workspace (activity/pgfeed): there the events are numbered by the
+// database and handed to each instance's Broker with Start and Deliver
+// (external.go) instead of Publish; the window, the subscribers and the
+// drops are the same. Feed is what the server uses, either way.
+//
 // Events are shared, not copied deeply: treat them as immutable.
 package activity

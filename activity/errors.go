@@ -28,6 +28,11 @@ const (
 	// ReasonUnknownSeq: AfterSeq was never issued by this process (negative,
 	// or ahead of the latest sequence, e.g. seen before a server restart).
 	ReasonUnknownSeq Reason = "unknown_seq"
+	// ReasonMissed: a shared feed could not read some events of the
+	// workspace before they were pruned (this instance was cut off from
+	// the database for longer than the retention), so its subscribers
+	// cannot be brought up to date.
+	ReasonMissed Reason = "missed"
 )
 
 // ResyncError is returned by Subscribe, and by Event.Err on a Resync event,
@@ -49,6 +54,8 @@ func (e *ResyncError) Error() string {
 		return fmt.Sprintf("activity: subscriber fell behind in workspace %s after seq %d and was dropped; reload state and resubscribe", e.WorkspaceID, e.AfterSeq)
 	case ReasonTooOld:
 		return fmt.Sprintf("activity: cannot resume workspace %s after seq %d: only seq %d..%d are retained; reload state and resubscribe", e.WorkspaceID, e.AfterSeq, e.Oldest, e.Latest)
+	case ReasonMissed:
+		return fmt.Sprintf("activity: events of workspace %s after seq %d were missed (only %d on could be read); reload state and resubscribe", e.WorkspaceID, e.AfterSeq, e.Oldest)
 	default:
 		return fmt.Sprintf("activity: cannot resume workspace %s after seq %d: latest is %d (server restarted?); reload state and resubscribe", e.WorkspaceID, e.AfterSeq, e.Latest)
 	}

@@ -25,6 +25,9 @@ type topic struct {
 	bySession map[string][]*subscriber
 	closed    bool // Broker.Close ran
 	dead      bool // removed from Broker.topics (was empty); look up again
+	// started: Start or Deliver numbered this topic from a shared feed
+	// (external.go); it is then kept like a topic with events.
+	started bool
 }
 
 type subscriber struct {

@@ -72,9 +72,11 @@ type Config struct {
 
 // Server is a running tuttid.
 type Server struct {
-	Store    *store.Store
-	Runtime  agent.Runtime
-	Broker   *activity.Broker
+	Store   *store.Store
+	Runtime agent.Runtime
+	// Broker is the activity feed: the in-process broker on SQLite, the
+	// feed shared by the instances of the database on PostgreSQL.
+	Broker   activity.Feed
 	Sessions *session.Service
 	Forks    *fork.Service
 	// Instances is this instance's registration; forward carries commands
@@ -149,9 +151,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		s.Runtime, s.closeRT = rt, rt.Close
 	}
-	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
+	if s.Broker, err = newFeed(ctx, cfg.DBPath, st, log); err != nil {
+		s.closeRT()
+		st.Close()
+		return nil, err
+	}
 	dataDir, err := DataDir(cfg.DataDir, cfg.DBPath)
 	if err != nil {
+		s.Broker.Close()
 		st.Close()
 		s.closeRT()
 		return nil, err
