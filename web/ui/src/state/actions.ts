@@ -3,6 +3,7 @@
 // session reloaded).
 import { mutate, newRequestId } from "../client";
 import {
+  ApplySessionChangesDocument,
   CreateWorkspaceDocument,
   DeleteSessionDocument,
   ForkSessionDocument,
@@ -15,7 +16,9 @@ import {
   type ApprovalDecision,
   type ComposerSettingsInput,
   type CreateWorkspaceInput,
+  type ForkCodeInput,
 } from "../gql/graphql";
+import { needsApply, outcomeOf, type ApplyOutcome } from "./code";
 
 interface Deps {
   act: (fn: () => Promise<void>) => Promise<void>;
@@ -37,13 +40,36 @@ export function actions(d: Deps) {
   const refreshBoth = () => Promise.all([d.refreshSessions(), d.refreshShown()]).then(() => undefined);
 
   return {
-    fork: (lastTurnId?: string, settings?: ComposerSettingsInput) =>
-      act(async () => {
+    // fork makes the child and shows it; it resolves to whether it did
+    // (the fork dialog stays open on a failure, the banner says why).
+    fork: async (lastTurnId?: string, settings?: ComposerSettingsInput, code?: ForkCodeInput): Promise<boolean> => {
+      let ok = false;
+      await act(async () => {
         if (!wsId || !activeId) return;
-        const r = await mutate(ForkSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, requestId: newRequestId(), lastTurnId, settings } });
+        const r = await mutate(ForkSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, requestId: newRequestId(), lastTurnId, settings, code } });
+        ok = true;
         d.activate(r.forkSession.session.id);
         await d.refreshSessions();
-      }),
+      });
+      return ok;
+    },
+
+    // applyToParent brings the shown worktree session's changes into its
+    // parent's files: a dry run first, applied only when it is clean.
+    // Resolves to what happened (null: the call failed, the banner says
+    // why).
+    applyToParent: async (): Promise<ApplyOutcome | null> => {
+      let out: ApplyOutcome | null = null;
+      await act(async () => {
+        if (!wsId || !activeId) return;
+        const input = { workspaceId: wsId, agentSessionId: activeId };
+        const dry = (await mutate(ApplySessionChangesDocument, { input: { ...input, dryRun: true } })).applySessionChanges;
+        const real = needsApply(dry) ? (await mutate(ApplySessionChangesDocument, { input })).applySessionChanges : undefined;
+        out = outcomeOf(dry, real);
+        await refreshBoth();
+      });
+      return out;
+    },
 
     send: (text: string) => {
       if (!text.trim() || !wsId || !activeId) return;
