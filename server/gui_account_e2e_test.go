@@ -164,7 +164,8 @@ func (h *harness) settingsOf(ws, id string) settingsView {
 }
 
 // TestGUISessionSettings: New session on a chosen model and effort (the
-// header shows both); the fork dialog starts from the parent's settings;
+// header shows both); the fork dialog, opened by Fork from here on its
+// turn, starts from the parent's settings;
 // a fork made there with another model, effort and Full access has them,
 // and its next turn reaches the model server with that model and effort;
 // then the header's Context meter and the top bar's Usage meter show.
@@ -212,9 +213,11 @@ func TestGUISessionSettings(t *testing.T) {
 	if s := h.settingsOf(ws, parentID); s.Model == nil || *s.Model != a.Model || s.ReasoningEffort == nil || *s.ReasoningEffort != effortA {
 		t.Fatalf("new session's settings = %+v", s)
 	}
-	h.send(ws, parentID, "first")
+	first := h.send(ws, parentID, "first")
 
-	tb.click("fork with settings", `[data-testid="fork-with-settings"]`)
+	// Fork from here (issue 24: the one fork dialog, from a turn too).
+	tb.click("fork from here", forkFromHereSel(first))
+	tb.waitJS("the fork dialog from the turn", fmt.Sprintf(`document.querySelector('[role="dialog"][data-testid="fork-dialog"]')?.dataset.turnId === %q`, first))
 	var start []any
 	tb.eval(`[document.querySelector('[data-testid="fork-model"]').value, document.querySelector('[data-testid="fork-effort"]').value,
 	  document.querySelector('[data-testid="fork-settings"] input[type="radio"]:checked').value, document.querySelector('[data-testid="fork-plan"]').checked]`, &start)
@@ -224,8 +227,11 @@ func TestGUISessionSettings(t *testing.T) {
 	tb.setField(`[data-testid="fork-model"]`, b.Model)
 	tb.setField(`[data-testid="fork-effort"]`, effortB)
 	tb.clickRadio(`[data-testid="fork-settings"]`, "Permissions", "Full access")
-	tb.click("create fork", `[data-testid="fork-dialog-submit"]`)
+	tb.click("Fork", `[data-testid="fork-dialog-submit"]`)
 	childID := tb.waitActiveOther(parentID)
+	if v := h.lineage(ws, childID); v.ForkedFrom == nil || v.ForkedFrom.LastTurnID == nil || *v.ForkedFrom.LastTurnID != first {
+		t.Fatalf("the fork from the dialog = %+v, want lastTurnId %s", v.ForkedFrom, first)
+	}
 	tb.waitJS("the fork's model and effort", fmt.Sprintf(`document.querySelector('[data-testid="session-model"]')?.textContent === %q`, b.Model+" · "+effortB))
 	s := h.settingsOf(ws, childID)
 	if s.Model == nil || *s.Model != b.Model || s.ReasoningEffort == nil || *s.ReasoningEffort != effortB || s.PermissionModeID == nil || *s.PermissionModeID != "full-access" {

@@ -98,7 +98,7 @@ describe("shownIn", () => {
 });
 
 describe("buildForest: the code badge", () => {
-  const code = (files: number) => ({ mode: "WORKTREE" as const, worktreePresent: true, changes: { files: Array.from({ length: files }, (_, i) => ({ path: `f${i}` })) } });
+  const code = (files: number) => ({ mode: "WORKTREE" as const, changes: { files: Array.from({ length: files }, (_, i) => ({ path: `f${i}` })) } });
   it("renews a session whose count of changed files changed, on a reload", () => {
     const first = buildForest(sessions.map((x) => (x.id === "b" ? { ...x, code: code(1) } : x)));
     const again = buildForest(sessions.map((x) => (x.id === "b" ? { ...x, code: code(2) } : { ...x })), first);

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { languageOf, needsApply, outcomeOf, sameTreeCode, totals, totalsText, treeCode, treeCodeLabel } from "./code";
 
 const listed = (mode: "SHARED" | "WORKTREE" | null, files: string[] = [], present = true) => ({
-  code: mode ? { mode, worktreePresent: present, changes: { files: files.map((path) => ({ path })) } } : null,
+  archived: !present,
+  code: mode ? { mode, changes: { files: files.map((path) => ({ path })) } } : null,
 });
 const fc = (path: string, additions = 1, deletions = 0) => ({ path, status: "MODIFIED" as const, additions, deletions });
 

@@ -4,7 +4,7 @@
 import type { FileChangeFieldsFragment, ListedSessionFragment } from "../gql/graphql";
 
 // TreeCode is what the tree shows beside a session: whether it has its own
-// worktree (present on disk or archived away) and how many files it
+// worktree (present on disk, or archived away) and how many files it
 // changed. null: nothing to show (not in a repository, or in the shared
 // folder).
 export interface TreeCode {
@@ -13,12 +13,14 @@ export interface TreeCode {
   files: number;
 }
 
-type WithCode = { code?: ListedSessionFragment["code"] };
+// Archiving a worktree session removes its worktree (restoring makes it
+// again): the list reads no more than archived.
+type WithCode = { archived: boolean; code?: ListedSessionFragment["code"] };
 
 export function treeCode(s: WithCode): TreeCode | null {
   const c = s.code;
   if (!c || c.mode !== "WORKTREE") return null;
-  return { worktree: true, present: c.worktreePresent, files: c.changes.files.length };
+  return { worktree: true, present: !s.archived, files: c.changes.files.length };
 }
 
 // sameTreeCode: whether two sessions show the same in the tree (so the

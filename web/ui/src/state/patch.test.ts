@@ -52,7 +52,7 @@ describe("reapply", () => {
 
 describe("patchList keeps what an event does not carry", () => {
   it("keeps the listed session's code", () => {
-    const code = { mode: "WORKTREE" as const, worktreePresent: true, changes: { files: [{ path: "a.go" }] } };
+    const code = { mode: "WORKTREE" as const, changes: { files: [{ path: "a.go" }] } };
     const listed = [{ ...s("a"), code }];
     const next = patchList(listed, s("a", { status: "WORKING" }));
     expect(next?.[0].status).toBe("WORKING");
