@@ -70,7 +70,9 @@ type sessionCodeView struct {
 	Branch          *string
 	WorktreePath    *string
 	WorktreePresent bool
-	Changes         struct{ Files []struct{ Path, Status string } }
+	Changes         struct {
+		Files []struct{ Path, Status string }
+	}
 }
 
 // codeOf is the session's code; nil outside a repository, and everywhere
