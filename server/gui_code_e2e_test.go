@@ -164,7 +164,8 @@ func TestGUICodeBranches(t *testing.T) {
 	// page: a turn's files, the Changes region, a fork from the turn into
 	// its own worktree on a new branch, the child's own change (its tree
 	// badge counts it), Compare's Code region, and Apply to parent writing
-	// the change into the parent's folder.
+	// the change into the parent's folder (after showing a conflict by
+	// path, nothing written).
 	t.Run("WorktreeForkChangesCompareApply", func(t *testing.T) {
 		h := shared.forGUI(t)
 		repo := gitRepo(t)
@@ -230,6 +231,23 @@ func TestGUICodeBranches(t *testing.T) {
 		tb.waitJS("the highlighted diff", `!!document.querySelector('section[aria-label="Code"] [data-testid="diff-file"][data-diff-path="child.txt"]')`)
 		tb.screenshot("compare-code.png")
 		tb.click("close the comparison", `[data-testid="close-compare"]`)
+
+		// Apply to parent while the parent's folder has its own child.txt:
+		// the conflict is shown by path and nothing is written.
+		mine := filepath.Join(repo, "child.txt")
+		if err := os.WriteFile(mine, []byte("the parent's own\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tb.clickButton("Apply to parent")
+		tb.waitJS("the conflict by path", `(() => { const o = document.querySelector('[data-testid="apply-outcome"][data-kind="conflicts"]');
+		  return !!o && !!o.querySelector('[data-conflict-path="child.txt"]'); })()`)
+		if got, _ := os.ReadFile(mine); string(got) != "the parent's own\n" {
+			t.Errorf("a conflicting apply wrote the parent's child.txt: %q", got)
+		}
+		tb.screenshot("apply-conflict.png")
+		if err := os.Remove(mine); err != nil {
+			t.Fatal(err)
+		}
 
 		// Apply to parent: the child's file lands in the parent's folder.
 		tb.clickButton("Apply to parent")
