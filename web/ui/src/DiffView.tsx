@@ -1,20 +1,47 @@
 // A readable diff of a git patch (issue 24): each file's hunks, unified or
 // side by side, syntax-highlighted. react-diff-view parses and lays out the
 // patch; refractor (Prism's grammars as a syntax tree, no HTML strings)
-// highlights the lines. Loaded on demand (React.lazy): the page does not
-// pay for it until a diff is shown.
+// highlights the lines.
 import { useMemo, useState } from "react";
 import { Diff, Hunk, parseDiff, tokenize, type FileData, type HunkTokens } from "react-diff-view";
 import "react-diff-view/style/index.css";
-import { refractor } from "refractor";
-import docker from "refractor/docker";
-import graphql from "refractor/graphql";
-import jsx from "refractor/jsx";
-import toml from "refractor/toml";
-import tsx from "refractor/tsx";
+import { refractor } from "refractor/core";
+import bashLang from "refractor/bash";
+import cLang from "refractor/c";
+import clikeLang from "refractor/clike";
+import cppLang from "refractor/cpp";
+import csharpLang from "refractor/csharp";
+import cssLang from "refractor/css";
+import diffLang from "refractor/diff";
+import dockerLang from "refractor/docker";
+import goLang from "refractor/go";
+import graphqlLang from "refractor/graphql";
+import iniLang from "refractor/ini";
+import javaLang from "refractor/java";
+import javascriptLang from "refractor/javascript";
+import jsonLang from "refractor/json";
+import jsxLang from "refractor/jsx";
+import kotlinLang from "refractor/kotlin";
+import luaLang from "refractor/lua";
+import makefileLang from "refractor/makefile";
+import markdownLang from "refractor/markdown";
+import markupLang from "refractor/markup";
+import phpLang from "refractor/php";
+import pythonLang from "refractor/python";
+import rubyLang from "refractor/ruby";
+import rustLang from "refractor/rust";
+import scssLang from "refractor/scss";
+import sqlLang from "refractor/sql";
+import swiftLang from "refractor/swift";
+import tomlLang from "refractor/toml";
+import tsxLang from "refractor/tsx";
+import typescriptLang from "refractor/typescript";
+import yamlLang from "refractor/yaml";
 import { languageOf } from "./state/code";
 
-for (const lang of [docker, graphql, jsx, toml, tsx]) refractor.register(lang);
+// The grammars of the languages languageOf names (Prism's, through
+// refractor's core: only these are bundled).
+for (const lang of [markupLang, clikeLang, cLang, cppLang, javascriptLang, typescriptLang, jsxLang, tsxLang, cssLang, scssLang, bashLang, csharpLang, diffLang, dockerLang, goLang, graphqlLang, iniLang, javaLang, jsonLang, kotlinLang, luaLang, makefileLang, markdownLang, phpLang, pythonLang, rubyLang, rustLang, sqlLang, swiftLang, tomlLang, yamlLang]) refractor.register(lang);
 
 // react-diff-view's tokenizer expects refractor 3's highlight (a list of
 // nodes); refractor 5 answers a root holding them.

@@ -1,10 +1,10 @@
-// The diff view, loaded on first use (its parser and grammars are a chunk
-// of their own). If the chunk cannot be loaded (the server was updated
-// meanwhile, the network dropped), the patch is shown as plain text rather
-// than the page failing.
-import { Component, lazy, Suspense, type ReactNode } from "react";
-
-const DiffView = lazy(() => import("./DiffView"));
+// The diff view, in the page's one script. Not a lazy chunk: the page
+// loads app.js?v=<version> and a chunk imports "./app.js" without it, which
+// the browser takes for another module (a second copy of the app and of
+// React). If the diff view fails on a patch, the patch is shown as plain
+// text rather than the page failing.
+import { Component, type ReactNode } from "react";
+import DiffView from "./DiffView";
 
 interface Props {
   patch: string;
@@ -21,7 +21,7 @@ class PlainOnError extends Component<{ patch: string; children: ReactNode }, { f
     if (!this.state.failed) return this.props.children;
     return (
       <div data-testid="diff-plain">
-        <p className="muted small">The diff view could not be loaded; the patch as text:</p>
+        <p className="muted small">The diff could not be laid out; the patch as text:</p>
         <pre className="output">{this.props.patch}</pre>
       </div>
     );
@@ -31,9 +31,7 @@ class PlainOnError extends Component<{ patch: string; children: ReactNode }, { f
 export function LazyDiff(p: Props) {
   return (
     <PlainOnError patch={p.patch}>
-      <Suspense fallback={<p className="muted small">Loading the diff…</p>}>
-        <DiffView {...p} />
-      </Suspense>
+      <DiffView {...p} />
     </PlainOnError>
   );
 }
