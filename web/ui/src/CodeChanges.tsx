@@ -97,7 +97,7 @@ function Outcome({ o }: { o: ApplyOutcome }) {
     case "conflicts":
       return (
         <div className="apply-outcome bad" role="alert" data-testid="apply-outcome" data-kind="conflicts">
-          Not applied, nothing was written: {o.paths.length} file{o.paths.length === 1 ? "" : "s"} conflict with the parent's changes.
+          Not applied, nothing was written: {o.paths.length === 1 ? "1 file conflicts" : `${o.paths.length} files conflict`} with the parent's changes.
           <ul className="conflicts" aria-label="Conflicting files">
             {o.paths.map((p) => (
               <li key={p} data-conflict-path={p}>
