@@ -101,8 +101,6 @@ export function App() {
     clearDraft: (text) => setDraft((d) => (d === text ? "" : d)),
   });
 
-  // Callbacks that stay the same across renders, so that the memoized
-  // conversation does not re-render when only the session list changed.
   // openFork opens the fork dialog on the shown session, up to a turn
   // (named by its first words) or for the whole conversation.
   const openFork = (turnId?: string) => {
@@ -110,6 +108,8 @@ export function App() {
     const text = turnId ? (shown.messages.find((m) => m.turnId === turnId && m.role === "user")?.text ?? "") : "";
     setForking({ sessionId: activeId, from: turnId ? { turnId, text: text.length > 80 ? text.slice(0, 79) + "…" : text } : null });
   };
+  // Callbacks that stay the same across renders, so that the memoized
+  // conversation does not re-render when only the session list changed.
   const latest = useRef({ act, nav, openFork, wsId, activeId });
   latest.current = { act, nav, openFork, wsId, activeId };
   const onOpen = useCallback((id: string) => latest.current.nav.activate(id), []);
