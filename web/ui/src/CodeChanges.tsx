@@ -1,12 +1,13 @@
 // The shown session's code (issue 24): a region named Changes listing the
 // files it changed (against its base in its own worktree, against HEAD in
-// a shared folder), the diff on request, and for a worktree session
-// `Apply to parent` with what it did (the files, or the conflicting paths).
+// a shared folder), the diff on request, the output of the workspace's
+// worktree setup, and for a worktree session `Apply to parent` with what
+// it did (the files, or the conflicting paths).
 import { Button } from "@radix-ui/themes";
 import { useEffect, useState } from "react";
 import { FileList } from "./FileList";
 import type { SessionCodeFieldsFragment } from "./gql/graphql";
-import { LazyDiff } from "./LazyDiff";
+import { DiffPanel } from "./DiffPanel";
 import { totals, totalsText, type ApplyOutcome } from "./state/code";
 
 interface Props {
@@ -75,7 +76,13 @@ export function CodeChanges({ code, hasParent, busy, loadPatch, onApply }: Props
       </div>
       {files.length > 0 && <FileList files={files} label="Changed files" testId="changes-files" />}
       {outcome && <Outcome o={outcome} />}
-      {open && (patch ? <LazyDiff patch={patch.patch} truncated={patch.truncated} label="Changes diff" /> : <p className="muted small">Loading the diff…</p>)}
+      {code.setupOutput != null && (
+        <details className="setup-output" data-testid="setup-output">
+          <summary className="small muted">The workspace's worktree setup ran here: its output</summary>
+          <pre className="output">{code.setupOutput || "(no output)"}</pre>
+        </details>
+      )}
+      {open && (patch ? <DiffPanel patch={patch.patch} truncated={patch.truncated} label="Changes diff" /> : <p className="muted small">Loading the diff…</p>)}
     </section>
   );
 }

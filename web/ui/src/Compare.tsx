@@ -3,7 +3,7 @@
 import { Button, Flex, Heading, Link, Popover, Text } from "@radix-ui/themes";
 import { useState } from "react";
 import { FileList } from "./FileList";
-import { LazyDiff } from "./LazyDiff";
+import { DiffPanel } from "./DiffPanel";
 import { MessageView } from "./MessageView";
 import { StatusBadge } from "./Status";
 import type { ComparisonFragment, CompareTurnFragment } from "./gql/graphql";
@@ -117,7 +117,7 @@ function CodeComparison({ cmp, code }: { cmp: ComparisonFragment; code: NonNulla
             ? `${cmp.a.displayTitle} and ${cmp.b.displayTitle} have the same files`
             : `Diff from ${cmp.a.displayTitle} to ${cmp.b.displayTitle}: ${totalsText(totals(code.diff.files))}`}
         </summary>
-        {code.diff.files.length > 0 && <LazyDiff patch={code.diff.patch} truncated={code.diff.truncated} label={`Diff from ${cmp.a.displayTitle} to ${cmp.b.displayTitle}`} />}
+        {code.diff.files.length > 0 && <DiffPanel patch={code.diff.patch} truncated={code.diff.truncated} label={`Diff from ${cmp.a.displayTitle} to ${cmp.b.displayTitle}`} />}
       </details>
     </section>
   );

@@ -26,6 +26,7 @@ const code = (mode: "SHARED" | "WORKTREE", files: FileChangeFieldsFragment[]): S
   branch: mode === "WORKTREE" ? "try-oauth" : null,
   base: mode === "WORKTREE" ? { commit: "abc", head: "def", createdAt: "" } : null,
   changes: { files, truncated: false },
+  setupOutput: mode === "WORKTREE" ? "npm ci: done" : null,
 });
 const parent = { model: "m", reasoningEffort: "low", permissionModeId: "workspace-write", planMode: false };
 const none = () => {};
@@ -65,11 +66,13 @@ describe("CodeChanges", () => {
     expect([...region.querySelectorAll("button")].map((b) => b.textContent)).toContain("Apply to parent");
     expect(region.textContent).toContain("on try-oauth");
     expect(region.querySelector('[data-testid="changes-totals"]')?.textContent).toBe("2 files, +4 −2");
+    expect(region.querySelector('[data-testid="setup-output"] pre')?.textContent).toBe("npm ci: done");
   });
   it("a session in the shared folder: no Apply to parent", () => {
     const d = render(<CodeChanges code={code("SHARED", [fc("a.go")])} hasParent busy={false} loadPatch={async () => null} onApply={async () => null} />);
     expect([...d.querySelectorAll("button")].map((b) => b.textContent)).not.toContain("Apply to parent");
     expect(d.querySelector('[data-file-path="a.go"]')).not.toBeNull();
+    expect(d.querySelector('[data-testid="setup-output"]')).toBeNull();
   });
 });
 

@@ -28,7 +28,7 @@ class PlainOnError extends Component<{ patch: string; children: ReactNode }, { f
   }
 }
 
-export function LazyDiff(p: Props) {
+export function DiffPanel(p: Props) {
   return (
     <PlainOnError patch={p.patch}>
       <DiffView {...p} />
