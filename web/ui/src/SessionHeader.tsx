@@ -22,7 +22,9 @@ interface Props {
   onCompare: (id: string) => void;
   onRename: (title: string) => Promise<boolean>;
   onArchive: (archived: boolean) => void;
-  onDelete: () => void;
+  // onDelete resolves to why the server refused (unapplied worktree
+  // changes), or null.
+  onDelete: (discardChanges?: boolean) => Promise<string | null>;
 }
 
 export function SessionHeader(p: Props) {

@@ -1,7 +1,7 @@
 // What the person does: each action runs one mutation while the page is
 // busy, then shows its outcome (the new session, workspace, or the
 // session reloaded).
-import { mutate, newRequestId } from "../client";
+import { ApiError, mutate, newRequestId } from "../client";
 import {
   ApplySessionChangesDocument,
   CreateWorkspaceDocument,
@@ -136,13 +136,29 @@ export function actions(d: Deps) {
       }),
 
     // remove deletes the shown session with its forks and shows its parent.
-    remove: () =>
-      act(async () => {
+    // remove deletes the shown session with its forks and shows its
+    // parent. A worktree whose changes were never applied is refused
+    // (agent.session_has_changes): that resolves to the server's message
+    // (it names the files) for the person to confirm discarding them,
+    // which discardChanges does.
+    remove: async (discardChanges = false): Promise<string | null> => {
+      let refused: string | null = null;
+      await act(async () => {
         if (!wsId || !activeId) return;
-        await mutate(DeleteSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, subtree: true } });
+        try {
+          await mutate(DeleteSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, subtree: true, discardChanges: discardChanges || undefined } });
+        } catch (e) {
+          if (e instanceof ApiError && e.code === "agent.session_has_changes") {
+            refused = e.message;
+            return;
+          }
+          throw e;
+        }
         d.activate(d.parentId);
         await d.refreshSessions();
-      }),
+      });
+      return refused;
+    },
 
     decide: (approvalId: string, decision: ApprovalDecision) =>
       act(async () => {
