@@ -161,11 +161,12 @@ func TestGUICodeBranches(t *testing.T) {
 	// Needs the server's code side (issue 24: Turn.diff, AgentSession.code,
 	// worktree forks, SessionComparison.code, applySessionChanges); skipped
 	// while AgentSession.code answers null. The issue's "done when" in the
-	// page: a turn's files, the Changes region, a fork from the turn into
-	// its own worktree on a new branch, the child's own change (its tree
-	// badge counts it), Compare's Code region, and Apply to parent writing
-	// the change into the parent's folder (after showing a conflict by
-	// path, nothing written).
+	// page: a turn's files, the Changes region, two forks from the turn
+	// into worktrees of their own (one on a new branch), each child's own
+	// change (the tree's badge counts it), Compare's Code region between
+	// the two branches, archiving one (its worktree goes), and Apply to
+	// parent writing the other's change into the parent's folder (after
+	// showing a conflict by path, nothing written).
 	t.Run("WorktreeForkChangesCompareApply", func(t *testing.T) {
 		h := shared.forGUI(t)
 		repo := gitRepo(t)
@@ -215,22 +216,56 @@ func TestGUICodeBranches(t *testing.T) {
 		}
 		tb.screenshot("changes.png")
 
-		// Compare: the Code region with each side's files.
+		// A second worktree fork from the same turn (detached HEAD), with
+		// another change.
+		tb.click("back to the parent", `[data-testid="parent-indicator"]`)
+		tb.run("the parent", chromedp.WaitVisible(chromedp.CSS(activeSel(s.ID))))
+		tb.click("fork from here again", forkFromHereSel(turn))
+		tb.waitJS("the dialog", fmt.Sprintf(`!!document.querySelector(%q)`, dialogSel))
+		tb.click("Own worktree", `[data-testid="fork-own-worktree"]`)
+		tb.clickButton("Fork")
+		other := tb.waitActiveOther(s.ID)
+		if c := h.codeOf(ws, other); c == nil || c.Mode != "WORKTREE" || c.Branch != nil || !c.WorktreePresent {
+			t.Fatalf("the second child's code = %+v, want its own worktree, detached", c)
+		}
+		tb.run("send in the second child",
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), addFilePrompt+"other.txt"),
+			chromedp.Click(chromedp.CSS(`[data-testid="send"]`)))
+		tb.waitJS("other.txt in its Changes", `!!document.querySelector('section[aria-label="Changes"] [data-file-path="other.txt"]')`)
+
+		// Compare the two branches: the Code region with each side's files
+		// and the diff between them.
 		tb.click("compare", `[data-testid="compare"]`)
 		tb.waitJS("the picker", `!!document.querySelector('[data-testid="compare-with"]')`)
 		tb.eval(fmt.Sprintf(`(() => { const s = document.querySelector('[data-testid="compare-with"]');
-		  s.value = %q; s.dispatchEvent(new Event("change", { bubbles: true })); return s.value; })()`, s.ID), new(string))
+		  s.value = %q; s.dispatchEvent(new Event("change", { bubbles: true })); return s.value; })()`, child), new(string))
 		tb.click("show side by side", `[data-testid="compare-go"]`)
-		tb.waitJS("the Code region", `!!document.querySelector('section[aria-label="Code"] [data-testid="code-a"] [data-file-path="child.txt"]')`)
+		tb.waitJS("the Code region", `!!document.querySelector('section[aria-label="Code"] [data-testid="code-b"] [data-file-path="child.txt"]')`)
 		if names := tb.axNames("region"); !slices.Contains(names, "Code") {
 			tb.fail("regions = %q, want Code", names)
 		}
-		if got := tb.filePathsIn(`section[aria-label="Code"] [data-testid="code-b"]`); slices.Contains(got, "child.txt") {
-			t.Errorf("the parent's side lists %q", got)
+		if a, b := tb.filePathsIn(`section[aria-label="Code"] [data-testid="code-a"]`), tb.filePathsIn(`section[aria-label="Code"] [data-testid="code-b"]`); !slices.Equal(a, []string{"other.txt"}) || !slices.Equal(b, []string{"child.txt"}) {
+			t.Errorf("the Code region's sides = %q and %q, want other.txt and child.txt", a, b)
 		}
 		tb.waitJS("the highlighted diff", `!!document.querySelector('section[aria-label="Code"] [data-testid="diff-file"][data-diff-path="child.txt"]')`)
 		tb.screenshot("compare-code.png")
 		tb.click("close the comparison", `[data-testid="close-compare"]`)
+
+		// Archive the second branch: its worktree goes.
+		tb.click("archive", `[data-testid="archive"]`)
+		h.eventually("the archived worktree removed", guiWait, func() bool {
+			c := h.codeOf(ws, other)
+			return c != nil && !c.WorktreePresent
+		})
+		if c := h.codeOf(ws, other); c.WorktreePath != nil {
+			if _, err := os.Stat(*c.WorktreePath); err == nil {
+				t.Errorf("the archived session's worktree %s is still on disk", *c.WorktreePath)
+			}
+		}
+
+		// Back to the first branch.
+		tb.click("the first branch", sessionItemSel(child))
+		tb.run("the first branch", chromedp.WaitVisible(chromedp.CSS(activeSel(child))))
 
 		// Apply to parent while the parent's folder has its own child.txt:
 		// the conflict is shown by path and nothing is written.
