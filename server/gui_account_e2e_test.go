@@ -164,7 +164,8 @@ func (h *harness) settingsOf(ws, id string) settingsView {
 }
 
 // TestGUISessionSettings: New session on a chosen model and effort (the
-// header shows both); the fork dialog starts from the parent's settings;
+// header shows both); the fork dialog, opened by Fork from here on its
+// turn, starts from the parent's settings;
 // a fork made there with another model, effort and Full access has them,
 // and its next turn reaches the model server with that model and effort;
 // then the header's Context meter and the top bar's Usage meter show.
@@ -212,9 +213,11 @@ func TestGUISessionSettings(t *testing.T) {
 	if s := h.settingsOf(ws, parentID); s.Model == nil || *s.Model != a.Model || s.ReasoningEffort == nil || *s.ReasoningEffort != effortA {
 		t.Fatalf("new session's settings = %+v", s)
 	}
-	h.send(ws, parentID, "first")
+	first := h.send(ws, parentID, "first")
 
-	tb.click("fork with settings", `[data-testid="fork-with-settings"]`)
+	// Fork from here (issue 24: the one fork dialog, from a turn too).
+	tb.click("fork from here", forkFromHereSel(first))
+	tb.waitJS("the fork dialog from the turn", fmt.Sprintf(`document.querySelector('[role="dialog"][data-testid="fork-dialog"]')?.dataset.turnId === %q`, first))
 	var start []any
 	tb.eval(`[document.querySelector('[data-testid="fork-model"]').value, document.querySelector('[data-testid="fork-effort"]').value,
 	  document.querySelector('[data-testid="fork-settings"] input[type="radio"]:checked').value, document.querySelector('[data-testid="fork-plan"]').checked]`, &start)
@@ -224,8 +227,11 @@ func TestGUISessionSettings(t *testing.T) {
 	tb.setField(`[data-testid="fork-model"]`, b.Model)
 	tb.setField(`[data-testid="fork-effort"]`, effortB)
 	tb.clickRadio(`[data-testid="fork-settings"]`, "Permissions", "Full access")
-	tb.click("create fork", `[data-testid="fork-dialog-submit"]`)
+	tb.click("Fork", `[data-testid="fork-dialog-submit"]`)
 	childID := tb.waitActiveOther(parentID)
+	if v := h.lineage(ws, childID); v.ForkedFrom == nil || v.ForkedFrom.LastTurnID == nil || *v.ForkedFrom.LastTurnID != first {
+		t.Fatalf("the fork from the dialog = %+v, want lastTurnId %s", v.ForkedFrom, first)
+	}
 	tb.waitJS("the fork's model and effort", fmt.Sprintf(`document.querySelector('[data-testid="session-model"]')?.textContent === %q`, b.Model+" · "+effortB))
 	s := h.settingsOf(ws, childID)
 	if s.Model == nil || *s.Model != b.Model || s.ReasoningEffort == nil || *s.ReasoningEffort != effortB || s.PermissionModeID == nil || *s.PermissionModeID != "full-access" {
@@ -315,5 +321,108 @@ func TestGUITurnHealthAndSteer(t *testing.T) {
 	tb.clickButton("Stop")
 	tb.run("the turn interrupted", chromedp.WaitVisible(chromedp.CSS(activeSel(sid)+` [data-testid="turn"][data-status="INTERRUPTED"]`)))
 	tb.waitJS("no retry message on the ended turn", `!document.querySelector('[data-testid="turn-retrying"]')`)
+	tb.noError()
+}
+
+// TestGUITurnUnauthorized: Codex signed in with a key the model refuses.
+// The turn sent from the composer ends FAILED, showing Codex's message and
+// errorCode unauthorized on the turn, and the `Sign in to Codex` dialog
+// opens by itself (the refusal flipped the account); signing in there with
+// the right key lets the next turn complete.
+func TestGUITurnUnauthorized(t *testing.T) {
+	const goodKey, badKey = "sk-tuttid-gui-KEY-good-7d1e", "sk-tuttid-gui-KEY-bad-03aa"
+	model := codextest.StartModelServer(t)
+	model.SetAPIKey(goodKey)
+	home := codextest.NewOpenAICodexHome(t, model.URL())
+	h, _ := startLoggedServer(t, model, home)
+	h.must(`mutation($in: StartCodexLoginInput!) { startCodexLogin(input: $in) { loginId } }`,
+		map[string]any{"in": map[string]any{"method": "API_KEY", "apiKey": badKey}}, nil)
+	ws := h.createWorkspace("gui-unauthorized")
+	sid := h.startSession(ws, "refused").ID
+
+	browser := startBrowser(t)
+	tb := openTab(t, browser, guiServer(t, h))
+	tb.open(ws, sid)
+	tb.run("type and send",
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), "say hi"),
+		chromedp.Click(chromedp.CSS(`[data-testid="send"]`)),
+	)
+	// Codex retries the refused request before it gives up.
+	var refused string
+	h.eventually("the refused turn to fail", 90*time.Second, func() bool {
+		for _, tr := range h.session(ws, sid).Turns {
+			if tr.Status == "FAILED" {
+				refused = tr.ID
+				return true
+			}
+		}
+		return false
+	})
+	tb.waitJS("the failed turn's error on the turn", fmt.Sprintf(`(() => {
+	  const e = document.querySelector(%q);
+	  return !!e && e.dataset.errorCode === "unauthorized" && e.textContent.replace("(unauthorized)", "").trim().length > 0;
+	})()`, turnSel(refused)+` [data-testid="turn-error"]`))
+	tb.run("the sign-in dialog opened by the refusal", chromedp.WaitVisible(chromedp.CSS(codexDialogSel)))
+	if names := tb.axNames("dialog"); !slices.Contains(names, "Sign in to Codex") {
+		tb.fail("dialogs = %q, want Sign in to Codex", names)
+	}
+	tb.screenshot("turn-unauthorized.png")
+
+	tb.run("type the right key", chromedp.SendKeys(chromedp.CSS(`#codex-api-key`), goodKey))
+	tb.clickButton("Use API key")
+	tb.waitJS("the dialog closed by the sign-in", fmt.Sprintf(`!document.querySelector(%q)`, codexDialogSel))
+	tb.waitJS("the composer ready", `!document.querySelector('[data-testid="send"]').disabled`)
+	tb.run("send again",
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), "say hi again"),
+		chromedp.Click(chromedp.CSS(`[data-testid="send"]`)),
+	)
+	tb.waitJS("the reply", fmt.Sprintf(`[...document.querySelectorAll('%s [data-testid="turn"][data-status="COMPLETED"] [data-testid="message"][data-role="assistant"]')]
+	  .some((m) => m.textContent.includes("reply: say hi again"))`, activeSel(sid)))
+	tb.noError()
+}
+
+// TestGUISteerThenFork: text steered into a running turn from the composer
+// becomes a user message of that turn, which goes on and completes; `Fork
+// from here` on it (the fork dialog's Fork) gives a child whose history
+// carries the steered text.
+func TestGUISteerThenFork(t *testing.T) {
+	const slow, steer = "work slowly please", "and keep the tests green"
+	h := startServer(t, harnessOpts{})
+	h.model.SetReply(func(r codextest.Request) codextest.Reply {
+		if r.LastUserText() == slow {
+			// Held open long enough to steer, then done: Codex sends the
+			// steered text in the turn's next request.
+			return codextest.Reply{Chunks: []string{"working on it", " and done"}, Delay: 5 * time.Second}
+		}
+		return codextest.DefaultReply(r)
+	})
+	ws := h.createWorkspace("gui-steer-fork")
+	sid := h.startSession(ws, "steered").ID
+
+	browser := startBrowser(t)
+	tb := openTab(t, browser, guiServer(t, h))
+	tb.open(ws, sid)
+	tb.run("type and send",
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), slow),
+		chromedp.Click(chromedp.CSS(`[data-testid="send"]`)),
+	)
+	running := activeSel(sid) + ` [data-testid="turn"][data-status="IN_PROGRESS"]`
+	tb.run("the first words", chromedp.WaitVisible(chromedp.CSS(running+` [data-testid="message"][data-role="assistant"]`)))
+	var turn string
+	tb.eval(fmt.Sprintf(`document.querySelector(%q).dataset.turnId`, running), &turn)
+	tb.run("type the steer", chromedp.SendKeys(chromedp.CSS(`[data-testid="composer-input"]`), steer))
+	tb.clickButton("Steer")
+	h.waitTurn(ws, sid, turn, "COMPLETED")
+	tb.waitJS("the steered text in the completed turn", fmt.Sprintf(
+		`[...document.querySelectorAll(%q)].some((m) => m.textContent.includes(%q))`, turnSel(turn)+`[data-status="COMPLETED"] [data-testid="message"][data-role="user"]`, steer))
+
+	tb.click("fork from here", forkFromHereSel(turn))
+	tb.forkInDialog()
+	child := tb.waitActiveOther(sid)
+	if got := h.lineage(ws, child).userTexts(); !slices.Contains(got, steer) {
+		t.Errorf("the fork's history = %q, want the steered text %q", got, steer)
+	}
+	tb.waitJS("the steered text in the child's inherited turn", fmt.Sprintf(
+		`[...document.querySelectorAll('%s [data-inherited="true"] [data-testid="message"][data-role="user"]')].some((m) => m.textContent.includes(%q))`, activeSel(child), steer))
 	tb.noError()
 }

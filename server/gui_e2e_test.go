@@ -346,6 +346,16 @@ func forkFromHereSel(turnID string) string {
 	return fmt.Sprintf(`[data-testid="fork-from-here"][data-turn-id=%q]`, turnID)
 }
 
+// forkInDialog makes the fork the way a person does since issue 24:
+// `Fork conversation` or `Fork from here` (clicked before) opens the fork
+// dialog, whose `Fork` button (Same folder, the parent's settings) makes
+// it.
+func (tb *tab) forkInDialog() {
+	tb.t.Helper()
+	tb.waitJS("the fork dialog", `!!document.querySelector('[role="dialog"][data-testid="fork-dialog"]')`)
+	tb.click("Fork in the fork dialog", `[role="dialog"][data-testid="fork-dialog"] [data-testid="fork-dialog-submit"]`)
+}
+
 func sessionItemSel(id string) string {
 	return fmt.Sprintf(`[data-testid="session-item"][data-session-id=%q]`, id)
 }
@@ -648,6 +658,7 @@ func TestGUI(t *testing.T) {
 	t.Run("ConversationMenuForksWithoutLastTurnId", func(t *testing.T) {
 		h, tb, ws, parentID, _ := setup(t, "turn one", "turn two")
 		tb.click("fork conversation", `[data-testid="fork-conversation"]`)
+		tb.forkInDialog()
 		childID := tb.waitActiveOther(parentID)
 
 		child := h.lineage(ws, childID)
@@ -668,6 +679,7 @@ func TestGUI(t *testing.T) {
 	t.Run("TurnMenuForksWithSelectedTurnId", func(t *testing.T) {
 		h, tb, ws, parentID, turns := setup(t, "turn one", "turn two")
 		tb.click("fork from turn 1", forkFromHereSel(turns[0]))
+		tb.forkInDialog()
 		childID := tb.waitActiveOther(parentID)
 
 		child := h.lineage(ws, childID)
@@ -730,6 +742,7 @@ func TestGUI(t *testing.T) {
 	t.Run("SuccessfulForkActivatesChild", func(t *testing.T) {
 		h, tb, ws, parentID, _ := setup(t, "turn one")
 		tb.click("fork conversation", `[data-testid="fork-conversation"]`)
+		tb.forkInDialog()
 		childID := tb.waitActiveOther(parentID)
 		parent := h.lineage(ws, parentID)
 		if len(parent.Children) != 1 || parent.Children[0].ID != childID {
@@ -760,6 +773,7 @@ func TestGUI(t *testing.T) {
 		tb.click("parent indicator", `[data-testid="parent-indicator"]`)
 		tb.run("the parent is back", chromedp.WaitVisible(chromedp.CSS(activeSel(parentID))))
 		tb.click("fork conversation again", `[data-testid="fork-conversation"]`)
+		tb.forkInDialog()
 		second := tb.waitActiveOther(parentID)
 		if second == childID {
 			t.Fatal("the second fork activated the first child")
@@ -815,6 +829,7 @@ func TestGUI(t *testing.T) {
 		_, tb, _, parentID, _ := setup(t, "turn one")
 		startSlowTurn(t, tb, parentID)
 		tb.click("fork conversation", `[data-testid="fork-conversation"]`)
+		tb.forkInDialog()
 		tb.run("the error banner", chromedp.WaitVisible(chromedp.CSS(`[data-testid="error-banner"][role="alert"]`)))
 		var banner struct{ Code, Text string }
 		tb.eval(`(() => { const b = document.querySelector('[data-testid="error-banner"]');
@@ -898,6 +913,7 @@ func TestGUI(t *testing.T) {
 	t.Run("ForkMarkersAndInheritedTurns", func(t *testing.T) {
 		_, tb, _, parentID, turns := setup(t, "turn one", "turn two")
 		tb.click("fork from turn 1", forkFromHereSel(turns[0]))
+		tb.forkInDialog()
 		childID := tb.waitActiveOther(parentID)
 		tb.run("the child's inherited turn", chromedp.WaitVisible(chromedp.CSS(activeSel(childID)+` `+turnSel(turns[0])+`[data-inherited="true"]`)))
 		var divider string
@@ -1203,11 +1219,13 @@ func TestGUI(t *testing.T) {
 		rootTurns := h.lineage(ws, root.ID).Turns
 
 		tb.click("fork from turn 1", forkFromHereSel(rootTurns[0].ID))
+		tb.forkInDialog()
 		oauth := tb.waitActiveOther(root.ID)
 		say(oauth, "Use OAuth instead")
 		tb.click("back to the parent", `[data-testid="parent-indicator"]`)
 		tb.run("the parent", chromedp.WaitVisible(chromedp.CSS(activeSel(root.ID))))
 		tb.click("fork from turn 2", forkFromHereSel(rootTurns[1].ID))
+		tb.forkInDialog()
 		jwt := tb.waitActiveOther(root.ID)
 		say(jwt, "Use JWTs instead of cookies")
 
@@ -1281,6 +1299,7 @@ func TestGUI(t *testing.T) {
 		var cleared bool
 		tb.eval(`(localStorage.removeItem("tuttid-token"), true)`, &cleared)
 		tb.click("fork conversation", `[data-testid="fork-conversation"]`)
+		tb.forkInDialog()
 		tb.run("the sign-in page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-in"]`)))
 		var text string
 		tb.eval(`document.body.innerText`, &text)

@@ -7,6 +7,9 @@ import react from "@vitejs/plugin-react";
 // same sources and lock file (CI rebuilds and compares).
 export default defineConfig({
   plugins: [react()],
+  // react-diff-view imports CommonJS lodash whole; its ES build lets the
+  // bundle keep only the few functions used.
+  resolve: { alias: { lodash: "lodash-es" } },
   base: "./",
   build: {
     outDir: "../dist",

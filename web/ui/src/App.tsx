@@ -4,6 +4,8 @@
 // keeps it current (useActivity, whose events reduceActivity maps to
 // reloads).
 import { useCallback, useMemo, useRef, useState } from "react";
+import { query } from "./client";
+import { CodeChanges } from "./CodeChanges";
 import { CodexSignIn } from "./CodexSignIn";
 import { CompareView } from "./Compare";
 import { ForkDialog } from "./ForkDialog";
@@ -14,7 +16,7 @@ import { countDescendants, sameTree } from "./lineage";
 import { SessionHeader } from "./SessionHeader";
 import { Sidebar } from "./Sidebar";
 import { SignIn } from "./SignIn";
-import type { ApprovalDecision } from "./gql/graphql";
+import { SessionChangesPatchDocument, type ApprovalDecision } from "./gql/graphql";
 import type { Effect, Shown } from "./state/activity";
 import { actions } from "./state/actions";
 import { useActivity } from "./state/useActivity";
@@ -22,6 +24,7 @@ import { useCodexAccount } from "./state/useCodexAccount";
 import { useModels } from "./state/useModels";
 import { useRateLimits } from "./state/useRateLimits";
 import { fromSession, startSettings, toInput, type Settings } from "./state/settings";
+import type { ForkRequest } from "./state/forkChoice";
 import { useComparison } from "./state/useComparison";
 import { useNavigation } from "./state/useNavigation";
 import { useOperations } from "./state/useOperations";
@@ -46,7 +49,9 @@ export function App() {
   // chosen, the session gets Codex's defaults).
   const [chosen, setChosen] = useState<Settings | null>(null);
   const newSettings = chosen ?? startSettings(models);
-  const [forking, setForking] = useState(false);
+  // The fork dialog: open on a session, for the whole conversation (from
+  // null) or up to a turn.
+  const [forking, setForking] = useState<{ sessionId: string; from: { turnId: string; text: string } | null } | null>(null);
 
   // What an activity event concerns, read when it arrives.
   const { now: shownNow } = shown;
@@ -96,12 +101,32 @@ export function App() {
     clearDraft: (text) => setDraft((d) => (d === text ? "" : d)),
   });
 
+  // openFork opens the fork dialog on the shown session, up to a turn
+  // (named by its first words) or for the whole conversation.
+  const openFork = (turnId?: string) => {
+    if (!activeId) return;
+    const text = turnId ? (shown.messages.find((m) => m.turnId === turnId && m.role === "user")?.text ?? "") : "";
+    setForking({ sessionId: activeId, from: turnId ? { turnId, text: text.length > 80 ? text.slice(0, 79) + "…" : text } : null });
+  };
   // Callbacks that stay the same across renders, so that the memoized
   // conversation does not re-render when only the session list changed.
-  const latest = useRef({ act, nav });
-  latest.current = { act, nav };
+  const latest = useRef({ act, nav, openFork, wsId, activeId });
+  latest.current = { act, nav, openFork, wsId, activeId };
   const onOpen = useCallback((id: string) => latest.current.nav.activate(id), []);
-  const onForkFrom = useCallback((turnId: string) => void latest.current.act.fork(turnId), []);
+  const onForkFrom = useCallback((turnId: string) => latest.current.openFork(turnId), []);
+  const onApply = useCallback(() => latest.current.act.applyToParent(), []);
+  // The shown session's changes as a patch, read when the diff is opened.
+  const loadPatch = useCallback(async () => {
+    const { wsId: ws, activeId: id } = latest.current;
+    if (!ws || !id) return null;
+    let out: { patch: string; truncated: boolean } | null = null;
+    await guarded(async () => {
+      const d = await query(SessionChangesPatchDocument, { ws, id });
+      const c = d.session?.code?.changes;
+      if (c && id === latest.current.activeId) out = { patch: c.patch, truncated: c.truncated };
+    });
+    return out;
+  }, [guarded]);
   const onDecide = useCallback((approvalId: string, decision: ApprovalDecision) => void latest.current.act.decide(approvalId, decision), []);
   const treeOf = useMemo(() => sameTree(list.sessions, activeId), [list.sessions, activeId]);
   const descendants = useMemo(() => countDescendants(list.sessions, activeId), [list.sessions, activeId]);
@@ -161,23 +186,25 @@ export function App() {
                 sameTree={treeOf}
                 descendants={descendants}
                 onOpen={(id) => nav.activate(id)}
-                onFork={() => act.fork()}
-                onForkWithSettings={() => setForking(true)}
+                onFork={() => openFork()}
                 onCompare={(id) => nav.compare(id)}
                 onRename={act.rename}
                 onArchive={act.archive}
                 onDelete={act.remove}
               />
-              {forking && (
+              {forking && forking.sessionId === head.id && (
                 <ForkDialog
-                  key={head.id}
+                  key={`${head.id}:${forking.from?.turnId ?? ""}`}
                   parent={fromSession(head.settings)}
+                  code={head.code}
                   models={models}
                   busy={ops.busy}
-                  onClose={() => setForking(false)}
-                  onFork={(settings) => {
-                    setForking(false);
-                    void act.fork(undefined, settings);
+                  from={forking.from}
+                  onClose={() => setForking(null)}
+                  onFork={(req: ForkRequest) => {
+                    void act.fork(forking.from?.turnId, req.settings, req.code).then((ok) => {
+                      if (ok) setForking(null);
+                    });
                   }}
                 />
               )}
@@ -185,6 +212,7 @@ export function App() {
               {compareWith && !cmp && <p className="placeholder">Comparing…</p>}
               {!compareWith && (
                 <>
+                  {head.code && <CodeChanges key={head.id} code={head.code} hasParent={!!head.parent} busy={ops.busy} loadPatch={loadPatch} onApply={onApply} />}
                   <Conversation
                     wsId={wsId}
                     head={head}

@@ -2,9 +2,12 @@
 // prefix) collapsed, then each one's own continuation from the fork point.
 import { Button, Flex, Heading, Link, Popover, Text } from "@radix-ui/themes";
 import { useState } from "react";
+import { FileList } from "./FileList";
+import { DiffPanel } from "./DiffPanel";
 import { MessageView } from "./MessageView";
 import { StatusBadge } from "./Status";
 import type { ComparisonFragment, CompareTurnFragment } from "./gql/graphql";
+import { totals, totalsText } from "./state/code";
 
 function Turns({ turns, empty }: { turns: CompareTurnFragment[]; empty: string }) {
   if (turns.length === 0) return <Text className="muted" size="2">{empty}</Text>;
@@ -51,6 +54,7 @@ export function CompareView({ cmp, onOpen, onClose }: Props) {
           </summary>
           <Turns turns={cmp.sharedTurns} empty="Nothing in common." />
         </details>
+        {cmp.code && <CodeComparison cmp={cmp} code={cmp.code} />}
         <div className="compare-columns">
           {(
             [
@@ -77,6 +81,44 @@ export function CompareView({ cmp, onOpen, onClose }: Props) {
           ))}
         </div>
       </div>
+    </section>
+  );
+}
+
+// CodeComparison: the Code region of a comparison of two sessions with
+// code (issue 24): each side's files changed since their fork point, and
+// the diff from a's files to b's.
+function CodeComparison({ cmp, code }: { cmp: ComparisonFragment; code: NonNullable<ComparisonFragment["code"]> }) {
+  const sides = [
+    ["a", cmp.a, code.aChanges],
+    ["b", cmp.b, code.bChanges],
+  ] as const;
+  return (
+    <section className="compare-code" aria-label="Code" data-testid="compare-code">
+      <Heading as="h2" size="3">
+        Code
+      </Heading>
+      <Text as="p" size="1" className="muted">
+        {code.base ? `Each side's files against their fork point (${code.base.commit.slice(0, 10)}).` : "Each side's files against their fork point."}
+      </Text>
+      <div className="compare-columns">
+        {sides.map(([side, s, diff]) => (
+          <div key={side} className="compare-column" data-testid={`code-${side}`} data-session-id={s.id}>
+            <div className="compare-title">
+              {s.displayTitle}: <span className="small">{diff.files.length === 0 ? "no changes" : totalsText(totals(diff.files))}</span>
+            </div>
+            {diff.files.length > 0 && <FileList files={diff.files} label={`Files ${s.displayTitle} changed`} />}
+          </div>
+        ))}
+      </div>
+      <details className="code-diff-details" open={code.diff.files.length > 0 && code.diff.files.length <= 20}>
+        <summary data-testid="compare-diff-summary">
+          {code.diff.files.length === 0
+            ? `${cmp.a.displayTitle} and ${cmp.b.displayTitle} have the same files`
+            : `Diff from ${cmp.a.displayTitle} to ${cmp.b.displayTitle}: ${totalsText(totals(code.diff.files))}`}
+        </summary>
+        {code.diff.files.length > 0 && <DiffPanel patch={code.diff.patch} truncated={code.diff.truncated} label={`Diff from ${cmp.a.displayTitle} to ${cmp.b.displayTitle}`} />}
+      </details>
     </section>
   );
 }

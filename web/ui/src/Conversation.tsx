@@ -1,10 +1,12 @@
 // The conversation of one session: its loaded turns (the latest page, then
 // earlier pages as the person scrolls back or asks), oldest first, each with its
-// messages, its "Fork from here" button and the forks made from it; in a
+// messages, the files it changed, its "Fork from here" button (which opens
+// the fork dialog) and the forks made from it; in a
 // child, the inherited turns are set apart by a divider naming the parent.
 import { Button, Link, Text } from "@radix-ui/themes";
 import { Fragment, memo, useEffect, useLayoutEffect, useRef } from "react";
 import { ApprovalPrompt } from "./Approvals";
+import { FileList } from "./FileList";
 import { ForkIcon } from "./Icons";
 import { MessageView } from "./MessageView";
 import { StatusBadge } from "./Status";
@@ -144,6 +146,14 @@ export const Conversation = memo(function Conversation(p: Props) {
                 .map((a) => (
                   <ApprovalPrompt key={a.id} a={a} busy={p.busy} onDecide={p.onDecide} />
                 ))}
+              {t.diff && t.diff.files.length > 0 && (
+                <div className="turn-files" data-testid="turn-files">
+                  <Text size="1" className="muted">
+                    Files this turn changed{t.diff.truncated ? " (cut)" : ""}:
+                  </Text>
+                  <FileList files={t.diff.files} label="Files this turn changed" />
+                </div>
+              )}
               {t.status === "IN_PROGRESS" && p.retries.get(t.id) && (
                 <div className="turn-retrying" role="status" data-testid="turn-retrying">
                   Codex is retrying: {p.retries.get(t.id)}

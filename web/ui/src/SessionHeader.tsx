@@ -17,12 +17,14 @@ interface Props {
   sameTree: SessionSummaryFragment[];
   descendants: number;
   onOpen: (id: string) => void;
+  // onFork opens the fork dialog for the whole conversation.
   onFork: () => void;
-  onForkWithSettings: () => void;
   onCompare: (id: string) => void;
   onRename: (title: string) => Promise<boolean>;
   onArchive: (archived: boolean) => void;
-  onDelete: () => void;
+  // onDelete resolves to why the server refused (unapplied worktree
+  // changes), or null.
+  onDelete: (discardChanges?: boolean) => Promise<string | null>;
 }
 
 export function SessionHeader(p: Props) {
@@ -67,11 +69,8 @@ export function SessionHeader(p: Props) {
         </button>
       </div>
       <div className="session-actions" role="toolbar" aria-label="Session">
-        <Button variant="soft" data-testid="fork-conversation" title="Fork the whole conversation into a new session" disabled={p.busy} onClick={p.onFork}>
+        <Button variant="soft" data-testid="fork-conversation" title="Fork the whole conversation into a new session: its settings and where its code goes" disabled={p.busy} onClick={p.onFork}>
           Fork conversation
-        </Button>
-        <Button variant="soft" data-testid="fork-with-settings" title="Fork the whole conversation with another model or permissions" disabled={p.busy} onClick={p.onForkWithSettings}>
-          Fork with settings…
         </Button>
         <ComparePicker options={p.sameTree} busy={p.busy} onCompare={p.onCompare} />
         <TidyActions

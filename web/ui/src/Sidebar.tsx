@@ -1,14 +1,15 @@
 // The sidebar: a new session, the workspace's fork tree, and whether it
 // lists archived sessions.
 import { Button, Flex, Text } from "@radix-ui/themes";
-import type { CodexModelFieldsFragment, SessionSummaryFragment } from "./gql/graphql";
+import type { CodexModelFieldsFragment } from "./gql/graphql";
 import { SettingsFields } from "./SettingsFields";
 import type { Settings } from "./state/settings";
 import { ForkTree } from "./Tree";
+import type { TreeSession } from "./treeRows";
 
 interface Props {
   wsId?: string;
-  sessions: SessionSummaryFragment[];
+  sessions: TreeSession[];
   activeId?: string;
   busy: boolean;
   showArchived: boolean;

@@ -1,6 +1,8 @@
 // Tidying a tree of experiments: rename the shown session, archive it
 // (hidden from the tree, restorable) or delete it with all its forks after
-// one confirmation.
+// one confirmation (a second one when its own worktree holds changes never
+// applied: the server names them, and discarding them is the person's
+// choice).
 import { Button, Flex, Popover, Text, TextField } from "@radix-ui/themes";
 import { useState } from "react";
 
@@ -11,7 +13,7 @@ interface Props {
   busy: boolean;
   onRename: (title: string) => Promise<boolean>;
   onArchive: (archived: boolean) => void;
-  onDelete: () => void;
+  onDelete: (discardChanges?: boolean) => Promise<string | null>;
 }
 
 export function RenameForm({ title, busy, onRename, onDone }: { title: string; busy: boolean; onRename: (t: string) => Promise<boolean>; onDone: () => void }) {
@@ -50,6 +52,18 @@ export function RenameForm({ title, busy, onRename, onDone }: { title: string; b
 
 export function TidyActions(p: Props & { onStartRename: () => void }) {
   const [confirming, setConfirming] = useState(false);
+  // Why the server refused the delete: a worktree's unapplied changes.
+  const [refused, setRefused] = useState<string | null>(null);
+  const remove = (discard: boolean) => {
+    setConfirming(false);
+    setRefused(null);
+    void p.onDelete(discard).then((why) => {
+      if (why) {
+        setRefused(why);
+        setConfirming(true);
+      }
+    });
+  };
   const what = p.descendants > 0 ? `“${p.title}” and its ${p.descendants} fork${p.descendants === 1 ? "" : "s"}` : `“${p.title}”`;
   return (
     <>
@@ -59,7 +73,14 @@ export function TidyActions(p: Props & { onStartRename: () => void }) {
       <Button variant="soft" color="gray" disabled={p.busy} onClick={() => p.onArchive(!p.archived)} data-testid={p.archived ? "restore" : "archive"}>
         {p.archived ? "Restore" : "Archive"}
       </Button>
-      <Popover.Root open={confirming} onOpenChange={setConfirming} modal={false}>
+      <Popover.Root
+        open={confirming}
+        onOpenChange={(open) => {
+          setConfirming(open);
+          if (!open) setRefused(null);
+        }}
+        modal={false}
+      >
         <Popover.Trigger>
           <Button variant="soft" color="red" disabled={p.busy} data-testid="delete">
             Delete…
@@ -68,22 +89,26 @@ export function TidyActions(p: Props & { onStartRename: () => void }) {
         <Popover.Content size="2" maxWidth="22rem" data-testid="delete-confirm">
           <Flex direction="column" gap="3">
             <Text size="2">Delete {what}? Their conversations are gone for good.</Text>
+            {refused && (
+              <Text size="2" color="red" role="alert" data-testid="delete-refused">
+                {refused}
+              </Text>
+            )}
             <Flex gap="2" justify="end">
               <Popover.Close>
                 <Button variant="soft" color="gray">
                   Keep
                 </Button>
               </Popover.Close>
-              <Button
-                color="red"
-                data-testid="delete-confirmed"
-                onClick={() => {
-                  setConfirming(false);
-                  p.onDelete();
-                }}
-              >
-                Delete {p.descendants > 0 ? `all ${p.descendants + 1}` : ""}
-              </Button>
+              {refused ? (
+                <Button color="red" data-testid="delete-discard" onClick={() => remove(true)}>
+                  Delete and discard the changes
+                </Button>
+              ) : (
+                <Button color="red" data-testid="delete-confirmed" onClick={() => remove(false)}>
+                  Delete {p.descendants > 0 ? `all ${p.descendants + 1}` : ""}
+                </Button>
+              )}
             </Flex>
           </Flex>
         </Popover.Content>

@@ -12,13 +12,13 @@
 // re-renders the renamed session's branch from its root.
 import { memo, useCallback, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
 import { StatusBadge } from "./Status";
-import type { SessionSummaryFragment } from "./gql/graphql";
-import { buildForest, nodeIndex, shownIn, treeRows, type TreeNode } from "./treeRows";
+import { treeCode, treeCodeLabel } from "./state/code";
+import { buildForest, nodeIndex, shownIn, treeRows, type TreeNode, type TreeSession } from "./treeRows";
 
 export { buildForest };
 
 interface Props {
-  sessions: SessionSummaryFragment[];
+  sessions: TreeSession[];
   selected?: string;
   onSelect: (id: string) => void;
 }
@@ -162,6 +162,7 @@ const Item = memo(function Item({ node, setSize, posInSet, store, handlers }: It
   const hasKids = children.length > 0;
   const open = hasKids && (bits & OPEN) !== 0;
   const labelId = `tree-label-${id}`;
+  const code = treeCode(s);
   return (
     <li
       role="treeitem"
@@ -205,6 +206,18 @@ const Item = memo(function Item({ node, setSize, posInSet, store, handlers }: It
         <span id={labelId} className="tree-label">
           <span className="tree-title">{s.displayTitle}</span>
           <StatusBadge status={s.status} />
+          {code && (
+            <span
+              className="tree-code"
+              data-testid="tree-code"
+              data-files={code.files}
+              data-present={code.present ? "true" : "false"}
+              title={treeCodeLabel(code)}
+            >
+              <span aria-hidden="true">⎇ {code.files}</span>
+              <span className="sr-only">{treeCodeLabel(code)}</span>
+            </span>
+          )}
           {s.archived && <span className="rt-reset rt-Badge rt-r-size-1 rt-variant-outline" data-accent-color="gray" data-radius="full">archived</span>}
         </span>
       </div>

@@ -96,3 +96,19 @@ describe("shownIn", () => {
     expect(shownIn(byId, new Set(), undefined)).toBe(false);
   });
 });
+
+describe("buildForest: the code badge", () => {
+  const code = (files: number) => ({ mode: "WORKTREE" as const, changes: { files: Array.from({ length: files }, (_, i) => ({ path: `f${i}` })) } });
+  it("renews a session whose count of changed files changed, on a reload", () => {
+    const first = buildForest(sessions.map((x) => (x.id === "b" ? { ...x, code: code(1) } : x)));
+    const again = buildForest(sessions.map((x) => (x.id === "b" ? { ...x, code: code(2) } : { ...x })), first);
+    expect(again[0].children[1]).not.toBe(first[0].children[1]);
+    expect(again[0].children[1].s.code?.changes.files).toHaveLength(2);
+    expect(again[1]).toBe(first[1]);
+  });
+  it("keeps a session whose badge shows the same", () => {
+    const first = buildForest(sessions.map((x) => (x.id === "b" ? { ...x, code: code(1) } : x)));
+    const again = buildForest(sessions.map((x) => (x.id === "b" ? { ...x, code: code(1) } : { ...x })), first);
+    expect(again[0]).toBe(first[0]);
+  });
+});

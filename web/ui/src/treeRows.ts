@@ -3,16 +3,21 @@
 // has forks and is open, whether a collapsed ancestor hides it). The tree
 // renders the rows flat, so that a change (a branch opened, a session
 // renamed or selected) re-renders only the rows it changes.
-import type { SessionSummaryFragment } from "./gql/graphql";
+import type { ListedSessionFragment, SessionSummaryFragment } from "./gql/graphql";
+import { sameTreeCode } from "./state/code";
+
+// TreeSession is a listed session: its summary, and its code when the
+// list read it (the tree shows its own worktree and its changed files).
+export type TreeSession = SessionSummaryFragment & { code?: ListedSessionFragment["code"] };
 
 export interface TreeNode {
-  s: SessionSummaryFragment;
+  s: TreeSession;
   level: number;
   children: TreeNode[];
 }
 
 export interface TreeRow {
-  s: SessionSummaryFragment;
+  s: TreeSession;
   level: number;
   // aria-setsize and aria-posinset: the row among its siblings.
   setSize: number;
@@ -27,11 +32,11 @@ export interface TreeRow {
 // buildForest nests each session under its parent (a session whose parent
 // is not listed is a root). Given the forest built last, it hands back the
 // nodes whose subtree shows the same (same sessions, titles, statuses,
-// levels), so that the tree re-renders only the branches that changed; when
+// code badges, levels), so that the tree re-renders only the branches that changed; when
 // the sessions and their parents are those of the last build (a session
 // patched from an activity event), only the changed sessions' branches are
 // built again.
-export function buildForest(sessions: SessionSummaryFragment[], prev?: TreeNode[]): TreeNode[] {
+export function buildForest(sessions: TreeSession[], prev?: TreeNode[]): TreeNode[] {
   const last = prev && built.get(prev);
   const roots = last && sameShape(last.sessions, sessions) ? rebuildChanged(prev, last, sessions) : buildAll(sessions, prev);
   return roots;
@@ -68,13 +73,13 @@ export function shownIn(byId: ReadonlyMap<string, TreeNode>, collapsed: Readonly
 // What a build leaves for the next: the sessions it was given and its nodes
 // by id.
 interface Built {
-  sessions: SessionSummaryFragment[];
+  sessions: TreeSession[];
   byId: Map<string, TreeNode>;
 }
 
 const built = new WeakMap<TreeNode[], Built>();
 
-function sameShape(a: SessionSummaryFragment[], b: SessionSummaryFragment[]): boolean {
+function sameShape(a: TreeSession[], b: TreeSession[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
     if (a[i] !== b[i] && (a[i].id !== b[i].id || a[i].parent?.id !== b[i].parent?.id)) return false;
@@ -82,7 +87,7 @@ function sameShape(a: SessionSummaryFragment[], b: SessionSummaryFragment[]): bo
   return true;
 }
 
-function rebuildChanged(prev: TreeNode[], last: Built, sessions: SessionSummaryFragment[]): TreeNode[] {
+function rebuildChanged(prev: TreeNode[], last: Built, sessions: TreeSession[]): TreeNode[] {
   const byId = last.byId;
   const parentOf = (n: TreeNode) => (n.s.parent ? byId.get(n.s.parent.id) : undefined);
   // The changed nodes and every ancestor of theirs, each built anew below,
@@ -93,7 +98,7 @@ function rebuildChanged(prev: TreeNode[], last: Built, sessions: SessionSummaryF
     const s = sessions[i];
     if (s === last.sessions[i]) continue;
     const old = byId.get(s.id)!;
-    if (old.s.displayTitle === s.displayTitle && old.s.status === s.status && old.s.archived === s.archived) continue;
+    if (old.s.displayTitle === s.displayTitle && old.s.status === s.status && old.s.archived === s.archived && sameTreeCode(old.s, s)) continue;
     renewed.set(s.id, { ...old, s });
     for (let p = parentOf(old); p && !dirty.has(p); p = parentOf(p)) dirty.add(p);
   }
@@ -113,7 +118,7 @@ function rebuildChanged(prev: TreeNode[], last: Built, sessions: SessionSummaryF
   return roots;
 }
 
-function buildAll(sessions: SessionSummaryFragment[], prev?: TreeNode[]): TreeNode[] {
+function buildAll(sessions: TreeSession[], prev?: TreeNode[]): TreeNode[] {
   const byId = new Map<string, TreeNode>();
   for (const s of sessions) byId.set(s.id, { s, level: 1, children: [] });
   const roots: TreeNode[] = [];
@@ -162,6 +167,7 @@ function sameNode(a: TreeNode, b: TreeNode): boolean {
     a.s.displayTitle === b.s.displayTitle &&
     a.s.status === b.s.status &&
     a.s.archived === b.s.archived &&
+    sameTreeCode(a.s, b.s) &&
     a.children.length === b.children.length &&
     a.children.every((c, i) => c === b.children[i])
   );

@@ -1,8 +1,9 @@
 // What the person does: each action runs one mutation while the page is
 // busy, then shows its outcome (the new session, workspace, or the
 // session reloaded).
-import { mutate, newRequestId } from "../client";
+import { ApiError, mutate, newRequestId } from "../client";
 import {
+  ApplySessionChangesDocument,
   CreateWorkspaceDocument,
   DeleteSessionDocument,
   ForkSessionDocument,
@@ -15,7 +16,9 @@ import {
   type ApprovalDecision,
   type ComposerSettingsInput,
   type CreateWorkspaceInput,
+  type ForkCodeInput,
 } from "../gql/graphql";
+import { needsApply, outcomeOf, type ApplyOutcome } from "./code";
 
 interface Deps {
   act: (fn: () => Promise<void>) => Promise<void>;
@@ -37,13 +40,36 @@ export function actions(d: Deps) {
   const refreshBoth = () => Promise.all([d.refreshSessions(), d.refreshShown()]).then(() => undefined);
 
   return {
-    fork: (lastTurnId?: string, settings?: ComposerSettingsInput) =>
-      act(async () => {
+    // fork makes the child and shows it; it resolves to whether it did
+    // (the fork dialog stays open on a failure, the banner says why).
+    fork: async (lastTurnId?: string, settings?: ComposerSettingsInput, code?: ForkCodeInput): Promise<boolean> => {
+      let ok = false;
+      await act(async () => {
         if (!wsId || !activeId) return;
-        const r = await mutate(ForkSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, requestId: newRequestId(), lastTurnId, settings } });
+        const r = await mutate(ForkSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, requestId: newRequestId(), lastTurnId, settings, code } });
+        ok = true;
         d.activate(r.forkSession.session.id);
         await d.refreshSessions();
-      }),
+      });
+      return ok;
+    },
+
+    // applyToParent brings the shown worktree session's changes into its
+    // parent's files: a dry run first, applied only when it is clean.
+    // Resolves to what happened (null: the call failed, the banner says
+    // why).
+    applyToParent: async (): Promise<ApplyOutcome | null> => {
+      let out: ApplyOutcome | null = null;
+      await act(async () => {
+        if (!wsId || !activeId) return;
+        const input = { workspaceId: wsId, agentSessionId: activeId };
+        const dry = (await mutate(ApplySessionChangesDocument, { input: { ...input, dryRun: true } })).applySessionChanges;
+        const real = needsApply(dry) ? (await mutate(ApplySessionChangesDocument, { input })).applySessionChanges : undefined;
+        out = outcomeOf(dry, real);
+        await refreshBoth();
+      });
+      return out;
+    },
 
     send: (text: string) => {
       if (!text.trim() || !wsId || !activeId) return;
@@ -110,13 +136,29 @@ export function actions(d: Deps) {
       }),
 
     // remove deletes the shown session with its forks and shows its parent.
-    remove: () =>
-      act(async () => {
+    // remove deletes the shown session with its forks and shows its
+    // parent. A worktree whose changes were never applied is refused
+    // (agent.session_has_changes): that resolves to the server's message
+    // (it names the files) for the person to confirm discarding them,
+    // which discardChanges does.
+    remove: async (discardChanges = false): Promise<string | null> => {
+      let refused: string | null = null;
+      await act(async () => {
         if (!wsId || !activeId) return;
-        await mutate(DeleteSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, subtree: true } });
+        try {
+          await mutate(DeleteSessionDocument, { input: { workspaceId: wsId, agentSessionId: activeId, subtree: true, discardChanges: discardChanges || undefined } });
+        } catch (e) {
+          if (e instanceof ApiError && e.code === "agent.session_has_changes") {
+            refused = e.message;
+            return;
+          }
+          throw e;
+        }
         d.activate(d.parentId);
         await d.refreshSessions();
-      }),
+      });
+      return refused;
+    },
 
     decide: (approvalId: string, decision: ApprovalDecision) =>
       act(async () => {

@@ -49,3 +49,13 @@ describe("reapply", () => {
     expect(reapply(read, new Map([["gone", s("gone")]]))).toBe(read);
   });
 });
+
+describe("patchList keeps what an event does not carry", () => {
+  it("keeps the listed session's code", () => {
+    const code = { mode: "WORKTREE" as const, changes: { files: [{ path: "a.go" }] } };
+    const listed = [{ ...s("a"), code }];
+    const next = patchList(listed, s("a", { status: "WORKING" }));
+    expect(next?.[0].status).toBe("WORKING");
+    expect(next?.[0].code).toBe(code);
+  });
+});

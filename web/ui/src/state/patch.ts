@@ -5,19 +5,20 @@ import type { SessionSummaryFragment } from "../gql/graphql";
 // patchList returns the list with s in place of the listed session of its
 // id, or null when only a reload is right: s is not listed, or it was
 // archived, restored or moved to another parent (which changes other rows
-// or the list's membership too).
-export function patchList(list: readonly SessionSummaryFragment[], s: SessionSummaryFragment): SessionSummaryFragment[] | null {
+// or the list's membership too). What the listed row has beyond the
+// summary an event carries (its code) is kept until the next reload.
+export function patchList<T extends SessionSummaryFragment>(list: readonly T[], s: SessionSummaryFragment): T[] | null {
   const i = list.findIndex((x) => x.id === s.id);
   if (i < 0 || list[i].archived !== s.archived || list[i].parent?.id !== s.parent?.id) return null;
   const next = list.slice();
-  next[i] = s;
+  next[i] = { ...list[i], ...s };
   return next;
 }
 
 // reapply puts the patches that arrived while a reload read the list onto
 // what it read (which may predate them); a patch that no longer fits is
 // left out (the reload has the newer row).
-export function reapply(list: SessionSummaryFragment[], patches: ReadonlyMap<string, SessionSummaryFragment>): SessionSummaryFragment[] {
+export function reapply<T extends SessionSummaryFragment>(list: T[], patches: ReadonlyMap<string, SessionSummaryFragment>): T[] {
   let out = list;
   for (const s of patches.values()) out = patchList(out, s) ?? out;
   return out;

@@ -1,12 +1,13 @@
-// The shown workspace's sessions (all pages), archived ones when asked for.
+// The shown workspace's sessions (all pages), archived ones when asked for,
+// each with what the tree shows of its code.
 import { startTransition, useCallback, useMemo, useRef, useState } from "react";
 import { query } from "../client";
-import { WorkspaceSessionsDocument, type SessionSummaryFragment } from "../gql/graphql";
+import { WorkspaceSessionsDocument, type ListedSessionFragment, type SessionSummaryFragment } from "../gql/graphql";
 import { coalesce } from "./coalesce";
 import { patchList, reapply } from "./patch";
 
 export function useSessionList(currentWs: () => string | undefined) {
-  const [sessions, setSessions] = useState<SessionSummaryFragment[]>([]);
+  const [sessions, setSessions] = useState<ListedSessionFragment[]>([]);
   const [showArchived, setShowArchivedState] = useState(false);
   const archivedRef = useRef(showArchived);
   archivedRef.current = showArchived;
@@ -18,7 +19,7 @@ export function useSessionList(currentWs: () => string | undefined) {
         if (!ws) return;
         const meanwhile = new Map<string, SessionSummaryFragment>();
         duringReload.current = meanwhile;
-        const all: SessionSummaryFragment[] = [];
+        const all: ListedSessionFragment[] = [];
         try {
           let after: string | null | undefined;
           for (;;) {
