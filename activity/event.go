@@ -34,6 +34,10 @@ const (
 	// failed (Account; Error for a failed login). It belongs to no session
 	// and reaches every subscription of the workspace.
 	AccountUpdated Kind = "ACCOUNT_UPDATED"
+	// ProviderWarning: the provider warned the person (Notice, NoticeKind):
+	// about one session's thread (AgentSessionID), or about its
+	// configuration, reaching every subscription of every workspace.
+	ProviderWarning Kind = "PROVIDER_WARNING"
 
 	// Subscribed is never published: it is the first event of every
 	// subscription, put in its channel when the subscription is registered,
@@ -81,6 +85,12 @@ type Event struct {
 	// Error is the provider's message of a TURN_RETRYING, or why a login
 	// failed (ACCOUNT_UPDATED).
 	Error string
+
+	// Notice is the provider's text of a PROVIDER_WARNING; NoticeKind
+	// which notification carried it (warning, configWarning,
+	// deprecationNotice).
+	Notice     string
+	NoticeKind string
 
 	// Delta is the appended text of a MESSAGE_DELTA; ItemID names the
 	// message/item it belongs to.

@@ -27,6 +27,16 @@ func (r *activityEventResolver) Error(ctx context.Context, obj *activity.Event) 
 	return optional(obj.Error), nil
 }
 
+// Notice is the resolver for the notice field.
+func (r *activityEventResolver) Notice(ctx context.Context, obj *activity.Event) (*string, error) {
+	return optional(obj.Notice), nil
+}
+
+// NoticeKind is the resolver for the noticeKind field.
+func (r *activityEventResolver) NoticeKind(ctx context.Context, obj *activity.Event) (*string, error) {
+	return optional(obj.NoticeKind), nil
+}
+
 // TokenUsage is the resolver for the tokenUsage field.
 func (r *agentSessionResolver) TokenUsage(ctx context.Context, obj *ent.AgentSession) (*model.TokenUsage, error) {
 	return tokenUsage(obj.TokenUsage), nil

@@ -6,6 +6,7 @@ import (
 	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/ent"
+	"tuttid/ent/agentsession"
 )
 
 // onTurnRetrying says on the running turn why it waits: the provider
@@ -59,6 +60,38 @@ func (s *Service) onAccountUpdated(ctx context.Context, e agent.Event) error {
 	}
 	for _, id := range ids {
 		s.publish(ctx, activity.Event{Kind: activity.AccountUpdated, WorkspaceID: id, Account: &acct, Error: e.Error})
+	}
+	return nil
+}
+
+// onWarning tells the person what the provider warned about: the
+// subscribers of the session whose thread it names, or, for a warning about
+// no known thread (its configuration, a deprecation), every workspace's.
+// The runtime logs it at warn already.
+func (s *Service) onWarning(ctx context.Context, e agent.Event) error {
+	s.log.DebugContext(ctx, "provider warning", "method", e.Method, "text", e.Notice, "thread", e.ThreadID)
+	if e.Notice == "" {
+		return nil
+	}
+	ev := activity.Event{Kind: activity.ProviderWarning, Notice: e.Notice, NoticeKind: e.Method}
+	if e.ThreadID != "" {
+		a, err := s.store.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(e.ThreadID)).First(ctx)
+		switch {
+		case err == nil:
+			ev.WorkspaceID, ev.AgentSessionID = a.WorkspaceID, a.ID
+			s.publish(ctx, ev)
+			return nil
+		case !ent.IsNotFound(err):
+			return err
+		}
+	}
+	ids, err := s.store.Client.Workspace.Query().IDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		ev.WorkspaceID = id
+		s.publish(ctx, ev)
 	}
 	return nil
 }

@@ -68,18 +68,17 @@ func TestIngestTokenUsage(t *testing.T) {
 }
 
 // TestIngestAccountUpdated: an account change reaches every workspace,
-// with the account and a failed login's reason; rate limits and warnings
-// publish nothing.
+// with the account and a failed login's reason; rate limits publish
+// nothing.
 func TestIngestAccountUpdated(t *testing.T) {
 	t.Parallel()
-	e, rec, _, logs := accountEnv(t)
+	e, rec, _, _ := accountEnv(t)
 	ctx := context.Background()
 	e.st.Workspace(storetest.Workspace{ID: "w2"})
 	acct := agent.Account{RequiresAuth: true}
 	for _, ev := range []agent.Event{
 		{Kind: agent.EventAccountUpdated, Account: &acct, LoginID: "login-1", Error: "login timed out"},
 		{Kind: agent.EventRateLimits, RateLimits: &agent.RateLimits{}},
-		{Kind: agent.EventWarning, Method: "configWarning", Notice: "unknown key foo in config.toml"},
 	} {
 		if err := e.svc.HandleEvent(ctx, ev); err != nil {
 			t.Fatalf("%s: %v", ev.Kind, err)
@@ -96,6 +95,48 @@ func TestIngestAccountUpdated(t *testing.T) {
 	}
 	if len(evs) != 2 || !got["w"] || !got["w2"] {
 		t.Errorf("ACCOUNT_UPDATED went to %v, want w and w2 once each", got)
+	}
+}
+
+// TestIngestWarning: a warning about a session's thread reaches that
+// session's subscribers; one about no known thread (configuration,
+// deprecation) reaches every workspace; both with Codex's text and kind.
+func TestIngestWarning(t *testing.T) {
+	t.Parallel()
+	e, rec, _, logs := accountEnv(t)
+	ctx := context.Background()
+	e.st.Workspace(storetest.Workspace{ID: "w2"})
+	for _, ev := range []agent.Event{
+		{Kind: agent.EventWarning, Method: "configWarning", Notice: "unknown key foo in config.toml"},
+		{Kind: agent.EventWarning, Method: "warning", Notice: "model is slow today", ThreadID: "thread-1"},
+		{Kind: agent.EventWarning, Method: "deprecationNotice", Notice: "old flag", ThreadID: "unknown-thread"},
+	} {
+		if err := e.svc.HandleEvent(ctx, ev); err != nil {
+			t.Fatalf("%s: %v", ev.Kind, err)
+		}
+	}
+	type key struct{ ws, session, kind, text string }
+	got := map[key]int{}
+	for _, ev := range rec.Take() {
+		if ev.Kind != activity.ProviderWarning {
+			t.Errorf("published %+v", ev)
+		}
+		got[key{ev.WorkspaceID, ev.AgentSessionID, ev.NoticeKind, ev.Notice}]++
+	}
+	want := map[key]int{
+		{"w", "", "configWarning", "unknown key foo in config.toml"}:  1,
+		{"w2", "", "configWarning", "unknown key foo in config.toml"}: 1,
+		{"w", "s1", "warning", "model is slow today"}:                 1,
+		{"w", "", "deprecationNotice", "old flag"}:                    1,
+		{"w2", "", "deprecationNotice", "old flag"}:                   1,
+	}
+	if len(got) != len(want) {
+		t.Errorf("warnings published %v, want %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("warning %+v published %d times, want %d (all: %v)", k, got[k], n, got)
+		}
 	}
 	if !containsAll(logs.String(), "provider warning", "unknown key foo in config.toml", "configWarning") {
 		t.Errorf("warning not logged with its text:\n%s", logs.String())

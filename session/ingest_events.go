@@ -52,9 +52,7 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 		s.log.DebugContext(ctx, "provider rate limits updated")
 		return nil
 	case agent.EventWarning:
-		// The runtime logs it at warn already.
-		s.log.DebugContext(ctx, "provider warning", "method", e.Method, "text", e.Notice, "thread", e.ThreadID)
-		return nil
+		return s.onWarning(ctx, e)
 	case agent.EventOther:
 		s.log.DebugContext(ctx, "provider notification not projected", "method", e.Method,
 			"thread", e.ThreadID)

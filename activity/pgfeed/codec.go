@@ -26,6 +26,8 @@ type wire struct {
 	Delta          string               `json:"delta,omitempty"`
 	ItemID         string               `json:"item_id,omitempty"`
 	DeltaKind      string               `json:"delta_kind,omitempty"`
+	Notice         string               `json:"notice,omitempty"`
+	NoticeKind     string               `json:"notice_kind,omitempty"`
 }
 
 // encode is the stored payload of e.
@@ -34,6 +36,7 @@ func encode(e activity.Event) ([]byte, error) {
 		Kind: e.Kind, WorkspaceID: e.WorkspaceID, AgentSessionID: e.AgentSessionID,
 		Session: e.Session, Turn: e.Turn, Message: e.Message, Fork: e.Fork, Approval: e.Approval,
 		Account: e.Account, Error: e.Error, Delta: e.Delta, ItemID: e.ItemID, DeltaKind: e.DeltaKind,
+		Notice: e.Notice, NoticeKind: e.NoticeKind,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode activity event %s: %w", e.Kind, err)
@@ -51,5 +54,6 @@ func decode(seq int64, at time.Time, payload []byte) (activity.Event, error) {
 		Seq: seq, At: at, Kind: w.Kind, WorkspaceID: w.WorkspaceID, AgentSessionID: w.AgentSessionID,
 		Session: w.Session, Turn: w.Turn, Message: w.Message, Fork: w.Fork, Approval: w.Approval,
 		Account: w.Account, Error: w.Error, Delta: w.Delta, ItemID: w.ItemID, DeltaKind: w.DeltaKind,
+		Notice: w.Notice, NoticeKind: w.NoticeKind,
 	}, nil
 }

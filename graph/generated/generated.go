@@ -68,6 +68,8 @@ type ComplexityRoot struct {
 		Kind           func(childComplexity int) int
 		Message        func(childComplexity int) int
 		MessageID      func(childComplexity int) int
+		Notice         func(childComplexity int) int
+		NoticeKind     func(childComplexity int) int
 		Seq            func(childComplexity int) int
 		Session        func(childComplexity int) int
 		Turn           func(childComplexity int) int
@@ -377,6 +379,8 @@ type ActivityEventResolver interface {
 
 	Account(ctx context.Context, obj *activity.Event) (*model.CodexAccount, error)
 	Error(ctx context.Context, obj *activity.Event) (*string, error)
+	Notice(ctx context.Context, obj *activity.Event) (*string, error)
+	NoticeKind(ctx context.Context, obj *activity.Event) (*string, error)
 
 	DeltaKind(ctx context.Context, obj *activity.Event) (*string, error)
 }
@@ -552,6 +556,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ActivityEvent.MessageID(childComplexity), true
+	case "ActivityEvent.notice":
+		if e.ComplexityRoot.ActivityEvent.Notice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActivityEvent.Notice(childComplexity), true
+	case "ActivityEvent.noticeKind":
+		if e.ComplexityRoot.ActivityEvent.NoticeKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActivityEvent.NoticeKind(childComplexity), true
 	case "ActivityEvent.seq":
 		if e.ComplexityRoot.ActivityEvent.Seq == nil {
 			break
@@ -2124,6 +2140,8 @@ extend enum ActivityKind {
   TOKEN_USAGE_UPDATED
   "Codex's account changed, or a login completed or failed (account; error for a failed login). Sent on every subscription."
   ACCOUNT_UPDATED
+  "Codex warned the person (notice, noticeKind): about a session's thread (agentSessionId), or about its configuration (sent on every subscription)."
+  PROVIDER_WARNING
 }
 
 extend type ActivityEvent {
@@ -2131,6 +2149,10 @@ extend type ActivityEvent {
   account: CodexAccount
   "For TURN_RETRYING: Codex's message; for ACCOUNT_UPDATED: why a login failed."
   error: String
+  "For PROVIDER_WARNING: Codex's text."
+  notice: String
+  "For PROVIDER_WARNING: warning, configWarning or deprecationNotice."
+  noticeKind: String
 }
 `, BuiltIn: false},
 	{Name: "../activity.graphqls", Input: `"What an activity event reports."
@@ -2986,6 +3008,10 @@ func (ec *executionContext) childFields_ActivityEvent(ctx context.Context, field
 		return ec.fieldContext_ActivityEvent_account(ctx, field)
 	case "error":
 		return ec.fieldContext_ActivityEvent_error(ctx, field)
+	case "notice":
+		return ec.fieldContext_ActivityEvent_notice(ctx, field)
+	case "noticeKind":
+		return ec.fieldContext_ActivityEvent_noticeKind(ctx, field)
 	case "approval":
 		return ec.fieldContext_ActivityEvent_approval(ctx, field)
 	case "deltaKind":
@@ -4527,6 +4553,52 @@ func (ec *executionContext) _ActivityEvent_error(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ActivityEvent_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActivityEvent", field, true, true, "String")
+}
+
+func (ec *executionContext) _ActivityEvent_notice(ctx context.Context, field graphql.CollectedField, obj *activity.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActivityEvent_notice(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActivityEvent().Notice(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ActivityEvent_notice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActivityEvent", field, true, true, "String")
+}
+
+func (ec *executionContext) _ActivityEvent_noticeKind(ctx context.Context, field graphql.CollectedField, obj *activity.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActivityEvent_noticeKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActivityEvent().NoticeKind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ActivityEvent_noticeKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ActivityEvent", field, true, true, "String")
 }
 
@@ -12055,6 +12127,18 @@ func (ec *executionContext) _ActivityEvent(ctx context.Context, sel ast.Selectio
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ActivityEvent_error(ctx, field, obj)
 				})
+		case "notice":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ActivityEvent_notice(ctx, field, obj)
+				})
+		case "noticeKind":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ActivityEvent_noticeKind(ctx, field, obj)
+				})
 		case "approval":
 			out.Values[i] = ec._ActivityEvent_approval(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -14461,6 +14545,7 @@ var (
 		"TURN_RETRYING":       activity.TurnRetrying,
 		"TOKEN_USAGE_UPDATED": activity.TokenUsageUpdated,
 		"ACCOUNT_UPDATED":     activity.AccountUpdated,
+		"PROVIDER_WARNING":    activity.ProviderWarning,
 		"APPROVAL_REQUESTED":  activity.ApprovalRequested,
 		"APPROVAL_RESOLVED":   activity.ApprovalResolved,
 	}
@@ -14479,6 +14564,7 @@ var (
 		activity.TurnRetrying:      "TURN_RETRYING",
 		activity.TokenUsageUpdated: "TOKEN_USAGE_UPDATED",
 		activity.AccountUpdated:    "ACCOUNT_UPDATED",
+		activity.ProviderWarning:   "PROVIDER_WARNING",
 		activity.ApprovalRequested: "APPROVAL_REQUESTED",
 		activity.ApprovalResolved:  "APPROVAL_RESOLVED",
 	}

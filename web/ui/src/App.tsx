@@ -12,6 +12,7 @@ import { ForkDialog } from "./ForkDialog";
 import { Composer } from "./Composer";
 import { Conversation } from "./Conversation";
 import { ErrorBanner } from "./ErrorBanner";
+import { Warnings } from "./Warnings";
 import { countDescendants, sameTree } from "./lineage";
 import { SessionHeader } from "./SessionHeader";
 import { Sidebar } from "./Sidebar";
@@ -146,6 +147,7 @@ export function App() {
       />
       <CodexSignIn acc={account} />
       <ErrorBanner error={ops.error} onDismiss={ops.dismiss} />
+      <Warnings warnings={activity.warnings} activeId={activeId} onDismiss={activity.dismissWarning} />
       <div className="layout">
         <Sidebar
           wsId={wsId}

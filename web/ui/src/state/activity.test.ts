@@ -9,6 +9,8 @@ const ev = (kind: ActivityKind, agentSessionId: string, more: Partial<ActivityFi
   messageId: null,
   delta: null,
   error: null,
+  notice: null,
+  noticeKind: null,
   turn: null,
   session: null,
   account: null,
@@ -25,7 +27,7 @@ const showingA: Shown = {
 const comparingAWithB: Shown = { ...showingA, compareWith: "b" };
 const nothingShown: Shown = { head: null, messages: [] };
 
-const live: LiveState = { conn: "live", streams: new Map(), retries: new Map() };
+const live: LiveState = { conn: "live", streams: new Map(), retries: new Map(), warnings: [], warned: new Set() };
 
 describe("reduceActivity: events", () => {
   const cases: [string, ActivityFieldsFragment, Shown, Effect[]][] = [
@@ -114,7 +116,7 @@ describe("reduceActivity: the connection", () => {
   ];
   for (const [name, from, input, to, effects] of cases) {
     it(name, () => {
-      const step = reduceActivity({ conn: from, streams: new Map(), retries: new Map() }, { type: "connection", ...input });
+      const step = reduceActivity({ conn: from, streams: new Map(), retries: new Map(), warnings: [], warned: new Set() }, { type: "connection", ...input });
       expect(step.state.conn).toBe(to);
       expect(step.effects).toEqual(effects);
     });
@@ -222,5 +224,26 @@ describe("reduceActivity: TOKEN_USAGE_UPDATED", () => {
   it("reloads the shown session (its Context meter) and the rate limits", () => {
     expect(reduceActivity(live, { type: "event", event: ev("TOKEN_USAGE_UPDATED", "a"), shown: showingA }).effects).toEqual(["active", "usage"]);
     expect(reduceActivity(live, { type: "event", event: ev("TOKEN_USAGE_UPDATED", "x"), shown: showingA }).effects).toEqual(["usage"]);
+  });
+});
+
+describe("reduceActivity: PROVIDER_WARNING", () => {
+  const config = ev("PROVIDER_WARNING", "", { notice: "unknown key foo", noticeKind: "configWarning" });
+  it("keeps each warning once, even when Codex repeats it, and reloads nothing", () => {
+    const once = reduceActivity(live, { type: "event", event: config, shown: showingA });
+    expect(once.effects).toEqual([]);
+    expect(once.state.warnings.map((w) => [w.kind, w.text, w.sessionId])).toEqual([["configWarning", "unknown key foo", null]]);
+    const twice = reduceActivity(once.state, { type: "event", event: config, shown: showingA });
+    expect(twice.state).toBe(once.state);
+  });
+  it("keeps a session's warning with its session", () => {
+    const s = reduceActivity(live, { type: "event", event: ev("PROVIDER_WARNING", "x", { notice: "slow", noticeKind: "warning" }), shown: showingA }).state;
+    expect(s.warnings.map((w) => w.sessionId)).toEqual(["x"]);
+  });
+  it("does not show a dismissed warning again", () => {
+    const s = reduceActivity(live, { type: "event", event: config, shown: showingA }).state;
+    const dismissed = reduceActivity(s, { type: "dismissWarning", key: s.warnings[0].key }).state;
+    expect(dismissed.warnings).toEqual([]);
+    expect(reduceActivity(dismissed, { type: "event", event: config, shown: showingA }).state.warnings).toEqual([]);
   });
 });

@@ -15,9 +15,22 @@ export interface LiveState {
   // Why Codex retries a running turn of the shown session (TURN_RETRYING's
   // message), by turn id, until the turn ends.
   retries: ReadonlyMap<string, string>;
+  // Codex's warnings (PROVIDER_WARNING) not dismissed yet, oldest first:
+  // about its configuration (sessionId null) or one session's thread.
+  warnings: readonly Warning[];
+  // Every warning key ever received: the same warning is shown once, even
+  // when Codex repeats it or after it was dismissed.
+  warned: ReadonlySet<string>;
 }
 
-export const idle: LiveState = { conn: "idle", streams: new Map(), retries: new Map() };
+export interface Warning {
+  key: string;
+  kind: string;
+  text: string;
+  sessionId: string | null;
+}
+
+export const idle: LiveState = { conn: "idle", streams: new Map(), retries: new Map(), warnings: [], warned: new Set() };
 
 // Shown is what the page shows when an event arrives: which events concern
 // it.
@@ -53,6 +66,7 @@ export type ActivityInput =
   | { type: "unsubscribe" }
   | { type: "connection"; state: ConnState; code?: number }
   | { type: "show" }
+  | { type: "dismissWarning"; key: string }
   | { type: "event"; event: ActivityFieldsFragment; shown: Shown };
 
 export interface Step {
@@ -74,6 +88,8 @@ export function reduceActivity(state: LiveState, input: ActivityInput): Step {
       return { state: withConn(state, "idle"), effects: [] };
     case "show":
       return { state: state.streams.size === 0 && state.retries.size === 0 ? state : { ...state, streams: new Map(), retries: new Map() }, effects: [] };
+    case "dismissWarning":
+      return { state: { ...state, warnings: state.warnings.filter((w) => w.key !== input.key) }, effects: [] };
     case "connection": {
       const effects: Effect[] = input.state === "closed" && input.code === closeForbidden ? ["signIn"] : [];
       // "live" comes with the SUBSCRIBED event, once the subscription is
@@ -99,6 +115,15 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
     case "ACCOUNT_UPDATED":
       // Of no session (agentSessionId is empty): only the sign-in state.
       return { state, effects: [{ account: ev.account ?? null, error: ev.error ?? null }] };
+    case "PROVIDER_WARNING": {
+      const text = ev.notice ?? "";
+      const kind = ev.noticeKind ?? "warning";
+      const sessionId = ev.agentSessionId || null;
+      const key = `${kind}\u0000${sessionId ?? ""}\u0000${text}`;
+      if (!text || state.warned.has(key)) return { state, effects: [] };
+      const warned = new Set(state.warned).add(key);
+      return { state: { ...state, warned, warnings: [...state.warnings, { key, kind, text, sessionId }] }, effects: [] };
+    }
     case "TURN_RETRYING": {
       if (!mine || !ev.turn) return { state, effects: [] };
       const retries = new Map(state.retries).set(ev.turn.id, ev.error || "Codex is retrying the model request");

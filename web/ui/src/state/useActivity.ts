@@ -82,5 +82,8 @@ export function useActivity(wsId: string | undefined, shown: () => Shown, apply:
   // showOther empties the streams when another session is shown.
   const showOther = useCallback(() => dispatch({ type: "show" }), [dispatch]);
 
-  return { conn: live.conn, streams: live.streams, retries: live.retries, showOther };
+  // dismissWarning hides a warning; it is not shown again.
+  const dismissWarning = useCallback((key: string) => dispatch({ type: "dismissWarning", key }), [dispatch]);
+
+  return { conn: live.conn, streams: live.streams, retries: live.retries, warnings: live.warnings, showOther, dismissWarning };
 }
