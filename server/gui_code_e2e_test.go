@@ -34,9 +34,9 @@ func addFileReply(r codextest.Request) codextest.Reply {
 	return codextest.Reply{FunctionCall: codextest.PatchCommand(name, "written for "+name)}
 }
 
-// gitRepo makes a git repository with one commit (README.md) in a new
+// plainRepo makes a git repository with one commit (README.md) in a new
 // directory and returns it.
-func gitRepo(t *testing.T) string {
+func plainRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	run := func(args ...string) {
@@ -169,7 +169,7 @@ func TestGUICodeBranches(t *testing.T) {
 	// showing a conflict by path, nothing written).
 	t.Run("WorktreeForkChangesCompareApply", func(t *testing.T) {
 		h := shared.forGUI(t)
-		repo := gitRepo(t)
+		repo := plainRepo(t)
 		ws := h.createWorkspaceAt(t.Name(), repo)
 		s := h.startSession(ws, "Build login")
 		if h.codeOf(ws, s.ID) == nil {
