@@ -115,3 +115,19 @@ func (r *Repo) emptyTree(ctx context.Context) (string, error) {
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// OpenGitDir opens a repository by its (common) git directory, for its
+// refs only (Refs, DeleteRefs): what a session deleted after its worktree
+// went still has to drop. Root is the git directory; nothing that needs
+// working files may be used on it.
+func (g *Git) OpenGitDir(ctx context.Context, gitDir string) (*Repo, error) {
+	if gitDir == "" {
+		return nil, fmt.Errorf("open git directory: %w: none recorded", ErrNotARepository)
+	}
+	out, err := g.run(ctx, call{dir: gitDir}, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return nil, fmt.Errorf("open git directory %s: %w: %w", gitDir, ErrNotARepository, err)
+	}
+	common := filepath.Clean(strings.TrimSpace(string(out)))
+	return &Repo{git: g, Root: gitDir, GitDir: gitDir, CommonDir: common}, nil
+}

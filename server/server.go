@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"tuttid/fork"
 	"tuttid/rest"
 	"tuttid/session"
+	"tuttid/sessioncode"
 	"tuttid/store"
 )
 
@@ -27,6 +29,10 @@ import (
 type Config struct {
 	// DBPath is the SQLite file, opened with store.Open (created 0600).
 	DBPath string
+	// DataDir holds what tuttid keeps beside the database (--data-dir):
+	// the worktrees of code forks and the sessions' kept indexes. Empty:
+	// the directory of DBPath.
+	DataDir string
 	// CodexBin and CodexEnv start the codex app-server; CodexEnv nil
 	// inherits the environment (CODEX_HOME among it).
 	CodexBin string
@@ -66,6 +72,7 @@ type Server struct {
 	Broker   *activity.Broker
 	Sessions *session.Service
 	Forks    *fork.Service
+	Code     *sessioncode.Service
 
 	log     *slog.Logger
 	noAuth  bool
@@ -115,7 +122,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.Runtime, s.closeRT = rt, rt.Close
 	}
 	s.Broker = activity.New(activity.Options{Logger: log, FirstSeq: activity.EpochSeq(time.Now())})
-	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log})
+	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir(cfg), Publisher: s.Broker, Logger: log})
+	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log,
+		Code: s.Code})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt)})
 
@@ -239,4 +248,15 @@ func IsLoopbackAddr(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// dataDir is cfg.DataDir, else the directory of the SQLite file.
+func dataDir(cfg Config) string {
+	if cfg.DataDir != "" {
+		return cfg.DataDir
+	}
+	if cfg.DBPath == "" || strings.Contains(cfg.DBPath, "://") {
+		return ""
+	}
+	return filepath.Dir(cfg.DBPath)
 }

@@ -46,6 +46,7 @@ type Service struct {
 	newID  func() string
 	guards keylock.Locks
 	lanes  lanes // ingestion's per-thread lanes (ingest_lanes.go)
+	code   Code
 }
 
 // Config wires a Service.
@@ -56,6 +57,9 @@ type Config struct {
 	// Subscriber serves subscriptions to the activity (nil: none).
 	Subscriber Subscriber
 	Logger     *slog.Logger
+	// Code records sessions' files in their repository (nil: nothing is
+	// recorded).
+	Code Code
 	// Now and NewID are for tests; they default to time.Now and UUIDv7.
 	Now   func() time.Time
 	NewID func() string
@@ -63,7 +67,7 @@ type Config struct {
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
+	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, code: cfg.Code}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
