@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"tuttid/codebranch"
 	"tuttid/codex/codextest"
+	entsessioncode "tuttid/ent/sessioncode"
 )
 
 // Code branches on the real Codex: the agent edits files with a shell
@@ -241,4 +244,168 @@ func sameLines(a, b string) bool {
 	slices.Sort(x)
 	slices.Sort(y)
 	return slices.Equal(x, y)
+}
+
+// worktreeChild turns a SHARED fork child into what a WORKTREE fork makes
+// (the fork saga's part, built beside this): a worktree from the fork
+// turn's checkpoint and the child's code row naming it.
+func (h *harness) worktreeChild(childID, checkpoint string, repo string) string {
+	h.t.Helper()
+	ctx := context.Background()
+	r, err := codebranch.New(codebranch.Config{}).Open(ctx, repo)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	wt, err := r.CreateWorktree(ctx, codebranch.WorktreeOptions{Checkpoint: checkpoint, Path: filepath.Join(h.t.TempDir(), "wt")})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cp, err := r.ReadCheckpoint(ctx, checkpoint)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c := h.srv.Store.Client
+	a, err := c.AgentSession.Get(ctx, childID)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := c.SessionCode.Delete().Where(entsessioncode.AgentSessionID(childID)).Exec(ctx); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := c.SessionCode.Create().SetAgentSessionID(childID).SetWorkspaceID(a.WorkspaceID).
+		SetMode(entsessioncode.ModeWORKTREE).SetRepositoryRoot(wt.Path).SetCommonDir(r.CommonDir).
+		SetWorktreePath(wt.Path).SetWorktreePresent(true).
+		SetBaseCommit(cp.Commit).SetBaseHead(cp.Head).SetStartCommit(cp.Commit).Exec(ctx); err != nil {
+		h.t.Fatal(err)
+	}
+	return wt.Path
+}
+
+type applyView struct {
+	Applied   bool
+	Files     []struct{ Path, Status string }
+	Conflicts []string
+}
+
+func (h *harness) apply(ws, id string, dryRun bool, target string) (applyView, []gqlError) {
+	h.t.Helper()
+	in := map[string]any{"workspaceId": ws, "agentSessionId": id, "dryRun": dryRun}
+	if target != "" {
+		in["targetAgentSessionId"] = target
+	}
+	var out struct{ ApplySessionChanges applyView }
+	errs := h.do(`mutation($in: ApplySessionChangesInput!) { applySessionChanges(input: $in) { applied files { path status } conflicts } }`,
+		map[string]any{"in": in}, &out)
+	return out.ApplySessionChanges, errs
+}
+
+// Two branches of one repository: compare their code from the fork
+// turn, apply the child's changes back to the parent (dry run, then for
+// real, SESSION_UPDATED for the parent), a conflict writes nothing, and a
+// target in another repository is refused.
+func TestCompareAndApplyE2E(t *testing.T) {
+	h := startServer(t, harnessOpts{})
+	repo := codeRepo(t)
+	h.model.SetReply(editOnce("printf 'agent\\n' > agent.txt"))
+	ws := h.workspaceAt("code", repo)
+	var started struct{ StartSession struct{ ID string } }
+	h.must(`mutation($in: StartSessionInput!) { startSession(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "settings": map[string]any{"permissionModeId": "full-access"}}}, &started)
+	parent := started.StartSession.ID
+	turn1 := h.send(ws, parent, "edit the files")
+	turns := h.codeTurns(ws, parent)
+	cp := turns[len(turns)-1].Checkpoint
+	if cp == nil {
+		t.Fatal("turn 1 has no checkpoint")
+	}
+	child := h.forkAs(ws, parent, "child", turn1)
+	wt := h.worktreeChild(child.ID, cp.Commit, repo)
+	// The child's agent's work.
+	if err := os.WriteFile(filepath.Join(wt, "a.txt"), []byte("a1\na2\nchild\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt, "child.txt"), []byte("child\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var cmp struct {
+		CompareSessions struct {
+			Code *struct {
+				Base                     *struct{ Commit string }
+				AChanges, BChanges, Diff codeDiffView
+			}
+		}
+	}
+	h.must(`query($ws: ID!, $a: ID!, $b: ID!) { compareSessions(workspaceId: $ws, a: $a, b: $b) {
+  code { base { commit } aChanges { files { path status } } bChanges { files { path status } } diff { files { path status } patch } } } }`,
+		map[string]any{"ws": ws, "a": parent, "b": child.ID}, &cmp)
+	code := cmp.CompareSessions.Code
+	if code == nil || code.Base == nil || code.Base.Commit != cp.Commit {
+		t.Fatalf("comparison code = %+v", code)
+	}
+	if len(code.AChanges.Files) != 0 || len(code.BChanges.Files) != 2 || len(code.Diff.Files) != 2 {
+		t.Fatalf("comparison = a %+v b %+v diff %+v", code.AChanges.Files, code.BChanges.Files, code.Diff.Files)
+	}
+
+	sub := h.ws(protoTransportWS).subscribe(`subscription($ws: ID!, $s: ID, $after: Int64) {
+  activity(workspaceId: $ws, agentSessionId: $s, afterSeq: $after) { kind agentSessionId }
+}`, activityVars(ws, parent, h.publishMarker(ws)))
+
+	dry, errs := h.apply(ws, child.ID, true, "")
+	if len(errs) > 0 || dry.Applied || len(dry.Files) != 2 || len(dry.Conflicts) != 0 {
+		t.Fatalf("dry run = %+v %+v", dry, errs)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "child.txt")); !os.IsNotExist(err) {
+		t.Fatal("a dry run wrote child.txt")
+	}
+	res, errs := h.apply(ws, child.ID, false, "")
+	if len(errs) > 0 || !res.Applied {
+		t.Fatalf("apply = %+v %+v", res, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "a1\na2\nchild\n" {
+		t.Fatalf("parent's a.txt = %q", b)
+	}
+	for {
+		r, ok, timedOut := sub.next(10 * time.Second)
+		if !ok || timedOut {
+			t.Fatal("no SESSION_UPDATED for the parent after apply")
+		}
+		var ev struct{ Activity struct{ Kind, AgentSessionID string } }
+		_ = json.Unmarshal(r.Data, &ev)
+		if ev.Activity.Kind == "SESSION_UPDATED" && ev.Activity.AgentSessionID == parent {
+			break
+		}
+	}
+
+	// A conflict: both change the same line; nothing is written.
+	if err := os.WriteFile(filepath.Join(wt, "a.txt"), []byte("a1\nchild a2\nchild\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a1\nparent a2\nchild\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, errs = h.apply(ws, child.ID, false, "")
+	if len(errs) > 0 || res.Applied || !slices.Equal(res.Conflicts, []string{"a.txt"}) {
+		t.Fatalf("conflicting apply = %+v %+v", res, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "a1\nparent a2\nchild\n" {
+		t.Fatalf("a conflicting apply wrote a.txt: %q", b)
+	}
+
+	// A target in another repository (nested in the workspace): refused.
+	nested := filepath.Join(repo, "nested")
+	if err := os.MkdirAll(nested, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitE2E(t, nested, "init", "-q")
+	var other struct{ StartSession struct{ ID string } }
+	h.must(`mutation($in: StartSessionInput!) { startSession(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "cwd": "nested"}}, &other)
+	if _, errs := h.apply(ws, child.ID, false, other.StartSession.ID); errCode(errs) != "invalid_input" ||
+		!strings.Contains(errs[0].Message, "another repository") {
+		t.Fatalf("apply to another repository: %+v", errs)
+	}
+	if out := gitE2E(t, nested, "status", "--porcelain"); out != "" {
+		t.Fatalf("the other repository changed: %s", out)
+	}
 }
