@@ -370,7 +370,9 @@ func TestCompareAndApplyE2E(t *testing.T) {
 		if !ok || timedOut {
 			t.Fatal("no SESSION_UPDATED for the parent after apply")
 		}
-		var ev struct{ Activity struct{ Kind, AgentSessionID string } }
+		var ev struct {
+			Activity struct{ Kind, AgentSessionID string }
+		}
 		_ = json.Unmarshal(r.Data, &ev)
 		if ev.Activity.Kind == "SESSION_UPDATED" && ev.Activity.AgentSessionID == parent {
 			break
