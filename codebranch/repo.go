@@ -23,6 +23,9 @@ type Repo struct {
 	// Prefix is the opened directory relative to Root, slash-separated,
 	// "" at the top level.
 	Prefix string
+	// direct: checkpoint commits and refs may be written without git
+	// (loose.go).
+	direct direct
 }
 
 // Open finds the working tree that holds dir. A directory outside any
@@ -53,13 +56,15 @@ func (g *Git) Open(ctx context.Context, dir string) (*Repo, error) {
 	if len(lines) > 3 {
 		prefix = strings.TrimSuffix(lines[3], "/")
 	}
-	return &Repo{
+	r := &Repo{
 		git:       g,
 		Root:      filepath.Clean(lines[0]),
 		GitDir:    filepath.Clean(lines[1]),
 		CommonDir: filepath.Clean(lines[2]),
 		Prefix:    prefix,
-	}, nil
+	}
+	r.direct = g.probeDirect(ctx, r.Root, r.CommonDir)
+	return r, nil
 }
 
 // SameRepository reports whether r and o are checkouts of one repository.

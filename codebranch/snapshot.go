@@ -61,6 +61,10 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 		"--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty"}
 	if ix.kept != "" {
 		statusEnv = append(statusEnv, "GIT_OPTIONAL_LOCKS=1")
+		// The kept index also keeps git's untracked cache (the mtime of
+		// each directory and what it held): the next walk reads only the
+		// directories that changed since.
+		args = append([]string{"-c", "core.untrackedCache=true"}, args...)
 	}
 	out, err := r.run(ctx, statusEnv, args...)
 	if err != nil {

@@ -44,6 +44,7 @@ func (s *Service) SessionStarted(ctx context.Context, a *ent.AgentSession) {
 		s.log.WarnContext(ctx, "code: start checkpoint failed", "session", a.ID, "err", err)
 		cp = codebranch.Checkpoint{}
 	}
+	s.remember(a.ID, cp)
 	if _, err := s.ensureRow(ctx, a, r, cp.Commit); err != nil {
 		s.log.WarnContext(ctx, "code: cannot store the session's code", "session", a.ID, "err", err)
 	}
@@ -117,12 +118,17 @@ func (s *Service) turnCheckpoint(ctx context.Context, a *ent.AgentSession, turnI
 		return Checkpoint{}, err
 	}
 	now := s.now()
-	cp, err := r.Checkpoint(ctx, codebranch.CheckpointOptions{
+	opts := codebranch.CheckpointOptions{
 		Ref: codebranch.TurnRef(a.ID, turnID), Previous: prev, Index: s.indexPath(a.ID), Time: now,
-	})
+	}
+	if last, ok := s.remembered(a.ID, prev); ok {
+		opts.PreviousTree, opts.PreviousHead = last.Tree, last.Head
+	}
+	cp, err := r.Checkpoint(ctx, opts)
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	s.remember(a.ID, cp)
 	return Checkpoint{Commit: cp.Commit, Head: cp.Head, At: now}, nil
 }
 

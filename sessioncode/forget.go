@@ -16,6 +16,7 @@ import (
 // logged: the session goes anyway, its refs are only clutter.
 func (s *Service) Forget(ctx context.Context, sessionID string) {
 	defer s.guards.Lock(sessionID)()
+	s.remember(sessionID, codebranch.Checkpoint{})
 	if p := s.indexPath(sessionID); p != "" {
 		for _, f := range []string{p, p + ".untracked"} {
 			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {

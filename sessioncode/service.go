@@ -39,6 +39,9 @@ type Service struct {
 
 	mu    sync.Mutex
 	repos map[string]*codebranch.Repo // opened checkouts by directory
+	// last is each session's latest checkpoint as written (its tree and
+	// head), so the next turn's end need not read it back from git.
+	last map[string]codebranch.Checkpoint
 }
 
 // Config wires a Service.
@@ -60,7 +63,7 @@ type Config struct {
 // New returns a Service for cfg.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, git: cfg.Git, dataDir: cfg.DataDir, pub: cfg.Publisher, log: cfg.Logger, now: cfg.Now,
-		repos: map[string]*codebranch.Repo{}}
+		repos: map[string]*codebranch.Repo{}, last: map[string]codebranch.Checkpoint{}}
 	if s.git == nil {
 		s.git = codebranch.New(codebranch.Config{})
 	}
@@ -112,4 +115,22 @@ func (s *Service) publish(ctx context.Context, e activity.Event) {
 	if s.pub != nil {
 		s.pub.Publish(ctx, e)
 	}
+}
+
+// remembered is the session's last checkpoint if it is commit.
+func (s *Service) remembered(sessionID, commit string) (codebranch.Checkpoint, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cp, ok := s.last[sessionID]
+	return cp, ok && cp.Commit == commit
+}
+
+func (s *Service) remember(sessionID string, cp codebranch.Checkpoint) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cp.Commit == "" {
+		delete(s.last, sessionID)
+		return
+	}
+	s.last[sessionID] = cp
 }
