@@ -33,8 +33,10 @@ type SnapshotOptions struct {
 	// between turns, so a file changed once is hashed once, however stale
 	// the user's index gets. It is seeded again from the user's index
 	// whenever that one was written later (the user staged, committed or
-	// ran git status). The caller must not run two snapshots with one
-	// Index at once, and removes both files with the session.
+	// ran git status). The tree it holds is recorded beside it (Index +
+	// ".tree"), so a snapshot that finds no file changed since runs no
+	// write-tree. The caller must not run two snapshots with one Index at
+	// once, and removes the three files with the session.
 	Index string
 }
 
@@ -140,15 +142,23 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 			return fail(fmt.Errorf("update index: %w", err))
 		}
 	}
-	tree, err := r.run(ctx, env, "write-tree")
-	if err != nil {
-		return fail(fmt.Errorf("write tree: %w", err))
+	var tree string
+	if len(update) == 0 && len(remove) == 0 && ix.tree != "" {
+		// Nothing differs from the kept index, whose tree is known: a turn
+		// that changed no file costs one walk.
+		tree = ix.tree
+	} else {
+		out, err := r.run(ctx, env, "write-tree")
+		if err != nil {
+			return fail(fmt.Errorf("write tree: %w", err))
+		}
+		tree = strings.TrimSpace(string(out))
 	}
-	if err := ix.keep(untracked); err != nil {
+	if err := ix.keep(untracked, tree); err != nil {
 		return fail(err)
 	}
 	sort.Strings(skipped)
-	return Snapshot{Tree: strings.TrimSpace(string(tree)), Head: head, Skipped: skipped}, nil
+	return Snapshot{Tree: tree, Head: head, Skipped: skipped}, nil
 }
 
 // noLongerSnapshotted picks, among files a kept index holds that the user
@@ -180,7 +190,10 @@ type workIndex struct {
 	path      string
 	kept      string   // the kept index it replaces, or ""
 	untracked []string // files it holds that the user's index does not
-	cleanup   func()
+	// tree is the tree of the kept index it copies, when known (Index +
+	// ".tree" names it for that very file: same size and mtime).
+	tree    string
+	cleanup func()
 }
 
 // prepareIndex makes the index to build in: a copy of the kept index when
@@ -218,6 +231,7 @@ func (r *Repo) prepareIndex(ctx context.Context, kept string) (workIndex, error)
 					return ix, err
 				}
 				ix.untracked = splitZ(b)
+				ix.tree = keptTree(kept, k)
 			}
 		}
 	}
@@ -242,11 +256,33 @@ func (r *Repo) prepareIndex(ctx context.Context, kept string) (workIndex, error)
 	return ix, nil
 }
 
-// keep moves a kept index into place with its list of untracked files.
-func (ix workIndex) keep(untracked map[string]bool) error {
+// keptTree reads the tree recorded for the kept index k (its stat data):
+// "" unless the record names this very file.
+func keptTree(kept string, k os.FileInfo) string {
+	b, err := os.ReadFile(kept + ".tree")
+	if err != nil {
+		return ""
+	}
+	tree, stamp, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if !ok || stamp != indexStamp(k) {
+		return ""
+	}
+	return tree
+}
+
+// indexStamp identifies one version of an index file.
+func indexStamp(fi os.FileInfo) string {
+	return fmt.Sprintf("%d.%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// keep moves a kept index into place with its list of untracked files and
+// its tree.
+func (ix workIndex) keep(untracked map[string]bool, tree string) error {
 	if ix.kept == "" {
 		return nil
 	}
+	// The record of the tree goes first: a stale one names another stamp.
+	os.Remove(ix.kept + ".tree")
 	paths := make([]string, 0, len(untracked))
 	for p := range untracked {
 		paths = append(paths, p)
@@ -266,6 +302,10 @@ func (ix workIndex) keep(untracked map[string]bool) error {
 	}
 	if err := os.Rename(ix.path, ix.kept); err != nil {
 		return fmt.Errorf("keep index: %w", err)
+	}
+	// Without the record the next snapshot only runs write-tree again.
+	if fi, err := os.Stat(ix.kept); err == nil {
+		_ = os.WriteFile(ix.kept+".tree", []byte(tree+" "+indexStamp(fi)+"\n"), 0o600)
 	}
 	return nil
 }
