@@ -25,7 +25,8 @@ import (
 // (10,000 by default) of 10 KB, with checkpoints on and off, interleaved
 // in the same run. Each iteration ends, on and off, a turn that changed
 // nothing ("idle") and one that changed 10 files ("edit"). It reports p50
-// and p95 of each, and the p50/p95 added by checkpoints.
+// and p95 of each, the p50/p95 added by checkpoints, and the p50 of git
+// status --porcelain on the repository (the floor of a checkpoint).
 func BenchmarkTurnEndToReady(b *testing.B) {
 	ctx := context.Background()
 	n := 10_000
@@ -68,8 +69,16 @@ func BenchmarkTurnEndToReady(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	var idleOn, idleOff, editOn, editOff []time.Duration
+	var idleOn, idleOff, editOn, editOff, status []time.Duration
 	for b.Loop() {
+		// The floor a checkpoint is measured against, in the same run.
+		cmd := exec.Command("git", "status", "--porcelain")
+		cmd.Dir, cmd.Env = repo, append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		status = append(status, time.Since(start))
 		// The edit goes to the "on" session first: "off" then ends a turn
 		// whose files did not change (its cost does not depend on them).
 		editOn = append(editOn, end(on, true))
@@ -78,6 +87,7 @@ func BenchmarkTurnEndToReady(b *testing.B) {
 		idleOff = append(idleOff, end(off, false))
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(percentile(status, 50)), "git-status-p50-ms")
 	for _, m := range []struct {
 		name    string
 		on, off []time.Duration
