@@ -140,4 +140,3 @@ func benchCodeRepo(b *testing.B, n int) string {
 	}
 	return dir
 }
-
