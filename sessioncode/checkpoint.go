@@ -146,15 +146,47 @@ func (s *Service) previousCheckpoint(ctx context.Context, sessionID, turnID stri
 	switch {
 	case err == nil:
 		return prev.CheckpointCommit, nil
-	case ent.IsNotFound(err):
-		if row != nil {
-			if row.StartCommit != "" {
-				return row.StartCommit, nil
-			}
-			return row.BaseCommit, nil
-		}
-		return "", nil
-	default:
+	case !ent.IsNotFound(err):
 		return "", fmt.Errorf("read the previous checkpoint: %w", err)
 	}
+	if row != nil && row.StartCommit != "" {
+		return row.StartCommit, nil
+	}
+	// A fork child's copied turns have no checkpoint of their own; the
+	// session they were copied from has (Codex keeps a forked turn's id).
+	inherited, err := s.inheritedCheckpoint(ctx, sessionID, turnID)
+	if err != nil || inherited != "" {
+		return inherited, err
+	}
+	if row != nil {
+		return row.BaseCommit, nil
+	}
+	return "", nil
+}
+
+// inheritedCheckpoint is the latest checkpoint any session recorded for
+// one of this session's turns before turnID: the fork point's, for a fork
+// child whose own turns have none yet.
+func (s *Service) inheritedCheckpoint(ctx context.Context, sessionID, turnID string) (string, error) {
+	// The newest copied turns are the fork point's; a bound keeps the
+	// query small on a long history.
+	own := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), turn.TurnIDNEQ(turnID)).
+		Order(turn.ByStartedAt(entsql.OrderDesc())).Limit(500)
+	ids, err := own.Select(turn.FieldTurnID).Strings(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read the session's turns: %w", err)
+	}
+	if len(ids) == 0 {
+		return "", nil
+	}
+	t, err := s.store.Client.Turn.Query().
+		Where(turn.TurnIDIn(ids...), turn.AgentSessionIDNEQ(sessionID), turn.CheckpointCommitNEQ("")).
+		Order(turn.ByStartedAt(entsql.OrderDesc()), turn.ByID(entsql.OrderDesc())).First(ctx)
+	if ent.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the fork point's checkpoint: %w", err)
+	}
+	return t.CheckpointCommit, nil
 }

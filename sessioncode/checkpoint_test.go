@@ -139,3 +139,31 @@ func TestCheckpointFailureAndLateRow(t *testing.T) {
 }
 
 var _ = codebranch.RefPrefix
+
+// A SHARED fork child (its copied turns carry no checkpoint, and no one
+// recorded its start): its first turn's diff starts from the parent's
+// checkpoint of the fork turn, so it shows the child's own changes only.
+func TestForkChildDiffStartsAtForkPoint(t *testing.T) {
+	k := newKit(t)
+	repo := newRepo(t)
+	parent := k.session("p", repo)
+	k.svc.SessionStarted(k.ctx, parent)
+	writeFile(t, filepath.Join(repo, "parent.txt"), "parent\n")
+	k.endTurn(parent, "turn-1")
+
+	child := k.session("c", repo)
+	// The fork copied turn-1 without its checkpoint.
+	if err := k.st.Client.Turn.Create().SetAgentSessionID("c").SetTurnID("turn-1").
+		SetStartedAt(k.st.Client.Turn.Query().FirstX(k.ctx).StartedAt).Exec(k.ctx); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(repo, "child.txt"), "child\n")
+	t2 := k.endTurn(child, "turn-2")
+	d, err := k.svc.TurnDiff(k.ctx, t2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(d); !slices.Equal(got, []string{"ADDED child.txt"}) {
+		t.Fatalf("child's first diff = %v, want only its own file", got)
+	}
+}
