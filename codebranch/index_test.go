@@ -44,6 +44,16 @@ func TestSnapshotWithKeptIndex(t *testing.T) {
 			writeFile(t, filepath.Join(repo, "x"), "x\n")
 		}},
 		{"...replaced", func(t *testing.T) { runShell(t, repo, "rm x && mkdir x && echo in > x/in") }},
+		{"new directories of untracked files, one ignored", func(t *testing.T) {
+			writeFile(t, filepath.Join(repo, "newdir", "deep", "n.txt"), "n\n")
+			writeFile(t, filepath.Join(repo, "newdir", "n.log"), "ignored\n")
+			writeFile(t, filepath.Join(repo, "new[glob]", "g.txt"), "g\n")
+		}},
+		{"a nested repository in a new directory", func(t *testing.T) {
+			writeFile(t, filepath.Join(repo, "outer", "f.txt"), "f\n")
+			writeFile(t, filepath.Join(repo, "outer", "sub", "s.txt"), "s\n")
+			gitT(t, filepath.Join(repo, "outer", "sub"), "init", "-q")
+		}},
 		{"user commits", func(t *testing.T) { gitT(t, repo, "commit", "-q", "-am", "c") }},
 		{"delete", func(t *testing.T) { runShell(t, repo, "rm dir/b.txt") }},
 		{"edit after the commit", func(t *testing.T) { writeFile(t, filepath.Join(repo, "a.txt"), "ccc\n") }},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -65,8 +66,12 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 		statusEnv = append(statusEnv, "GIT_OPTIONAL_LOCKS=1")
 		// The kept index also keeps git's untracked cache (the mtime of
 		// each directory and what it held): the next walk reads only the
-		// directories that changed since.
+		// directories that changed since, about half a git status. Git
+		// before 2.44 keeps no cache for --untracked-files=all, so the
+		// walk lists new directories whole ("dir/") and expandUntracked
+		// lists their files.
 		args = append([]string{"-c", "core.untrackedCache=true"}, args...)
+		args[slices.Index(args, "--untracked-files=all")] = "--untracked-files=normal"
 	}
 	out, err := r.run(ctx, statusEnv, args...)
 	if err != nil {
@@ -75,6 +80,11 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 	head, changes, err := parseStatus(out)
 	if err != nil {
 		return fail(err)
+	}
+	if ix.kept != "" {
+		if changes, err = r.expandUntracked(ctx, ix.path, changes); err != nil {
+			return fail(err)
+		}
 	}
 	var update, remove, skipped []string
 	// untracked: files the index holds that the user's index does not
@@ -159,6 +169,57 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 	}
 	sort.Strings(skipped)
 	return Snapshot{Tree: tree, Head: head, Skipped: skipped}, nil
+}
+
+// expandUntracked replaces each untracked directory status listed whole
+// ("dir/", --untracked-files=normal) by its untracked files, as
+// --untracked-files=all lists them: a nested repository stays "dir/" (left
+// out by the caller), ignored files stay out.
+func (r *Repo) expandUntracked(ctx context.Context, indexPath string, changes []statusEntry) ([]statusEntry, error) {
+	var dirs []string
+	out := changes[:0:0]
+	for _, c := range changes {
+		full := filepath.Join(r.Root, filepath.FromSlash(c.path))
+		if c.tag == "?" && strings.HasSuffix(c.path, "/") {
+			if _, err := os.Lstat(filepath.Join(full, ".git")); err != nil {
+				dirs = append(dirs, c.path)
+				continue
+			}
+		}
+		// A file of the index replaced by a directory: git lists neither
+		// the directory nor its files under --untracked-files=normal.
+		if c.tag == "C" {
+			if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
+				if _, err := os.Lstat(filepath.Join(full, ".git")); err != nil {
+					dirs = append(dirs, c.path+"/")
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	if len(dirs) == 0 {
+		return changes, nil
+	}
+	// git 2.38's ls-files reads no pathspec from stdin: arguments, in
+	// batches, each literal (no glob in a directory's name). A directory
+	// listed whole holds no tracked file, so an empty index (a missing
+	// file) lists exactly its untracked ones, even where the index still
+	// has a file of the directory's name.
+	noIndex := []string{"GIT_INDEX_FILE=" + indexPath + ".none"}
+	for start := 0; start < len(dirs); start += 500 {
+		args := []string{"ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--"}
+		for _, d := range dirs[start:min(start+500, len(dirs))] {
+			args = append(args, ":(literal)"+d)
+		}
+		files, err := r.git.run(ctx, call{dir: r.Root, env: noIndex}, args...)
+		if err != nil {
+			return nil, fmt.Errorf("list untracked files: %w", err)
+		}
+		for _, p := range splitZ(files) {
+			out = append(out, statusEntry{"?", p})
+		}
+	}
+	return out, nil
 }
 
 // noLongerSnapshotted picks, among files a kept index holds that the user
