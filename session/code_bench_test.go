@@ -79,10 +79,10 @@ func BenchmarkTurnEndToReady(b *testing.B) {
 			b.Fatal(err)
 		}
 		status = append(status, time.Since(start))
-		// The edit goes to the "on" session first: "off" then ends a turn
-		// whose files did not change (its cost does not depend on them).
-		editOn = append(editOn, end(on, true))
+		// "off" first: its edits are then part of the "on" turn's ten
+		// files, and the "on" idle turn that follows sees no change.
 		editOff = append(editOff, end(off, true))
+		editOn = append(editOn, end(on, true))
 		idleOn = append(idleOn, end(on, false))
 		idleOff = append(idleOff, end(off, false))
 	}

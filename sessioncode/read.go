@@ -31,6 +31,10 @@ func (s *Service) TurnDiff(ctx context.Context, t *ent.Turn) (*codebranch.Diff, 
 	if err != nil {
 		return nil, err
 	}
+	if prev == t.CheckpointCommit {
+		// A turn that changed nothing: no git to ask.
+		return &codebranch.Diff{Files: []codebranch.FileChange{}}, nil
+	}
 	if prev == "" {
 		prev = t.CheckpointHead // "" is the empty tree: an unborn HEAD
 	}
