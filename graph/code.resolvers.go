@@ -50,7 +50,11 @@ func (r *agentSessionResolver) Code(ctx context.Context, obj *ent.AgentSession) 
 		out.Branch = optional(branch)
 	}
 	if selected(ctx, "changes") {
-		d, err := r.Resolver.Code.Changes(ctx, row)
+		changes := r.Resolver.Code.ChangedFiles
+		if selected(ctx, "changes", "patch") {
+			changes = r.Resolver.Code.Changes
+		}
+		d, err := changes(ctx, row)
 		if err != nil {
 			return nil, apperr.Wrap(err, apperr.Internal, "read the changes of session %q", obj.ID)
 		}
@@ -145,7 +149,7 @@ func (r *turnResolver) Diff(ctx context.Context, obj *ent.Turn) (*model.CodeDiff
 	if r.Resolver.Code == nil || obj.CheckpointCommit == "" {
 		return nil, nil
 	}
-	d, err := r.Resolver.Code.TurnDiff(ctx, obj)
+	d, err := r.Resolver.Code.TurnDiff(ctx, obj, selected(ctx, "patch"))
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.Internal, "read the diff of turn %q", obj.TurnID)
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"tuttid/codebranch"
@@ -40,12 +41,20 @@ func TestTurnCheckpoints(t *testing.T) {
 	if t1.CheckpointCommit == "" || t1.CheckpointHead != gitT(t, repo, "rev-parse", "HEAD") {
 		t.Fatalf("turn 1 checkpoint = %q head %q", t1.CheckpointCommit, t1.CheckpointHead)
 	}
-	d, err := k.svc.TurnDiff(k.ctx, t1)
+	d, err := k.svc.TurnDiff(k.ctx, t1, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := paths(d), []string{"MODIFIED b.txt", "ADDED new.go"}; !slices.Equal(got, want) {
 		t.Fatalf("turn 1 diff = %v, want %v", got, want)
+	}
+	if !strings.Contains(d.Patch, "+b2 turn1") {
+		t.Fatalf("turn 1 patch = %q", d.Patch)
+	}
+	// Without the patch: the same files, no patch.
+	files, err := k.svc.TurnDiff(k.ctx, t1, false)
+	if err != nil || !slices.Equal(paths(files), paths(d)) || files.Patch != "" || files.Files[0].Additions != d.Files[0].Additions {
+		t.Fatalf("files only = %+v, %v", files, err)
 	}
 
 	// Turn 2: nothing changed: the same commit, no new object.
@@ -53,7 +62,7 @@ func TestTurnCheckpoints(t *testing.T) {
 	if t2.CheckpointCommit != t1.CheckpointCommit {
 		t.Fatalf("idle turn checkpoint %q, want the previous %q", t2.CheckpointCommit, t1.CheckpointCommit)
 	}
-	if d, err = k.svc.TurnDiff(k.ctx, t2); err != nil || len(d.Files) != 0 {
+	if d, err = k.svc.TurnDiff(k.ctx, t2, true); err != nil || len(d.Files) != 0 {
 		t.Fatalf("idle turn diff = %v, %v", d, err)
 	}
 
@@ -62,7 +71,7 @@ func TestTurnCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	t3 := k.endTurn(a, "turn-3")
-	if d, err = k.svc.TurnDiff(k.ctx, t3); err != nil {
+	if d, err = k.svc.TurnDiff(k.ctx, t3, true); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := paths(d), []string{"DELETED new.go"}; !slices.Equal(got, want) {
@@ -125,7 +134,7 @@ func TestCheckpointFailureAndLateRow(t *testing.T) {
 		t.Fatal("no row made at the turn's end")
 	}
 	// Its first diff is against the HEAD of its checkpoint.
-	d, err := k.svc.TurnDiff(k.ctx, t1)
+	d, err := k.svc.TurnDiff(k.ctx, t1, true)
 	if err != nil || !slices.Contains(paths(d), "MODIFIED a.txt") {
 		t.Fatalf("diff = %v, %v", d, err)
 	}
@@ -159,7 +168,7 @@ func TestForkChildDiffStartsAtForkPoint(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(repo, "child.txt"), "child\n")
 	t2 := k.endTurn(child, "turn-2")
-	d, err := k.svc.TurnDiff(k.ctx, t2)
+	d, err := k.svc.TurnDiff(k.ctx, t2, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,10 @@ import (
 // checkpoint (outside a repository, or still running). A session's first
 // turn with neither a start nor an earlier checkpoint is diffed against
 // the HEAD of its checkpoint.
-func (s *Service) TurnDiff(ctx context.Context, t *ent.Turn) (*codebranch.Diff, error) {
+//
+// withPatch false leaves Patch empty (one git call fewer): a list of the
+// turn's files needs none.
+func (s *Service) TurnDiff(ctx context.Context, t *ent.Turn, withPatch bool) (*codebranch.Diff, error) {
 	if t.CheckpointCommit == "" {
 		return nil, nil
 	}
@@ -42,7 +45,11 @@ func (s *Service) TurnDiff(ctx context.Context, t *ent.Turn) (*codebranch.Diff, 
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.Diff(ctx, prev, t.CheckpointCommit)
+	diff := r.DiffFiles
+	if withPatch {
+		diff = r.Diff
+	}
+	d, err := diff(ctx, prev, t.CheckpointCommit)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +74,15 @@ func (s *Service) Branch(ctx context.Context, row *ent.SessionCode) (string, err
 // checkout's HEAD (SHARED); an archived worktree answers with the files it
 // was archived with.
 func (s *Service) Changes(ctx context.Context, row *ent.SessionCode) (codebranch.Diff, error) {
+	return s.changes(ctx, row, true)
+}
+
+// ChangedFiles is Changes without the patch.
+func (s *Service) ChangedFiles(ctx context.Context, row *ent.SessionCode) (codebranch.Diff, error) {
+	return s.changes(ctx, row, false)
+}
+
+func (s *Service) changes(ctx context.Context, row *ent.SessionCode, withPatch bool) (codebranch.Diff, error) {
 	tree, r, err := s.filesNow(ctx, row)
 	if err != nil {
 		return codebranch.Diff{}, err
@@ -76,6 +92,9 @@ func (s *Service) Changes(ctx context.Context, row *ent.SessionCode) (codebranch
 		if base, err = r.Head(ctx); err != nil {
 			return codebranch.Diff{}, err
 		}
+	}
+	if !withPatch {
+		return r.DiffFiles(ctx, base, tree)
 	}
 	return r.Diff(ctx, base, tree)
 }

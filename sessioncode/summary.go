@@ -45,7 +45,7 @@ func (s *Service) summary(ctx context.Context, row *ent.SessionCode, counted map
 			return sum
 		}
 	}
-	d, err := s.Changes(ctx, row)
+	d, err := s.ChangedFiles(ctx, row)
 	if err != nil {
 		s.log.DebugContext(ctx, "code: changes not read", "session", row.AgentSessionID, "err", err)
 		sum.FilesChanged = -1
