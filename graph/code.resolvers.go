@@ -21,9 +21,9 @@ func (r *agentSessionResolver) Code(ctx context.Context, obj *ent.AgentSession) 
 	if r.Resolver.Code == nil {
 		return nil, nil
 	}
-	row, err := r.Resolver.Code.Row(ctx, obj.ID)
+	row, err := r.Sessions.CodeRow(ctx, obj)
 	if err != nil {
-		return nil, apperr.Storage(err, "read the session's code")
+		return nil, err
 	}
 	if row == nil {
 		return nil, nil
