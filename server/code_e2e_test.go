@@ -411,3 +411,42 @@ func TestCompareAndApplyE2E(t *testing.T) {
 		t.Fatalf("the other repository changed: %s", out)
 	}
 }
+
+// An interrupted turn gets its checkpoint too: the agent's command ran,
+// then the person stopped the turn while the model was still answering.
+func TestInterruptedTurnCheckpointE2E(t *testing.T) {
+	h := startServer(t, harnessOpts{})
+	repo := codeRepo(t)
+	h.model.SetReply(func(r codextest.Request) codextest.Reply {
+		if r.AfterToolCall() {
+			return codextest.Reply{Text: "still thinking", Delay: 30 * time.Second}
+		}
+		return codextest.Reply{FunctionCall: &codextest.FunctionCall{Cmd: "printf 'half done\\n' > interrupted.txt"}}
+	})
+	ws := h.workspaceAt("code", repo)
+	var started struct{ StartSession struct{ ID string } }
+	h.must(`mutation($in: StartSessionInput!) { startSession(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "settings": map[string]any{"permissionModeId": "full-access"}}}, &started)
+	s := started.StartSession.ID
+	var out struct{ SendMessage struct{ ID string } }
+	h.must(`mutation($in: SendMessageInput!) { sendMessage(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": s, "text": "edit, slowly"}}, &out)
+	turnID := out.SendMessage.ID
+	// The second model request carries the command's output: it ran.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := h.model.WaitRequests(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	h.must(`mutation($in: InterruptTurnInput!) { interruptTurn(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": s, "turnId": turnID}}, nil)
+	h.waitTurn(ws, s, turnID, "INTERRUPTED")
+	turns := h.codeTurns(ws, s)
+	last := turns[len(turns)-1]
+	if last.ID != turnID || last.Status != "INTERRUPTED" || last.Checkpoint == nil || last.Diff == nil {
+		t.Fatalf("interrupted turn = %+v", last)
+	}
+	if len(last.Diff.Files) != 1 || last.Diff.Files[0].Path != "interrupted.txt" || last.Diff.Files[0].Status != "ADDED" {
+		t.Fatalf("interrupted turn's diff = %+v", last.Diff.Files)
+	}
+}
