@@ -29,13 +29,26 @@ type direct struct {
 	refs    bool
 }
 
-// probeDirect reads what Open needs to decide direct: the object format,
-// the ref storage and the shared-repository setting.
-func (g *Git) probeDirect(ctx context.Context, root, commonDir string) direct {
-	out, err := g.run(ctx, call{dir: root}, "config", "-z", "--get-regexp", `^(core\.sharedrepository|extensions\..*)$`)
+// probeConfig reads, in one git call, what Open needs from the
+// configuration: whether objects and refs may be written directly (the
+// object format, the ref storage, the shared-repository setting) and the
+// global excludes file.
+func (g *Git) probeConfig(ctx context.Context, root, commonDir string) (direct, string) {
+	out, err := g.run(ctx, call{dir: root}, "config", "-z", "--get-regexp", `^(core\.sharedrepository|core\.excludesfile|extensions\..*)$`)
 	if err != nil && exitCode(err) != 1 { // 1: none set
-		return direct{}
+		return direct{}, globalExcludes("", g.env)
 	}
+	var excludes string
+	for _, rec := range splitZ(out) {
+		if key, val, _ := strings.Cut(rec, "\n"); strings.EqualFold(key, "core.excludesfile") {
+			excludes = val
+		}
+	}
+	return g.probeDirect(out, commonDir), globalExcludes(excludes, g.env)
+}
+
+// probeDirect decides direct from probeConfig's output.
+func (g *Git) probeDirect(out []byte, commonDir string) direct {
 	for _, rec := range splitZ(out) {
 		key, val, _ := strings.Cut(rec, "\n")
 		switch strings.ToLower(key) {

@@ -26,6 +26,9 @@ type Repo struct {
 	// direct: checkpoint commits and refs may be written without git
 	// (loose.go).
 	direct direct
+	// excludesFile is the global excludes file git reads here ("" when
+	// none can be named).
+	excludesFile string
 }
 
 // Open finds the working tree that holds dir. A directory outside any
@@ -63,7 +66,7 @@ func (g *Git) Open(ctx context.Context, dir string) (*Repo, error) {
 		CommonDir: filepath.Clean(lines[2]),
 		Prefix:    prefix,
 	}
-	r.direct = g.probeDirect(ctx, r.Root, r.CommonDir)
+	r.direct, r.excludesFile = g.probeConfig(ctx, r.Root, r.CommonDir)
 	return r, nil
 }
 

@@ -36,8 +36,11 @@ type SnapshotOptions struct {
 	// whenever that one was written later (the user staged, committed or
 	// ran git status). The tree it holds is recorded beside it (Index +
 	// ".tree"), so a snapshot that finds no file changed since runs no
-	// write-tree. The caller must not run two snapshots with one Index at
-	// once, and removes the three files with the session.
+	// write-tree; so is the state of the ignore files outside the tree
+	// (".excludes"), so that git is asked which kept untracked files are
+	// ignored now only when an ignore file changed. The caller must not run
+	// two snapshots with one Index at once, and removes the four files
+	// with the session.
 	Index string
 }
 
@@ -91,8 +94,14 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 	// (from earlier snapshots with a kept index), and those added now.
 	untracked := map[string]bool{}
 	drop := map[string]bool{}
+	excludes := r.excludesStamp()
 	if len(ix.untracked) > 0 {
-		drop, skipped, err = r.noLongerSnapshotted(ctx, ix.untracked)
+		// Whether one of them is ignored now can change only with an
+		// ignore file: git is asked only then.
+		recheck := ix.excludes != excludes || slices.ContainsFunc(changes, func(c statusEntry) bool {
+			return c.path == ".gitignore" || strings.HasSuffix(c.path, "/.gitignore")
+		})
+		drop, skipped, err = r.noLongerSnapshotted(ctx, ix.untracked, recheck)
 		if err != nil {
 			return fail(err)
 		}
@@ -164,7 +173,7 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 		}
 		tree = strings.TrimSpace(string(out))
 	}
-	if err := ix.keep(untracked, tree); err != nil {
+	if err := ix.keep(untracked, tree, excludes); err != nil {
 		return fail(err)
 	}
 	sort.Strings(skipped)
@@ -225,7 +234,7 @@ func (r *Repo) expandUntracked(ctx context.Context, indexPath string, changes []
 // noLongerSnapshotted picks, among files a kept index holds that the user
 // does not track, those a fresh snapshot would leave out: ignored now, or
 // grown over MaxUntrackedSize (skipped).
-func (r *Repo) noLongerSnapshotted(ctx context.Context, paths []string) (map[string]bool, []string, error) {
+func (r *Repo) noLongerSnapshotted(ctx context.Context, paths []string, recheckIgnored bool) (map[string]bool, []string, error) {
 	drop := map[string]bool{}
 	var skipped []string
 	for _, p := range paths {
@@ -234,6 +243,9 @@ func (r *Repo) noLongerSnapshotted(ctx context.Context, paths []string) (map[str
 			drop[p] = true
 			skipped = append(skipped, p)
 		}
+	}
+	if !recheckIgnored {
+		return drop, skipped, nil
 	}
 	in := strings.Join(paths, "\x00") + "\x00"
 	out, err := r.git.run(ctx, call{dir: r.Root, stdin: strings.NewReader(in)}, "check-ignore", "-z", "--stdin", "--no-index")
@@ -253,8 +265,10 @@ type workIndex struct {
 	untracked []string // files it holds that the user's index does not
 	// tree is the tree of the kept index it copies, when known (Index +
 	// ".tree" names it for that very file: same size and mtime).
-	tree    string
-	cleanup func()
+	tree string
+	// excludes is the excludesStamp recorded with the kept index.
+	excludes string
+	cleanup  func()
 }
 
 // prepareIndex makes the index to build in: a copy of the kept index when
@@ -293,6 +307,9 @@ func (r *Repo) prepareIndex(ctx context.Context, kept string) (workIndex, error)
 				}
 				ix.untracked = splitZ(b)
 				ix.tree = keptTree(kept, k)
+				if b, err := os.ReadFile(kept + ".excludes"); err == nil {
+					ix.excludes = string(b)
+				}
 			}
 		}
 	}
@@ -338,9 +355,14 @@ func indexStamp(fi os.FileInfo) string {
 
 // keep moves a kept index into place with its list of untracked files and
 // its tree.
-func (ix workIndex) keep(untracked map[string]bool, tree string) error {
+func (ix workIndex) keep(untracked map[string]bool, tree, excludes string) error {
 	if ix.kept == "" {
 		return nil
+	}
+	// Recorded before the index moves: an index newer than its record is
+	// only checked again.
+	if err := os.WriteFile(ix.kept+".excludes", []byte(excludes), 0o600); err != nil {
+		return fmt.Errorf("keep index: %w", err)
 	}
 	// The record of the tree goes first: a stale one names another stamp.
 	os.Remove(ix.kept + ".tree")

@@ -18,7 +18,7 @@ func (s *Service) Forget(ctx context.Context, sessionID string) {
 	defer s.guards.Lock(sessionID)()
 	s.remember(sessionID, codebranch.Checkpoint{})
 	if p := s.indexPath(sessionID); p != "" {
-		for _, f := range []string{p, p + ".untracked", p + ".tree"} {
+		for _, f := range []string{p, p + ".untracked", p + ".tree", p + ".excludes"} {
 			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 				s.log.WarnContext(ctx, "code: kept index not removed", "session", sessionID, "err", err)
 			}
