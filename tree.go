@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"tuttid/ent/workspace"
 	"tuttid/lineage"
 	"tuttid/session"
+	"tuttid/sessioncode"
 	"tuttid/store"
 )
 
@@ -67,7 +69,35 @@ func (c treeConfig) run(ctx context.Context, out stdio, args []string) error {
 			nodes = kept
 		}
 	}
-	return lineage.Print(out.stdout, nodes, lineage.PrintOptions{Format: *c.format, WorkspaceID: *c.workspace, Untitled: session.UntitledTitle})
+	code, err := treeCode(ctx, st, nodes)
+	if err != nil {
+		return err
+	}
+	return lineage.Print(out.stdout, nodes, lineage.PrintOptions{Format: *c.format, WorkspaceID: *c.workspace,
+		Untitled: session.UntitledTitle, Code: code})
+}
+
+// treeCode is the code of the sessions shown that are in a repository:
+// which have a worktree of their own, and how many files each changed.
+func treeCode(ctx context.Context, st *store.Store, nodes []lineage.Node) (map[string]lineage.Code, error) {
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.Session.ID
+	}
+	sums, err := sessioncode.New(sessioncode.Config{Store: st, Logger: slog.New(slog.DiscardHandler)}).Summaries(ctx, ids)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the sessions' code")
+	}
+	code := make(map[string]lineage.Code, len(sums))
+	for id, s := range sums {
+		c := lineage.Code{Mode: s.Mode, WorktreePath: s.WorktreePath, WorktreePresent: s.WorktreePresent}
+		if s.FilesChanged >= 0 {
+			n := s.FilesChanged
+			c.FilesChanged = &n
+		}
+		code[id] = c
+	}
+	return code, nil
 }
 
 // read is the workspace's trees, or the tree of --session.

@@ -2,6 +2,7 @@ package codebranch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -16,6 +17,10 @@ type CheckpointOptions struct {
 	// the files and HEAD are the same, Ref points at it and no object is
 	// added.
 	Previous string
+	// PreviousTree and PreviousHead, when PreviousTree is set, are
+	// Previous's tree and first parent as the caller remembers them: no
+	// git call reads them again.
+	PreviousTree, PreviousHead string
 	// Message of the commit; a default names the ref.
 	Message string
 	// Time of the commit; now when zero.
@@ -51,9 +56,11 @@ func (r *Repo) Checkpoint(ctx context.Context, opts CheckpointOptions) (Checkpoi
 	}
 	cp := Checkpoint{Tree: snap.Tree, Head: snap.Head, Skipped: snap.Skipped}
 	if opts.Previous != "" {
-		prev, err := r.ReadCheckpoint(ctx, opts.Previous)
-		if err != nil {
-			return Checkpoint{}, err
+		prev := Checkpoint{Commit: opts.Previous, Tree: opts.PreviousTree, Head: opts.PreviousHead}
+		if prev.Tree == "" {
+			if prev, err = r.ReadCheckpoint(ctx, opts.Previous); err != nil {
+				return Checkpoint{}, err
+			}
 		}
 		if prev.Tree == snap.Tree && prev.Head == snap.Head {
 			cp.Commit, cp.Reused = prev.Commit, true
@@ -65,10 +72,26 @@ func (r *Repo) Checkpoint(ctx context.Context, opts CheckpointOptions) (Checkpoi
 			return Checkpoint{}, err
 		}
 	}
-	if _, err := r.run(ctx, nil, "update-ref", opts.Ref, cp.Commit); err != nil {
+	if err := r.setRef(ctx, opts.Ref, cp.Commit); err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint: set %s: %w", opts.Ref, err)
 	}
 	return cp, nil
+}
+
+// setRef points ref at commit: directly when the repository allows it
+// (loose.go), else with git update-ref.
+func (r *Repo) setRef(ctx context.Context, ref, commit string) error {
+	if r.direct.refs {
+		err := writeLooseRef(r.CommonDir, ref, commit)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, errRefBusy) {
+			return err
+		}
+	}
+	_, err := r.run(ctx, nil, "update-ref", ref, commit)
+	return err
 }
 
 func (r *Repo) commitTree(ctx context.Context, tree, parent string, opts CheckpointOptions) (string, error) {
@@ -79,6 +102,13 @@ func (r *Repo) commitTree(ctx context.Context, tree, parent string, opts Checkpo
 	when := opts.Time
 	if when.IsZero() {
 		when = time.Now()
+	}
+	if r.direct.objects {
+		id, err := writeLooseObject(r.CommonDir, "commit", commitBody(tree, parent, msg, when))
+		if err == nil {
+			return id, nil
+		}
+		// Whatever failed here, git reports it better.
 	}
 	date := fmt.Sprintf("@%d +0000", when.Unix())
 	env := []string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}

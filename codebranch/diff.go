@@ -43,6 +43,16 @@ type Diff struct {
 // the empty tree. Renames are shown as a deletion and an addition, so that
 // every path of the parent or the child is named as it is there.
 func (r *Repo) Diff(ctx context.Context, from, to string) (Diff, error) {
+	return r.diff(ctx, from, to, true)
+}
+
+// DiffFiles is Diff without the patch (one git call fewer): what a list
+// of changed files needs.
+func (r *Repo) DiffFiles(ctx context.Context, from, to string) (Diff, error) {
+	return r.diff(ctx, from, to, false)
+}
+
+func (r *Repo) diff(ctx context.Context, from, to string, withPatch bool) (Diff, error) {
 	if from == "" {
 		var err error
 		if from, err = r.emptyTree(ctx); err != nil {
@@ -61,6 +71,9 @@ func (r *Repo) Diff(ctx context.Context, from, to string) (Diff, error) {
 	files, err := parseDiffStats(status, numstat)
 	if err != nil {
 		return Diff{}, fmt.Errorf("diff %s %s: %w", from, to, err)
+	}
+	if !withPatch {
+		return Diff{Files: files}, nil
 	}
 	patch, err := r.git.runResult(ctx, call{dir: r.Root, limit: MaxPatchBytes},
 		append(base, "-p", "--no-color", from, to, "--")...)

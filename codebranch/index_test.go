@@ -13,6 +13,9 @@ import (
 // changing what is tracked.
 func TestSnapshotWithKeptIndex(t *testing.T) {
 	ctx := context.Background()
+	// The person's global excludes file, which a step changes.
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
 	g := testGit(t)
 	repo := newRepo(t)
 	r := openRepo(t, g, repo)
@@ -44,6 +47,30 @@ func TestSnapshotWithKeptIndex(t *testing.T) {
 			writeFile(t, filepath.Join(repo, "x"), "x\n")
 		}},
 		{"...replaced", func(t *testing.T) { runShell(t, repo, "rm x && mkdir x && echo in > x/in") }},
+		{"new directories of untracked files, one ignored", func(t *testing.T) {
+			writeFile(t, filepath.Join(repo, "newdir", "deep", "n.txt"), "n\n")
+			writeFile(t, filepath.Join(repo, "newdir", "n.log"), "ignored\n")
+			writeFile(t, filepath.Join(repo, "new[glob]", "g.txt"), "g\n")
+		}},
+		{"a nested repository in a new directory", func(t *testing.T) {
+			writeFile(t, filepath.Join(repo, "outer", "f.txt"), "f\n")
+			writeFile(t, filepath.Join(repo, "outer", "sub", "s.txt"), "s\n")
+			gitT(t, filepath.Join(repo, "outer", "sub"), "init", "-q")
+		}},
+		{"untracked files to be ignored later", func(t *testing.T) {
+			writeFile(t, filepath.Join(repo, "later.txt"), "l\n")
+			writeFile(t, filepath.Join(repo, "sub", "v.txt"), "v\n")
+			writeFile(t, filepath.Join(repo, "global.txt"), "g\n")
+		}},
+		{"a .gitignore ignores one", func(t *testing.T) {
+			writeFile(t, filepath.Join(repo, ".gitignore"), readFile(t, filepath.Join(repo, ".gitignore"))+"later.txt\n")
+		}},
+		{"a new nested .gitignore ignores one", func(t *testing.T) {
+			writeFile(t, filepath.Join(repo, "sub", ".gitignore"), "v.txt\n")
+		}},
+		{"the global excludes file ignores one", func(t *testing.T) {
+			writeFile(t, filepath.Join(xdg, "git", "ignore"), "global.txt\n")
+		}},
 		{"user commits", func(t *testing.T) { gitT(t, repo, "commit", "-q", "-am", "c") }},
 		{"delete", func(t *testing.T) { runShell(t, repo, "rm dir/b.txt") }},
 		{"edit after the commit", func(t *testing.T) { writeFile(t, filepath.Join(repo, "a.txt"), "ccc\n") }},
@@ -69,7 +96,7 @@ func TestSnapshotWithKeptIndex(t *testing.T) {
 			t.Errorf("%s: a.txt %q in the snapshot", step.name, want)
 		}
 	}
-	if matches, _ := filepath.Glob(kept + ".*"); len(matches) != 1 || matches[0] != kept+".untracked" {
+	if matches, _ := filepath.Glob(kept + ".*"); !slices.Equal(matches, []string{kept + ".excludes", kept + ".tree", kept + ".untracked"}) {
 		t.Errorf("temporary indexes left: %v", matches)
 	}
 }

@@ -23,6 +23,12 @@ type Repo struct {
 	// Prefix is the opened directory relative to Root, slash-separated,
 	// "" at the top level.
 	Prefix string
+	// direct: checkpoint commits and refs may be written without git
+	// (loose.go).
+	direct direct
+	// excludesFile is the global excludes file git reads here ("" when
+	// none can be named).
+	excludesFile string
 }
 
 // Open finds the working tree that holds dir. A directory outside any
@@ -53,13 +59,15 @@ func (g *Git) Open(ctx context.Context, dir string) (*Repo, error) {
 	if len(lines) > 3 {
 		prefix = strings.TrimSuffix(lines[3], "/")
 	}
-	return &Repo{
+	r := &Repo{
 		git:       g,
 		Root:      filepath.Clean(lines[0]),
 		GitDir:    filepath.Clean(lines[1]),
 		CommonDir: filepath.Clean(lines[2]),
 		Prefix:    prefix,
-	}, nil
+	}
+	r.direct, r.excludesFile = g.probeConfig(ctx, r.Root, r.CommonDir)
+	return r, nil
 }
 
 // SameRepository reports whether r and o are checkouts of one repository.
@@ -114,4 +122,20 @@ func (r *Repo) emptyTree(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("empty tree id: %w", err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// OpenGitDir opens a repository by its (common) git directory, for its
+// refs only (Refs, DeleteRefs): what a session deleted after its worktree
+// went still has to drop. Root is the git directory; nothing that needs
+// working files may be used on it.
+func (g *Git) OpenGitDir(ctx context.Context, gitDir string) (*Repo, error) {
+	if gitDir == "" {
+		return nil, fmt.Errorf("open git directory: %w: none recorded", ErrNotARepository)
+	}
+	out, err := g.run(ctx, call{dir: gitDir}, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return nil, fmt.Errorf("open git directory %s: %w: %w", gitDir, ErrNotARepository, err)
+	}
+	common := filepath.Clean(strings.TrimSpace(string(out)))
+	return &Repo{git: g, Root: gitDir, GitDir: gitDir, CommonDir: common}, nil
 }

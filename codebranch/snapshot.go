@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -33,8 +34,13 @@ type SnapshotOptions struct {
 	// between turns, so a file changed once is hashed once, however stale
 	// the user's index gets. It is seeded again from the user's index
 	// whenever that one was written later (the user staged, committed or
-	// ran git status). The caller must not run two snapshots with one
-	// Index at once, and removes both files with the session.
+	// ran git status). The tree it holds is recorded beside it (Index +
+	// ".tree"), so a snapshot that finds no file changed since runs no
+	// write-tree; so is the state of the ignore files outside the tree
+	// (".excludes"), so that git is asked which kept untracked files are
+	// ignored now only when an ignore file changed. The caller must not run
+	// two snapshots with one Index at once, and removes the four files
+	// with the session.
 	Index string
 }
 
@@ -61,6 +67,14 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 		"--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty"}
 	if ix.kept != "" {
 		statusEnv = append(statusEnv, "GIT_OPTIONAL_LOCKS=1")
+		// The kept index also keeps git's untracked cache (the mtime of
+		// each directory and what it held): the next walk reads only the
+		// directories that changed since, about half a git status. Git
+		// before 2.44 keeps no cache for --untracked-files=all, so the
+		// walk lists new directories whole ("dir/") and expandUntracked
+		// lists their files.
+		args = append([]string{"-c", "core.untrackedCache=true"}, args...)
+		args[slices.Index(args, "--untracked-files=all")] = "--untracked-files=normal"
 	}
 	out, err := r.run(ctx, statusEnv, args...)
 	if err != nil {
@@ -70,13 +84,24 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 	if err != nil {
 		return fail(err)
 	}
+	if ix.kept != "" {
+		if changes, err = r.expandUntracked(ctx, ix.path, changes); err != nil {
+			return fail(err)
+		}
+	}
 	var update, remove, skipped []string
 	// untracked: files the index holds that the user's index does not
 	// (from earlier snapshots with a kept index), and those added now.
 	untracked := map[string]bool{}
 	drop := map[string]bool{}
+	excludes := r.excludesStamp()
 	if len(ix.untracked) > 0 {
-		drop, skipped, err = r.noLongerSnapshotted(ctx, ix.untracked)
+		// Whether one of them is ignored now can change only with an
+		// ignore file: git is asked only then.
+		recheck := ix.excludes != excludes || slices.ContainsFunc(changes, func(c statusEntry) bool {
+			return c.path == ".gitignore" || strings.HasSuffix(c.path, "/.gitignore")
+		})
+		drop, skipped, err = r.noLongerSnapshotted(ctx, ix.untracked, recheck)
 		if err != nil {
 			return fail(err)
 		}
@@ -136,21 +161,80 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 			return fail(fmt.Errorf("update index: %w", err))
 		}
 	}
-	tree, err := r.run(ctx, env, "write-tree")
-	if err != nil {
-		return fail(fmt.Errorf("write tree: %w", err))
+	var tree string
+	if len(update) == 0 && len(remove) == 0 && ix.tree != "" {
+		// Nothing differs from the kept index, whose tree is known: a turn
+		// that changed no file costs one walk.
+		tree = ix.tree
+	} else {
+		out, err := r.run(ctx, env, "write-tree")
+		if err != nil {
+			return fail(fmt.Errorf("write tree: %w", err))
+		}
+		tree = strings.TrimSpace(string(out))
 	}
-	if err := ix.keep(untracked); err != nil {
+	if err := ix.keep(untracked, tree, excludes); err != nil {
 		return fail(err)
 	}
 	sort.Strings(skipped)
-	return Snapshot{Tree: strings.TrimSpace(string(tree)), Head: head, Skipped: skipped}, nil
+	return Snapshot{Tree: tree, Head: head, Skipped: skipped}, nil
+}
+
+// expandUntracked replaces each untracked directory status listed whole
+// ("dir/", --untracked-files=normal) by its untracked files, as
+// --untracked-files=all lists them: a nested repository stays "dir/" (left
+// out by the caller), ignored files stay out.
+func (r *Repo) expandUntracked(ctx context.Context, indexPath string, changes []statusEntry) ([]statusEntry, error) {
+	var dirs []string
+	out := changes[:0:0]
+	for _, c := range changes {
+		full := filepath.Join(r.Root, filepath.FromSlash(c.path))
+		if c.tag == "?" && strings.HasSuffix(c.path, "/") {
+			if _, err := os.Lstat(filepath.Join(full, ".git")); err != nil {
+				dirs = append(dirs, c.path)
+				continue
+			}
+		}
+		// A file of the index replaced by a directory: git lists neither
+		// the directory nor its files under --untracked-files=normal.
+		if c.tag == "C" {
+			if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
+				if _, err := os.Lstat(filepath.Join(full, ".git")); err != nil {
+					dirs = append(dirs, c.path+"/")
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	if len(dirs) == 0 {
+		return changes, nil
+	}
+	// git 2.38's ls-files reads no pathspec from stdin: arguments, in
+	// batches, each literal (no glob in a directory's name). A directory
+	// listed whole holds no tracked file, so an empty index (a missing
+	// file) lists exactly its untracked ones, even where the index still
+	// has a file of the directory's name.
+	noIndex := []string{"GIT_INDEX_FILE=" + indexPath + ".none"}
+	for start := 0; start < len(dirs); start += 500 {
+		args := []string{"ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--"}
+		for _, d := range dirs[start:min(start+500, len(dirs))] {
+			args = append(args, ":(literal)"+d)
+		}
+		files, err := r.git.run(ctx, call{dir: r.Root, env: noIndex}, args...)
+		if err != nil {
+			return nil, fmt.Errorf("list untracked files: %w", err)
+		}
+		for _, p := range splitZ(files) {
+			out = append(out, statusEntry{"?", p})
+		}
+	}
+	return out, nil
 }
 
 // noLongerSnapshotted picks, among files a kept index holds that the user
 // does not track, those a fresh snapshot would leave out: ignored now, or
 // grown over MaxUntrackedSize (skipped).
-func (r *Repo) noLongerSnapshotted(ctx context.Context, paths []string) (map[string]bool, []string, error) {
+func (r *Repo) noLongerSnapshotted(ctx context.Context, paths []string, recheckIgnored bool) (map[string]bool, []string, error) {
 	drop := map[string]bool{}
 	var skipped []string
 	for _, p := range paths {
@@ -159,6 +243,9 @@ func (r *Repo) noLongerSnapshotted(ctx context.Context, paths []string) (map[str
 			drop[p] = true
 			skipped = append(skipped, p)
 		}
+	}
+	if !recheckIgnored {
+		return drop, skipped, nil
 	}
 	in := strings.Join(paths, "\x00") + "\x00"
 	out, err := r.git.run(ctx, call{dir: r.Root, stdin: strings.NewReader(in)}, "check-ignore", "-z", "--stdin", "--no-index")
@@ -176,7 +263,12 @@ type workIndex struct {
 	path      string
 	kept      string   // the kept index it replaces, or ""
 	untracked []string // files it holds that the user's index does not
-	cleanup   func()
+	// tree is the tree of the kept index it copies, when known (Index +
+	// ".tree" names it for that very file: same size and mtime).
+	tree string
+	// excludes is the excludesStamp recorded with the kept index.
+	excludes string
+	cleanup  func()
 }
 
 // prepareIndex makes the index to build in: a copy of the kept index when
@@ -214,6 +306,10 @@ func (r *Repo) prepareIndex(ctx context.Context, kept string) (workIndex, error)
 					return ix, err
 				}
 				ix.untracked = splitZ(b)
+				ix.tree = keptTree(kept, k)
+				if b, err := os.ReadFile(kept + ".excludes"); err == nil {
+					ix.excludes = string(b)
+				}
 			}
 		}
 	}
@@ -238,11 +334,38 @@ func (r *Repo) prepareIndex(ctx context.Context, kept string) (workIndex, error)
 	return ix, nil
 }
 
-// keep moves a kept index into place with its list of untracked files.
-func (ix workIndex) keep(untracked map[string]bool) error {
+// keptTree reads the tree recorded for the kept index k (its stat data):
+// "" unless the record names this very file.
+func keptTree(kept string, k os.FileInfo) string {
+	b, err := os.ReadFile(kept + ".tree")
+	if err != nil {
+		return ""
+	}
+	tree, stamp, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if !ok || stamp != indexStamp(k) {
+		return ""
+	}
+	return tree
+}
+
+// indexStamp identifies one version of an index file.
+func indexStamp(fi os.FileInfo) string {
+	return fmt.Sprintf("%d.%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// keep moves a kept index into place with its list of untracked files and
+// its tree.
+func (ix workIndex) keep(untracked map[string]bool, tree, excludes string) error {
 	if ix.kept == "" {
 		return nil
 	}
+	// Recorded before the index moves: an index newer than its record is
+	// only checked again.
+	if err := os.WriteFile(ix.kept+".excludes", []byte(excludes), 0o600); err != nil {
+		return fmt.Errorf("keep index: %w", err)
+	}
+	// The record of the tree goes first: a stale one names another stamp.
+	os.Remove(ix.kept + ".tree")
 	paths := make([]string, 0, len(untracked))
 	for p := range untracked {
 		paths = append(paths, p)
@@ -262,6 +385,10 @@ func (ix workIndex) keep(untracked map[string]bool) error {
 	}
 	if err := os.Rename(ix.path, ix.kept); err != nil {
 		return fmt.Errorf("keep index: %w", err)
+	}
+	// Without the record the next snapshot only runs write-tree again.
+	if fi, err := os.Stat(ix.kept); err == nil {
+		_ = os.WriteFile(ix.kept+".tree", []byte(tree+" "+indexStamp(fi)+"\n"), 0o600)
 	}
 	return nil
 }

@@ -7,21 +7,104 @@ package graph
 
 import (
 	"context"
-	"fmt"
+	"tuttid/apperr"
 	"tuttid/ent"
+	"tuttid/ent/sessioncode"
 	"tuttid/graph/model"
 	"tuttid/lineage"
 	"tuttid/session"
+	"tuttid/validate"
 )
 
 // Code is the resolver for the code field.
 func (r *agentSessionResolver) Code(ctx context.Context, obj *ent.AgentSession) (*model.SessionCode, error) {
-	return nil, nil
+	if r.Resolver.Code == nil {
+		return nil, nil
+	}
+	row, err := r.Sessions.CodeRow(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	if row == nil {
+		return nil, nil
+	}
+	out := &model.SessionCode{
+		Mode: model.CodeMode(row.Mode), RepositoryRoot: row.RepositoryRoot,
+		WorktreePath:    optional(row.WorktreePath),
+		WorktreePresent: row.Mode != sessioncode.ModeWORKTREE || row.WorktreePresent,
+		SetupOutput:     optional(row.SetupOutput),
+		Changes:         &model.CodeDiff{Files: []*model.FileChange{}},
+	}
+	if row.BaseCommit != "" {
+		out.Base = &model.CodeCheckpoint{Commit: row.BaseCommit, Head: row.BaseHead}
+		if row.BaseAt != nil {
+			out.Base.CreatedAt = *row.BaseAt
+		}
+	}
+	// git runs only for the fields asked.
+	if selected(ctx, "branch") {
+		branch, err := r.Resolver.Code.Branch(ctx, row)
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.Internal, "read the branch of session %q", obj.ID)
+		}
+		out.Branch = optional(branch)
+	}
+	if selected(ctx, "changes") {
+		changes := r.Resolver.Code.ChangedFiles
+		if selected(ctx, "changes", "patch") {
+			changes = r.Resolver.Code.Changes
+		}
+		d, err := changes(ctx, row)
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.Internal, "read the changes of session %q", obj.ID)
+		}
+		out.Changes = codeDiff(d)
+	}
+	return out, nil
 }
 
 // ApplySessionChanges is the resolver for the applySessionChanges field.
 func (r *mutationResolver) ApplySessionChanges(ctx context.Context, input model.ApplySessionChangesInput) (*model.ApplySessionChangesPayload, error) {
-	return nil, fmt.Errorf("applySessionChanges: not built yet")
+	if r.Resolver.Code == nil {
+		return nil, apperr.New(apperr.Internal, "code branches are not available")
+	}
+	if err := validate.ID("workspaceId", input.WorkspaceID); err != nil {
+		return nil, err
+	}
+	if err := validate.ID("agentSessionId", input.AgentSessionID); err != nil {
+		return nil, err
+	}
+	source, err := r.Sessions.Session(ctx, input.WorkspaceID, input.AgentSessionID)
+	if err != nil {
+		return nil, err
+	}
+	if source == nil {
+		return nil, apperr.New(apperr.SessionNotFound, "session %q does not exist in workspace %q", input.AgentSessionID, input.WorkspaceID)
+	}
+	var target *ent.AgentSession
+	if input.TargetAgentSessionID != nil {
+		if err := validate.ID("targetAgentSessionId", *input.TargetAgentSessionID); err != nil {
+			return nil, err
+		}
+		if target, err = r.Sessions.Session(ctx, input.WorkspaceID, *input.TargetAgentSessionID); err != nil {
+			return nil, err
+		}
+		if target == nil {
+			return nil, apperr.New(apperr.SessionNotFound, "session %q does not exist in workspace %q", *input.TargetAgentSessionID, input.WorkspaceID)
+		}
+	} else {
+		if target, err = r.Sessions.Parent(ctx, source); err != nil {
+			return nil, err
+		}
+		if target == nil {
+			return nil, apperr.New(apperr.InvalidInput, "session %q has no parent: name the session to apply to in targetAgentSessionId", source.ID)
+		}
+	}
+	res, err := r.Resolver.Code.Apply(ctx, source, target, deref(input.DryRun))
+	if err != nil {
+		return nil, err
+	}
+	return &model.ApplySessionChangesPayload{Applied: res.Applied, Files: fileChanges(res.Files), Conflicts: res.Conflicts}, nil
 }
 
 // UpdateWorkspace is the resolver for the updateWorkspace field.
@@ -31,17 +114,49 @@ func (r *mutationResolver) UpdateWorkspace(ctx context.Context, input model.Upda
 
 // Code is the resolver for the code field.
 func (r *sessionComparisonResolver) Code(ctx context.Context, obj *lineage.Comparison) (*model.CodeComparison, error) {
-	return nil, nil
+	if r.Resolver.Code == nil {
+		return nil, nil
+	}
+	forkTurn := ""
+	if n := len(obj.SharedTurns); n > 0 {
+		forkTurn = obj.SharedTurns[n-1].TurnID
+	}
+	c, err := r.Resolver.Code.Compare(ctx, obj.A, obj.B, obj.CommonAncestor, forkTurn)
+	if err != nil {
+		return nil, apperr.Wrap(err, apperr.Internal, "compare the code of sessions %q and %q", obj.A.ID, obj.B.ID)
+	}
+	if c == nil {
+		return nil, nil
+	}
+	return &model.CodeComparison{Base: codeCheckpoint(c.Base), AChanges: codeDiff(c.AChanges),
+		BChanges: codeDiff(c.BChanges), Diff: codeDiff(c.Diff)}, nil
 }
 
 // Checkpoint is the resolver for the checkpoint field.
 func (r *turnResolver) Checkpoint(ctx context.Context, obj *ent.Turn) (*model.CodeCheckpoint, error) {
-	return nil, nil
+	if obj.CheckpointCommit == "" {
+		return nil, nil
+	}
+	out := &model.CodeCheckpoint{Commit: obj.CheckpointCommit, Head: obj.CheckpointHead}
+	if obj.CheckpointAt != nil {
+		out.CreatedAt = *obj.CheckpointAt
+	}
+	return out, nil
 }
 
 // Diff is the resolver for the diff field.
 func (r *turnResolver) Diff(ctx context.Context, obj *ent.Turn) (*model.CodeDiff, error) {
-	return nil, nil
+	if r.Resolver.Code == nil || obj.CheckpointCommit == "" {
+		return nil, nil
+	}
+	d, err := r.Resolver.Code.TurnDiff(ctx, obj, selected(ctx, "patch"))
+	if err != nil {
+		return nil, apperr.Wrap(err, apperr.Internal, "read the diff of turn %q", obj.TurnID)
+	}
+	if d == nil {
+		return nil, nil
+	}
+	return codeDiff(*d), nil
 }
 
 // WorktreeSetup is the resolver for the worktreeSetup field.

@@ -17,6 +17,7 @@ import (
 	"tuttid/fork"
 	"tuttid/graph/generated"
 	"tuttid/session"
+	"tuttid/sessioncode"
 )
 
 // complexityLimit rejects queries that would fan out without bound (a fork
@@ -27,7 +28,9 @@ const complexityLimit = 5000
 type HandlerConfig struct {
 	Sessions *session.Service
 	Forks    *fork.Service
-	Logger   *slog.Logger
+	// Code answers the code fields (nil: they answer null).
+	Code   *sessioncode.Service
+	Logger *slog.Logger
 	// WebSocketInit checks a WebSocket's connection_init (the token); nil
 	// accepts every connection.
 	WebSocketInit transport.WebsocketInitFunc
@@ -45,7 +48,7 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Forks: cfg.Forks}, Complexity: complexity()}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Forks: cfg.Forks, Code: cfg.Code}, Complexity: complexity()}))
 	ws := transport.Websocket{
 		// ka messages for graphql-ws; pings for graphql-transport-ws, where a
 		// missing pong is tolerated (browsers' clients do not all answer).

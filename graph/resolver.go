@@ -3,6 +3,7 @@ package graph
 import (
 	"tuttid/fork"
 	"tuttid/session"
+	"tuttid/sessioncode"
 )
 
 // Resolver holds the services the resolvers translate GraphQL to: the
@@ -10,4 +11,6 @@ import (
 type Resolver struct {
 	Sessions *session.Service
 	Forks    *fork.Service
+	// Code is the code side of sessions (checkpoints, changes, apply).
+	Code *sessioncode.Service
 }

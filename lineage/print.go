@@ -22,6 +22,23 @@ type PrintOptions struct {
 	WorkspaceID string
 	// Untitled stands for a session without a title (text and dot).
 	Untitled string
+	// Code is the code side of the sessions that have one (in a git
+	// repository), by session id; text shows each worktree and the files it
+	// changed, json a "code" object (absent for the others).
+	Code map[string]Code
+}
+
+// Code is what the tree shows of a session's code.
+type Code struct {
+	// Mode is SHARED or WORKTREE.
+	Mode string `json:"mode"`
+	// WorktreePath is the worktree tuttid made (WORKTREE).
+	WorktreePath string `json:"worktreePath,omitempty"`
+	// WorktreePresent is false while an archived worktree is removed.
+	WorktreePresent bool `json:"worktreePresent"`
+	// FilesChanged counts the files its changes hold (against its base for
+	// WORKTREE, HEAD for SHARED); nil when they could not be read.
+	FilesChanged *int `json:"filesChanged"`
 }
 
 // Print writes nodes, as Tree and Forest lay them out (depth-first), in
@@ -34,9 +51,9 @@ type PrintOptions struct {
 func Print(out io.Writer, nodes []Node, o PrintOptions) error {
 	switch o.Format {
 	case "", "text":
-		return printText(out, nodes, o.Untitled)
+		return printText(out, nodes, o.Untitled, o.Code)
 	case "json":
-		return printJSON(out, nodes)
+		return printJSON(out, nodes, o.Code)
 	case "dot":
 		return printDOT(out, nodes, o)
 	}
@@ -101,14 +118,35 @@ func unsafeRune(r rune) bool {
 		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) // bidi embeddings, overrides, isolates
 }
 
-func printText(out io.Writer, nodes []Node, untitled string) error {
+func printText(out io.Writer, nodes []Node, untitled string, code map[string]Code) error {
 	var b strings.Builder
 	for _, n := range nodes {
-		fmt.Fprintf(&b, "%s%s [%s] %s\n", strings.Repeat("  ", n.Depth), oneLineTitle(n.Session, untitled),
-			terminalSafe(string(n.Session.Status)), terminalSafe(n.Session.ID))
+		fmt.Fprintf(&b, "%s%s [%s] %s%s\n", strings.Repeat("  ", n.Depth), oneLineTitle(n.Session, untitled),
+			terminalSafe(string(n.Session.Status)), terminalSafe(n.Session.ID), codeText(code, n.Session.ID))
 	}
 	_, err := io.WriteString(out, b.String())
 	return err
+}
+
+// codeText is a WORKTREE session's suffix on its text line: its own
+// worktree and how many files it changed; "" for the others.
+func codeText(code map[string]Code, id string) string {
+	c, ok := code[id]
+	if !ok || c.Mode != "WORKTREE" {
+		return ""
+	}
+	where := "worktree " + terminalSafe(c.WorktreePath)
+	if !c.WorktreePresent {
+		where += " (archived)"
+	}
+	switch {
+	case c.FilesChanged == nil:
+		return " {" + where + ", changes unknown}"
+	case *c.FilesChanged == 1:
+		return " {" + where + ", 1 file changed}"
+	default:
+		return fmt.Sprintf(" {%s, %d files changed}", where, *c.FilesChanged)
+	}
 }
 
 // jsonNode is one node of the json format.
@@ -119,10 +157,11 @@ type jsonNode struct {
 	ProviderSessionID string      `json:"providerSessionId"`
 	LastTurnID        *string     `json:"lastTurnId"` // null for a root and a whole-conversation fork
 	Archived          bool        `json:"archived"`
+	Code              *Code       `json:"code,omitempty"` // absent outside a repository
 	Children          []*jsonNode `json:"children"`
 }
 
-func printJSON(out io.Writer, nodes []Node) error {
+func printJSON(out io.Writer, nodes []Node, code map[string]Code) error {
 	roots := []*jsonNode{}
 	var path []*jsonNode // path[d] is the last node seen at depth d
 	for _, n := range nodes {
@@ -130,6 +169,9 @@ func printJSON(out io.Writer, nodes []Node) error {
 			ProviderSessionID: n.Session.ProviderSessionID, Archived: n.Session.Archived, Children: []*jsonNode{}}
 		if n.Fork != nil && n.Fork.ForkTurnID != "" {
 			j.LastTurnID = &n.Fork.ForkTurnID
+		}
+		if c, ok := code[n.Session.ID]; ok {
+			j.Code = &c
 		}
 		path = append(path[:min(n.Depth, len(path))], j)
 		if n.Depth == 0 || len(path) < 2 {

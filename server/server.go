@@ -61,9 +61,10 @@ type Config struct {
 	// (default instance.DefaultID(Addr)); AdvertiseURL is where the others
 	// reach it (default instance.DefaultAdvertiseURL(Addr)).
 	InstanceID, AdvertiseURL string
-	// DataDir holds the worktrees of WORKTREE forks (--data-dir); empty:
-	// the database file's directory, or the user's data directory with
-	// PostgreSQL.
+	// DataDir holds what tuttid keeps beside the database (--data-dir):
+	// the worktrees of WORKTREE forks and the sessions' kept indexes;
+	// empty: the database file's directory, or the user's data directory
+	// with PostgreSQL.
 	DataDir string
 	// CrashAt names a crash point (fork.Crash*) where the process kills
 	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
@@ -163,9 +164,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.closeRT()
 		return nil, err
 	}
-	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Logger: log})
+	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log,
-		InstanceID: id, Worktrees: s.Code})
+		InstanceID: id, Worktrees: s.Code, Code: s.Code})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt), InstanceID: id, Code: s.Code})
 

@@ -71,6 +71,9 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 			"orphan_thread", rs.ThreadID, "workspace", w.ID, "err", err)
 		return nil, apperr.Storage(err, "store the new session")
 	}
+	if s.code != nil {
+		s.code.SessionStarted(ctx, a)
+	}
 	s.Created(ctx, a)
 	return a, nil
 }
@@ -248,6 +251,10 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string, opt
 	}
 	for _, t := range running {
 		s.interruptBeforeDelete(ctx, a, t.TurnID)
+	}
+	if s.code != nil {
+		// Its refs go while its code row still names the repository.
+		s.code.Forget(ctx, a.ID)
 	}
 	if err := s.store.Client.AgentSession.DeleteOneID(a.ID).Exec(ctx); err != nil {
 		return "", apperr.Storage(err, "delete the session")

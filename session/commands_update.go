@@ -155,6 +155,12 @@ func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID stri
 		}
 	}
 
+	if s.code != nil {
+		// Their refs go while their code rows still name the repository.
+		for _, id := range ids {
+			s.code.Forget(ctx, id)
+		}
+	}
 	// Read and delete in one transaction: what is deleted is what is
 	// reported, including forks made while the locks were awaited.
 	err = s.store.WithTx(ctx, func(tx *ent.Tx) error {

@@ -32,6 +32,7 @@ type sessionPage struct {
 	children    loaded[map[string][]*ent.AgentSession]
 	forkedFrom  loaded[map[string]*ent.SessionFork]
 	firstTitles loaded[map[string]string]
+	codes       loaded[map[string]*ent.SessionCode]
 }
 
 type msgKey struct {

@@ -52,6 +52,9 @@ type Service struct {
 	// worktrees archives, restores and removes WORKTREE sessions'
 	// worktrees (code_lifecycle.go); nil: none.
 	worktrees Worktrees
+	// code records the session's files at its start and turn ends
+	// (code.go); nil: none.
+	code Code
 }
 
 // Config wires a Service.
@@ -62,6 +65,9 @@ type Config struct {
 	// Subscriber serves subscriptions to the activity (nil: none).
 	Subscriber Subscriber
 	Logger     *slog.Logger
+	// Code records sessions' files in their repository (nil: nothing is
+	// recorded).
+	Code Code
 	// Now and NewID are for tests; they default to time.Now and UUIDv7.
 	Now   func() time.Time
 	NewID func() string
@@ -76,7 +82,7 @@ type Config struct {
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
-		instanceID: cfg.InstanceID, worktrees: cfg.Worktrees}
+		instanceID: cfg.InstanceID, worktrees: cfg.Worktrees, code: cfg.Code}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

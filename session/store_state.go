@@ -26,6 +26,9 @@ func (s *Service) lockState(sessionID string) (unlock func()) {
 // when a client receives TURN_COMPLETED the session already accepts the
 // next message, and a refetch on READY finds the turn ended.
 func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID string, status turn.Status, errText, errCode string) error {
+	// The files first (git, outside the state lock): the turn is stored
+	// with its checkpoint, so READY never goes out before it.
+	cp, hasCP := s.turnCheckpoint(ctx, a, turnID)
 	defer s.lockState(a.ID)()
 	now := s.now()
 	var t *ent.Turn
@@ -36,7 +39,11 @@ func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID 
 		if err != nil {
 			return err
 		}
-		if t, err = t.Update().SetStatus(status).SetError(errText).SetErrorCode(errCode).SetCompletedAt(now).Save(ctx); err != nil {
+		up := t.Update().SetStatus(status).SetError(errText).SetErrorCode(errCode).SetCompletedAt(now)
+		if hasCP {
+			up = up.SetCheckpointCommit(cp.Commit).SetCheckpointHead(cp.Head).SetCheckpointAt(cp.At)
+		}
+		if t, err = up.Save(ctx); err != nil {
 			return err
 		}
 		if status != turn.StatusCOMPLETED {

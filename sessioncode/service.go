@@ -7,23 +7,44 @@
 package sessioncode
 
 import (
+	"context"
 	"log/slog"
+	"path/filepath"
+	"sync"
 	"time"
 
+	"tuttid/activity"
 	"tuttid/codebranch"
+	"tuttid/keylock"
 	"tuttid/store"
 )
+
+// Publisher receives activity after the store commits it (the session
+// service's broker).
+type Publisher interface {
+	Publish(ctx context.Context, e activity.Event) activity.Event
+}
 
 // Service is the code side of sessions. It is safe for concurrent use.
 type Service struct {
 	store   *store.Store
 	git     *codebranch.Git
 	dataDir string
+	pub     Publisher
 	log     *slog.Logger
 	now     func() time.Time
 	// setup: the worktree setup's time bound and the port bases in use
 	// (setup.go).
 	setup setupState
+	// guards serializes the checkpoints of one session: they share its
+	// kept index (codebranch.SnapshotOptions.Index).
+	guards keylock.Locks
+
+	mu    sync.Mutex
+	repos map[string]*codebranch.Repo // opened checkouts by directory
+	// last is each session's latest checkpoint as written (its tree and
+	// head), so the next turn's end need not read it back from git.
+	last map[string]codebranch.Checkpoint
 }
 
 // Config wires a Service.
@@ -32,17 +53,22 @@ type Config struct {
 	// Git runs git; codebranch.New(codebranch.Config{}) when nil.
 	Git *codebranch.Git
 	// DataDir holds the worktrees tuttid makes:
-	// <DataDir>/worktrees/<workspaceId>/<childSessionId>.
+	// <DataDir>/worktrees/<workspaceId>/<childSessionId>, and the sessions'
+	// kept indexes (<DataDir>/code/index/<sessionId>). Empty: no index is
+	// kept between turns (each checkpoint starts from the user's index).
 	DataDir string
 	// SetupTimeout bounds a workspace's worktreeSetup (default 10 minutes).
 	SetupTimeout time.Duration
-	Logger       *slog.Logger
-	Now          func() time.Time
+	// Publisher gets SESSION_UPDATED for the target of an apply (nil: none).
+	Publisher Publisher
+	Logger    *slog.Logger
+	Now       func() time.Time
 }
 
 // New returns a Service for cfg.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, git: cfg.Git, dataDir: cfg.DataDir, log: cfg.Logger, now: cfg.Now}
+	s := &Service{store: cfg.Store, git: cfg.Git, dataDir: cfg.DataDir, pub: cfg.Publisher, log: cfg.Logger, now: cfg.Now,
+		repos: map[string]*codebranch.Repo{}, last: map[string]codebranch.Checkpoint{}}
 	if s.git == nil {
 		s.git = codebranch.New(codebranch.Config{})
 	}
@@ -54,4 +80,63 @@ func New(cfg Config) *Service {
 		s.now = time.Now
 	}
 	return s
+}
+
+// indexPath is the session's kept index, or "" without a data directory.
+func (s *Service) indexPath(sessionID string) string {
+	if s.dataDir == "" {
+		return ""
+	}
+	return filepath.Join(s.dataDir, "code", "index", sessionID)
+}
+
+// open finds the checkout holding dir, remembering it: a directory's
+// repository does not change under a session, and rev-parse costs a
+// process per turn end otherwise.
+func (s *Service) open(ctx context.Context, dir string) (*codebranch.Repo, error) {
+	s.mu.Lock()
+	r, ok := s.repos[dir]
+	s.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	r, err := s.git.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.repos[dir] = r
+	s.mu.Unlock()
+	return r, nil
+}
+
+// forgetRepo drops a remembered checkout (its directory went away).
+func (s *Service) forgetRepo(dir string) {
+	s.mu.Lock()
+	delete(s.repos, dir)
+	s.mu.Unlock()
+}
+
+func (s *Service) publish(ctx context.Context, e activity.Event) {
+	if s.pub != nil {
+		s.pub.Publish(ctx, e)
+	}
+}
+
+// remembered is the session's last checkpoint if it is commit.
+func (s *Service) remembered(sessionID, commit string) (codebranch.Checkpoint, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cp, ok := s.last[sessionID]
+	return cp, ok && cp.Commit == commit
+}
+
+func (s *Service) remember(sessionID string, cp codebranch.Checkpoint) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cp.Commit == "" {
+		delete(s.last, sessionID)
+		return
+	}
+	s.last[sessionID] = cp
 }

@@ -1,0 +1,30 @@
+package graph
+
+import (
+	"tuttid/codebranch"
+	"tuttid/graph/model"
+	"tuttid/sessioncode"
+)
+
+// The code fields' values: codebranch's and sessioncode's types as the
+// schema's.
+
+func codeCheckpoint(cp *sessioncode.Checkpoint) *model.CodeCheckpoint {
+	if cp == nil || cp.Commit == "" {
+		return nil
+	}
+	return &model.CodeCheckpoint{Commit: cp.Commit, Head: cp.Head, CreatedAt: cp.At}
+}
+
+func codeDiff(d codebranch.Diff) *model.CodeDiff {
+	return &model.CodeDiff{Files: fileChanges(d.Files), Patch: d.Patch, Truncated: d.Truncated}
+}
+
+func fileChanges(fs []codebranch.FileChange) []*model.FileChange {
+	out := make([]*model.FileChange, len(fs))
+	for i, f := range fs {
+		out[i] = &model.FileChange{Path: f.Path, Status: model.FileChangeStatus(f.Status),
+			Additions: f.Additions, Deletions: f.Deletions}
+	}
+	return out
+}

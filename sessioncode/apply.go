@@ -1,0 +1,132 @@
+package sessioncode
+
+import (
+	"context"
+	"errors"
+
+	"tuttid/activity"
+	"tuttid/apperr"
+	"tuttid/codebranch"
+	"tuttid/ent"
+	"tuttid/ent/sessioncode"
+)
+
+// ApplyResult is the outcome of Apply.
+type ApplyResult struct {
+	// Applied: the target's files got the changes (never in a dry run).
+	Applied bool
+	// Files: what changes (or would change) in the target's files.
+	Files []codebranch.FileChange
+	// Conflicts: paths the merge cannot settle; nothing was written.
+	Conflicts []string
+}
+
+// Apply merges the changes of source (a WORKTREE session) since its base
+// into target's working files, three-way, as uncommitted changes; all or
+// nothing. Conflicts write nothing; dryRun writes nothing. Either session
+// WORKING is agent.session_busy; a target outside the source's repository
+// is invalid_input, with nothing written. A real apply records the
+// source's files it brought back (applied_commit) and publishes
+// SESSION_UPDATED for the target.
+func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, dryRun bool) (ApplyResult, error) {
+	if source.ID == target.ID {
+		return ApplyResult{}, apperr.New(apperr.InvalidInput, "a session cannot apply its changes to itself")
+	}
+	// Both sessions' checkpoints wait (they share the kept indexes), in
+	// one order so that two applies never hold each other's.
+	first, second := source.ID, target.ID
+	if second < first {
+		first, second = second, first
+	}
+	defer s.guards.Lock(first)()
+	defer s.guards.Lock(second)()
+	for _, a := range []*ent.AgentSession{source, target} {
+		busy, err := s.working(ctx, a.ID)
+		if err != nil {
+			return ApplyResult{}, apperr.Storage(err, "read the sessions' status")
+		}
+		if busy {
+			return ApplyResult{}, apperr.New(apperr.SessionBusy, "session %q is running a turn; wait for it or interrupt it, then apply", a.ID)
+		}
+	}
+	src, err := s.Row(ctx, source.ID)
+	if err != nil {
+		return ApplyResult{}, apperr.Storage(err, "read the session's code")
+	}
+	if src == nil || src.Mode != sessioncode.ModeWORKTREE || src.BaseCommit == "" {
+		return ApplyResult{}, apperr.New(apperr.InvalidInput, "session %q has no worktree of its own: only a WORKTREE fork's changes can be applied", source.ID)
+	}
+	if !src.WorktreePresent {
+		return ApplyResult{}, apperr.New(apperr.InvalidInput, "session %q is archived (its worktree is removed); restore it, then apply", source.ID)
+	}
+	from, err := s.open(ctx, src.RepositoryRoot)
+	if err != nil {
+		s.forgetRepo(src.RepositoryRoot)
+		return ApplyResult{}, apperr.Wrap(err, apperr.InvalidInput, "the worktree of session %q cannot be read: %v", source.ID, err)
+	}
+	to, err := s.targetRepo(ctx, target)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	if !to.SameRepository(from) {
+		return ApplyResult{}, apperr.New(apperr.InvalidInput,
+			"session %q works in another repository (%s) than session %q (%s): changes apply only within one repository",
+			target.ID, to.Root, source.ID, from.Root)
+	}
+	res, err := to.Apply(ctx, from, src.BaseCommit, dryRun)
+	if errors.Is(err, codebranch.ErrTargetChanged) {
+		return ApplyResult{}, apperr.Wrap(err, apperr.SessionBusy, "the files of session %q changed while merging; nothing was written, try again", target.ID)
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "code: apply failed", "session", source.ID, "target_session", target.ID, "err", err)
+		return ApplyResult{}, apperr.Wrap(err, apperr.Internal, "apply the changes of session %q to session %q", source.ID, target.ID)
+	}
+	out := ApplyResult{Applied: res.Applied && !dryRun, Files: res.Files, Conflicts: res.Conflicts}
+	if out.Conflicts == nil {
+		out.Conflicts = []string{}
+	}
+	if !out.Applied {
+		return out, nil
+	}
+	// What was brought back, kept as a checkpoint of the source: delete's
+	// "changes never applied" compares against it.
+	if cp, err := from.Checkpoint(ctx, codebranch.CheckpointOptions{
+		Ref: codebranch.SessionRef(source.ID, "applied"), Index: s.indexPath(source.ID), Time: s.now(),
+	}); err != nil {
+		s.log.WarnContext(ctx, "code: applied checkpoint failed", "session", source.ID, "err", err)
+	} else if err := s.store.Client.SessionCode.UpdateOne(src).SetAppliedCommit(cp.Commit).SetUpdatedAt(s.now()).Exec(ctx); err != nil {
+		s.log.WarnContext(ctx, "code: applied checkpoint not stored", "session", source.ID, "err", err)
+	}
+	if fresh, err := s.store.Client.AgentSession.Get(ctx, target.ID); err == nil {
+		s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: fresh.WorkspaceID, AgentSessionID: fresh.ID, Session: fresh})
+	} else {
+		s.log.WarnContext(ctx, "code: target session not read after apply", "session", target.ID, "err", err)
+	}
+	return out, nil
+}
+
+// targetRepo is the checkout whose files an apply writes: the target's
+// code row's, or its cwd's.
+func (s *Service) targetRepo(ctx context.Context, target *ent.AgentSession) (*codebranch.Repo, error) {
+	row, err := s.Row(ctx, target.ID)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the target's code")
+	}
+	if row != nil && row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
+		return nil, apperr.New(apperr.InvalidInput, "target session %q is archived (its worktree is removed); restore it first", target.ID)
+	}
+	dir := target.Cwd
+	if row != nil {
+		dir = row.RepositoryRoot
+	}
+	r, err := s.open(ctx, dir)
+	if errors.Is(err, codebranch.ErrNotARepository) {
+		s.forgetRepo(dir)
+		return nil, apperr.New(apperr.InvalidInput, "target session %q does not work in a git repository", target.ID)
+	}
+	if err != nil {
+		s.forgetRepo(dir)
+		return nil, apperr.Wrap(err, apperr.Internal, "read the repository of session %q", target.ID)
+	}
+	return r, nil
+}

@@ -1,0 +1,54 @@
+package sessioncode
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"tuttid/codebranch"
+)
+
+// Forget drops what the session kept in its repository: every ref under
+// its refs/tuttid/sessions/<id>/ (git gc then reclaims its checkpoints)
+// and its kept index. Session delete calls it while the session's code row
+// still exists (it names the repository). It never removes a worktree
+// or a branch (the worktree is the delete's own step). A failure is
+// logged: the session goes anyway, its refs are only clutter.
+func (s *Service) Forget(ctx context.Context, sessionID string) {
+	defer s.guards.Lock(sessionID)()
+	s.remember(sessionID, codebranch.Checkpoint{})
+	if p := s.indexPath(sessionID); p != "" {
+		for _, f := range []string{p, p + ".untracked", p + ".tree", p + ".excludes"} {
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.log.WarnContext(ctx, "code: kept index not removed", "session", sessionID, "err", err)
+			}
+		}
+	}
+	row, err := s.Row(ctx, sessionID)
+	if err != nil {
+		s.log.WarnContext(ctx, "code: cannot read the session's code; its refs stay", "session", sessionID, "err", err)
+		return
+	}
+	if row == nil {
+		return
+	}
+	r, err := s.refsRepo(ctx, row.RepositoryRoot, row.CommonDir)
+	if err != nil {
+		s.log.WarnContext(ctx, "code: repository gone; the session's refs stay", "session", sessionID, "err", err)
+		return
+	}
+	if err := r.DeleteRefs(ctx, codebranch.SessionRefPrefix(sessionID)); err != nil {
+		s.log.WarnContext(ctx, "code: the session's refs were not deleted", "session", sessionID, "err", err)
+	}
+}
+
+// refsRepo opens a checkout of the repository whose refs a row names: its
+// own root when it is still there (a removed worktree is not), else the
+// repository's shared git directory.
+func (s *Service) refsRepo(ctx context.Context, root, commonDir string) (*codebranch.Repo, error) {
+	if r, err := s.open(ctx, root); err == nil && (commonDir == "" || r.CommonDir == commonDir) {
+		return r, nil
+	}
+	s.forgetRepo(root)
+	return s.git.OpenGitDir(ctx, commonDir)
+}

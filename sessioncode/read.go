@@ -1,0 +1,241 @@
+package sessioncode
+
+import (
+	"context"
+	"fmt"
+
+	"tuttid/codebranch"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/sessioncode"
+	"tuttid/ent/turn"
+)
+
+// TurnDiff is what a turn changed: the previous checkpoint of its session
+// (or the session's start) to the turn's. nil when the turn has no
+// checkpoint (outside a repository, or still running). A session's first
+// turn with neither a start nor an earlier checkpoint is diffed against
+// the HEAD of its checkpoint.
+//
+// withPatch false leaves Patch empty (one git call fewer): a list of the
+// turn's files needs none.
+func (s *Service) TurnDiff(ctx context.Context, t *ent.Turn, withPatch bool) (*codebranch.Diff, error) {
+	if t.CheckpointCommit == "" {
+		return nil, nil
+	}
+	row, err := s.Row(ctx, t.AgentSessionID)
+	if err != nil {
+		return nil, fmt.Errorf("read the session's code: %w", err)
+	}
+	if row == nil {
+		return nil, nil
+	}
+	prev, err := s.previousCheckpoint(ctx, t.AgentSessionID, t.TurnID, row)
+	if err != nil {
+		return nil, err
+	}
+	if prev == t.CheckpointCommit {
+		// A turn that changed nothing: no git to ask.
+		return &codebranch.Diff{Files: []codebranch.FileChange{}}, nil
+	}
+	if prev == "" {
+		prev = t.CheckpointHead // "" is the empty tree: an unborn HEAD
+	}
+	r, err := s.refsRepo(ctx, row.RepositoryRoot, row.CommonDir)
+	if err != nil {
+		return nil, err
+	}
+	diff := r.DiffFiles
+	if withPatch {
+		diff = r.Diff
+	}
+	d, err := diff(ctx, prev, t.CheckpointCommit)
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// Branch is the branch checked out where the session works, "" when HEAD
+// is detached (or its checkout is gone).
+func (s *Service) Branch(ctx context.Context, row *ent.SessionCode) (string, error) {
+	if row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
+		return row.Branch, nil
+	}
+	r, err := s.open(ctx, row.RepositoryRoot)
+	if err != nil {
+		s.forgetRepo(row.RepositoryRoot)
+		return "", err
+	}
+	return r.Branch(ctx)
+}
+
+// Changes is the session's files now against its base (WORKTREE) or its
+// checkout's HEAD (SHARED); an archived worktree answers with the files it
+// was archived with.
+func (s *Service) Changes(ctx context.Context, row *ent.SessionCode) (codebranch.Diff, error) {
+	return s.changes(ctx, row, true)
+}
+
+// ChangedFiles is Changes without the patch.
+func (s *Service) ChangedFiles(ctx context.Context, row *ent.SessionCode) (codebranch.Diff, error) {
+	return s.changes(ctx, row, false)
+}
+
+func (s *Service) changes(ctx context.Context, row *ent.SessionCode, withPatch bool) (codebranch.Diff, error) {
+	tree, r, err := s.filesNow(ctx, row)
+	if err != nil {
+		return codebranch.Diff{}, err
+	}
+	base := row.BaseCommit
+	if row.Mode != sessioncode.ModeWORKTREE || base == "" {
+		if base, err = r.Head(ctx); err != nil {
+			return codebranch.Diff{}, err
+		}
+	}
+	if !withPatch {
+		return r.DiffFiles(ctx, base, tree)
+	}
+	return r.Diff(ctx, base, tree)
+}
+
+// filesNow is a tree of the session's files now (a snapshot of its
+// checkout, or its archive checkpoint while archived) and a repository to
+// read it in.
+func (s *Service) filesNow(ctx context.Context, row *ent.SessionCode) (string, *codebranch.Repo, error) {
+	if row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
+		r, err := s.refsRepo(ctx, row.RepositoryRoot, row.CommonDir)
+		if err != nil {
+			return "", nil, err
+		}
+		return row.ArchiveCommit, r, nil
+	}
+	r, err := s.open(ctx, row.RepositoryRoot)
+	if err != nil {
+		s.forgetRepo(row.RepositoryRoot)
+		return "", nil, err
+	}
+	snap, err := r.Snapshot(ctx, codebranch.SnapshotOptions{})
+	if err != nil {
+		return "", nil, err
+	}
+	return snap.Tree, r, nil
+}
+
+// Comparison is the code of two sessions of one repository side by side.
+type Comparison struct {
+	// Base is the checkpoint at their fork point; nil when none is known
+	// (the changes are then against each side's HEAD).
+	Base *Checkpoint
+	// AChanges, BChanges: each side's files now against Base; Diff: a's
+	// files now to b's.
+	AChanges, BChanges, Diff codebranch.Diff
+}
+
+// Compare sets the code of a and b side by side; nil unless both have
+// code in the same repository. forkTurnID is the last turn they share
+// ("" when none): its checkpoint (in a, b or ancestor) is the base.
+func (s *Service) Compare(ctx context.Context, a, b *ent.AgentSession, ancestor *ent.AgentSession, forkTurnID string) (*Comparison, error) {
+	ra, err := s.Row(ctx, a.ID)
+	if err != nil || ra == nil {
+		return nil, err
+	}
+	rb, err := s.Row(ctx, b.ID)
+	if err != nil || rb == nil {
+		return nil, err
+	}
+	if ra.CommonDir != rb.CommonDir {
+		return nil, nil
+	}
+	base, err := s.forkBase(ctx, []*ent.AgentSession{a, b, ancestor}, forkTurnID, ra, rb)
+	if err != nil {
+		return nil, err
+	}
+	ta, repo, err := s.filesNow(ctx, ra)
+	if err != nil {
+		return nil, fmt.Errorf("read %s's files: %w", a.ID, err)
+	}
+	tb, _, err := s.filesNow(ctx, rb)
+	if err != nil {
+		return nil, fmt.Errorf("read %s's files: %w", b.ID, err)
+	}
+	out := &Comparison{Base: base}
+	baseA, baseB := "", ""
+	if base != nil {
+		baseA, baseB = base.Commit, base.Commit
+	} else {
+		// No fork point recorded: each side against its own HEAD.
+		if baseA, err = s.headOf(ctx, ra); err != nil {
+			return nil, err
+		}
+		if baseB, err = s.headOf(ctx, rb); err != nil {
+			return nil, err
+		}
+	}
+	if out.AChanges, err = repo.Diff(ctx, baseA, ta); err != nil {
+		return nil, err
+	}
+	if out.BChanges, err = repo.Diff(ctx, baseB, tb); err != nil {
+		return nil, err
+	}
+	if out.Diff, err = repo.Diff(ctx, ta, tb); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *Service) headOf(ctx context.Context, row *ent.SessionCode) (string, error) {
+	if row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
+		return row.BaseHead, nil
+	}
+	r, err := s.open(ctx, row.RepositoryRoot)
+	if err != nil {
+		return "", err
+	}
+	return r.Head(ctx)
+}
+
+// forkBase finds the checkpoint of the fork turn in the first of sessions
+// that has one, else the base a WORKTREE side was made from.
+func (s *Service) forkBase(ctx context.Context, sessions []*ent.AgentSession, forkTurnID string, rows ...*ent.SessionCode) (*Checkpoint, error) {
+	if forkTurnID != "" {
+		for _, a := range sessions {
+			if a == nil {
+				continue
+			}
+			t, err := s.store.Client.Turn.Query().
+				Where(turn.AgentSessionID(a.ID), turn.TurnID(forkTurnID), turn.CheckpointCommitNEQ("")).First(ctx)
+			if ent.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("read the fork turn's checkpoint: %w", err)
+			}
+			return turnCheckpoint(t), nil
+		}
+	}
+	for _, row := range rows {
+		if row.BaseCommit != "" {
+			cp := &Checkpoint{Commit: row.BaseCommit, Head: row.BaseHead}
+			if row.BaseAt != nil {
+				cp.At = *row.BaseAt
+			}
+			return cp, nil
+		}
+	}
+	return nil, nil
+}
+
+func turnCheckpoint(t *ent.Turn) *Checkpoint {
+	cp := &Checkpoint{Commit: t.CheckpointCommit, Head: t.CheckpointHead}
+	if t.CheckpointAt != nil {
+		cp.At = *t.CheckpointAt
+	}
+	return cp
+}
+
+// working reports whether a session is running a turn, read now.
+func (s *Service) working(ctx context.Context, id string) (bool, error) {
+	return s.store.Client.AgentSession.Query().
+		Where(agentsession.ID(id), agentsession.StatusEQ(agentsession.StatusWORKING)).Exist(ctx)
+}
