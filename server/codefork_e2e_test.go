@@ -342,7 +342,11 @@ func TestWorktreeForkBadInput(t *testing.T) {
 			code: "invalid_input", inMsg: "already exists"},
 		{name: "not a repository", in: map[string]any{"workspaceId": plain, "agentSessionId": plainParent.ID,
 			"code": map[string]any{"mode": "WORKTREE"}}, code: "agent.fork_not_a_repository", inMsg: "no git repository"},
-		{name: "turn without checkpoint", in: map[string]any{"lastTurnId": turnID, "code": map[string]any{"mode": "WORKTREE"}},
+		{name: "turn without checkpoint", prep: func() {
+			// A turn stored before checkpoints existed (or whose checkpoint failed).
+			h.srv.Store.Client.Turn.Update().Where(turn.AgentSessionID(parent.ID), turn.TurnID(turnID)).
+				SetCheckpointCommit("").ExecX(context.Background())
+		}, in: map[string]any{"lastTurnId": turnID, "code": map[string]any{"mode": "WORKTREE"}},
 			code: "agent.fork_code_failed", inMsg: "no checkpoint"},
 		{name: "include symlinks out", prep: func() {
 			os.Remove(filepath.Join(repo, ".env"))

@@ -9,6 +9,7 @@ package sessioncode
 import (
 	"context"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -98,7 +99,12 @@ func (s *Service) open(ctx context.Context, dir string) (*codebranch.Repo, error
 	r, ok := s.repos[dir]
 	s.mu.Unlock()
 	if ok {
-		return r, nil
+		// A remembered checkout may have gone since (an archived or
+		// deleted worktree): git would fail to chdir there.
+		if _, err := os.Stat(dir); err == nil {
+			return r, nil
+		}
+		s.forgetRepo(dir)
 	}
 	r, err := s.git.Open(ctx, dir)
 	if err != nil {
