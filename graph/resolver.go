@@ -2,6 +2,7 @@ package graph
 
 import (
 	"tuttid/fork"
+	"tuttid/instance"
 	"tuttid/session"
 )
 
@@ -10,4 +11,6 @@ import (
 type Resolver struct {
 	Sessions *session.Service
 	Forks    *fork.Service
+	// Instances: the owners' liveness; nil when every session is available.
+	Instances *instance.Registry
 }

@@ -13,6 +13,7 @@ func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
 	h := graph.NewHandler(graph.HandlerConfig{
 		Sessions:        s.Sessions,
 		Forks:           s.Forks,
+		Instances:       s.Instances,
 		Logger:          s.log,
 		WebSocketInit:   a.wsInit,
 		MaxMessageBytes: maxBody,

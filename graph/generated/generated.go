@@ -80,6 +80,7 @@ type ComplexityRoot struct {
 		Ancestors         func(childComplexity int) int
 		Approvals         func(childComplexity int) int
 		Archived          func(childComplexity int) int
+		Available         func(childComplexity int) int
 		Children          func(childComplexity int) int
 		Code              func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
@@ -102,6 +103,7 @@ type ComplexityRoot struct {
 		TokenUsage        func(childComplexity int) int
 		TurnConnection    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Turns             func(childComplexity int, first *int, after *string, last *int, before *string) int
+		UnavailableReason func(childComplexity int) int
 		UpdatedAt         func(childComplexity int) int
 		Visible           func(childComplexity int) int
 		WorkspaceID       func(childComplexity int) int
@@ -402,6 +404,9 @@ type AgentSessionResolver interface {
 	Approvals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
 	Code(ctx context.Context, obj *ent.AgentSession) (*model.SessionCode, error)
 
+	Available(ctx context.Context, obj *ent.AgentSession) (bool, error)
+	UnavailableReason(ctx context.Context, obj *ent.AgentSession) (*string, error)
+
 	ForkPoints(ctx context.Context, obj *ent.AgentSession) ([]*lineage.ForkPoint, error)
 }
 type ApprovalRequestResolver interface {
@@ -611,6 +616,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.Archived(childComplexity), true
+	case "AgentSession.available":
+		if e.ComplexityRoot.AgentSession.Available == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.Available(childComplexity), true
 	case "AgentSession.children":
 		if e.ComplexityRoot.AgentSession.Children == nil {
 			break
@@ -758,6 +769,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.Turns(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "AgentSession.unavailableReason":
+		if e.ComplexityRoot.AgentSession.UnavailableReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.UnavailableReason(childComplexity), true
 	case "AgentSession.updatedAt":
 		if e.ComplexityRoot.AgentSession.UpdatedAt == nil {
 			break
@@ -2542,6 +2559,21 @@ extend type AgentSession {
   """
   instanceId: String!
 }
+
+extend type AgentSession {
+  """
+  Whether the session's commands (send, steer, interrupt, fork, approvals,
+  delete) can run now: its owner instance is this one or has a heartbeat
+  at most 15 s old. Always true on SQLite (one instance). Reads work
+  either way.
+  """
+  available: Boolean!
+  """
+  Why the session is unavailable (its owner is down, with the age of its
+  last heartbeat, or not registered); null when available.
+  """
+  unavailableReason: String
+}
 `, BuiltIn: false},
 	{Name: "../items.graphqls", Input: `extend type ActivityEvent {
   """
@@ -3074,6 +3106,10 @@ func (ec *executionContext) childFields_AgentSession(ctx context.Context, field 
 		return ec.fieldContext_AgentSession_code(ctx, field)
 	case "instanceId":
 		return ec.fieldContext_AgentSession_instanceId(ctx, field)
+	case "available":
+		return ec.fieldContext_AgentSession_available(ctx, field)
+	case "unavailableReason":
+		return ec.fieldContext_AgentSession_unavailableReason(ctx, field)
 	case "archived":
 		return ec.fieldContext_AgentSession_archived(ctx, field)
 	case "forkPoints":
@@ -5406,6 +5442,52 @@ func (ec *executionContext) _AgentSession_instanceId(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_AgentSession_instanceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AgentSession", field, false, false, "String")
+}
+
+func (ec *executionContext) _AgentSession_available(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_available(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSession().Available(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSession", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _AgentSession_unavailableReason(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_unavailableReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSession().UnavailableReason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_unavailableReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSession", field, true, true, "String")
 }
 
 func (ec *executionContext) _AgentSession_archived(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
@@ -12322,6 +12404,18 @@ func (ec *executionContext) _AgentSession(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "available":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_available(ctx, field, obj)
+				})
+		case "unavailableReason":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_unavailableReason(ctx, field, obj)
+				})
 		case "archived":
 			out.Values[i] = ec._AgentSession_archived(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
