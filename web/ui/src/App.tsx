@@ -32,6 +32,8 @@ import { useOperations } from "./state/useOperations";
 import { useSessionList } from "./state/useSessionList";
 import { useShownSession } from "./state/useShownSession";
 import { useWorkspaces } from "./state/useWorkspaces";
+import { unavailable } from "./state/availability";
+import { useAvailabilityPoll } from "./state/useAvailabilityPoll";
 import { TopBar } from "./TopBar";
 
 export function App() {
@@ -129,6 +131,12 @@ export function App() {
     return out;
   }, [guarded]);
   const onDecide = useCallback((approvalId: string, decision: ApprovalDecision) => void latest.current.act.decide(approvalId, decision), []);
+  // Sessions whose owner instance is down: the list is read again on a
+  // timer (no event says an instance went down or came back); the shown
+  // session's availability is its listed row's (the fresher of the two).
+  const pollList = useCallback(() => void guarded(list.refresh), [guarded, list.refresh]);
+  useAvailabilityPoll(list.sessions, pollList);
+  const shownUnavailable = unavailable(list.sessions.find((s) => s.id === activeId) ?? head);
   const treeOf = useMemo(() => sameTree(list.sessions, activeId), [list.sessions, activeId]);
   const descendants = useMemo(() => countDescendants(list.sessions, activeId), [list.sessions, activeId]);
 
@@ -185,6 +193,7 @@ export function App() {
               <SessionHeader
                 head={head}
                 busy={ops.busy}
+                unavailable={shownUnavailable}
                 sameTree={treeOf}
                 descendants={descendants}
                 onOpen={(id) => nav.activate(id)}
@@ -237,6 +246,7 @@ export function App() {
                     draft={draft}
                     onDraft={setDraft}
                     busy={ops.busy}
+                    unavailable={shownUnavailable}
                     working={head.status === "WORKING" || !!shown.running}
                     running={!!shown.running}
                     onSend={() => act.send(draft)}

@@ -13,6 +13,8 @@ const s = (id: string, more: Partial<SessionSummaryFragment> = {}): SessionSumma
   updatedAt: "",
   parent: null,
   forkedFrom: null,
+  available: true,
+  unavailableReason: null,
   ...more,
 });
 
