@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 	"tuttid/ent"
+	"tuttid/graph/model"
 )
 
 // Available is the resolver for the available field.
@@ -23,4 +24,20 @@ func (r *agentSessionResolver) UnavailableReason(ctx context.Context, obj *ent.A
 		return nil, err
 	}
 	return &why, nil
+}
+
+// UnavailableSessions is the resolver for the unavailableSessions field.
+func (r *workspaceResolver) UnavailableSessions(ctx context.Context, obj *ent.Workspace) ([]*model.UnavailableSession, error) {
+	if r.Instances == nil {
+		return []*model.UnavailableSession{}, nil
+	}
+	list, err := r.Instances.UnavailableIn(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.UnavailableSession, 0, len(list))
+	for _, u := range list {
+		out = append(out, &model.UnavailableSession{AgentSessionID: u.SessionID, Reason: u.Reason})
+	}
+	return out, nil
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
 )
 
 // livenessTTL is how long one read of the instances table answers
@@ -64,4 +66,46 @@ func (r *Registry) heartbeats(ctx context.Context) (map[string]time.Time, error)
 	}
 	r.live = &liveness{at: now, heard: heard}
 	return heard, nil
+}
+
+// Unavailable is a session whose owner is down, and why.
+type Unavailable struct {
+	SessionID string
+	Reason    string
+}
+
+// UnavailableIn lists the sessions of workspace ws whose owner is down
+// (Availability's reasons), oldest first: what the GUI polls. With every
+// other instance up (always on SQLite) it reads no session.
+func (r *Registry) UnavailableIn(ctx context.Context, ws string) ([]Unavailable, error) {
+	heard, err := r.heartbeats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	var down []string
+	for id, at := range heard {
+		if id != r.id && now.Sub(at) > DownAfter {
+			down = append(down, id)
+		}
+	}
+	if len(down) == 0 {
+		return nil, nil
+	}
+	rows, err := r.client.AgentSession.Query().
+		Where(agentsession.WorkspaceID(ws), agentsession.InstanceIDIn(down...)).
+		Order(ent.Asc(agentsession.FieldCreatedAt), ent.Asc(agentsession.FieldID)).
+		Select(agentsession.FieldID, agentsession.FieldInstanceID).All(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the sessions of instances that are down")
+	}
+	out := make([]Unavailable, 0, len(rows))
+	for _, s := range rows {
+		if ok, why, err := r.Availability(ctx, s.InstanceID); err != nil {
+			return nil, err
+		} else if !ok {
+			out = append(out, Unavailable{SessionID: s.ID, Reason: why})
+		}
+	}
+	return out, nil
 }

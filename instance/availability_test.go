@@ -19,6 +19,8 @@ func TestAvailability(t *testing.T) {
 	clk := &clock{t: storetest.SeedTime()}
 	a := instance.New(instance.Config{Client: st.Client, ID: "a", AdvertiseURL: "http://127.0.0.1:1", Now: clk.now})
 	b := instance.New(instance.Config{Client: st.Client, ID: "b", AdvertiseURL: "http://127.0.0.1:2", Now: clk.now})
+	st.Workspace(storetest.Workspace{ID: "w"})
+	st.Sessions(storetest.Session{ID: "s1", Workspace: "w"}, storetest.Session{ID: "s2", Workspace: "w"})
 	for _, r := range []*instance.Registry{a, b} {
 		if err := r.Register(ctx, false); err != nil {
 			t.Fatal(err)
@@ -38,6 +40,15 @@ func TestAvailability(t *testing.T) {
 	clk.add(instance.DownAfter + 5*time.Second)
 	check("20 s later", "a", false, "instance a is down: last heartbeat 20s ago")
 	check("20 s later", "b", true, "") // b answers: it is up, whatever its row says
+	// The workspace's unavailable sessions: a's, with the reason.
+	un, err := b.UnavailableIn(ctx, "w")
+	if err != nil || len(un) != 2 || un[0].SessionID != "s1" || un[1].SessionID != "s2" ||
+		un[0].Reason != "instance a is down: last heartbeat 20s ago" {
+		t.Errorf("b.UnavailableIn(w) = %+v, %v; want s1 and s2, a down", un, err)
+	}
+	if un, err := b.UnavailableIn(ctx, "other"); err != nil || len(un) != 0 {
+		t.Errorf("b.UnavailableIn(other) = %+v, %v; want none", un, err)
+	}
 	// a is back: its new heartbeat shows within the cache's second.
 	if err := a.Register(ctx, false); err != nil {
 		t.Fatal(err)
@@ -60,5 +71,17 @@ func TestAvailability(t *testing.T) {
 	}
 	if n := cnt.N(); n != 1 {
 		t.Errorf("1000 availability questions in one second: %d reads of the instances table, want 1", n)
+	}
+	// Every instance up: the workspace's unavailable sessions cost no
+	// session read.
+	for _, r := range []*instance.Registry{a, b} {
+		if err := r.Register(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.add(time.Second)
+	cnt.Reset()
+	if un, err := c.UnavailableIn(ctx, "w"); err != nil || len(un) != 0 || cnt.N() != 1 {
+		t.Errorf("UnavailableIn with every instance up: %+v, %v, %d statements; want none, one read of the instances", un, err, cnt.N())
 	}
 }

@@ -32,7 +32,7 @@ import { useOperations } from "./state/useOperations";
 import { useSessionList } from "./state/useSessionList";
 import { useShownSession } from "./state/useShownSession";
 import { useWorkspaces } from "./state/useWorkspaces";
-import { unavailable } from "./state/availability";
+import { unavailable, withAvailability } from "./state/availability";
 import { useAvailabilityPoll } from "./state/useAvailabilityPoll";
 import { TopBar } from "./TopBar";
 
@@ -131,12 +131,12 @@ export function App() {
     return out;
   }, [guarded]);
   const onDecide = useCallback((approvalId: string, decision: ApprovalDecision) => void latest.current.act.decide(approvalId, decision), []);
-  // Sessions whose owner instance is down: the list is read again on a
-  // timer (no event says an instance went down or came back); the shown
-  // session's availability is its listed row's (the fresher of the two).
-  const pollList = useCallback(() => void guarded(list.refresh), [guarded, list.refresh]);
-  useAvailabilityPoll(list.sessions, pollList);
-  const shownUnavailable = unavailable(list.sessions.find((s) => s.id === activeId) ?? head);
+  // Sessions whose owner instance is down, polled (no event says an
+  // instance went down or came back).
+  const reasons = useAvailabilityPoll(wsId);
+  const listed = useMemo(() => (reasons ? withAvailability(list.sessions, reasons) : list.sessions), [list.sessions, reasons]);
+  // The poll is the fresher; the header's own fields until it answers.
+  const shownUnavailable = reasons ? ((activeId && reasons.get(activeId)) ?? null) : unavailable(head);
   const treeOf = useMemo(() => sameTree(list.sessions, activeId), [list.sessions, activeId]);
   const descendants = useMemo(() => countDescendants(list.sessions, activeId), [list.sessions, activeId]);
 
@@ -159,7 +159,7 @@ export function App() {
       <div className="layout">
         <Sidebar
           wsId={wsId}
-          sessions={list.sessions}
+          sessions={listed}
           activeId={activeId}
           busy={ops.busy}
           showArchived={list.showArchived}

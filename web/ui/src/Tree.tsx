@@ -165,7 +165,7 @@ const Item = memo(function Item({ node, setSize, posInSet, store, handlers }: It
   const open = hasKids && (bits & OPEN) !== 0;
   const labelId = `tree-label-${id}`;
   const code = treeCode(s);
-  const why = unavailable(s);
+  const why = unavailable(s as { available?: boolean; unavailableReason?: string | null });
   return (
     <li
       role="treeitem"

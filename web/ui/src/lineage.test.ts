@@ -14,8 +14,6 @@ const s = (id: string, parent?: string): SessionSummaryFragment => ({
   updatedAt: "",
   parent: parent ? { id: parent } : null,
   forkedFrom: parent ? { lastTurnId: null, forkedAtUnixMs: 0 } : null,
-  available: true,
-  unavailableReason: null,
 });
 
 // root ─┬─ a ── a1

@@ -138,8 +138,6 @@ describe("reduceActivity: a session as the event carries it", () => {
     createdAt: "",
     updatedAt: "",
     parent: null,
-    available: true,
-    unavailableReason: null,
     forkedFrom: null,
   });
   const cases: [string, ActivityFieldsFragment, Effect[]][] = [
@@ -158,7 +156,7 @@ describe("reduceActivity: a session as the event carries it", () => {
 describe("reduceBatch", () => {
   const renamed = (id: string, displayTitle: string) =>
     ev("SESSION_UPDATED", id, {
-      session: { id, workspaceId: "w", title: displayTitle, displayTitle, status: "READY", archived: false, createdAt: "", updatedAt: "", parent: null, forkedFrom: null, available: true, unavailableReason: null },
+      session: { id, workspaceId: "w", title: displayTitle, displayTitle, status: "READY", archived: false, createdAt: "", updatedAt: "", parent: null, forkedFrom: null },
     });
   const event = (e: ActivityFieldsFragment): ActivityInput => ({ type: "event", event: e, shown: showingA });
 

@@ -1,21 +1,29 @@
 import { describe, expect, it } from "vitest";
-import { disabledTitle, pollInterval, unavailable, UNAVAILABLE_POLL_MS, WATCH_POLL_MS } from "./availability";
+import { disabledTitle, reasonsOf, sameReasons, unavailable, withAvailability } from "./availability";
 
 describe("availability", () => {
   it("gives the reason of an unavailable session, null otherwise", () => {
     expect(unavailable({ available: true, unavailableReason: null })).toBeNull();
     expect(unavailable(null)).toBeNull();
+    expect(unavailable({})).toBeNull();
     expect(unavailable({ available: false, unavailableReason: "instance a is down: last heartbeat 20s ago" })).toBe(
       "instance a is down: last heartbeat 20s ago",
     );
     expect(unavailable({ available: false, unavailableReason: null })).toBe("the instance that owns this session is down");
   });
-  it("polls fast while a session is unavailable, slowly otherwise, never for no session", () => {
-    const up = { available: true, unavailableReason: null };
-    const down = { available: false, unavailableReason: "instance a is down" };
-    expect(pollInterval([])).toBeNull();
-    expect(pollInterval([up, up])).toBe(WATCH_POLL_MS);
-    expect(pollInterval([up, down])).toBe(UNAVAILABLE_POLL_MS);
+  it("marks the listed sessions the poll names, keeping the list when none", () => {
+    const list = [{ id: "s1" }, { id: "s2" }];
+    expect(withAvailability(list, new Map())).toBe(list);
+    const marked = withAvailability(list, reasonsOf([{ agentSessionId: "s2", reason: "instance a is down" }]));
+    expect(marked[0]).toBe(list[0]);
+    expect(unavailable(marked[0])).toBeNull();
+    expect(unavailable(marked[1])).toBe("instance a is down");
+  });
+  it("compares polls by content", () => {
+    const a = reasonsOf([{ agentSessionId: "s1", reason: "instance a is down: last heartbeat 20s ago" }]);
+    expect(sameReasons(a, reasonsOf([{ agentSessionId: "s1", reason: "instance a is down: last heartbeat 20s ago" }]))).toBe(true);
+    expect(sameReasons(a, reasonsOf([{ agentSessionId: "s1", reason: "instance a is down: last heartbeat 25s ago" }]))).toBe(false);
+    expect(sameReasons(a, new Map())).toBe(false);
   });
   it("titles a disabled command with the reason", () => {
     expect(disabledTitle("instance a is down", "Fork")).toBe("Unavailable: instance a is down");

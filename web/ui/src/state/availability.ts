@@ -1,9 +1,12 @@
 // Which sessions' commands cannot run now (their owner instance is down,
-// issue 25) and how often the list is read again to see them come back:
-// no event says an instance went down or came back.
-import type { SessionSummaryFragment } from "../gql/graphql";
+// issue 25). No event says an instance went down or came back, so the
+// workspace's unavailable sessions are polled (one cheap query).
+export const POLL_MS = 5000;
 
-type Avail = Pick<SessionSummaryFragment, "available" | "unavailableReason">;
+interface Avail {
+  available?: boolean;
+  unavailableReason?: string | null;
+}
 
 // unavailable is why s's commands cannot run now, or null when they can.
 export function unavailable(s: Avail | null | undefined): string | null {
@@ -11,15 +14,26 @@ export function unavailable(s: Avail | null | undefined): string | null {
   return s.unavailableReason || "the instance that owns this session is down";
 }
 
-// The list is read again every UNAVAILABLE_POLL_MS while a listed session
-// is unavailable (to see its owner back), else every WATCH_POLL_MS while
-// the sessions have an owner (to see one go down); never for an empty list.
-export const UNAVAILABLE_POLL_MS = 5000;
-export const WATCH_POLL_MS = 15000;
+// reasonsOf maps the polled list to session id -> reason.
+export function reasonsOf(list: readonly { agentSessionId: string; reason: string }[]): Map<string, string> {
+  return new Map(list.map((u) => [u.agentSessionId, u.reason]));
+}
 
-export function pollInterval(list: readonly Avail[]): number | null {
-  if (list.length === 0) return null;
-  return list.some((s) => s.available === false) ? UNAVAILABLE_POLL_MS : WATCH_POLL_MS;
+// sameReasons: nothing changed (the state is kept, nothing re-renders).
+export function sameReasons(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
+
+// withAvailability marks the listed sessions that are unavailable (the
+// same array when none is).
+export function withAvailability<T extends { id: string }>(list: T[], reasons: ReadonlyMap<string, string>): (T & Avail)[] {
+  if (reasons.size === 0) return list;
+  return list.map((s) => {
+    const why = reasons.get(s.id);
+    return why ? { ...s, available: false, unavailableReason: why } : s;
+  });
 }
 
 // disabledTitle is the title of a command's button: why it is disabled

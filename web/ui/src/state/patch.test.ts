@@ -13,8 +13,6 @@ const s = (id: string, more: Partial<SessionSummaryFragment> = {}): SessionSumma
   updatedAt: "",
   parent: null,
   forkedFrom: null,
-  available: true,
-  unavailableReason: null,
   ...more,
 });
 

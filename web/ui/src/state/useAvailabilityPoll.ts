@@ -1,14 +1,33 @@
-// Reads the session list again on a timer while its sessions' availability
-// can change unseen (availability.ts's pollInterval).
-import { useEffect } from "react";
-import type { SessionSummaryFragment } from "../gql/graphql";
-import { pollInterval } from "./availability";
+// The shown workspace's unavailable sessions (owner instance down), read
+// at once and every POLL_MS: no event says an instance went down or came
+// back. A failed read keeps what was known (the next one tries again).
+import { useEffect, useState } from "react";
+import { query } from "../client";
+import { UnavailableSessionsDocument } from "../gql/graphql";
+import { POLL_MS, reasonsOf, sameReasons } from "./availability";
 
-export function useAvailabilityPoll(sessions: readonly Pick<SessionSummaryFragment, "available" | "unavailableReason">[], refresh: () => void) {
-  const every = pollInterval(sessions);
+// null until the first read answers.
+export function useAvailabilityPoll(ws: string | undefined): ReadonlyMap<string, string> | null {
+  const [reasons, setReasons] = useState<ReadonlyMap<string, string> | null>(null);
   useEffect(() => {
-    if (every === null) return;
-    const t = window.setInterval(refresh, every);
-    return () => window.clearInterval(t);
-  }, [every, refresh]);
+    setReasons(null);
+    if (!ws) return;
+    let live = true;
+    const read = async () => {
+      try {
+        const d = await query(UnavailableSessionsDocument, { ws });
+        const next = reasonsOf(d.workspace?.unavailableSessions ?? []);
+        if (live) setReasons((cur) => (cur && sameReasons(cur, next) ? cur : next));
+      } catch {
+        // Kept: the next poll tries again.
+      }
+    };
+    void read();
+    const t = window.setInterval(() => void read(), POLL_MS);
+    return () => {
+      live = false;
+      window.clearInterval(t);
+    };
+  }, [ws]);
+  return reasons;
 }
