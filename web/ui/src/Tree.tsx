@@ -12,7 +12,7 @@
 // re-renders the renamed session's branch from its root.
 import { memo, useCallback, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
 import { StatusBadge } from "./Status";
-import { unavailable } from "./state/availability";
+import { reasonOf } from "./state/availability";
 import { UnavailableBadge } from "./Unavailable";
 import { treeCode, treeCodeLabel } from "./state/code";
 import { buildForest, nodeIndex, shownIn, treeRows, type TreeNode, type TreeSession } from "./treeRows";
@@ -165,7 +165,7 @@ const Item = memo(function Item({ node, setSize, posInSet, store, handlers }: It
   const open = hasKids && (bits & OPEN) !== 0;
   const labelId = `tree-label-${id}`;
   const code = treeCode(s);
-  const why = unavailable(s as { available?: boolean; unavailableReason?: string | null });
+  const why = reasonOf(s);
   return (
     <li
       role="treeitem"

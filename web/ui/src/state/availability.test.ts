@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { disabledTitle, reasonsOf, sameReasons, unavailable, withAvailability } from "./availability";
+import { buildForest, type TreeSession } from "../treeRows";
+import { disabledTitle, reasonOf, reasonsOf, sameReasons, unavailable, withAvailability } from "./availability";
 
 describe("availability", () => {
   it("gives the reason of an unavailable session, null otherwise", () => {
@@ -29,5 +30,21 @@ describe("availability", () => {
     expect(disabledTitle("instance a is down", "Fork")).toBe("Unavailable: instance a is down");
     expect(disabledTitle(null, "Fork")).toBe("Fork");
     expect(disabledTitle(null)).toBeUndefined();
+  });
+});
+
+describe("the tree and availability", () => {
+  it("builds a session's branch anew when its availability changes, and only then", () => {
+    const row = (id: string) =>
+      ({ id, workspaceId: "w", title: id, displayTitle: id, status: "READY", archived: false, createdAt: "", updatedAt: "", parent: null, forkedFrom: null, code: null }) as unknown as TreeSession;
+    const list = [row("s1"), row("s2")];
+    const first = buildForest(list);
+    const same = buildForest([...list], first);
+    expect(same[0]).toBe(first[0]);
+    const down = withAvailability(list, reasonsOf([{ agentSessionId: "s2", reason: "instance a is down" }]));
+    const next = buildForest(down, first);
+    expect(next[0]).toBe(first[0]);
+    expect(next[1]).not.toBe(first[1]);
+    expect(reasonOf(next[1].s)).toBe("instance a is down");
   });
 });

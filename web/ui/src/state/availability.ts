@@ -14,6 +14,12 @@ export function unavailable(s: Avail | null | undefined): string | null {
   return s.unavailableReason || "the instance that owns this session is down";
 }
 
+// reasonOf is unavailable for a listed row that withAvailability may
+// have marked (its type does not say so).
+export function reasonOf(s: object): string | null {
+  return unavailable(s as Avail);
+}
+
 // reasonsOf maps the polled list to session id -> reason.
 export function reasonsOf(list: readonly { agentSessionId: string; reason: string }[]): Map<string, string> {
   return new Map(list.map((u) => [u.agentSessionId, u.reason]));
