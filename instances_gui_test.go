@@ -85,7 +85,7 @@ func TestInstancesGUIWalkthrough(t *testing.T) {
 
 	// a stops: b's page says which sessions are unavailable and why.
 	a.kill()
-	X
+	down := instance.DownAfter + 20*time.Second // a's last heartbeat may be 5 s old; the page polls every 5 s
 	for _, id := range []string{sa, child} {
 		pg.wait("session "+id+" unavailable in b's tree", fmt.Sprintf(
 			`(() => { const i = document.querySelector(%q); const u = i && i.querySelector('[data-testid="unavailable"]');
