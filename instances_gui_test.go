@@ -114,17 +114,19 @@ func TestInstancesGUIWalkthrough(t *testing.T) {
 	if n := len(last.Turns); n == 0 || last.Turns[n-1].Status != "COMPLETED" {
 		t.Errorf("the child's last turn on a: %+v, want COMPLETED", last.Turns)
 	}
+	// The child's thread lives in a's Codex only: a completed turn on it
+	// with the message is a's work, and b forwarded the send.
 	found := false
-	for _, r := range c.model.Requests() {
+	for _, r := range c.model.RequestsFor(last.ProviderSessionID) {
 		if r.LastUserText() == "go on" {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("the model never got \"go on\": the message was not carried out")
+		t.Errorf("the model never got \"go on\" on the child's thread: the message was not carried out")
 	}
-	if !strings.Contains(a.logs(), child) {
-		t.Errorf("a's log never names the child %s: the send was not carried out on a", child)
+	if n := strings.Count(b.logs(), `"forward: command carried out by its owner","instance":"a"`); n < 2 {
+		t.Errorf("b forwarded %d commands to a, want the fork and the send", n)
 	}
 }
 

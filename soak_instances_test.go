@@ -30,9 +30,9 @@ func TestInstancesThroughputSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a soak")
 	}
-	load := throughputLoad{workers: 4, turns: 4, forks: 2, subscribers: 4}
+	load := throughputLoad{workers: 6, turns: 6, forks: 3, subscribers: 8}
 	if os.Getenv("TUTTID_SOAK") == "long" {
-		load = throughputLoad{workers: 6, turns: 10, forks: 5, subscribers: 12}
+		load = throughputLoad{workers: 16, turns: 12, forks: 6, subscribers: 24}
 	}
 	c := newCluster(t)
 	a := c.start("a")
@@ -52,6 +52,10 @@ func TestInstancesThroughputSoak(t *testing.T) {
 	liteBase := sqliteSize(t, dbPath)
 	lite := load.run(t, c, "one instance on SQLite", []*proc{s})
 	liteAfter := sqliteSize(t, dbPath)
+	wal := int64(0)
+	if fi, err := os.Stat(dbPath + "-wal"); err == nil {
+		wal = fi.Size()
+	}
 
 	t.Logf("load: %d sessions x %d turns, %d forks each, %d subscribers", load.workers, load.turns, load.forks, load.subscribers)
 	for _, r := range []throughput{one, two, lite} {
@@ -62,8 +66,8 @@ func TestInstancesThroughputSoak(t *testing.T) {
 	t.Logf("two/one instance: turns/s x%.2f, forks/s x%.2f",
 		(float64(two.turns)/two.turnTime.Seconds())/(float64(one.turns)/one.turnTime.Seconds()),
 		(float64(two.forks)/two.forkTime.Seconds())/(float64(one.forks)/one.forkTime.Seconds()))
-	t.Logf("database size after the one-instance load: PostgreSQL %s (pg_database_size; %s before, +%s), SQLite %s (file + WAL; %s before, +%s)",
-		sizeMiB(pgAfter), sizeMiB(pgBase), sizeMiB(pgAfter-pgBase), sizeMiB(liteAfter), sizeMiB(liteBase), sizeMiB(liteAfter-liteBase))
+	t.Logf("database size after the one-instance load: PostgreSQL %s (pg_database_size; %s before, +%s), SQLite %s (file + WAL, of which WAL %s; %s before, +%s)",
+		sizeMiB(pgAfter), sizeMiB(pgBase), sizeMiB(pgAfter-pgBase), sizeMiB(liteAfter), sizeMiB(wal), sizeMiB(liteBase), sizeMiB(liteAfter-liteBase))
 }
 
 func sizeMiB(n int64) string { return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20)) }
