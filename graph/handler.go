@@ -16,6 +16,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/fork"
 	"tuttid/graph/generated"
+	"tuttid/instance"
 	"tuttid/session"
 	"tuttid/sessioncode"
 )
@@ -29,8 +30,11 @@ type HandlerConfig struct {
 	Sessions *session.Service
 	Forks    *fork.Service
 	// Code answers the code fields (nil: they answer null).
-	Code   *sessioncode.Service
-	Logger *slog.Logger
+	Code *sessioncode.Service
+	// Instances says which sessions' owners are up
+	// (AgentSession.available); nil: every session is available.
+	Instances *instance.Registry
+	Logger    *slog.Logger
 	// WebSocketInit checks a WebSocket's connection_init (the token); nil
 	// accepts every connection.
 	WebSocketInit transport.WebsocketInitFunc
@@ -48,7 +52,7 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Forks: cfg.Forks, Code: cfg.Code}, Complexity: complexity()}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Forks: cfg.Forks, Code: cfg.Code, Instances: cfg.Instances}, Complexity: complexity()}))
 	ws := transport.Websocket{
 		// ka messages for graphql-ws; pings for graphql-transport-ws, where a
 		// missing pong is tolerated (browsers' clients do not all answer).

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"tuttid/fork"
+	"tuttid/instance"
 	"tuttid/session"
 	"tuttid/sessioncode"
 )
@@ -13,4 +14,6 @@ type Resolver struct {
 	Forks    *fork.Service
 	// Code is the code side of sessions (checkpoints, changes, apply).
 	Code *sessioncode.Service
+	// Instances: the owners' liveness; nil when every session is available.
+	Instances *instance.Registry
 }

@@ -99,6 +99,9 @@ type Registry struct {
 	mu    sync.Mutex
 	url   string          // this instance's advertise URL
 	hosts map[string]bool // advertise hosts of the registered instances
+
+	liveMu sync.Mutex // held across the read: one read at a time
+	live   *liveness
 }
 
 // Config configures a Registry.

@@ -14,6 +14,7 @@ func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
 		Sessions:        s.Sessions,
 		Forks:           s.Forks,
 		Code:            s.Code,
+		Instances:       s.Instances,
 		Logger:          s.log,
 		WebSocketInit:   a.wsInit,
 		MaxMessageBytes: maxBody,

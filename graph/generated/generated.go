@@ -80,6 +80,7 @@ type ComplexityRoot struct {
 		Ancestors         func(childComplexity int) int
 		Approvals         func(childComplexity int) int
 		Archived          func(childComplexity int) int
+		Available         func(childComplexity int) int
 		Children          func(childComplexity int) int
 		Code              func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
@@ -102,6 +103,7 @@ type ComplexityRoot struct {
 		TokenUsage        func(childComplexity int) int
 		TurnConnection    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Turns             func(childComplexity int, first *int, after *string, last *int, before *string) int
+		UnavailableReason func(childComplexity int) int
 		UpdatedAt         func(childComplexity int) int
 		Visible           func(childComplexity int) int
 		WorkspaceID       func(childComplexity int) int
@@ -359,13 +361,19 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	UnavailableSession struct {
+		AgentSessionID func(childComplexity int) int
+		Reason         func(childComplexity int) int
+	}
+
 	Workspace struct {
-		CreatedAt     func(childComplexity int) int
-		ID            func(childComplexity int) int
-		Name          func(childComplexity int) int
-		RootPath      func(childComplexity int) int
-		Sessions      func(childComplexity int, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) int
-		WorktreeSetup func(childComplexity int) int
+		CreatedAt           func(childComplexity int) int
+		ID                  func(childComplexity int) int
+		Name                func(childComplexity int) int
+		RootPath            func(childComplexity int) int
+		Sessions            func(childComplexity int, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) int
+		UnavailableSessions func(childComplexity int) int
+		WorktreeSetup       func(childComplexity int) int
 	}
 }
 
@@ -401,6 +409,9 @@ type AgentSessionResolver interface {
 	PendingApprovals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
 	Approvals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
 	Code(ctx context.Context, obj *ent.AgentSession) (*model.SessionCode, error)
+
+	Available(ctx context.Context, obj *ent.AgentSession) (bool, error)
+	UnavailableReason(ctx context.Context, obj *ent.AgentSession) (*string, error)
 
 	ForkPoints(ctx context.Context, obj *ent.AgentSession) ([]*lineage.ForkPoint, error)
 }
@@ -470,6 +481,7 @@ type TurnResolver interface {
 type WorkspaceResolver interface {
 	Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) (*model.AgentSessionConnection, error)
 	WorktreeSetup(ctx context.Context, obj *ent.Workspace) (*string, error)
+	UnavailableSessions(ctx context.Context, obj *ent.Workspace) ([]*model.UnavailableSession, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -611,6 +623,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.Archived(childComplexity), true
+	case "AgentSession.available":
+		if e.ComplexityRoot.AgentSession.Available == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.Available(childComplexity), true
 	case "AgentSession.children":
 		if e.ComplexityRoot.AgentSession.Children == nil {
 			break
@@ -758,6 +776,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.Turns(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "AgentSession.unavailableReason":
+		if e.ComplexityRoot.AgentSession.UnavailableReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.UnavailableReason(childComplexity), true
 	case "AgentSession.updatedAt":
 		if e.ComplexityRoot.AgentSession.UpdatedAt == nil {
 			break
@@ -1853,6 +1877,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TurnEdge.Node(childComplexity), true
 
+	case "UnavailableSession.agentSessionId":
+		if e.ComplexityRoot.UnavailableSession.AgentSessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnavailableSession.AgentSessionID(childComplexity), true
+	case "UnavailableSession.reason":
+		if e.ComplexityRoot.UnavailableSession.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnavailableSession.Reason(childComplexity), true
+
 	case "Workspace.createdAt":
 		if e.ComplexityRoot.Workspace.CreatedAt == nil {
 			break
@@ -1888,6 +1925,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workspace.Sessions(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["includeHidden"].(*bool), args["archived"].(*bool)), true
+	case "Workspace.unavailableSessions":
+		if e.ComplexityRoot.Workspace.UnavailableSessions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workspace.UnavailableSessions(childComplexity), true
 	case "Workspace.worktreeSetup":
 		if e.ComplexityRoot.Workspace.WorktreeSetup == nil {
 			break
@@ -2542,6 +2585,37 @@ extend type AgentSession {
   """
   instanceId: String!
 }
+
+extend type AgentSession {
+  """
+  Whether the session's commands (send, steer, interrupt, fork, approvals,
+  delete) can run now: its owner instance is this one or has a heartbeat
+  at most 15 s old. Always true on SQLite (one instance). Reads work
+  either way.
+  """
+  available: Boolean!
+  """
+  Why the session is unavailable (its owner is down, with the age of its
+  last heartbeat, or not registered); null when available.
+  """
+  unavailableReason: String
+}
+
+"A session whose commands cannot run now, and why."
+type UnavailableSession {
+  agentSessionId: ID!
+  "e.g. instance a is down: last heartbeat 20s ago"
+  reason: String!
+}
+
+extend type Workspace {
+  """
+  The workspace's sessions whose owner instance is down (oldest first):
+  one cheap read that a client polls to see owners go down and come back
+  (no event says so). Always empty on SQLite.
+  """
+  unavailableSessions: [UnavailableSession!]!
+}
 `, BuiltIn: false},
 	{Name: "../items.graphqls", Input: `extend type ActivityEvent {
   """
@@ -3074,6 +3148,10 @@ func (ec *executionContext) childFields_AgentSession(ctx context.Context, field 
 		return ec.fieldContext_AgentSession_code(ctx, field)
 	case "instanceId":
 		return ec.fieldContext_AgentSession_instanceId(ctx, field)
+	case "available":
+		return ec.fieldContext_AgentSession_available(ctx, field)
+	case "unavailableReason":
+		return ec.fieldContext_AgentSession_unavailableReason(ctx, field)
 	case "archived":
 		return ec.fieldContext_AgentSession_archived(ctx, field)
 	case "forkPoints":
@@ -3522,6 +3600,16 @@ func (ec *executionContext) childFields_TurnEdge(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type TurnEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_UnavailableSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "agentSessionId":
+		return ec.fieldContext_UnavailableSession_agentSessionId(ctx, field)
+	case "reason":
+		return ec.fieldContext_UnavailableSession_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UnavailableSession", field.Name)
+}
+
 func (ec *executionContext) childFields_Workspace(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3536,6 +3624,8 @@ func (ec *executionContext) childFields_Workspace(ctx context.Context, field gra
 		return ec.fieldContext_Workspace_sessions(ctx, field)
 	case "worktreeSetup":
 		return ec.fieldContext_Workspace_worktreeSetup(ctx, field)
+	case "unavailableSessions":
+		return ec.fieldContext_Workspace_unavailableSessions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Workspace", field.Name)
 }
@@ -5406,6 +5496,52 @@ func (ec *executionContext) _AgentSession_instanceId(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_AgentSession_instanceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AgentSession", field, false, false, "String")
+}
+
+func (ec *executionContext) _AgentSession_available(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_available(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSession().Available(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSession", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _AgentSession_unavailableReason(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_unavailableReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSession().UnavailableReason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_unavailableReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSession", field, true, true, "String")
 }
 
 func (ec *executionContext) _AgentSession_archived(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
@@ -9925,6 +10061,52 @@ func (ec *executionContext) fieldContext_TurnEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _UnavailableSession_agentSessionId(ctx context.Context, field graphql.CollectedField, obj *model.UnavailableSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnavailableSession_agentSessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentSessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnavailableSession_agentSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnavailableSession", field, false, false, "ID")
+}
+
+func (ec *executionContext) _UnavailableSession_reason(ctx context.Context, field graphql.CollectedField, obj *model.UnavailableSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnavailableSession_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnavailableSession_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnavailableSession", field, false, false, "String")
+}
+
 func (ec *executionContext) _Workspace_id(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10082,6 +10264,38 @@ func (ec *executionContext) _Workspace_worktreeSetup(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_Workspace_worktreeSetup(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Workspace", field, true, true, "String")
+}
+
+func (ec *executionContext) _Workspace_unavailableSessions(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workspace_unavailableSessions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workspace().UnavailableSessions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UnavailableSession) graphql.Marshaler {
+			return ec.marshalNUnavailableSession2ᚕᚖtuttidᚋgraphᚋmodelᚐUnavailableSessionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Workspace_unavailableSessions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Workspace",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UnavailableSession(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -12322,6 +12536,18 @@ func (ec *executionContext) _AgentSession(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "available":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_available(ctx, field, obj)
+				})
+		case "unavailableReason":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_unavailableReason(ctx, field, obj)
+				})
 		case "archived":
 			out.Values[i] = ec._AgentSession_archived(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -14084,6 +14310,44 @@ func (ec *executionContext) _TurnEdge(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var unavailableSessionImplementors = []string{"UnavailableSession"}
+
+func (ec *executionContext) _UnavailableSession(ctx context.Context, sel ast.SelectionSet, obj *model.UnavailableSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, unavailableSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UnavailableSession")
+		case "agentSessionId":
+			out.Values[i] = ec._UnavailableSession_agentSessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._UnavailableSession_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var workspaceImplementors = []string{"Workspace"}
 
 func (ec *executionContext) _Workspace(ctx context.Context, sel ast.SelectionSet, obj *ent.Workspace) graphql.Marshaler {
@@ -14126,6 +14390,12 @@ func (ec *executionContext) _Workspace(ctx context.Context, sel ast.SelectionSet
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Workspace_worktreeSetup(ctx, field, obj)
+				})
+		case "unavailableSessions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Workspace_unavailableSessions(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -15310,6 +15580,30 @@ var (
 		turn.StatusFAILED:      "FAILED",
 	}
 )
+
+func (ec *executionContext) marshalNUnavailableSession2ᚕᚖtuttidᚋgraphᚋmodelᚐUnavailableSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.UnavailableSession) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUnavailableSession2ᚖtuttidᚋgraphᚋmodelᚐUnavailableSession(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNUnavailableSession2ᚖtuttidᚋgraphᚋmodelᚐUnavailableSession(ctx context.Context, sel ast.SelectionSet, v *model.UnavailableSession) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "UnavailableSession!")
+		return graphql.Null
+	}
+	return ec._UnavailableSession(ctx, sel, v)
+}
 
 func (ec *executionContext) unmarshalNUpdateSessionInput2tuttidᚋgraphᚋmodelᚐUpdateSessionInput(ctx context.Context, v any) (model.UpdateSessionInput, error) {
 	res, err := ec.unmarshalInputUpdateSessionInput(ctx, v)

@@ -315,6 +315,13 @@ type TurnEdge struct {
 	Node   *ent.Turn `json:"node"`
 }
 
+// A session whose commands cannot run now, and why.
+type UnavailableSession struct {
+	AgentSessionID string `json:"agentSessionId"`
+	// e.g. instance a is down: last heartbeat 20s ago
+	Reason string `json:"reason"`
+}
+
 // Fields left out are kept.
 type UpdateSessionInput struct {
 	WorkspaceID    string `json:"workspaceId"`

@@ -32,6 +32,8 @@ import { useOperations } from "./state/useOperations";
 import { useSessionList } from "./state/useSessionList";
 import { useShownSession } from "./state/useShownSession";
 import { useWorkspaces } from "./state/useWorkspaces";
+import { unavailable, withAvailability } from "./state/availability";
+import { useAvailabilityPoll } from "./state/useAvailabilityPoll";
 import { TopBar } from "./TopBar";
 
 export function App() {
@@ -129,6 +131,12 @@ export function App() {
     return out;
   }, [guarded]);
   const onDecide = useCallback((approvalId: string, decision: ApprovalDecision) => void latest.current.act.decide(approvalId, decision), []);
+  // Sessions whose owner instance is down, polled (no event says an
+  // instance went down or came back).
+  const reasons = useAvailabilityPoll(wsId);
+  const listed = useMemo(() => (reasons ? withAvailability(list.sessions, reasons) : list.sessions), [list.sessions, reasons]);
+  // The poll is the fresher; the header's own fields until it answers.
+  const shownUnavailable = reasons ? ((activeId && reasons.get(activeId)) ?? null) : unavailable(head);
   const treeOf = useMemo(() => sameTree(list.sessions, activeId), [list.sessions, activeId]);
   const descendants = useMemo(() => countDescendants(list.sessions, activeId), [list.sessions, activeId]);
 
@@ -151,7 +159,7 @@ export function App() {
       <div className="layout">
         <Sidebar
           wsId={wsId}
-          sessions={list.sessions}
+          sessions={listed}
           activeId={activeId}
           busy={ops.busy}
           showArchived={list.showArchived}
@@ -185,6 +193,7 @@ export function App() {
               <SessionHeader
                 head={head}
                 busy={ops.busy}
+                unavailable={shownUnavailable}
                 sameTree={treeOf}
                 descendants={descendants}
                 onOpen={(id) => nav.activate(id)}
@@ -237,6 +246,7 @@ export function App() {
                     draft={draft}
                     onDraft={setDraft}
                     busy={ops.busy}
+                    unavailable={shownUnavailable}
                     working={head.status === "WORKING" || !!shown.running}
                     running={!!shown.running}
                     onSend={() => act.send(draft)}

@@ -1,11 +1,14 @@
 // The composer: the message to send (Ctrl+Enter sends it), and Steer
 // (the text goes to the running turn) beside Stop while a turn runs. The draft is the page's, so it outlives the session shown.
 import { Button, TextArea } from "@radix-ui/themes";
+import { disabledTitle } from "./state/availability";
 
 interface Props {
   draft: string;
   onDraft: (text: string) => void;
   busy: boolean;
+  // Why nothing can be sent now (the owner instance is down), or null.
+  unavailable?: string | null;
   // working: the session is at work (nothing can be sent); running: a
   // loaded turn runs (it can be stopped).
   working: boolean;
@@ -41,13 +44,13 @@ export function Composer(p: Props) {
         }}
       />
       <div className="composer-buttons">
-        <Button type="submit" data-testid="send" hidden={p.running} disabled={p.busy || p.working}>
+        <Button type="submit" data-testid="send" hidden={p.running} disabled={p.busy || p.working || !!p.unavailable} title={disabledTitle(p.unavailable ?? null)}>
           Send
         </Button>
-        <Button type="submit" data-testid="steer" hidden={!p.running} disabled={p.busy || !p.draft.trim()} title="Add this to the running turn without stopping it">
+        <Button type="submit" data-testid="steer" hidden={!p.running} disabled={p.busy || !p.draft.trim() || !!p.unavailable} title={disabledTitle(p.unavailable ?? null, "Add this to the running turn without stopping it")}>
           Steer
         </Button>
-        <Button type="button" color="red" variant="soft" data-testid="interrupt" hidden={!p.running} disabled={p.busy} onClick={p.onStop}>
+        <Button type="button" color="red" variant="soft" data-testid="interrupt" hidden={!p.running} disabled={p.busy || !!p.unavailable} title={disabledTitle(p.unavailable ?? null)} onClick={p.onStop}>
           Stop
         </Button>
       </div>

@@ -9,10 +9,14 @@ import { Meter } from "./Meter";
 import { contextMeter } from "./state/meters";
 import { StatusBadge } from "./Status";
 import { RenameForm, TidyActions } from "./Tidy";
+import { disabledTitle } from "./state/availability";
+import { UnavailableBadge } from "./Unavailable";
 
 interface Props {
   head: SessionHeadFragment;
   busy: boolean;
+  // Why its commands cannot run now (owner instance down), or null.
+  unavailable: string | null;
   // The other sessions of its fork tree, and how many descend from it.
   sameTree: SessionSummaryFragment[];
   descendants: number;
@@ -50,6 +54,7 @@ export function SessionHeader(p: Props) {
               </Badge>
             )}
             {context && <Meter name="Context" view={context} testId="context-meter" />}
+            {p.unavailable && <UnavailableBadge reason={p.unavailable} full />}
             {head.archived && (
               <Badge color="gray" variant="outline" data-testid="archived-badge">
                 archived
@@ -69,7 +74,7 @@ export function SessionHeader(p: Props) {
         </button>
       </div>
       <div className="session-actions" role="toolbar" aria-label="Session">
-        <Button variant="soft" data-testid="fork-conversation" title="Fork the whole conversation into a new session: its settings and where its code goes" disabled={p.busy} onClick={p.onFork}>
+        <Button variant="soft" data-testid="fork-conversation" title={disabledTitle(p.unavailable, "Fork the whole conversation into a new session: its settings and where its code goes")} disabled={p.busy || !!p.unavailable} onClick={p.onFork}>
           Fork conversation
         </Button>
         <ComparePicker options={p.sameTree} busy={p.busy} onCompare={p.onCompare} />

@@ -12,6 +12,8 @@
 // re-renders the renamed session's branch from its root.
 import { memo, useCallback, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
 import { StatusBadge } from "./Status";
+import { reasonOf } from "./state/availability";
+import { UnavailableBadge } from "./Unavailable";
 import { treeCode, treeCodeLabel } from "./state/code";
 import { buildForest, nodeIndex, shownIn, treeRows, type TreeNode, type TreeSession } from "./treeRows";
 
@@ -163,6 +165,7 @@ const Item = memo(function Item({ node, setSize, posInSet, store, handlers }: It
   const open = hasKids && (bits & OPEN) !== 0;
   const labelId = `tree-label-${id}`;
   const code = treeCode(s);
+  const why = reasonOf(s);
   return (
     <li
       role="treeitem"
@@ -171,6 +174,7 @@ const Item = memo(function Item({ node, setSize, posInSet, store, handlers }: It
       data-depth={level - 1}
       data-status={s.status}
       data-archived={s.archived ? "true" : undefined}
+      data-unavailable={why ? "true" : undefined}
       className={level > 8 ? "deep" : undefined}
       aria-level={level}
       aria-setsize={setSize}
@@ -206,6 +210,7 @@ const Item = memo(function Item({ node, setSize, posInSet, store, handlers }: It
         <span id={labelId} className="tree-label">
           <span className="tree-title">{s.displayTitle}</span>
           <StatusBadge status={s.status} />
+          {why && <UnavailableBadge reason={why} />}
           {code && (
             <span
               className="tree-code"

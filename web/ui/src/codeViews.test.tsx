@@ -91,6 +91,8 @@ describe("Conversation", () => {
     tokenUsage: null,
     parent: null,
     forkedFrom: null,
+    available: true,
+    unavailableReason: null,
     forkPoints: [],
     code: null,
   } as SessionHeadFragment;

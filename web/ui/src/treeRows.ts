@@ -5,6 +5,7 @@
 // renamed or selected) re-renders only the rows it changes.
 import type { ListedSessionFragment, SessionSummaryFragment } from "./gql/graphql";
 import { sameTreeCode } from "./state/code";
+import { reasonOf } from "./state/availability";
 
 // TreeSession is a listed session: its summary, and its code when the
 // list read it (the tree shows its own worktree and its changed files).
@@ -98,7 +99,7 @@ function rebuildChanged(prev: TreeNode[], last: Built, sessions: TreeSession[]):
     const s = sessions[i];
     if (s === last.sessions[i]) continue;
     const old = byId.get(s.id)!;
-    if (old.s.displayTitle === s.displayTitle && old.s.status === s.status && old.s.archived === s.archived && sameTreeCode(old.s, s)) continue;
+    if (old.s.displayTitle === s.displayTitle && old.s.status === s.status && old.s.archived === s.archived && sameTreeCode(old.s, s) && reasonOf(old.s) === reasonOf(s)) continue;
     renewed.set(s.id, { ...old, s });
     for (let p = parentOf(old); p && !dirty.has(p); p = parentOf(p)) dirty.add(p);
   }
@@ -168,6 +169,7 @@ function sameNode(a: TreeNode, b: TreeNode): boolean {
     a.s.status === b.s.status &&
     a.s.archived === b.s.archived &&
     sameTreeCode(a.s, b.s) &&
+    reasonOf(a.s) === reasonOf(b.s) &&
     a.children.length === b.children.length &&
     a.children.every((c, i) => c === b.children[i])
   );
