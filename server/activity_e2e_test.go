@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"tuttid/activity/pgfeed"
 
 	"tuttid/activity"
 	"tuttid/session"
@@ -156,7 +157,17 @@ func turnDone(sessionID, turnID string) func(activityEvent) bool {
 // sees it.
 func (h *harness) publishMarker(ws string) int64 {
 	h.t.Helper()
-	e := h.srv.Broker.Publish(context.Background(), activity.Event{Kind: activity.SessionUpdated, WorkspaceID: ws})
+	marker := activity.Event{Kind: activity.SessionUpdated, WorkspaceID: ws}
+	var e activity.Event
+	if f, ok := h.srv.Broker.(*pgfeed.Feed); ok {
+		// The shared feed numbers an event when PostgreSQL stores it.
+		var err error
+		if e, err = f.PublishWait(context.Background(), marker); err != nil {
+			h.t.Fatal(err)
+		}
+	} else {
+		e = h.srv.Broker.Publish(context.Background(), marker)
+	}
 	if e.Seq == 0 {
 		h.t.Fatal("marker not published")
 	}

@@ -106,7 +106,7 @@ type codeRow struct {
 }
 
 func (h *harness) worktreesDir(ws string) string {
-	return filepath.Join(filepath.Dir(h.dbPath), "worktrees", ws)
+	return filepath.Join(h.dataDir, "worktrees", ws)
 }
 
 func childCwd(t *testing.T, h *harness, id string) string {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"tuttid/store/storetest"
 
 	"tuttid/agent"
 	"tuttid/codex/codextest"
@@ -33,8 +34,10 @@ type harness struct {
 	token  string
 	model  *codextest.ModelServer
 	dbPath string
-	home   string
-	stop   func()
+	// dataDir is the server's --data-dir (worktrees, kept indexes).
+	dataDir string
+	home    string
+	stop    func()
 }
 
 type harnessOpts struct {
@@ -58,7 +61,15 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 	t.Helper()
 	h := &harness{t: t, dbPath: o.dbPath, model: o.model, home: o.home}
 	if h.dbPath == "" {
-		h.dbPath = filepath.Join(t.TempDir(), "tuttid.db")
+		// A SQLite file, or a fresh PostgreSQL database under
+		// TUTTID_TEST_DB=postgres (make test-postgres).
+		h.dbPath = storetest.Location(t)
+	}
+	// The data directory (worktrees, kept indexes) beside a SQLite file;
+	// with PostgreSQL it would be the user's: the test's own instead.
+	h.dataDir = filepath.Dir(h.dbPath)
+	if strings.Contains(h.dbPath, "://") {
+		h.dataDir = t.TempDir()
 	}
 	if !o.noAuth {
 		h.token = newTestToken(t)
@@ -67,7 +78,7 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 	if o.logTo != nil {
 		logger = slog.New(slog.NewTextHandler(io.MultiWriter(o.logTo, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	cfg := server.Config{DBPath: h.dbPath, Runtime: o.runtime, Logger: logger, Token: h.token, NoAuth: o.noAuth,
+	cfg := server.Config{DBPath: h.dbPath, DataDir: h.dataDir, Runtime: o.runtime, Logger: logger, Token: h.token, NoAuth: o.noAuth,
 		BodyTimeout: o.bodyTimeout, IdleTimeout: o.idleTimeout}
 	if o.runtime == nil {
 		if h.model == nil {
