@@ -209,8 +209,32 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 			in.OnLateThread(resp.Thread.ID)
 		}
 	}
+	// A large history comes in the fork's own reply, decoded turn by turn
+	// into a spool as it arrives: one read of the rollout by Codex, and no
+	// line held whole. A small one (the hint says it fits in half a page)
+	// is read after an excludeTurns fork from both ends at once, which
+	// measured faster there (docs/performance.md).
+	var spool *turnSpool
+	var decode replyDecoder
+	if in.HistoryBytesHint <= 0 || in.HistoryBytesHint > r.forkStreamAbove {
+		if sp, err := newTurnSpool(r.cfg.SpoolDir); err != nil {
+			r.log.Warn("codex: cannot spool a fork's history; reading it in pages", "thread", in.ParentThreadID, "err", err)
+		} else {
+			spool = sp
+			defer func() {
+				if spool != nil {
+					spool.Close()
+				}
+			}()
+			params.ExcludeTurns = false
+			decode = func(line io.Reader) (json.RawMessage, error) { return decodeForkReply(line, sp.add) }
+		}
+	}
 	var resp wireThreadResponse
-	if err := r.callOrLate(ctx, p, "thread/fork", params, &resp, late); err != nil {
+	if err := r.callStreamed(ctx, p, "thread/fork", params, &resp, late, decode); err != nil {
+		if errors.Is(err, errReplyUndecodable) {
+			err = fmt.Errorf("%w: %w", agent.ErrRequestLost, err)
+		}
 		// Codex may have made the thread before it died or timed out.
 		return agent.RuntimeForkResult{}, lostRequest(err)
 	}
@@ -230,6 +254,21 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 		res.History = agent.SliceHistory(projectTurns(resp.Thread.Turns), 0)
 		return res, nil
 	}
+	if spool != nil && spool.count() > 0 {
+		h, err := spool.stream(r.pageBytes)
+		if err != nil {
+			// The turns are lost to tuttid's disk: the service copies the
+			// parent's cache instead.
+			r.log.Warn("codex: the fork's history could not be spooled", "thread", in.ParentThreadID, "child_thread", child, "err", err)
+			res.History = failedHistory{fmt.Errorf("%w: %w", agent.ErrHistoryUnavailable, err)}
+			return res, nil
+		}
+		spool = nil // the stream owns it
+		res.History = h
+		return res, nil
+	}
+	// No turns in the reply (or none asked for): the child is read in
+	// pages, which also tells an empty history from a missing one.
 	// The child is read in pages as the caller stores them. Failure there
 	// is not a failed fork; the service falls back to the parent's cached
 	// messages.
