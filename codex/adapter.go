@@ -209,11 +209,11 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 			in.OnLateThread(resp.Thread.ID)
 		}
 	}
-	// A large history comes in the fork's own reply, decoded turn by turn
-	// into a spool as it arrives: one read of the rollout by Codex, and no
-	// line held whole. A small one (the hint says it fits in half a page)
-	// is read after an excludeTurns fork from both ends at once, which
-	// measured faster there (docs/performance.md).
+	// A history over forkStreamAboveBytes (or of unknown size) comes in
+	// the fork's own reply, decoded turn by turn into a spool as it
+	// arrives: one read of the rollout by Codex, and no line held whole. A
+	// small one is read after an excludeTurns fork in one page from both
+	// ends at once, which measured as fast or faster there.
 	var spool *turnSpool
 	var decode replyDecoder
 	if in.HistoryBytesHint <= 0 || in.HistoryBytesHint > r.forkStreamAbove {
@@ -264,6 +264,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 			return res, nil
 		}
 		spool = nil // the stream owns it
+		r.streamedForks.Add(1)
 		res.History = h
 		return res, nil
 	}

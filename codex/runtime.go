@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"tuttid/agent"
 )
@@ -27,6 +28,7 @@ type Runtime struct {
 	// unknown) asks thread/fork for the turns and decodes them as they
 	// arrive; one at most reads them with thread/turns/list (adapter.go).
 	forkStreamAbove int64
+	streamedForks   atomic.Int64 // forks whose history came in the reply; tests read it
 	// modelPageLimit is model/list's page size; tests lower it.
 	modelPageLimit int
 	acct           *accountState // account.go
@@ -70,7 +72,7 @@ func New(cfg Config) *Runtime {
 		events:          newEventQueue(),
 		pageSize:        100,
 		pageBytes:       historyPageBytes,
-		forkStreamAbove: historyPageBytes / 2,
+		forkStreamAbove: forkStreamAboveBytes,
 		acct:            &accountState{},
 		ctx:             ctx,
 		cancel:          cancel,
