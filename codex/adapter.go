@@ -209,14 +209,15 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 			in.OnLateThread(resp.Thread.ID)
 		}
 	}
-	// A history over forkStreamAboveBytes (or of unknown size) comes in
+	// A history known to be over forkStreamAboveBytes comes in
 	// the fork's own reply, decoded turn by turn into a spool as it
 	// arrives: one read of the rollout by Codex, and no line held whole. A
 	// small one is read after an excludeTurns fork in one page from both
-	// ends at once, which measured as fast or faster there.
+	// ends at once, which measured as fast or faster there; so is one of
+	// unknown size (paged reads suit any size).
 	var spool *turnSpool
 	var decode replyDecoder
-	if in.HistoryBytesHint <= 0 || in.HistoryBytesHint > r.forkStreamAbove {
+	if in.HistoryBytesHint > r.forkStreamAbove {
 		if sp, err := newTurnSpool(r.cfg.SpoolDir); err != nil {
 			r.log.Warn("codex: cannot spool a fork's history; reading it in pages", "thread", in.ParentThreadID, "err", err)
 		} else {

@@ -39,7 +39,7 @@ func TestForkStreamedHistoryEqualsPaged(t *testing.T) {
 	for _, path := range []struct {
 		name  string
 		above int64
-	}{{"paged", 1 << 62}, {"streamed", 0}} {
+	}{{"paged", 1 << 62}, {"streamed", 1}} {
 		g.rt.forkStreamAbove = path.above
 		res, err := g.forks.Fork(ctx, fork.Input{WorkspaceID: "w", ParentSessionID: parent.ID, RequestID: "eq-" + path.name})
 		if err != nil {
@@ -49,7 +49,7 @@ func TestForkStreamedHistoryEqualsPaged(t *testing.T) {
 			t.Fatalf("%s fork: history from %v", path.name, src)
 		}
 		children[path.name] = res.Session.ID
-		if streamed := g.rt.streamedForks.Load(); (streamed == 1) != (path.above == 0) {
+		if streamed := g.rt.streamedForks.Load(); (streamed == 1) != (path.above == 1) {
 			t.Fatalf("%s fork: %d forks streamed so far", path.name, streamed)
 		}
 	}

@@ -24,9 +24,9 @@ type Runtime struct {
 	approvals *approvals
 	pageSize  int // thread/turns/list page size; tests lower it
 	pageBytes int // the bytes a thread/turns/list page aims at; tests lower it
-	// forkStreamAbove: a fork whose HistoryBytesHint is over it (or
-	// unknown) asks thread/fork for the turns and decodes them as they
-	// arrive; one at most reads them with thread/turns/list (adapter.go).
+	// forkStreamAbove: a fork whose HistoryBytesHint is over it asks
+	// thread/fork for the turns and decodes them as they arrive; another
+	// reads them with thread/turns/list (adapter.go).
 	forkStreamAbove int64
 	streamedForks   atomic.Int64 // forks whose history came in the reply; tests read it
 	// modelPageLimit is model/list's page size; tests lower it.
