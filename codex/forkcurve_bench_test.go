@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"tuttid/codex/codextest"
+	"tuttid/ent"
 	"tuttid/fork"
 )
 
@@ -62,40 +63,64 @@ func forkCurveSelected(c forkCurveCase) bool {
 // journal, thread/fork, the child's history stored in one transaction)
 // against a raw thread/fork returning the turns (decoded as a client
 // would), on the same parent and app-server, alternating which goes first;
-// b.N rounds. It reports the medians and their ratio ("ratio",
+// b.N rounds (the parent is built once per case). It reports the medians and their ratio ("ratio",
 // tuttid/raw), the per-round ratios' range, and the process's peak RSS
 // (VmHWM, reset before each fork) during each. Each case starts its own
 // app-server.
 //
 //	TUTTID_BENCH_FORK_CURVE=all go test -run '^$' -bench ForkCurve -benchtime=3x -timeout 2h ./codex/
 func BenchmarkForkCurve(b *testing.B) {
+	outer := b
 	for _, c := range forkCurveCases {
+		// testing runs a benchmark once with b.N = 1 before b.N rounds:
+		// the parent is built once, for both.
+		var g *realRig
+		var parent *ent.AgentSession
+		var forks int // request ids, unique across both runs
 		b.Run(c.name, func(b *testing.B) {
 			if !forkCurveSelected(c) {
 				b.Skipf("set %s=all (or =%s) to run it", forkCurveEnv, c.name)
 			}
-			benchForkCurve(b, c)
+			if g == nil {
+				g, parent = buildCurveParent(outliveTB{b, outer}, c)
+			}
+			benchForkCurve(b, c, g, parent, &forks)
 		})
 	}
 }
 
-func benchForkCurve(b *testing.B, c forkCurveCase) {
+// outliveTB is a sub-benchmark's TB whose cleanups and temp dirs belong
+// to the outer benchmark, so that what it builds outlives the b.N = 1 run.
+type outliveTB struct {
+	testing.TB
+	outer testing.TB
+}
+
+func (o outliveTB) Cleanup(f func()) { o.outer.Cleanup(f) }
+func (o outliveTB) TempDir() string  { return o.outer.TempDir() }
+
+func buildCurveParent(tb testing.TB, c forkCurveCase) (*realRig, *ent.AgentSession) {
 	ctx := context.Background()
-	model := codextest.StartModelServer(b)
+	model := codextest.StartModelServer(tb)
 	model.SetLogf(nil)
 	if c.replyBytes > 0 {
 		model.SetReply(func(req codextest.Request) codextest.Reply {
 			return codextest.Reply{Text: curveReply(req.LastUserText(), c.replyBytes), ChunkBytes: 64 << 10}
 		})
 	}
-	g := startRealRig(b, model, 10*time.Minute)
+	g := startRealRig(tb, model, 10*time.Minute)
 	built := time.Now()
-	parent := benchParent(b, ctx, g.sessions, 0)
+	parent := benchParent(tb, ctx, g.sessions, 0)
 	for i := 0; i < c.turns; i++ {
-		sendTurns(b, ctx, g.sessions, parent.ID, i, i+1)
+		sendTurns(tb, ctx, g.sessions, parent.ID, i, i+1)
 		model.ForgetRequests() // each holds the whole conversation
 	}
-	b.Logf("%s: parent of %d turns built in %s", c.name, c.turns, time.Since(built).Round(time.Millisecond))
+	tb.Logf("%s: parent of %d turns built in %s", c.name, c.turns, time.Since(built).Round(time.Millisecond))
+	return g, parent
+}
+
+func benchForkCurve(b *testing.B, c forkCurveCase, g *realRig, parent *ent.AgentSession, forks *int) {
+	ctx := context.Background()
 
 	var tuttid, raw []time.Duration
 	var ratios []float64
@@ -104,7 +129,8 @@ func benchForkCurve(b *testing.B, c forkCurveCase) {
 		resetPeakRSS(b)
 		stop := startForkProfile(b, c.name, i)
 		t0 := time.Now()
-		res, err := g.forks.Fork(ctx, fork.Input{WorkspaceID: "w", ParentSessionID: parent.ID, RequestID: fmt.Sprintf("curve-%d", i)})
+		*forks++
+		res, err := g.forks.Fork(ctx, fork.Input{WorkspaceID: "w", ParentSessionID: parent.ID, RequestID: fmt.Sprintf("curve-%d", *forks)})
 		if err != nil {
 			b.Fatal(err)
 		}
