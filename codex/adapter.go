@@ -173,9 +173,11 @@ func (r *Runtime) history(ctx context.Context, p *process, threadID string) ([]a
 }
 
 // Fork implements agent.Runtime: thread/fork with the same settings-derived
-// params as thread/start and excludeTurns, then the child's history read in
-// pages with thread/turns/list (a Codex that ignores excludeTurns and sends
-// the turns anyway is taken at its word).
+// params as thread/start. A large history (HistoryBytesHint) comes in the
+// reply itself, decoded turn by turn into a spool as the line arrives
+// (forkreply.go, forkspool.go); a small or unknown one is read after an
+// excludeTurns fork in pages with thread/turns/list (a Codex that ignores
+// excludeTurns and sends the turns anyway is taken at its word).
 func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.RuntimeForkResult, error) {
 	if err := checkProvider(in.Provider); err != nil {
 		return agent.RuntimeForkResult{}, err
