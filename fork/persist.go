@@ -63,7 +63,6 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	if generated {
 		defer s.lockTitle(p.parent.WorkspaceID, p.parentTitle)()
 	}
-	release := s.holdCheckpoint(ctx)
 	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
 		// The id was free when the saga chose it; a concurrent fork with the
 		// same child id may have taken it since.
@@ -125,7 +124,6 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		child, err = tx.AgentSession.Get(ctx, child.ID)
 		return err
 	})
-	release()
 	if err != nil {
 		return nil, nil, err
 	}
