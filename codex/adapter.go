@@ -173,9 +173,11 @@ func (r *Runtime) history(ctx context.Context, p *process, threadID string) ([]a
 }
 
 // Fork implements agent.Runtime: thread/fork with the same settings-derived
-// params as thread/start and excludeTurns, then the child's history read in
-// pages with thread/turns/list (a Codex that ignores excludeTurns and sends
-// the turns anyway is taken at its word).
+// params as thread/start. A large history (HistoryBytesHint) comes in the
+// reply itself, decoded turn by turn into a spool as the line arrives
+// (forkreply.go, forkspool.go); a small or unknown one is read after an
+// excludeTurns fork in pages with thread/turns/list (a Codex that ignores
+// excludeTurns and sends the turns anyway is taken at its word).
 func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.RuntimeForkResult, error) {
 	if err := checkProvider(in.Provider); err != nil {
 		return agent.RuntimeForkResult{}, err
@@ -209,8 +211,33 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 			in.OnLateThread(resp.Thread.ID)
 		}
 	}
+	// A history known to be over forkStreamAboveBytes comes in
+	// the fork's own reply, decoded turn by turn into a spool as it
+	// arrives: one read of the rollout by Codex, and no line held whole. A
+	// small one is read after an excludeTurns fork in one page from both
+	// ends at once, which measured as fast or faster there; so is one of
+	// unknown size (paged reads suit any size).
+	var spool *turnSpool
+	var decode replyDecoder
+	if in.HistoryBytesHint > r.forkStreamAbove {
+		if sp, err := newTurnSpool(r.cfg.SpoolDir); err != nil {
+			r.log.Warn("codex: cannot spool a fork's history; reading it in pages", "thread", in.ParentThreadID, "err", err)
+		} else {
+			spool = sp
+			defer func() {
+				if spool != nil {
+					spool.Close()
+				}
+			}()
+			params.ExcludeTurns = false
+			decode = func(line io.Reader) (json.RawMessage, error) { return decodeForkReply(line, sp.add) }
+		}
+	}
 	var resp wireThreadResponse
-	if err := r.callOrLate(ctx, p, "thread/fork", params, &resp, late); err != nil {
+	if err := r.callStreamed(ctx, p, "thread/fork", params, &resp, late, decode); err != nil {
+		if errors.Is(err, errReplyUndecodable) {
+			err = fmt.Errorf("%w: %w", agent.ErrRequestLost, err)
+		}
 		// Codex may have made the thread before it died or timed out.
 		return agent.RuntimeForkResult{}, lostRequest(err)
 	}
@@ -230,6 +257,22 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 		res.History = agent.SliceHistory(projectTurns(resp.Thread.Turns), 0)
 		return res, nil
 	}
+	if spool != nil && spool.count() > 0 {
+		h, err := spool.stream(r.pageBytes)
+		if err != nil {
+			// The turns are lost to tuttid's disk: the service copies the
+			// parent's cache instead.
+			r.log.Warn("codex: the fork's history could not be spooled", "thread", in.ParentThreadID, "child_thread", child, "err", err)
+			res.History = failedHistory{fmt.Errorf("%w: %w", agent.ErrHistoryUnavailable, err)}
+			return res, nil
+		}
+		spool = nil // the stream owns it
+		r.streamedForks.Add(1)
+		res.History = h
+		return res, nil
+	}
+	// No turns in the reply (or none asked for): the child is read in
+	// pages, which also tells an empty history from a missing one.
 	// The child is read in pages as the caller stores them. Failure there
 	// is not a failed fork; the service falls back to the parent's cached
 	// messages.

@@ -48,6 +48,9 @@ type Config struct {
 	// turn Codex retries for minutes. A Codex that cannot report its
 	// account is not refused.
 	RequireSignIn bool
+	// SpoolDir is where a fork whose history comes in its reply spools
+	// the turns as they are decoded (forkspool.go); empty is os.TempDir.
+	SpoolDir string
 	// OnSent, when set, is called with a request's method once it is
 	// written to the app-server. tuttid's crash tests use it to stop the
 	// process while Codex handles a request.

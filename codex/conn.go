@@ -116,7 +116,8 @@ type conn struct {
 
 	mu       sync.Mutex
 	pending  map[int64]chan rpcResult
-	closeErr error // set once the stream ended; every call fails with it
+	streams  map[int64]replyDecoder // calls whose reply is decoded as it is read
+	closeErr error                  // set once the stream ended; every call fails with it
 	done     chan struct{}
 
 	// ctx ends with the stream; answers waiting for a person give up then.
@@ -136,6 +137,7 @@ func newConn(r io.Reader, w io.Writer, maxLine int, log *slog.Logger, h connHand
 		h:       h,
 		w:       w,
 		pending: make(map[int64]chan rpcResult),
+		streams: make(map[int64]replyDecoder),
 		done:    make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -167,6 +169,21 @@ const lateReplyWait = 10 * time.Minute
 // a successful one is handed to late on its own goroutine: the caller
 // learns what a request it gave up on did (a thread made after a timeout).
 func (c *conn) callOrLate(ctx context.Context, method string, params, out any, late func(result json.RawMessage)) error {
+	return c.callStreamed(ctx, method, params, out, late, nil)
+}
+
+// replyDecoder reads a whole reply line (the JSON-RPC envelope included)
+// as it arrives and returns the result to decode into the call's out.
+type replyDecoder func(line io.Reader) (json.RawMessage, error)
+
+// errReplyUndecodable: a streamed reply could not be decoded; the server
+// acted on the request.
+var errReplyUndecodable = errors.New("the reply could not be decoded")
+
+// callStreamed is callOrLate; when decode is set, a successful reply line
+// is given to it on the reader goroutine as it is read, instead of being
+// read whole (a reply of a whole history is tens of megabytes).
+func (c *conn) callStreamed(ctx context.Context, method string, params, out any, late func(result json.RawMessage), decode replyDecoder) error {
 	id := c.nextID.Add(1)
 	ch := make(chan rpcResult, 1)
 	c.mu.Lock()
@@ -176,6 +193,9 @@ func (c *conn) callOrLate(ctx context.Context, method string, params, out any, l
 		return fmt.Errorf("codex %s: %w", method, err)
 	}
 	c.pending[id] = ch
+	if decode != nil {
+		c.streams[id] = decode
+	}
 	c.mu.Unlock()
 
 	if err := c.write(outgoing{ID: id, Method: method, Params: params}); err != nil {
@@ -236,6 +256,7 @@ func (c *conn) notify(method string, params any) error {
 func (c *conn) forget(id int64) {
 	c.mu.Lock()
 	delete(c.pending, id)
+	delete(c.streams, id)
 	c.mu.Unlock()
 }
 
@@ -260,6 +281,12 @@ func (c *conn) readLoop(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var err error
 	for {
+		if id, ok := c.streamedReply(br); ok {
+			if err = c.readStreamed(br, id); err != nil {
+				break
+			}
+			continue
+		}
 		var line []byte
 		line, err = readLine(br, c.maxLine)
 		var long *lineTooLongError
@@ -292,7 +319,7 @@ func (c *conn) shutdown(err error) {
 	}
 	c.closeErr = err
 	pending := c.pending
-	c.pending = nil
+	c.pending, c.streams = nil, nil
 	c.mu.Unlock()
 	c.cancel()
 	for _, ch := range pending {

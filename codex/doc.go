@@ -11,8 +11,11 @@
 // Where things are: runtime.go is the Runtime and what it remembers of
 // threads; supervisor.go launches, watches and restarts the process and
 // calls it; process.go (and proc_*.go) is the child process; conn.go the
-// JSON-RPC connection over its stdio; adapter.go the agent.Runtime methods
-// (thread/start, turn/start, fork, history); params.go the requests and the
+// JSON-RPC connection over its stdio (streamreply.go: a reply decoded as it
+// is read); adapter.go the agent.Runtime methods (thread/start, turn/start,
+// fork, history); history.go reads a thread in thread/turns/list pages;
+// forkreply.go decodes a fork's reply turn by turn with jsonscan.go's
+// strict scanner, into forkspool.go's spool; params.go the requests and the
 // settings that build them, wire.go the replies and notifications as Codex
 // sends them; events.go and items.go turn notifications and items into
 // agent events and messages; approvals.go answers what Codex asks;

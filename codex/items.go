@@ -49,8 +49,7 @@ type itemFields map[string]lineRaw
 // projectItem maps one ThreadItem. started says the item came from
 // item/started (so it is still running unless it says otherwise).
 func projectItem(turnID string, raw json.RawMessage, started bool) agent.RuntimeMessage {
-	var fields itemFields
-	_ = json.Unmarshal(raw, &fields) // a non-object item still keeps its raw Content
+	fields := itemFieldsOf(raw) // a non-object item still keeps its raw Content
 	kind := str(fields["type"])
 	msg := agent.RuntimeMessage{
 		ID:      str(fields["id"]),
@@ -110,12 +109,37 @@ func turnStatus(s string) agent.TurnStatus {
 	}
 }
 
+// str is a JSON string's value, "" for anything else.
 func str(raw []byte) string {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
+	s, _ := unquote(raw)
 	return s
+}
+
+// itemFieldsOf splits an item into its fields as json.Unmarshal into
+// itemFields would (nil for anything but an object), through the fast
+// scanner (jsonscan.go) when the item is plain.
+func itemFieldsOf(raw []byte) itemFields {
+	if wholeValue(raw) {
+		b := raw[skipSpace(raw, 0):]
+		if len(b) > 0 && b[0] == 'n' {
+			return nil // null
+		}
+		fields := itemFields{}
+		err := objectMembers(b, func(key, value []byte) error {
+			k, ok := unquote(key)
+			if !ok {
+				return errSyntax
+			}
+			fields[k] = value
+			return nil
+		})
+		if err == nil {
+			return fields
+		}
+	}
+	var fields itemFields
+	_ = json.Unmarshal(raw, &fields)
+	return fields
 }
 
 func field(name string) func(itemFields) string {

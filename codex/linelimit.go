@@ -6,8 +6,9 @@ import (
 )
 
 // defaultMaxLineBytes bounds one JSON-RPC line when Config.MaxLineBytes is
-// unset. tuttid never asks Codex for a whole history in one line (histories
-// are read in pages), so a line is one page or one event; the bound only
+// unset. A line read whole is one page of history or one event (a fork's
+// reply with its history is decoded as it streams in, never read whole,
+// and is not bounded by it); the bound only
 // keeps a line too big for memory from taking the process down: a quarter
 // of the Go memory limit (GOMEMLIMIT) when one is set, since reading and
 // decoding a line holds a few copies of it, else 1 GiB.

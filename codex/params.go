@@ -151,9 +151,9 @@ type threadForkParams struct {
 	LastTurnID string `json:"lastTurnId,omitempty"`
 	threadParams
 	threadOrigin
-	// ExcludeTurns keeps the child's whole history out of the reply line;
-	// Fork reads it in pages with thread/turns/list instead (faster, and
-	// no line holds a whole history).
+	// ExcludeTurns keeps the child's history out of the reply line, for a
+	// small history Fork reads in thread/turns/list pages instead; a large
+	// one comes in the reply, decoded as it streams in.
 	ExcludeTurns bool `json:"excludeTurns,omitempty"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"tuttid/agent"
 )
@@ -23,6 +24,11 @@ type Runtime struct {
 	approvals *approvals
 	pageSize  int // thread/turns/list page size; tests lower it
 	pageBytes int // the bytes a thread/turns/list page aims at; tests lower it
+	// forkStreamAbove: a fork whose HistoryBytesHint is over it asks
+	// thread/fork for the turns and decodes them as they arrive; another
+	// reads them with thread/turns/list (adapter.go).
+	forkStreamAbove int64
+	streamedForks   atomic.Int64 // forks whose history came in the reply; tests read it
 	// modelPageLimit is model/list's page size; tests lower it.
 	modelPageLimit int
 	acct           *accountState // account.go
@@ -61,16 +67,17 @@ func New(cfg Config) *Runtime {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Runtime{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		events:    newEventQueue(),
-		pageSize:  100,
-		pageBytes: historyPageBytes,
-		acct:      &accountState{},
-		ctx:       ctx,
-		cancel:    cancel,
-		downErr:   fmt.Errorf("%w: codex runtime not launched", agent.ErrRuntimeUnavailable),
-		threads:   make(map[string]*threadState),
+		cfg:             cfg,
+		log:             cfg.Logger,
+		events:          newEventQueue(),
+		pageSize:        100,
+		pageBytes:       historyPageBytes,
+		forkStreamAbove: forkStreamAboveBytes,
+		acct:            &accountState{},
+		ctx:             ctx,
+		cancel:          cancel,
+		downErr:         fmt.Errorf("%w: codex runtime not launched", agent.ErrRuntimeUnavailable),
+		threads:         make(map[string]*threadState),
 	}
 	r.modelPageLimit = modelPageLimit
 	r.events.observe = r.observe

@@ -221,9 +221,15 @@ func (r *Runtime) call(ctx context.Context, p *process, method string, params, o
 // callOrLate is call; when late is set, a reply that comes after the call
 // gave up is handed to it (conn.callOrLate).
 func (r *Runtime) callOrLate(ctx context.Context, p *process, method string, params, out any, late func(json.RawMessage)) error {
+	return r.callStreamed(ctx, p, method, params, out, late, nil)
+}
+
+// callStreamed is callOrLate with the reply line read by decode as it
+// arrives (conn.callStreamed), when decode is set.
+func (r *Runtime) callStreamed(ctx context.Context, p *process, method string, params, out any, late func(json.RawMessage), decode replyDecoder) error {
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
 	defer cancel()
-	err := p.conn.callOrLate(cctx, method, params, out, late)
+	err := p.conn.callStreamed(cctx, method, params, out, late, decode)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("codex app-server did not answer within %s: %w", r.cfg.RequestTimeout, err)
 	}

@@ -27,6 +27,12 @@ import (
 // transaction) is a spoolError: tuttid's own disk failed, and the fork
 // fails with storage_unavailable.
 func spoolHistory(ctx context.Context, dir string, h agent.HistoryStream) (agent.HistoryStream, error) {
+	if l, ok := h.(localHistory); ok && l.OnLocalDisk() {
+		// Already spooled by the runtime (the codex runtime decodes a fork
+		// reply's turns into its own spool as they arrive): copying it
+		// again would only cost time.
+		return local{l}, nil
+	}
 	defer h.Close()
 	f, err := os.CreateTemp(dir, "tuttid-fork-history-*")
 	if err != nil {
@@ -103,3 +109,22 @@ func (s *spooled) Next(context.Context) ([]agent.RuntimeTurn, error) {
 }
 
 func (s *spooled) Close() { s.f.Close() }
+
+// localHistory is a history stream that reads a spool on local disk: it
+// never waits on the provider, so it may be read inside the transaction.
+type localHistory interface {
+	agent.HistoryStream
+	OnLocalDisk() bool
+}
+
+// local reads a runtime's spool; failing to read it back is a failure of
+// tuttid's own storage, as for the service's spool.
+type local struct{ localHistory }
+
+func (l local) Next(ctx context.Context) ([]agent.RuntimeTurn, error) {
+	page, err := l.localHistory.Next(ctx)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, spoolError{err}
+	}
+	return page, err
+}
