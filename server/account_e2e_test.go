@@ -2,12 +2,15 @@ package server_test
 
 import (
 	"bytes"
+	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"tuttid/store"
 
 	"tuttid/codex/codextest"
 )
@@ -299,16 +302,11 @@ func TestCodexSignInE2E(t *testing.T) {
 	}
 
 	// Neither key anywhere tuttid writes or answers.
-	var db []byte
-	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-		b, err := os.ReadFile(h.dbPath + suffix)
-		if err == nil {
-			db = append(db, b...)
-		} else if suffix == "" {
-			t.Fatal(err)
-		}
-	}
+	db := h.databaseBytes()
 	for _, key := range []string{goodKey, badKey} {
+		if bytes.Contains(db, []byte(hex.EncodeToString([]byte(key)))) {
+			t.Errorf("the API key %q is in the database (hex, as PostgreSQL prints bytea)", key)
+		}
 		for what, text := range map[string][]byte{
 			"server log": []byte(logs.String()), "errors": []byte(strings.Join(errTexts, "\n")),
 			"activity events": acts.bytes(), "database file": db,
@@ -321,4 +319,49 @@ func TestCodexSignInE2E(t *testing.T) {
 	if len(acts.bytes()) == 0 || !strings.Contains(logs.String(), "login started") {
 		t.Error("nothing collected to grep")
 	}
+}
+
+// databaseBytes is everything the server's database holds: the SQLite
+// files' bytes, or every PostgreSQL table's rows as text (bytea columns
+// print as hex).
+func (h *harness) databaseBytes() []byte {
+	h.t.Helper()
+	if h.srv.Store.Dialect() != store.Postgres {
+		var db []byte
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			b, err := os.ReadFile(h.dbPath + suffix)
+			if err == nil {
+				db = append(db, b...)
+			} else if suffix == "" {
+				h.t.Fatal(err)
+			}
+		}
+		return db
+	}
+	ctx := h.t.Context()
+	rows, err := h.srv.Store.DB.QueryContext(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			h.t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	rows.Close()
+	var db []byte
+	for _, table := range tables {
+		var text sql.NullString
+		if err := h.srv.Store.DB.QueryRowContext(ctx, `SELECT string_agg(t::text, E'\n') FROM "`+table+`" t`).Scan(&text); err != nil {
+			h.t.Fatal(err)
+		}
+		db = append(db, text.String...)
+	}
+	if len(tables) == 0 || len(db) == 0 {
+		h.t.Fatal("the database holds nothing to search")
+	}
+	return db
 }

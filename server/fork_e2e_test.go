@@ -318,7 +318,7 @@ func (h *harness) dumpRows(sessionID string) string {
 		`SELECT * FROM workspace_agent_turns WHERE agent_session_id = ? ORDER BY id`,
 		`SELECT * FROM workspace_agent_messages WHERE agent_session_id = ? ORDER BY id`,
 	} {
-		rows, err := h.srv.Store.DB.QueryContext(h.t.Context(), q, sessionID)
+		rows, err := h.srv.Store.DB.QueryContext(h.t.Context(), h.srv.Store.Dialect().Rebind(q), sessionID)
 		if err != nil {
 			h.t.Fatal(err)
 		}
