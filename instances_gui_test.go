@@ -19,7 +19,7 @@ import (
 // the GUI open on b. A session started on a through a's GraphQL streams
 // its turn on b's page; a fork from b's page is carried out on a (the
 // child's owner is a) and the child is seen on both; a stopped, b's page
-// says which sessions are unavailable and why, with Send and Fork
+// says which sessions are unavailable and why, with Send, Fork and Fork from here
 // disabled; a started again, the page clears and a message sent from b's
 // page is carried out by a.
 func TestInstancesGUIWalkthrough(t *testing.T) {
@@ -92,11 +92,13 @@ func TestInstancesGUIWalkthrough(t *testing.T) {
 			  return !!u && i.dataset.unavailable === "true" && u.dataset.reason.startsWith("instance a is down: last heartbeat"); })()`,
 			itemSel(id)), down)
 	}
-	pg.wait("the header says why, Send and Fork disabled with the reason", `(() => {
+	pg.wait("the header says why, Send, Fork and each Fork from here disabled with the reason", `(() => {
 		const h = document.querySelector('.session-head [data-testid="unavailable"]');
 		const send = document.querySelector('[data-testid="send"]'), fork = document.querySelector('[data-testid="fork-conversation"]');
+		const here = [...document.querySelectorAll('[data-testid="fork-from-here"]')];
 		return !!h && h.innerText.includes("instance a is down") && send.disabled && fork.disabled &&
-		  send.title.includes("instance a is down") && fork.title.includes("instance a is down"); })()`, 10*time.Second)
+		  send.title.includes("instance a is down") && fork.title.includes("instance a is down") &&
+		  here.length > 0 && here.every((b) => b.disabled && b.title.includes("instance a is down")); })()`, 10*time.Second)
 	var reason string
 	pg.eval(`document.querySelector('.session-head [data-testid="unavailable"]').dataset.reason`, &reason)
 	t.Logf("b's page while a is down: %q", reason)

@@ -237,6 +237,7 @@ export function App() {
                     inherited={shown.inherited}
                     marks={shown.marks}
                     busy={ops.busy}
+                    unavailable={shownUnavailable}
                     onForkFrom={onForkFrom}
                     onOpen={onOpen}
                     approvals={shown.approvals}

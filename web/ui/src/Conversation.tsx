@@ -26,6 +26,9 @@ interface Props {
   inherited: Set<string>;
   marks: Map<string, ForkChildFragment[]>;
   busy: boolean;
+  // Why the session's commands cannot run now (its owner instance is
+  // down), or null.
+  unavailable?: string | null;
   onForkFrom: (turnId: string) => void;
   onOpen: (id: string) => void;
   approvals: ApprovalFieldsFragment[];
@@ -131,8 +134,14 @@ export const Conversation = memo(function Conversation(p: Props) {
                   variant="soft"
                   data-testid="fork-from-here"
                   data-turn-id={t.id}
-                  disabled={t.status !== "COMPLETED" || p.busy}
-                  title={t.status === "COMPLETED" ? "Fork a new session with the conversation up to this turn" : "Only a completed turn can be forked from"}
+                  disabled={t.status !== "COMPLETED" || p.busy || !!p.unavailable}
+                  title={
+                    p.unavailable
+                      ? `Unavailable: ${p.unavailable}`
+                      : t.status === "COMPLETED"
+                        ? "Fork a new session with the conversation up to this turn"
+                        : "Only a completed turn can be forked from"
+                  }
                   onClick={() => p.onForkFrom(t.id)}
                 >
                   Fork from here
