@@ -54,12 +54,19 @@ func (s *Service) onAccountUpdated(ctx context.Context, e agent.Event) error {
 	acct := *e.Account
 	s.log.InfoContext(ctx, "codex account updated", "signed_in", acct.SignedIn, "auth_mode", acct.AuthMode,
 		"login", e.LoginID, "error", e.Error, "credentials_refused", acct.CredentialsRefused)
+	return s.publishToEveryWorkspace(ctx, activity.Event{Kind: activity.AccountUpdated, Account: &acct, Error: e.Error})
+}
+
+// publishToEveryWorkspace publishes ev, which belongs to no session, once
+// per workspace: it reaches every subscription.
+func (s *Service) publishToEveryWorkspace(ctx context.Context, ev activity.Event) error {
 	ids, err := s.store.Client.Workspace.Query().IDs(ctx)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		s.publish(ctx, activity.Event{Kind: activity.AccountUpdated, WorkspaceID: id, Account: &acct, Error: e.Error})
+		ev.WorkspaceID = id
+		s.publish(ctx, ev)
 	}
 	return nil
 }
@@ -85,13 +92,5 @@ func (s *Service) onWarning(ctx context.Context, e agent.Event) error {
 			return err
 		}
 	}
-	ids, err := s.store.Client.Workspace.Query().IDs(ctx)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		ev.WorkspaceID = id
-		s.publish(ctx, ev)
-	}
-	return nil
+	return s.publishToEveryWorkspace(ctx, ev)
 }
