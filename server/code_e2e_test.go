@@ -101,14 +101,6 @@ func personRepoState(t *testing.T, dir string) string {
 		gitE2E(t, dir, "symbolic-ref", "HEAD"), gitE2E(t, dir, "rev-parse", "HEAD"), string(index)}, "\n--\n")
 }
 
-func (h *harness) workspaceAt(name, root string) string {
-	h.t.Helper()
-	var out struct{ CreateWorkspace struct{ ID string } }
-	h.must(`mutation($in: CreateWorkspaceInput!) { createWorkspace(input: $in) { id } }`,
-		map[string]any{"in": map[string]any{"name": name, "rootPath": root}}, &out)
-	return out.CreateWorkspace.ID
-}
-
 func (h *harness) codeTurns(ws, id string) []codeTurnView {
 	h.t.Helper()
 	var out struct {
@@ -139,7 +131,7 @@ func TestTurnCheckpointsE2E(t *testing.T) {
 	before := personRepoState(t, repo)
 	statusBefore := gitE2E(t, repo, "status", "--porcelain=v1", "--untracked-files=all")
 	h.model.SetReply(editOnce("printf 'agent\\n' > agent.txt && printf 'a3\\n' >> a.txt"))
-	ws := h.workspaceAt("code", repo)
+	ws := h.createWorkspaceAt("code", repo, "")
 	sub := h.ws(protoTransportWS).subscribe(`subscription($ws: ID!, $s: ID, $after: Int64) {
   activity(workspaceId: $ws, agentSessionId: $s, afterSeq: $after) { kind agentSessionId turn { id status checkpoint { commit } } }
 }`, activityVars(ws, "", h.publishMarker(ws)))
@@ -307,7 +299,7 @@ func TestCompareAndApplyE2E(t *testing.T) {
 	h := startServer(t, harnessOpts{})
 	repo := codeRepo(t)
 	h.model.SetReply(editOnce("printf 'agent\\n' > agent.txt"))
-	ws := h.workspaceAt("code", repo)
+	ws := h.createWorkspaceAt("code", repo, "")
 	var started struct{ StartSession struct{ ID string } }
 	h.must(`mutation($in: StartSessionInput!) { startSession(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"workspaceId": ws, "settings": map[string]any{"permissionModeId": "full-access"}}}, &started)
@@ -423,7 +415,7 @@ func TestInterruptedTurnCheckpointE2E(t *testing.T) {
 		}
 		return codextest.Reply{FunctionCall: &codextest.FunctionCall{Cmd: "printf 'half done\\n' > interrupted.txt"}}
 	})
-	ws := h.workspaceAt("code", repo)
+	ws := h.createWorkspaceAt("code", repo, "")
 	var started struct{ StartSession struct{ ID string } }
 	h.must(`mutation($in: StartSessionInput!) { startSession(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"workspaceId": ws, "settings": map[string]any{"permissionModeId": "full-access"}}}, &started)

@@ -16,7 +16,7 @@ import (
 func TestWorktreeArchiveRestoreDelete(t *testing.T) {
 	h := startServer(t, harnessOpts{})
 	repo := gitRepo(t)
-	ws := h.createRepoWorkspace(repo, "")
+	ws := h.createWorkspaceAt("code", repo, "")
 	parent := h.startSession(ws, "parent")
 	h.send(ws, parent.ID, "hello")
 	child, _, errs := h.fork(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "arch-1",

@@ -64,17 +64,6 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-func (h *harness) createRepoWorkspace(root, setup string) string {
-	h.t.Helper()
-	var out struct{ CreateWorkspace struct{ ID string } }
-	in := map[string]any{"name": "code", "rootPath": root}
-	if setup != "" {
-		in["worktreeSetup"] = setup
-	}
-	h.must(`mutation($in: CreateWorkspaceInput!) { createWorkspace(input: $in) { id } }`, map[string]any{"in": in}, &out)
-	return out.CreateWorkspace.ID
-}
-
 // repoState is what a fork must not change in the parent's repository:
 // status, HEAD, branches, stash, and every ref outside refs/tuttid/.
 func repoState(t *testing.T, dir string) string {
@@ -129,7 +118,7 @@ func TestWorktreeForkGivesTheChildItsOwnCode(t *testing.T) {
 	h := startServer(t, harnessOpts{})
 	repo := gitRepo(t)
 	setup := `echo "port=$TUTTID_PORT_BASE parent=$TUTTID_PARENT_DIR wt=$TUTTID_WORKTREE"; env | grep '^TUTTID_' | cut -d= -f1 | sort > setup-env.txt`
-	ws := h.createRepoWorkspace(repo, setup)
+	ws := h.createWorkspaceAt("code", repo, setup)
 	parent := h.startSession(ws, "parent")
 	h.send(ws, parent.ID, "hello")
 	before := repoState(t, repo)
@@ -220,7 +209,7 @@ func TestWorktreeForkGivesTheChildItsOwnCode(t *testing.T) {
 func TestWorktreeForkFromTurnUsesItsCheckpoint(t *testing.T) {
 	h := startServer(t, harnessOpts{})
 	repo := gitRepo(t)
-	ws := h.createRepoWorkspace(repo, "")
+	ws := h.createWorkspaceAt("code", repo, "")
 	parent := h.startSession(ws, "parent")
 	turnID := h.send(ws, parent.ID, "hello")
 	setTurnCheckpoint(t, h, parent.ID, turnID, repo)
@@ -317,7 +306,7 @@ func setTurnCheckpoint(t *testing.T, h *harness, sessionID, turnID, repo string)
 func TestWorktreeForkBadInput(t *testing.T) {
 	h := startServer(t, harnessOpts{})
 	repo := gitRepo(t)
-	ws := h.createRepoWorkspace(repo, "")
+	ws := h.createWorkspaceAt("code", repo, "")
 	parent := h.startSession(ws, "parent")
 	turnID := h.send(ws, parent.ID, "hello")
 	plain := h.createWorkspace("plain")

@@ -27,7 +27,7 @@ func TestAgentGitInWorktreeChild(t *testing.T) {
 	codextest.AppendConfig(t, home, codextest.StrictWorkspaceWrite)
 	h := startServer(t, harnessOpts{model: model, home: home})
 	repo := gitRepo(t)
-	ws := h.createRepoWorkspace(repo, "")
+	ws := h.createWorkspaceAt("code", repo, "")
 	parent := h.startSession(ws, "parent")
 	h.send(ws, parent.ID, "hello")
 	model.SetReply(func(r codextest.Request) codextest.Reply { return replyWithCommand(r, agentGit) })

@@ -57,14 +57,6 @@ func plainRepo(t *testing.T) string {
 	return dir
 }
 
-func (h *harness) createWorkspaceAt(name, root string) string {
-	h.t.Helper()
-	var out struct{ CreateWorkspace struct{ ID string } }
-	h.must(`mutation($in: CreateWorkspaceInput!) { createWorkspace(input: $in) { id } }`,
-		map[string]any{"in": map[string]any{"name": name, "rootPath": root}}, &out)
-	return out.CreateWorkspace.ID
-}
-
 type sessionCodeView struct {
 	Mode            string
 	Branch          *string
@@ -170,7 +162,7 @@ func TestGUICodeBranches(t *testing.T) {
 	t.Run("WorktreeForkChangesCompareApply", func(t *testing.T) {
 		h := shared.forGUI(t)
 		repo := plainRepo(t)
-		ws := h.createWorkspaceAt(t.Name(), repo)
+		ws := h.createWorkspaceAt(t.Name(), repo, "")
 		s := h.startSession(ws, "Build login")
 		if h.codeOf(ws, s.ID) == nil {
 			t.Skip("the server's code side (issue 24) is not built: AgentSession.code is null in a repository")

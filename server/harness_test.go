@@ -253,9 +253,19 @@ func (h *harness) eventually(what string, timeout time.Duration, cond func() boo
 
 func (h *harness) createWorkspace(name string) string {
 	h.t.Helper()
+	return h.createWorkspaceAt(name, h.t.TempDir(), "")
+}
+
+// createWorkspaceAt makes a workspace on root (a repository for the code
+// tests) with a worktreeSetup command ("" for none).
+func (h *harness) createWorkspaceAt(name, root, setup string) string {
+	h.t.Helper()
+	in := map[string]any{"name": name, "rootPath": root}
+	if setup != "" {
+		in["worktreeSetup"] = setup
+	}
 	var out struct{ CreateWorkspace struct{ ID string } }
-	h.must(`mutation($in: CreateWorkspaceInput!) { createWorkspace(input: $in) { id } }`,
-		map[string]any{"in": map[string]any{"name": name, "rootPath": h.t.TempDir()}}, &out)
+	h.must(`mutation($in: CreateWorkspaceInput!) { createWorkspace(input: $in) { id } }`, map[string]any{"in": in}, &out)
 	return out.CreateWorkspace.ID
 }
 
