@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"tuttid/agent"
 )
@@ -90,6 +91,14 @@ func TestConnStreamedReply(t *testing.T) {
 	var turns []agent.RuntimeTurn
 	done := make(chan error, 1)
 	var resp wireThreadResponse
+	// The reader idles between lines when the call is made (the case CI
+	// once caught: a reader that looked for streamed calls before the
+	// line came read the reply whole).
+	p.send(t, `{"method":"before","params":{}}`)
+	if n := <-p.note; n != "before" {
+		t.Fatalf("notification: %q", n)
+	}
+	time.Sleep(20 * time.Millisecond)
 	go func() {
 		done <- p.c.callStreamed(ctx, "thread/fork", nil, &resp, nil, func(line io.Reader) (json.RawMessage, error) {
 			return decodeForkReply(line, func(t agent.RuntimeTurn) { turns = append(turns, t) })

@@ -12,13 +12,18 @@ import (
 // call made with a replyDecoder (callStreamed), reading no further than
 // its first bytes.
 func (c *conn) streamedReply(br *bufio.Reader) (int64, bool) {
+	// The line's head is waited for before the streamed calls are looked
+	// at: a call registers before its request is written, so a reply can
+	// never arrive ahead of its registration, but a check made while the
+	// reader idles between lines could.
+	head := peekHead(br)
 	c.mu.Lock()
 	n := len(c.streams)
 	c.mu.Unlock()
 	if n == 0 {
 		return 0, false
 	}
-	id, ok := resultReplyID(peekHead(br))
+	id, ok := resultReplyID(head)
 	if !ok {
 		return 0, false
 	}
