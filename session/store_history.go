@@ -32,6 +32,9 @@ func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []
 	if err != nil {
 		return 0, err
 	}
+	if d == store.Postgres {
+		return len(msgs), insertHistoryPostgres(ctx, tx, a, msgs, first, now)
+	}
 	args := make([]any, 0, min(len(msgs), sqlbatch.MaxRows)*len(messageColumns))
 	for start := 0; start < len(msgs); start += sqlbatch.MaxRows {
 		end := min(start+sqlbatch.MaxRows, len(msgs))
@@ -44,6 +47,30 @@ func InsertHistory(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []
 		}
 	}
 	return len(msgs), nil
+}
+
+// insertMessagesUnnestSQL inserts any number of rows in one statement of
+// fixed text: a column per array. On PostgreSQL a multi-row VALUES of n
+// rows is a new statement for each n, parsed and planned again, with 12
+// parameters a row (2.4 ms for 200 rows, more than the rest of a fork).
+var insertMessagesUnnestSQL = fmt.Sprintf(`INSERT INTO %[1]s (%[2]s)
+SELECT u.m, $1, $2, u.t, u.r, u.k, u.x, u.c, u.s, u.v, $3, $3
+FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bytea[], $10::text[], $11::bigint[]) AS u(m, t, r, k, x, c, s, v)`,
+	message.Table, strings.Join(messageColumns, ", "))
+
+// insertHistoryPostgres is InsertHistory's rows on PostgreSQL, as
+// arrays.
+func insertHistoryPostgres(ctx context.Context, tx *ent.Tx, a *ent.AgentSession, msgs []agent.RuntimeMessage, first int64, now time.Time) error {
+	n := len(msgs)
+	ids, turns, roles, kinds, texts, statuses := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	contents, versions := make([][]byte, n), make([]int64, n)
+	for i, m := range msgs {
+		m = withDefaults(m)
+		ids[i], turns[i], roles[i], kinds[i], texts[i], statuses[i] = m.ID, m.TurnID, m.Role, m.Kind, m.Text, m.Status
+		contents[i], versions[i] = m.Content, first+int64(i)
+	}
+	_, err := tx.ExecContext(ctx, insertMessagesUnnestSQL, a.ID, a.WorkspaceID, now, ids, turns, roles, kinds, texts, contents, statuses, versions)
+	return err
 }
 
 // reserveVersionsSQL moves a session's version counter (and updated_at, as
