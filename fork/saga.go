@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"tuttid/agent"
 	"tuttid/apperr"
@@ -116,6 +117,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 			s.crashPoint(CrashWorktreeMade)
 		}
 	}
+	asked := time.Now()
 	rf, err := s.providerFork(ctx, parent, agent.RuntimeForkInput{
 		WorkspaceID: in.WorkspaceID, ParentSessionID: parent.ID, ChildSessionID: childID,
 		Provider: parent.Provider, ParentThreadID: parent.ProviderSessionID, Cwd: cwd,
@@ -149,6 +151,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	}
 	s.crashPoint(CrashProviderAnswered)
 
+	answered := time.Now()
 	child, row, err := s.persist(ctx, persistInput{
 		in: in, fingerprint: fingerprint, parent: parent, parentTitle: parentTitle, childID: childID, title: title,
 		settings: settings, visible: visible, rf: rf, journalID: entry.ID, code: code,
@@ -166,7 +169,9 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	s.sessions.Forked(ctx, child, row)
 	s.log.InfoContext(ctx, "session forked", "workspace", in.WorkspaceID, "session", parent.ID, "request", in.RequestID,
 		"turn", in.LastTurnID, "child_session", child.ID, "child_thread", child.ProviderSessionID,
-		"message_source", child.RuntimeContext[session.CtxForkMessageSource])
+		"message_source", child.RuntimeContext[session.CtxForkMessageSource],
+		// Where a slow fork spent its time: waiting on the provider, or storing.
+		"provider_ms", answered.Sub(asked).Milliseconds(), "store_ms", time.Since(answered).Milliseconds())
 	return &Result{Session: child, Fork: row}, nil
 }
 

@@ -313,4 +313,14 @@ func TestPostgresStoresAnyText(t *testing.T) {
 			t.Errorf("stored %q as %q, want %q", c.in, got, c.want)
 		}
 	}
+	// A text[] argument (a fork's history goes in as arrays) is made safe
+	// string by string, and the caller's slice is left as it was.
+	in := []string{"plain é ✓", "out\x00put", "bad \xff\xfe bytes"}
+	var got string
+	if err := st.DB.QueryRowContext(ctx, `SELECT string_agg(x, '|') FROM unnest($1::text[]) AS x`, in).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "plain é ✓|out\uFFFDput|bad \uFFFD bytes"; got != want || in[1] != "out\x00put" {
+		t.Errorf("text[] stored as %q, want %q (argument now %q)", got, want, in)
+	}
 }

@@ -44,8 +44,26 @@ type textSafeConn struct{ *stdlib.Conn }
 // CheckNamedValue is asked by database/sql for every argument of every
 // statement of the connection.
 func (c textSafeConn) CheckNamedValue(nv *driver.NamedValue) error {
-	if s, ok := nv.Value.(string); ok {
-		nv.Value = textSafe(s)
+	switch v := nv.Value.(type) {
+	case string:
+		nv.Value = textSafe(v)
+	case []string: // a text[] argument (the unnest inserts of a fork's history)
+		nv.Value = textSafeAll(v)
 	}
 	return c.Conn.CheckNamedValue(nv)
+}
+
+// textSafeAll is textSafe of each string, copying the slice only when one
+// changes.
+func textSafeAll(ss []string) []string {
+	out := ss
+	for i, s := range ss {
+		if safe := textSafe(s); safe != s {
+			if &out[0] == &ss[0] {
+				out = append([]string(nil), ss...)
+			}
+			out[i] = safe
+		}
+	}
+	return out
 }
