@@ -22,14 +22,18 @@ import (
 // edge: the same GraphQL operation, or the same REST request, re-sent to
 // the owner, whose answer is this one's. The services stay unaware of
 // instances, and the answer is the owner's by construction (errors
-// included).
+// included). The GraphQL side is an operation interceptor of the executor,
+// not an HTTP middleware, so a mutation sent over a WebSocket (subscribe
+// or start) is forwarded as one sent by POST is; the owner is always
+// asked by POST.
 
 // forwardedByKey holds the forward.Header of the request in its context.
 type forwardedByKey struct{}
 
 // markForwarded notes in the context whether the request was forwarded by
-// another instance (after the token check: only an instance with the
-// token can mark a request).
+// another instance (after the token check: only a holder of the token can
+// mark a request; a WebSocket's upgrade is marked by its own header, and
+// no operation runs on it before connection_init has shown the token).
 func markForwarded(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if by := r.Header.Get(forward.Header); by != "" {

@@ -19,7 +19,8 @@ func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
 		WebSocketInit:   a.wsInit,
 		MaxMessageBytes: maxBody,
 	})
-	// Commands of another instance's sessions go to it (forward.go).
+	// Commands of another instance's sessions go to it (forward.go),
+	// whichever transport brought them: POST or a WebSocket.
 	h.AroundOperations(s.forwardOperations)
 	return graphQLOverHTTP(markForwarded(h))
 }
