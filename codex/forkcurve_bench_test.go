@@ -65,7 +65,8 @@ func forkCurveSelected(c forkCurveCase) bool {
 // would), on the same parent and app-server, alternating which goes first;
 // b.N rounds (the parent is built once per case). It reports the medians and their ratio ("ratio",
 // tuttid/raw), the per-round ratios' range, and the process's peak RSS
-// (VmHWM, reset before each fork) during each. Each case starts its own
+// (VmHWM, reset before each fork) during each, and store-ms, the median
+// of tuttid's time from Codex's answer to the child's commit. Each case starts its own
 // app-server.
 //
 //	TUTTID_BENCH_FORK_CURVE=all go test -run '^$' -bench ForkCurve -benchtime=3x -timeout 2h ./codex/
@@ -122,7 +123,7 @@ func buildCurveParent(tb testing.TB, c forkCurveCase) (*realRig, *ent.AgentSessi
 func benchForkCurve(b *testing.B, c forkCurveCase, g *realRig, parent *ent.AgentSession, forks *int) {
 	ctx := context.Background()
 
-	var tuttid, raw []time.Duration
+	var tuttid, raw, stored []time.Duration
 	var ratios []float64
 	var tuttidPeak, rawPeak int64
 	forkTuttid := func(i int) {
@@ -135,6 +136,7 @@ func benchForkCurve(b *testing.B, c forkCurveCase, g *realRig, parent *ent.Agent
 			b.Fatal(err)
 		}
 		tuttid = append(tuttid, time.Since(t0))
+		stored = append(stored, g.forkLog.lastStore())
 		stop()
 		tuttidPeak = max(tuttidPeak, peakRSS(b))
 		if src := res.Session.RuntimeContext["forkMessageSource"]; src != fork.SourceProviderTurns {
@@ -176,6 +178,8 @@ func benchForkCurve(b *testing.B, c forkCurveCase, g *realRig, parent *ent.Agent
 	mt, mr := median(tuttid), median(raw)
 	b.ReportMetric(float64(mt.Microseconds())/1000, "tuttid-ms")
 	b.ReportMetric(float64(mr.Microseconds())/1000, "raw-ms")
+	// tuttid's time after Codex's answer: storing the child.
+	b.ReportMetric(float64(median(stored).Microseconds())/1000, "store-ms")
 	b.ReportMetric(float64(mt)/float64(mr), "ratio")
 	b.ReportMetric(slices.Min(ratios), "ratio-min")
 	b.ReportMetric(slices.Max(ratios), "ratio-max")

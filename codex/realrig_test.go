@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,41 @@ type realRig struct {
 	dbPath   string
 	sessions *session.Service
 	forks    *fork.Service
+	// forkLog keeps what the fork service logs of each fork's phases.
+	forkLog *forkPhases
+}
+
+// forkPhases is a slog handler that keeps the store_ms of the last
+// "session forked" record (the time from the provider's answer to the
+// child's commit) and drops every record.
+type forkPhases struct {
+	mu      sync.Mutex
+	storeMS int64
+}
+
+func (h *forkPhases) Enabled(context.Context, slog.Level) bool { return true }
+func (h *forkPhases) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *forkPhases) WithGroup(string) slog.Handler            { return h }
+func (h *forkPhases) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "session forked" {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "store_ms" {
+			h.mu.Lock()
+			h.storeMS = a.Value.Int64()
+			h.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+// lastStore is the store phase of the last fork.
+func (h *forkPhases) lastStore() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return time.Duration(h.storeMS) * time.Millisecond
 }
 
 // startRealRig starts the rig; requestTimeout, when not zero, bounds each
@@ -51,7 +87,8 @@ func startRealRig(tb testing.TB, model *codextest.ModelServer, requestTimeout ti
 	tb.Cleanup(stop)
 	g.sessions = session.New(session.Config{Store: st, Runtime: g.rt, Logger: quiet})
 	go g.sessions.Ingest(ictx)
-	g.forks = fork.New(fork.Config{Store: st, Sessions: g.sessions, Runtime: g.rt, Logger: quiet})
+	g.forkLog = &forkPhases{}
+	g.forks = fork.New(fork.Config{Store: st, Sessions: g.sessions, Runtime: g.rt, Logger: slog.New(g.forkLog)})
 	if err := st.Client.Workspace.Create().SetID("w").SetName("w").SetRootPath(tb.TempDir()).Exec(ctx); err != nil {
 		tb.Fatal(err)
 	}
