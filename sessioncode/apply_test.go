@@ -1,6 +1,7 @@
 package sessioncode_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -209,5 +210,42 @@ func TestCompare(t *testing.T) {
 	k.svc.SessionStarted(k.ctx, o)
 	if cmp, err := k.svc.Compare(k.ctx, c1, o, nil, ""); err != nil || cmp != nil {
 		t.Fatalf("cross-repository comparison = %+v, %v", cmp, err)
+	}
+}
+
+// TestChangesOfAWorktreeArchivedWhileRead: a read that took the session's
+// code row before archiving removed the worktree answers with the files
+// archiving kept, not a failure of git in a directory that is gone (the
+// GUI read a child's changes as it was archived, and got "internal").
+func TestChangesOfAWorktreeArchivedWhileRead(t *testing.T) {
+	k := newKit(t)
+	repo := newRepo(t)
+	parent := k.session("p", repo)
+	k.svc.SessionStarted(k.ctx, parent)
+	t1 := k.endTurn(parent, "turn-1")
+	c := k.worktreeChild(parent, "c", t1.CheckpointCommit)
+	stale, _ := k.svc.Row(k.ctx, c.ID)
+	writeFile(t, filepath.Join(stale.RepositoryRoot, "new.txt"), "new\n")
+	k.svc.ArchiveWorktrees(k.ctx, []string{c.ID})
+	if _, err := os.Stat(stale.RepositoryRoot); !os.IsNotExist(err) {
+		t.Fatalf("the worktree is still there: %v", err)
+	}
+	for name, read := range map[string]func(context.Context, *ent.SessionCode) (codebranch.Diff, error){
+		"Changes": k.svc.Changes, "ChangedFiles": k.svc.ChangedFiles,
+	} {
+		d, err := read(k.ctx, stale)
+		if err != nil {
+			t.Fatalf("%s with the row read before archiving: %v", name, err)
+		}
+		if got := paths(&d); !slices.Equal(got, []string{"ADDED new.txt"}) {
+			t.Errorf("%s = %v, want new.txt added", name, got)
+		}
+	}
+	if b, err := k.svc.Branch(k.ctx, stale); err != nil {
+		t.Errorf("Branch with the row read before archiving = %q, %v", b, err)
+	}
+	other := k.worktreeChild(parent, "o", t1.CheckpointCommit)
+	if cmp, err := k.svc.Compare(k.ctx, c, other, parent, "turn-1"); err != nil || cmp == nil {
+		t.Errorf("Compare with the archived side = %+v, %v", cmp, err)
 	}
 }

@@ -65,9 +65,26 @@ func (s *Service) Branch(ctx context.Context, row *ent.SessionCode) (string, err
 	r, err := s.open(ctx, row.RepositoryRoot)
 	if err != nil {
 		s.forgetRepo(row.RepositoryRoot)
+		if again := s.archivedSince(ctx, row); again != nil {
+			return again.Branch, nil
+		}
 		return "", err
 	}
 	return r.Branch(ctx)
+}
+
+// archivedSince is row read again when its worktree was archived since it
+// was read (a read that then failed in the removed directory), else nil.
+// Archiving records its checkpoint before it removes the worktree.
+func (s *Service) archivedSince(ctx context.Context, row *ent.SessionCode) *ent.SessionCode {
+	if row.Mode != sessioncode.ModeWORKTREE || !row.WorktreePresent {
+		return nil
+	}
+	again, err := s.Row(ctx, row.AgentSessionID)
+	if err != nil || again == nil || again.WorktreePresent {
+		return nil
+	}
+	return again
 }
 
 // Changes is the session's files now against its base (WORKTREE) or its
@@ -103,6 +120,16 @@ func (s *Service) changes(ctx context.Context, row *ent.SessionCode, withPatch b
 // checkout, or its archive checkpoint while archived) and a repository to
 // read it in.
 func (s *Service) filesNow(ctx context.Context, row *ent.SessionCode) (string, *codebranch.Repo, error) {
+	tree, r, err := s.filesNowOf(ctx, row)
+	if err != nil {
+		if again := s.archivedSince(ctx, row); again != nil {
+			return s.filesNowOf(ctx, again)
+		}
+	}
+	return tree, r, err
+}
+
+func (s *Service) filesNowOf(ctx context.Context, row *ent.SessionCode) (string, *codebranch.Repo, error) {
 	if row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
 		r, err := s.refsRepo(ctx, row.RepositoryRoot, row.CommonDir)
 		if err != nil {
@@ -190,6 +217,9 @@ func (s *Service) headOf(ctx context.Context, row *ent.SessionCode) (string, err
 	}
 	r, err := s.open(ctx, row.RepositoryRoot)
 	if err != nil {
+		if again := s.archivedSince(ctx, row); again != nil {
+			return again.BaseHead, nil
+		}
 		return "", err
 	}
 	return r.Head(ctx)
