@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"time"
 
 	"tuttid/activity"
 	"tuttid/agent"
@@ -155,25 +156,58 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 }
 
 // releaseClaim gives a session whose turn did not start back the status it
-// had, unless a turn did start after all (ingestion stored it).
+// had, unless a turn did start after all (ingestion stored it). The write
+// that fails it (a full disk) is what failed the send: it is tried again
+// in the background until the store is back, or the session would stay
+// WORKING, refusing every send, until tuttid restarts.
 func (s *Service) releaseClaim(ctx context.Context, a *ent.AgentSession) {
-	started, err := s.HasRunningTurn(ctx, a.ID)
-	if err == nil && started {
+	err := s.tryReleaseClaim(ctx, a)
+	if err == nil {
 		return
+	}
+	s.log.ErrorContext(ctx, "send: could not restore the session's status; trying again until the store is back", "session", a.ID, "err", err)
+	go func() {
+		ctx := context.WithoutCancel(ctx)
+		wait := releaseRetryFirst
+		for deadline := time.Now().Add(releaseRetryFor); time.Now().Before(deadline); wait = min(2*wait, releaseRetryMax) {
+			time.Sleep(wait)
+			if err = s.tryReleaseClaim(ctx, a); err == nil {
+				s.log.InfoContext(ctx, "send: the session's status restored", "session", a.ID)
+				return
+			}
+		}
+		s.log.ErrorContext(ctx, "send: gave up restoring the session's status; the next start settles it", "session", a.ID, "err", err)
+	}()
+}
+
+// How releaseClaim tries again.
+const (
+	releaseRetryFirst = 100 * time.Millisecond
+	releaseRetryMax   = 2 * time.Second
+	releaseRetryFor   = 30 * time.Minute
+)
+
+func (s *Service) tryReleaseClaim(ctx context.Context, a *ent.AgentSession) error {
+	started, err := s.HasRunningTurn(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	if started {
+		return nil
 	}
 	defer s.lockState(a.ID)()
 	n, err := s.store.Client.AgentSession.Update().
 		Where(agentsession.ID(a.ID), agentsession.StatusEQ(agentsession.StatusWORKING)).
 		SetStatus(a.Status).SetUpdatedAt(s.now()).Save(ctx)
 	if err != nil {
-		s.log.ErrorContext(ctx, "send: could not restore the session's status", "session", a.ID, "err", err)
-		return
+		return err
 	}
 	if n == 1 {
 		if restored, err := s.store.Client.AgentSession.Get(ctx, a.ID); err == nil {
 			s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: restored})
 		}
 	}
+	return nil
 }
 
 // ensureTurn stores a turn the provider started, unless ingestion already

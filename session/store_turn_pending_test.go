@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"testing"
+	"time"
 
 	"tuttid/agent"
 	"tuttid/ent/agentsession"
@@ -116,5 +117,51 @@ func TestReconcileSettlesPendingTurnFromCodex(t *testing.T) {
 				t.Errorf("the user's text: %q", got)
 			}
 		})
+	}
+}
+
+// A send refused because the disk is full (its turn could not be stored)
+// gives the session back its status once the store takes writes again,
+// though the write that would restore it failed too: before, the session
+// stayed WORKING, refusing every send, until tuttid restarted (the soak's
+// disk-full window found it once SQLite's checkpoints left the commits).
+func TestRefusedSendReleasesTheSessionWhenTheDiskIsBack(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	ctx := context.Background()
+	root := t.TempDir()
+	e.st.Workspace(storetest.Workspace{ID: "w", RootPath: root})
+	e.st.Session(storetest.Session{ID: "s1", Workspace: "w", Thread: "thread-1", Cwd: root})
+	e.withRuntime(newRecordRuntime())
+	for _, full := range []string{
+		`CREATE TRIGGER full_turns BEFORE INSERT ON workspace_agent_turns BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`,
+		`CREATE TRIGGER full_release BEFORE UPDATE OF status ON workspace_agent_sessions WHEN NEW.status <> 'WORKING' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`,
+	} {
+		if _, err := e.st.DB.Exec(full); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.svc.Send(ctx, "w", "s1", "hello"); err == nil {
+		t.Fatal("send succeeded with a full disk")
+	}
+	status := func() agentsession.Status { return e.st.Client.AgentSession.GetX(ctx, "s1").Status }
+	time.Sleep(300 * time.Millisecond)
+	if st := status(); st != agentsession.StatusWORKING {
+		t.Fatalf("status while the disk is full = %s, want WORKING (the release cannot be written)", st)
+	}
+	for _, tr := range []string{"full_turns", "full_release"} {
+		if _, err := e.st.DB.Exec(`DROP TRIGGER ` + tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for status() != agentsession.StatusREADY {
+		if time.Now().After(deadline) {
+			t.Fatalf("status 10 s after the disk is back = %s, want READY", status())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := e.svc.Send(ctx, "w", "s1", "again"); err != nil {
+		t.Fatalf("send after the disk is back: %v", err)
 	}
 }

@@ -37,6 +37,7 @@ func dsn(path string) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "busy_timeout(30000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "wal_autocheckpoint(0)") // the store checkpoints (checkpoint.go)
 	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit))
 	q.Set("_txlock", "immediate")
 	// Times are written in one zone and one format so that SQL compares
@@ -68,6 +69,9 @@ type Store struct {
 	lock   *serverLock // Exclusive only
 	path   string
 	gate   *walGate // paused by BoundWAL's checkpoints
+	// stopCheckpoints ends the store's checkpoints (checkpoint.go) and
+	// waits for them; nil when it runs none.
+	stopCheckpoints func()
 }
 
 // Option changes what Open may do to the database file.
@@ -150,7 +154,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("%w: migrate: %w", ErrUnavailable, err)
 		}
 	}
-	return &Store{Client: client, DB: db, lock: lock, path: path, gate: gate}, nil
+	st := &Store{Client: client, DB: db, lock: lock, path: path, gate: gate}
+	if o&ReadOnly == 0 {
+		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go st.checkpoints(cctx, done)
+		st.stopCheckpoints = func() { cancel(); <-done }
+	}
+	return st, nil
 }
 
 // createPrivate creates the database file readable by its owner only,
@@ -178,6 +189,9 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close closes the database, then releases the server lock.
 func (s *Store) Close() error {
+	if s.stopCheckpoints != nil {
+		s.stopCheckpoints()
+	}
 	err := s.Client.Close()
 	return errors.Join(err, s.lock.Close())
 }

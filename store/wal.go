@@ -82,8 +82,8 @@ func (s *Store) truncateWAL(ctx context.Context) error {
 	}
 	// Back to the DSN's timeout before the connection returns to the pool.
 	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA busy_timeout = 30000") }()
-	// A checkpoint another connection runs (SQLite's automatic one after a
-	// commit) makes this one answer busy at once, without the busy
+	// A checkpoint another connection runs (the store's PASSIVE one,
+	// checkpoint.go) makes this one answer busy at once, without the busy
 	// handler: try again until the bound.
 	deadline := time.Now().Add(walCheckpointBusy)
 	for {
