@@ -11,9 +11,11 @@ import (
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"tuttid/ent"
+	"tuttid/ent/message"
 )
 
 // IsPostgresURL reports whether a --db value names a PostgreSQL database
@@ -61,8 +63,50 @@ func openPostgres(ctx context.Context, url string, o Option) (*Store, error) {
 			client.Close()
 			return nil, fmt.Errorf("%w: migrate: %w", ErrUnavailable, err)
 		}
+		if err := compressLZ4(ctx, db); err != nil {
+			client.Close()
+			return nil, fmt.Errorf("%w: migrate: %w", ErrUnavailable, err)
+		}
 	}
 	return &Store{Client: client, DB: db}, nil
+}
+
+// lz4Columns are the columns whose values PostgreSQL compresses with lz4
+// rather than its default pglz: a message's text and item JSON, the bulk
+// of a history. pglz made a 16 MB fork 2.3x its time on SQLite; lz4
+// (PostgreSQL 14 and later) 1.3-1.4x.
+var lz4Columns = [][2]string{{message.Table, message.FieldText}, {message.Table, message.FieldContent}}
+
+// compressLZ4 sets lz4Columns' compression where it is not lz4 yet (so
+// that a start takes no table lock when nothing changes). A server that
+// cannot (before 14, or built without lz4) keeps pglz.
+func compressLZ4(ctx context.Context, db *sql.DB) error {
+	var version int
+	if err := db.QueryRowContext(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&version); err != nil {
+		return fmt.Errorf("read the server's version: %w", err)
+	}
+	if version < 140000 {
+		return nil
+	}
+	for _, c := range lz4Columns {
+		var method string
+		err := db.QueryRowContext(ctx, `SELECT attcompression::text FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2`, c[0], c[1]).Scan(&method)
+		if err != nil {
+			return fmt.Errorf("read %s.%s's compression: %w", c[0], c[1], err)
+		}
+		if method == "l" {
+			continue
+		}
+		_, err = db.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %s ALTER COLUMN %s SET COMPRESSION lz4`, c[0], c[1]))
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "0A000" { // feature_not_supported
+			return nil // built without lz4
+		}
+		if err != nil {
+			return fmt.Errorf("compress %s.%s with lz4: %w", c[0], c[1], err)
+		}
+	}
+	return nil
 }
 
 // hasSchema fails unless the database holds tuttid's tables.
