@@ -68,9 +68,16 @@ func (h *forkPhases) lastStore() time.Duration {
 // call to Codex (the default otherwise).
 func startRealRig(tb testing.TB, model *codextest.ModelServer, requestTimeout time.Duration) *realRig {
 	tb.Helper()
+	return startRealRigOn(tb, model, requestTimeout, filepath.Join(tb.TempDir(), "tuttid.db"))
+}
+
+// startRealRigOn is startRealRig on the database at db (a SQLite file or a
+// PostgreSQL URL).
+func startRealRigOn(tb testing.TB, model *codextest.ModelServer, requestTimeout time.Duration, db string) *realRig {
+	tb.Helper()
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	g := &realRig{home: codextest.NewCodexHome(tb, model.URL()), dbPath: filepath.Join(tb.TempDir(), "tuttid.db")}
+	g := &realRig{home: codextest.NewCodexHome(tb, model.URL()), dbPath: db}
 	g.rt = New(Config{Bin: codextest.Binary(tb), Env: append(os.Environ(), "CODEX_HOME="+g.home), Logger: quiet,
 		RequestTimeout: requestTimeout})
 	tb.Cleanup(func() { g.rt.Close() })

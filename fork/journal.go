@@ -43,12 +43,18 @@ func (s *Service) journalStart(ctx context.Context, in Input, fingerprint string
 // (Reconcile settles a pending or forked one at the next start; an
 // orphaned one is listed by tuttid orphans and settled by its clean).
 func (s *Service) journalSet(ctx context.Context, e *ent.ForkJournal, state forkjournal.State, thread, reason string) {
-	u := s.store.Client.ForkJournal.UpdateOneID(e.ID).SetState(state).SetError(reason).SetUpdatedAt(s.now())
+	// One UPDATE, not ent's UpdateOne (which updates and reads the row back
+	// in a transaction of its own: five round trips on PostgreSQL).
+	u := s.store.Client.ForkJournal.Update().Where(forkjournal.ID(e.ID)).SetState(state).SetError(reason).SetUpdatedAt(s.now())
 	if thread != "" {
 		u.SetChildProviderSessionID(thread)
 	}
 	// Recorded even when the caller's deadline passed (a bounded settle).
-	if err := u.Exec(context.WithoutCancel(ctx)); err != nil {
+	n, err := u.Save(context.WithoutCancel(ctx))
+	if err == nil && n == 0 {
+		err = &ent.NotFoundError{}
+	}
+	if err != nil {
 		s.log.ErrorContext(ctx, "fork journal: entry not updated; it keeps its earlier state (pending or forked: settled at the next start; orphaned: listed by tuttid orphans, settled by tuttid orphans clean)",
 			"journal", e.ID, "request", e.RequestID, "state", state, "earlier_state", e.State,
 			"child_thread", thread, "err", err)

@@ -3,6 +3,7 @@ package fork
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"tuttid/agent"
 	"tuttid/ent"
@@ -117,8 +118,12 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		if err != nil {
 			return err
 		}
-		if err := tx.ForkJournal.UpdateOneID(p.journalID).SetState(forkjournal.StateDone).
-			SetChildProviderSessionID(child.ProviderSessionID).SetUpdatedAt(now).Exec(ctx); err != nil {
+		n, err := tx.ForkJournal.Update().Where(forkjournal.ID(p.journalID)).SetState(forkjournal.StateDone).
+			SetChildProviderSessionID(child.ProviderSessionID).SetUpdatedAt(now).Save(ctx)
+		if err == nil && n == 0 {
+			err = fmt.Errorf("fork journal entry %d: %w", p.journalID, &ent.NotFoundError{})
+		}
+		if err != nil {
 			return err
 		}
 		if err := p.code.Create(ctx, tx.Client(), now); err != nil {
