@@ -32,6 +32,12 @@ import (
 // events (a delta of the same message, say), and moving them first would
 // number them out of that order.
 
+// sweepLockKey makes the sweeps of all instances take turns (a
+// transaction-level advisory lock): each takes the oldest rows left, so
+// the rows are numbered in the order they were staged even when two
+// instances sweep at once.
+const sweepLockKey int64 = 0x7475_7474_6f62 // "ttob"
+
 // stageRows bounds the rows of one INSERT (4 parameters each).
 const stageRows = 500
 
@@ -179,10 +185,23 @@ func (f *Feed) sweepPage(ctx context.Context, own bool) (_ []activity.Event, err
 		return nil, fmt.Errorf("activity: sweep the outbox: %w", err)
 	}
 	defer func() {
-		if err != nil {
-			err = errors.Join(err, tx.Rollback())
+		// After the commit, or with nothing to sweep: no error to report.
+		if rerr := tx.Rollback(); err != nil && !errors.Is(rerr, sql.ErrTxDone) {
+			err = errors.Join(err, rerr)
 		}
 	}()
+	// At start, wait for the turn; later, another sweeping is enough.
+	lock := `SELECT pg_try_advisory_xact_lock($1)`
+	if own {
+		lock = `SELECT true FROM pg_advisory_xact_lock($1)`
+	}
+	var locked bool
+	if err := tx.QueryRowContext(ctx, lock, sweepLockKey).Scan(&locked); err != nil {
+		return nil, fmt.Errorf("activity: sweep the outbox: lock: %w", err)
+	}
+	if !locked {
+		return nil, nil
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM activity_outbox WHERE `+where+` ORDER BY n LIMIT `+strconv.Itoa(writeBatch)+` FOR UPDATE SKIP LOCKED`, arg)
 	if err != nil {
 		return nil, fmt.Errorf("activity: sweep the outbox: %w", err)

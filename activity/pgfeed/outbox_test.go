@@ -179,7 +179,8 @@ func TestOutboxInPublishOrder(t *testing.T) {
 
 // An instance's start moves only its own rows; the rows of an instance
 // that does not come back are moved by the others once older than
-// SweepAfter, each once, though two instances sweep at once.
+// SweepAfter, each once and in the order staged, though two instances
+// sweep at once.
 func TestOutboxOfAnInstanceThatDoesNotReturn(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
