@@ -40,10 +40,13 @@ type Service struct {
 	store *store.Store
 	rt    agent.Runtime
 	pub   Publisher
-	sub   Subscriber
-	log   *slog.Logger
-	now   func() time.Time
-	newID func() string
+	// outbox, when set, keeps a stored change's events with its
+	// transaction (store_outbox.go).
+	outbox activity.Outbox
+	sub    Subscriber
+	log    *slog.Logger
+	now    func() time.Time
+	newID  func() string
 	// instanceID owns the sessions this service starts; Reconcile settles
 	// only those (several instances may share the database).
 	instanceID string
@@ -62,6 +65,11 @@ type Config struct {
 	Store     *store.Store
 	Runtime   agent.Runtime
 	Publisher Publisher
+	// Outbox, when set (PostgreSQL: the feed shared by the instances),
+	// stages the events of a stored change in its transaction, so that a
+	// process killed after the commit does not lose them; nil: they are
+	// published after the commit (store_outbox.go).
+	Outbox activity.Outbox
 	// Subscriber serves subscriptions to the activity (nil: none).
 	Subscriber Subscriber
 	Logger     *slog.Logger
@@ -81,7 +89,7 @@ type Config struct {
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
+	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, outbox: cfg.Outbox, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
 		instanceID: cfg.InstanceID, worktrees: cfg.Worktrees, code: cfg.Code}
 	if s.log == nil {
 		s.log = slog.Default()
