@@ -58,6 +58,8 @@ type Service struct {
 	// code records the session's files at its start and turn ends
 	// (code.go); nil: none.
 	code Code
+	// crash is the crash tests' hook (crash.go); nil: none.
+	crash func(point string)
 }
 
 // Config wires a Service.
@@ -85,12 +87,15 @@ type Config struct {
 	// Worktrees is the code side of archive, restore and delete
 	// (*sessioncode.Service); nil when sessions have no code side.
 	Worktrees Worktrees
+	// Crash, for the crash tests only, is called at each crash point
+	// (crash.go) and may kill the process there.
+	Crash func(point string)
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, outbox: cfg.Outbox, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
-		instanceID: cfg.InstanceID, worktrees: cfg.Worktrees, code: cfg.Code}
+		instanceID: cfg.InstanceID, worktrees: cfg.Worktrees, code: cfg.Code, crash: cfg.Crash}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
