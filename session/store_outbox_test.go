@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -29,37 +30,10 @@ func (killedAfterCommit) Committed(context.Context, []string) {}
 // says: the outbox exists only there.)
 func TestCommittedChangeOutlivesAKill(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.URL(t)
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	seed := storetest.Wrap(t, st)
-	seed.Workspace(storetest.Workspace{ID: "w"})
+	st, seed, feed, outbox, onB, first := outboxWorld(t)
 	running := []storetest.Turn{{ID: "t1", Status: turn.StatusIN_PROGRESS}}
 	killed := seed.Session(storetest.Session{ID: "killed", Workspace: "w", Status: agentsession.StatusWORKING, Turns: running})
 	live := seed.Session(storetest.Session{ID: "live", Workspace: "w", Status: agentsession.StatusWORKING, Turns: running})
-
-	feed := func(instance string) *pgfeed.Feed {
-		f, err := pgfeed.New(ctx, pgfeed.Config{DB: st.DB, URL: url, Instance: instance})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(f.Close)
-		return f
-	}
-	outbox := func() (n int) {
-		if err := st.DB.QueryRowContext(ctx, `SELECT count(*) FROM activity_outbox`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	onB, err := feed("B").Subscribe(ctx, activity.Filter{WorkspaceID: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := nextOf(t, onB, activity.Subscribed, "").Seq
 
 	a := feed("A")
 	svc := New(Config{Store: st, Publisher: a, Outbox: killedAfterCommit{a}})
@@ -93,6 +67,97 @@ func TestCommittedChangeOutlivesAKill(t *testing.T) {
 	if n := outbox(); n != 0 {
 		t.Errorf("%d events left in the outbox", n)
 	}
+}
+
+// A fork committed with its events staged (StageForked, in the fork's
+// transaction) whose process died before Announce: B gets SESSION_CREATED
+// of the child and SESSION_FORKED of the parent after A's restart; a fork
+// whose transaction rolled back stages nothing.
+func TestStagedForkOutlivesAKill(t *testing.T) {
+	ctx := t.Context()
+	st, seed, feed, outbox, onB, first := outboxWorld(t)
+	parent := seed.Session(storetest.Session{ID: "parent", Workspace: "w"})
+	a := feed("A")
+	svc := New(Config{Store: st, Publisher: a, Outbox: killedAfterCommit{a}})
+	fork := func(childID string, commit bool) Staged {
+		var staged Staged
+		err := st.WithTx(ctx, func(tx *ent.Tx) error {
+			child, err := CreateRecord(ctx, tx.Client(), NewSession{ID: childID, WorkspaceID: "w", Provider: parent.Provider,
+				ThreadID: "thread-" + childID, Status: agentsession.StatusREADY, Visible: true, At: time.Now()})
+			if err != nil {
+				return err
+			}
+			row, err := tx.SessionFork.Create().SetWorkspaceID("w").SetParentAgentSessionID(parent.ID).
+				SetChildAgentSessionID(childID).SetParentProviderSessionID(parent.ProviderSessionID).
+				SetChildProviderSessionID(child.ProviderSessionID).SetProvider(parent.Provider).
+				SetForkRequestID("req-" + childID).SetForkedAtUnixMs(1).Save(ctx)
+			if err != nil {
+				return err
+			}
+			if staged, err = svc.StageForked(ctx, tx, child, row); err != nil {
+				return err
+			}
+			if !commit {
+				return errRolledBack
+			}
+			return nil
+		})
+		if commit && err != nil {
+			t.Fatal(err)
+		}
+		return staged
+	}
+	svc.Announce(ctx, fork("child", true))
+	fork("rolled-back", false)
+	a.Close()
+	if n := outbox(); n != 2 {
+		t.Fatalf("%d events in the outbox after the kill, want the fork's 2", n)
+	}
+	feed("A")
+	if e := nextOf(t, onB, activity.SessionCreated, "child"); e.Seq != first+1 {
+		t.Errorf("SESSION_CREATED numbered %d, want %d", e.Seq, first+1)
+	}
+	if e := nextOf(t, onB, activity.SessionForked, "parent"); e.Session.ID != "child" || e.Fork.ChildAgentSessionID != "child" {
+		t.Errorf("SESSION_FORKED of %+v %+v, want the child", e.Session, e.Fork)
+	}
+}
+
+var errRolledBack = errors.New("rolled back")
+
+// outboxWorld is a PostgreSQL store whatever TUTTID_TEST_DB says (the
+// outbox exists only there) with workspace w, feeds of named instances on
+// it (feed), the outbox's row count, and a subscription to w on instance
+// B past its SUBSCRIBED (first).
+func outboxWorld(t *testing.T) (st *store.Store, seed *storetest.Store, feed func(string) *pgfeed.Feed, outbox func() int,
+	onB <-chan activity.Event, first int64) {
+	ctx := t.Context()
+	url := pgtest.URL(t)
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	seed = storetest.Wrap(t, st)
+	seed.Workspace(storetest.Workspace{ID: "w"})
+	feed = func(instance string) *pgfeed.Feed {
+		f, err := pgfeed.New(ctx, pgfeed.Config{DB: st.DB, URL: url, Instance: instance})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(f.Close)
+		return f
+	}
+	outbox = func() (n int) {
+		if err := st.DB.QueryRowContext(ctx, `SELECT count(*) FROM activity_outbox`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	onB, err = feed("B").Subscribe(ctx, activity.Filter{WorkspaceID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, seed, feed, outbox, onB, nextOf(t, onB, activity.Subscribed, "").Seq
 }
 
 // nextOf is ch's next event, which must be of kind for session.
