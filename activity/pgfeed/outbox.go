@@ -17,8 +17,9 @@ import (
 // The outbox (activity.Outbox) keeps the events of a state change in the
 // transaction that makes it: Stage inserts them into activity_outbox, a
 // plain insert that locks no row another transaction waits for (the
-// workspace's seq is not taken there, so a session's transaction never
-// queues behind another workspace's counter). Committed queues a marker
+// workspace's seq is not taken there: a session's transaction never holds
+// the counter row that every event of its workspace waits for). The keys
+// are the events' ids in activity_events. Committed queues a marker
 // for each, in the order of this instance's Publish calls; the writer
 // moves a marked row into activity_events (delete, number, insert,
 // NOTIFY in one statement), so a row is moved once whoever moves it.
