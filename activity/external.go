@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"database/sql"
 	"time"
 )
 
@@ -17,6 +18,30 @@ type Feed interface {
 	Publish(ctx context.Context, e Event) Event
 	Subscribe(ctx context.Context, f Filter) (<-chan Event, error)
 	Close()
+}
+
+// Execer runs a statement: a database transaction (*ent.Tx, *sql.Tx) or a
+// client bound to one.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Outbox is a feed that keeps an event with the state change it announces
+// (activity/pgfeed, several instances on PostgreSQL): Stage writes the
+// events through the transaction that makes the change, so they commit or
+// roll back with it, and a process killed after the commit leaves them for
+// the next one to publish; Committed, called once the transaction
+// committed, publishes them now (in the order of the calls, among this
+// instance's Publish calls). Without an outbox (the in-process Broker)
+// events are published after the commit and die with the process, as the
+// process's subscribers do.
+type Outbox interface {
+	// Stage stores events through tx and returns their keys, for
+	// Committed. It takes no lock but the rows it inserts.
+	Stage(ctx context.Context, tx Execer, events ...Event) ([]string, error)
+	// Committed publishes the staged events of a committed transaction;
+	// like Publish it never waits for the database.
+	Committed(ctx context.Context, keys []string)
 }
 
 // Latest returns the seq of the latest event of workspace ws this broker

@@ -152,7 +152,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		s.Runtime, s.closeRT = rt, rt.Close
 	}
-	if s.Broker, err = newFeed(ctx, cfg.DBPath, st, log); err != nil {
+	if s.Broker, err = newFeed(ctx, cfg.DBPath, st, id, log); err != nil {
 		s.closeRT()
 		st.Close()
 		return nil, err
@@ -165,8 +165,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
-	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Subscriber: s.Broker, Logger: log,
-		InstanceID: id, Worktrees: s.Code, Code: s.Code})
+	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Outbox: outboxOf(s.Broker), Subscriber: s.Broker, Logger: log,
+		InstanceID: id, Worktrees: s.Code, Code: s.Code, Crash: crashAt(cfg.CrashAt)})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt), InstanceID: id, Code: s.Code})
 

@@ -127,39 +127,51 @@ func (s *Service) onApprovalRequested(ctx context.Context, a *ent.AgentSession, 
 	if created.IsZero() {
 		created = s.now()
 	}
-	row, err := s.store.Client.ApprovalRequest.Create().
-		SetID(r.ID).SetAgentSessionID(a.ID).SetWorkspaceID(a.WorkspaceID).
-		SetTurnID(r.TurnID).SetItemID(r.ItemID).SetKind(approvalrequest.Kind(r.Kind)).
-		SetMethod(r.Method).SetCommand(r.Command).SetCwd(r.Cwd).SetReason(r.Reason).
-		SetDetails(r.Details).SetAvailableDecisions(decisions).SetCreatedAt(created).
-		Save(ctx)
-	if err != nil {
-		return err
-	}
-	s.publish(ctx, activity.Event{Kind: activity.ApprovalRequested, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Approval: row})
-	return nil
+	return s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+		row, err := c.ApprovalRequest.Create().
+			SetID(r.ID).SetAgentSessionID(a.ID).SetWorkspaceID(a.WorkspaceID).
+			SetTurnID(r.TurnID).SetItemID(r.ItemID).SetKind(approvalrequest.Kind(r.Kind)).
+			SetMethod(r.Method).SetCommand(r.Command).SetCwd(r.Cwd).SetReason(r.Reason).
+			SetDetails(r.Details).SetAvailableDecisions(decisions).SetCreatedAt(created).
+			Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return []activity.Event{{Kind: activity.ApprovalRequested, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Approval: row}}, nil
+	})
 }
 
 // resolveApproval records a resolution once: the first writer wins (the
 // person's answer, or the provider's settling it), and only it publishes.
 // It returns the row as stored.
 func (s *Service) resolveApproval(ctx context.Context, a *ent.AgentSession, id string, d agent.ApprovalDecision, by string) (*ent.ApprovalRequest, error) {
-	n, err := s.store.Client.ApprovalRequest.Update().
-		Where(approvalrequest.ID(id), approvalrequest.AgentSessionID(a.ID), approvalrequest.ResolvedAtIsNil()).
-		SetDecision(approvalrequest.Decision(d)).SetResolvedAt(s.now()).SetResolvedBy(by).
-		Save(ctx)
+	var row *ent.ApprovalRequest
+	err := s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+		n, err := c.ApprovalRequest.Update().
+			Where(approvalrequest.ID(id), approvalrequest.AgentSessionID(a.ID), approvalrequest.ResolvedAtIsNil()).
+			SetDecision(approvalrequest.Decision(d)).SetResolvedAt(s.now()).SetResolvedBy(by).
+			Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		row, err = c.ApprovalRequest.Get(ctx, id)
+		if ent.IsNotFound(err) {
+			row = nil
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, nil
+		}
+		return []activity.Event{{Kind: activity.ApprovalResolved, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Approval: row}}, nil
+	})
 	if err != nil {
 		return nil, apperr.Storage(err, "record the approval decision")
 	}
-	row, err := s.store.Client.ApprovalRequest.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, apperr.Storage(err, "read the approval request")
-	}
-	if n > 0 {
-		s.publish(ctx, activity.Event{Kind: activity.ApprovalResolved, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Approval: row})
+	if row != nil && s.outbox != nil {
+		row = row.Unwrap() // the transaction's: the caller may query through it
 	}
 	return row, nil
 }

@@ -62,20 +62,31 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 	if err != nil {
 		return nil, RuntimeError(err, "start the session")
 	}
-	a, err := CreateRecord(ctx, s.store.Client, NewSession{
-		ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ThreadID: rs.ThreadID, InstanceID: s.instanceID,
-		Title: title, Cwd: cwd, Status: agentsession.StatusREADY, Visible: visible, Settings: settings,
-		RuntimeContext: WithThreadMetadata(nil, rs), At: s.now(),
+	var a *ent.AgentSession
+	created, err := s.change(ctx, func(c *ent.Client) ([]activity.Event, error) {
+		var err error
+		a, err = CreateRecord(ctx, c, NewSession{
+			ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ThreadID: rs.ThreadID, InstanceID: s.instanceID,
+			Title: title, Cwd: cwd, Status: agentsession.StatusREADY, Visible: visible, Settings: settings,
+			RuntimeContext: WithThreadMetadata(nil, rs), At: s.now(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return []activity.Event{createdEvent(a)}, nil
 	})
 	if err != nil {
 		s.log.ErrorContext(ctx, "session start: provider thread created but not stored",
 			"orphan_thread", rs.ThreadID, "workspace", w.ID, "err", err)
 		return nil, apperr.Storage(err, "store the new session")
 	}
+	if s.outbox != nil {
+		a = a.Unwrap() // the transaction's: the caller may query through it
+	}
 	if s.code != nil {
 		s.code.SessionStarted(ctx, a)
 	}
-	s.Created(ctx, a)
+	s.Announce(ctx, created)
 	return a, nil
 }
 
@@ -108,14 +119,21 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	// under the state lock, so never before the previous turn's READY.
 	unlock := s.LockSession(a.ID)
 	unlockState := s.lockState(a.ID)
-	claimed, err := s.store.Client.AgentSession.Update().
-		Where(agentsession.ID(a.ID), agentsession.StatusNEQ(agentsession.StatusWORKING)).
-		SetStatus(agentsession.StatusWORKING).SetUpdatedAt(s.now()).Save(ctx)
-	if err == nil && claimed == 1 {
-		if working, gerr := s.store.Client.AgentSession.Get(ctx, a.ID); gerr == nil {
-			s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: working})
+	var claimed int
+	err = s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+		var err error
+		claimed, err = c.AgentSession.Update().
+			Where(agentsession.ID(a.ID), agentsession.StatusNEQ(agentsession.StatusWORKING)).
+			SetStatus(agentsession.StatusWORKING).SetUpdatedAt(s.now()).Save(ctx)
+		if err != nil || claimed != 1 {
+			return nil, err
 		}
-	}
+		working, err := c.AgentSession.Get(ctx, a.ID)
+		if err != nil {
+			return nil, nil // claimed: only the event is lost, as before
+		}
+		return []activity.Event{sessionUpdated(working)}, nil
+	})
 	unlockState()
 	unlock()
 	if err != nil {
@@ -196,18 +214,20 @@ func (s *Service) tryReleaseClaim(ctx context.Context, a *ent.AgentSession) erro
 		return nil
 	}
 	defer s.lockState(a.ID)()
-	n, err := s.store.Client.AgentSession.Update().
-		Where(agentsession.ID(a.ID), agentsession.StatusEQ(agentsession.StatusWORKING)).
-		SetStatus(a.Status).SetUpdatedAt(s.now()).Save(ctx)
-	if err != nil {
-		return err
-	}
-	if n == 1 {
-		if restored, err := s.store.Client.AgentSession.Get(ctx, a.ID); err == nil {
-			s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: restored})
+	err = s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+		n, err := c.AgentSession.Update().
+			Where(agentsession.ID(a.ID), agentsession.StatusEQ(agentsession.StatusWORKING)).
+			SetStatus(a.Status).SetUpdatedAt(s.now()).Save(ctx)
+		if err != nil || n != 1 {
+			return nil, err
 		}
-	}
-	return nil
+		restored, err := c.AgentSession.Get(ctx, a.ID)
+		if err != nil {
+			return nil, nil // restored: only the event is lost, as before
+		}
+		return []activity.Event{sessionUpdated(restored)}, nil
+	})
+	return err
 }
 
 // ensureTurn stores a turn the provider started, unless ingestion already
@@ -290,11 +310,18 @@ func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string, opt
 		// Its refs go while its code row still names the repository.
 		s.code.Forget(ctx, a.ID)
 	}
-	if err := s.store.Client.AgentSession.DeleteOneID(a.ID).Exec(ctx); err != nil {
+	gone, err := s.change(ctx, func(c *ent.Client) ([]activity.Event, error) {
+		if err := c.AgentSession.DeleteOneID(a.ID).Exec(ctx); err != nil {
+			return nil, err
+		}
+		return []activity.Event{deletedEvent(a)}, nil
+	})
+	if err != nil {
 		return "", apperr.Storage(err, "delete the session")
 	}
 	s.finishDelete(ctx, code)
-	s.deleted(ctx, a)
+	s.archiveThread(ctx, a)
+	s.Announce(ctx, gone)
 	return a.ID, nil
 }
 
@@ -306,9 +333,9 @@ func (s *Service) interruptBeforeDelete(ctx context.Context, a *ent.AgentSession
 	}
 }
 
-// deleted follows a session's committed delete: its provider thread is
-// archived and SESSION_DELETED published.
-func (s *Service) deleted(ctx context.Context, a *ent.AgentSession) {
+// archiveThread follows a session's committed delete, before its
+// SESSION_DELETED is published: its provider thread is archived.
+func (s *Service) archiveThread(ctx context.Context, a *ent.AgentSession) {
 	if a.ProviderSessionID != "" {
 		if err := s.rt.Archive(ctx, a.Provider, a.ProviderSessionID); err != nil {
 			// The session is gone for the user; the thread is only clutter.
@@ -316,5 +343,12 @@ func (s *Service) deleted(ctx context.Context, a *ent.AgentSession) {
 				"thread", a.ProviderSessionID, "err", err)
 		}
 	}
-	s.publish(ctx, activity.Event{Kind: activity.SessionDeleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a})
+}
+
+func deletedEvent(a *ent.AgentSession) activity.Event {
+	return activity.Event{Kind: activity.SessionDeleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a}
+}
+
+func sessionUpdated(a *ent.AgentSession) activity.Event {
+	return activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a}
 }

@@ -47,7 +47,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 	now := s.now()
 	var changed []*ent.AgentSession
 	renamed := false
-	err = s.store.WithTx(ctx, func(tx *ent.Tx) error {
+	write := func(tx *ent.Tx) error {
 		if in.Title != nil && title != a.Title {
 			if err := tx.AgentSession.UpdateOneID(a.ID).SetTitle(title).SetUpdatedAt(now).Exec(ctx); err != nil {
 				return err
@@ -81,6 +81,29 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 			changed = append(changed, r)
 		}
 		return nil
+	}
+	var updates Staged
+	err = s.store.WithTx(ctx, func(tx *ent.Tx) error {
+		if err := write(tx); err != nil {
+			return err
+		}
+		// Events carry each session as committed (copies: changed stays
+		// as read, for flipped below).
+		events := make([]activity.Event, len(changed))
+		for i, c := range changed {
+			cp := *c
+			if in.Title != nil && c.ID == a.ID {
+				cp.Title = title
+			}
+			if in.Archived != nil {
+				cp.Archived = *in.Archived
+			}
+			cp.UpdatedAt = now
+			events[i] = sessionUpdated(&cp)
+		}
+		var err error
+		updates, err = s.stage(ctx, tx, events...)
+		return err
 	})
 	if err != nil {
 		return nil, apperr.Storage(err, "update the session")
@@ -96,17 +119,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 			s.log.WarnContext(ctx, "restore: a worktree was not made again", "session", a.ID, "err", err)
 		}
 	}
-	// Events carry each session as committed.
-	for _, c := range changed {
-		if in.Title != nil && c.ID == a.ID {
-			c.Title = title
-		}
-		if in.Archived != nil {
-			c.Archived = *in.Archived
-		}
-		c.UpdatedAt = now
-		s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: c.WorkspaceID, AgentSessionID: c.ID, Session: c})
-	}
+	s.Announce(ctx, updates)
 	updated, err := s.store.Client.AgentSession.Get(ctx, a.ID)
 	if err != nil {
 		return nil, apperr.Storage(err, "read the updated session")
@@ -163,20 +176,29 @@ func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID stri
 	}
 	// Read and delete in one transaction: what is deleted is what is
 	// reported, including forks made while the locks were awaited.
+	var gone Staged
 	err = s.store.WithTx(ctx, func(tx *ent.Tx) error {
 		if nodes, err = lineage.Subtree(ctx, tx.Client(), a.WorkspaceID, a.ID); err != nil {
 			return err
 		}
-		_, err := tx.AgentSession.Delete().Where(lineage.InSubtree(a.WorkspaceID, a.ID)).Exec(ctx)
+		if _, err := tx.AgentSession.Delete().Where(lineage.InSubtree(a.WorkspaceID, a.ID)).Exec(ctx); err != nil {
+			return err
+		}
+		slices.Reverse(nodes)
+		events := make([]activity.Event, len(nodes))
+		for i, n := range nodes {
+			events[i] = deletedEvent(n.Session)
+		}
+		gone, err = s.stage(ctx, tx, events...)
 		return err
 	})
 	if err != nil {
 		return "", apperr.Storage(err, "delete the sessions")
 	}
 	s.finishDelete(ctx, code)
-	slices.Reverse(nodes)
 	for _, n := range nodes {
-		s.deleted(ctx, n.Session)
+		s.archiveThread(ctx, n.Session)
 	}
+	s.Announce(ctx, gone)
 	return a.ID, nil
 }

@@ -34,15 +34,16 @@ func (s *Service) onTurnRetrying(ctx context.Context, a *ent.AgentSession, e age
 // onTokenUsage stores a session's usage (it survives a restart) and
 // publishes it.
 func (s *Service) onTokenUsage(ctx context.Context, a *ent.AgentSession, u agent.TokenUsage) error {
-	updated, err := s.store.Client.AgentSession.UpdateOneID(a.ID).SetTokenUsage(&u).Save(ctx)
-	if ent.IsNotFound(err) {
-		return nil // deleted meanwhile
-	}
-	if err != nil {
-		return err
-	}
-	s.publish(ctx, activity.Event{Kind: activity.TokenUsageUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: updated})
-	return nil
+	return s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+		updated, err := c.AgentSession.UpdateOneID(a.ID).SetTokenUsage(&u).Save(ctx)
+		if ent.IsNotFound(err) {
+			return nil, nil // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []activity.Event{{Kind: activity.TokenUsageUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: updated}}, nil
+	})
 }
 
 // onAccountUpdated tells every workspace's subscribers that the account

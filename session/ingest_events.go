@@ -142,19 +142,20 @@ func (s *Service) onThreadStatus(ctx context.Context, a *ent.AgentSession, st ag
 }
 
 // setStatus commits a session's status, unless it has it already, and
-// publishes SESSION_UPDATED.
-func (s *Service) setStatus(ctx context.Context, a *ent.AgentSession, want agentsession.Status) error {
+// publishes SESSION_UPDATED, then the events of then (staged with it).
+func (s *Service) setStatus(ctx context.Context, a *ent.AgentSession, want agentsession.Status, then ...activity.Event) error {
 	defer s.lockState(a.ID)()
-	updated, err := s.store.Client.AgentSession.UpdateOneID(a.ID).Where(agentsession.StatusNEQ(want)).
-		SetStatus(want).SetUpdatedAt(s.now()).Save(ctx)
-	if ent.IsNotFound(err) {
-		return nil // already so (or deleted)
-	}
-	if err != nil {
-		return err
-	}
-	s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: updated})
-	return nil
+	return s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+		updated, err := c.AgentSession.UpdateOneID(a.ID).Where(agentsession.StatusNEQ(want)).
+			SetStatus(want).SetUpdatedAt(s.now()).Save(ctx)
+		if ent.IsNotFound(err) {
+			return then, nil // already so (or deleted)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return append([]activity.Event{sessionUpdated(updated)}, then...), nil
+	})
 }
 
 func (s *Service) onTurnStarted(ctx context.Context, a *ent.AgentSession, turnID string) error {
@@ -163,11 +164,8 @@ func (s *Service) onTurnStarted(ctx context.Context, a *ent.AgentSession, turnID
 		return err
 	}
 	// WORKING is committed (and published) before TURN_STARTED goes out.
-	if err := s.setStatus(ctx, a, agentsession.StatusWORKING); err != nil {
-		return err
-	}
-	s.publish(ctx, activity.Event{Kind: activity.TurnStarted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
-	return nil
+	return s.setStatus(ctx, a, agentsession.StatusWORKING,
+		activity.Event{Kind: activity.TurnStarted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
 }
 
 func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e agent.Event) error {
@@ -214,22 +212,28 @@ func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.Runti
 		return errors.New("item without an id")
 	}
 	var saved *ent.Message
-	var added bool
+	var st Staged
 	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
-		var err error
-		saved, added, err = upsertMessage(ctx, tx, a, m, s.now())
+		var (
+			added bool
+			err   error
+		)
+		if saved, added, err = upsertMessage(ctx, tx, a, m, s.now()); err != nil {
+			return err
+		}
+		kind := activity.MessageUpdated
+		if added {
+			kind = activity.MessageAdded
+		}
+		st, err = s.stage(ctx, tx, activity.Event{Kind: kind, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Message: saved})
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	// Detach from the committed transaction: subscribers may query through it.
-	saved = saved.Unwrap()
-	kind := activity.MessageUpdated
-	if added {
-		kind = activity.MessageAdded
-	}
-	s.publish(ctx, activity.Event{Kind: kind, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Message: saved})
+	saved.Unwrap()
+	s.Announce(ctx, st)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
@@ -152,16 +153,21 @@ func (s *Service) rereadTurn(ctx context.Context, thread, turnID string, attempt
 	// A turn tuttid failed for an event it could not store, and that
 	// Codex completed, is whole again once its record is stored.
 	if rec.Status == agent.TurnCompleted {
-		n, err := s.store.Client.Turn.Update().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID),
-			turn.StatusEQ(turn.StatusFAILED), turn.ErrorHasPrefix(lostEventReason)).
-			SetStatus(turn.StatusCOMPLETED).SetError("").Save(ctx)
+		err := s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+			n, err := c.Turn.Update().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID),
+				turn.StatusEQ(turn.StatusFAILED), turn.ErrorHasPrefix(lostEventReason)).
+				SetStatus(turn.StatusCOMPLETED).SetError("").Save(ctx)
+			if err != nil || n == 0 {
+				return nil, err
+			}
+			t, err := c.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Only(ctx)
+			if err != nil {
+				return nil, nil // stored; only the event is lost, as before
+			}
+			return []activity.Event{{Kind: activity.TurnCompleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t}}, nil
+		})
 		if err != nil {
 			s.log.ErrorContext(ctx, "ingest: re-read turn's status not stored", "session", a.ID, "turn", turnID, "err", err)
-		}
-		if n > 0 {
-			if t, err := s.Turn(ctx, a.ID, turnID); err == nil && t != nil {
-				s.publishTurn(ctx, a, t.ID)
-			}
 		}
 	}
 }

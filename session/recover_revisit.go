@@ -138,26 +138,31 @@ func (s *Service) revisitTurn(ctx context.Context, t *ent.Turn) {
 			}
 		}
 	}
-	upd := cur.Update().SetStatus(status).SetError(reason).SetErrorCode(code)
-	if err := upd.Exec(ctx); err != nil {
+	err = s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+		if err := c.Turn.UpdateOneID(cur.ID).SetStatus(status).SetError(reason).SetErrorCode(code).Exec(ctx); err != nil {
+			return nil, err
+		}
+		if status == turn.StatusCOMPLETED {
+			if err := s.closeOpenItems(ctx, c, a.ID, t.TurnID, agent.ItemIncomplete); err != nil {
+				s.log.ErrorContext(ctx, "revisit: items not closed", "session", a.ID, "turn", t.TurnID, "err", err)
+			}
+		}
+		return turnEnded(ctx, c, a, cur.ID), nil
+	})
+	if err != nil {
 		s.log.ErrorContext(ctx, "revisit: turn not updated", "session", a.ID, "turn", t.TurnID, "err", err)
 		return
 	}
-	if status == turn.StatusCOMPLETED {
-		if err := s.closeOpenItems(ctx, s.store.Client, a.ID, t.TurnID, agent.ItemIncomplete); err != nil {
-			s.log.ErrorContext(ctx, "revisit: items not closed", "session", a.ID, "turn", t.TurnID, "err", err)
-		}
-	}
 	s.log.InfoContext(ctx, "revisit: turn settled from Codex's record", "session", a.ID, "turn", t.TurnID,
 		"status", status, "from_codex", found)
-	s.publishTurn(ctx, a, t.ID)
 }
 
-// publishTurn publishes a turn's changed end.
-func (s *Service) publishTurn(ctx context.Context, a *ent.AgentSession, id int) {
-	t, err := s.store.Client.Turn.Get(ctx, id)
+// turnEnded is TURN_COMPLETED of turn id as read through c (none if it
+// cannot be read), for a turn whose end changed.
+func turnEnded(ctx context.Context, c *ent.Client, a *ent.AgentSession, id int) []activity.Event {
+	t, err := c.Turn.Get(ctx, id)
 	if err != nil {
-		return
+		return nil
 	}
-	s.publish(ctx, activity.Event{Kind: activity.TurnCompleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t})
+	return []activity.Event{{Kind: activity.TurnCompleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t}}
 }

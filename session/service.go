@@ -40,10 +40,13 @@ type Service struct {
 	store *store.Store
 	rt    agent.Runtime
 	pub   Publisher
-	sub   Subscriber
-	log   *slog.Logger
-	now   func() time.Time
-	newID func() string
+	// outbox, when set, keeps a stored change's events with its
+	// transaction (store_outbox.go).
+	outbox activity.Outbox
+	sub    Subscriber
+	log    *slog.Logger
+	now    func() time.Time
+	newID  func() string
 	// instanceID owns the sessions this service starts; Reconcile settles
 	// only those (several instances may share the database).
 	instanceID string
@@ -55,6 +58,8 @@ type Service struct {
 	// code records the session's files at its start and turn ends
 	// (code.go); nil: none.
 	code Code
+	// crash is the crash tests' hook (crash.go); nil: none.
+	crash func(point string)
 }
 
 // Config wires a Service.
@@ -62,6 +67,11 @@ type Config struct {
 	Store     *store.Store
 	Runtime   agent.Runtime
 	Publisher Publisher
+	// Outbox, when set (PostgreSQL: the feed shared by the instances),
+	// stages the events of a stored change in its transaction, so that a
+	// process killed after the commit does not lose them; nil: they are
+	// published after the commit (store_outbox.go).
+	Outbox activity.Outbox
 	// Subscriber serves subscriptions to the activity (nil: none).
 	Subscriber Subscriber
 	Logger     *slog.Logger
@@ -77,12 +87,15 @@ type Config struct {
 	// Worktrees is the code side of archive, restore and delete
 	// (*sessioncode.Service); nil when sessions have no code side.
 	Worktrees Worktrees
+	// Crash, for the crash tests only, is called at each crash point
+	// (crash.go) and may kill the process there.
+	Crash func(point string)
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
-		instanceID: cfg.InstanceID, worktrees: cfg.Worktrees, code: cfg.Code}
+	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, outbox: cfg.Outbox, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
+		instanceID: cfg.InstanceID, worktrees: cfg.Worktrees, code: cfg.Code, crash: cfg.Crash}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

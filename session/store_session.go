@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
@@ -41,14 +40,11 @@ func CreateRecord(ctx context.Context, c *ent.Client, n NewSession) (*ent.AgentS
 		Save(ctx)
 }
 
-// Created announces a stored (committed) session.
-func (s *Service) Created(ctx context.Context, a *ent.AgentSession) {
-	s.publish(ctx, activity.Event{Kind: activity.SessionCreated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: a})
-}
-
 // Forked announces a stored (committed) fork: the child exists, and its
-// parent has a new fork.
+// parent has a new fork. Published after the commit: StageForked and
+// Announce keep them with the commit instead.
 func (s *Service) Forked(ctx context.Context, child *ent.AgentSession, row *ent.SessionFork) {
-	s.Created(ctx, child)
-	s.publish(ctx, activity.Event{Kind: activity.SessionForked, WorkspaceID: child.WorkspaceID, AgentSessionID: row.ParentAgentSessionID, Session: child, Fork: row})
+	for _, e := range forkedEvents(child, row) {
+		s.publish(ctx, e)
+	}
 }

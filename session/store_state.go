@@ -33,6 +33,7 @@ func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID 
 	now := s.now()
 	var t *ent.Turn
 	var ready *ent.AgentSession // nil: the session was READY already
+	var st Staged
 	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
 		var err error
 		t, err = tx.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Only(ctx)
@@ -59,15 +60,25 @@ func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID 
 		if ent.IsNotFound(err) {
 			ready, err = nil, nil
 		}
+		if err != nil {
+			return err
+		}
+		events := []activity.Event{{Kind: activity.TurnCompleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t}}
+		if ready != nil {
+			events = append(events, sessionUpdated(ready))
+		}
+		st, err = s.stage(ctx, tx, events...)
 		return err
 	})
 	if err != nil {
 		return err
 	}
+	s.crashPoint(CrashTurnCommitted)
 	// Detach from the committed transaction: subscribers may query through them.
-	s.publish(ctx, activity.Event{Kind: activity.TurnCompleted, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t.Unwrap()})
+	t.Unwrap()
 	if ready != nil {
-		s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Session: ready.Unwrap()})
+		ready.Unwrap()
 	}
+	s.Announce(ctx, st)
 	return nil
 }

@@ -77,3 +77,51 @@ func percentile(d []time.Duration, p int) time.Duration {
 	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*p/100)]
 }
+
+// BenchmarkStateChange times a stored change and its event, from the
+// change's BEGIN to the event's arrival at a subscriber on another
+// instance: "publish" commits the change then Publishes (the event waits
+// in memory), "outbox" stages it in the change's transaction and calls
+// Committed after the commit (what the session service does on
+// PostgreSQL).
+//
+//	go test -run '^$' -bench StateChange -benchtime 2000x ./activity/pgfeed/
+func BenchmarkStateChange(b *testing.B) {
+	url := pgtest.URL(b)
+	a, other := named(b, url, "A", 0), named(b, url, "B", 0)
+	ctx := b.Context()
+	if _, err := a.db.ExecContext(ctx, `CREATE TABLE bench_state (id int PRIMARY KEY, n bigint NOT NULL); INSERT INTO bench_state VALUES (1, 0)`); err != nil {
+		b.Fatal(err)
+	}
+	onB, _ := sub(b, ctx, other, activity.Filter{WorkspaceID: "w"})
+	for _, mode := range []string{"publish", "outbox"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				tx, err := a.db.BeginTx(ctx, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE bench_state SET n = n + 1 WHERE id = 1`); err != nil {
+					b.Fatal(err)
+				}
+				var keys []string
+				if mode == "outbox" {
+					if keys, err = a.Stage(ctx, tx, delta("w", mode)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := tx.Commit(); err != nil {
+					b.Fatal(err)
+				}
+				if mode == "outbox" {
+					a.Committed(ctx, keys)
+				} else {
+					a.Publish(ctx, delta("w", mode))
+				}
+				if e := <-onB; e.Delta != mode {
+					b.Fatalf("got %+v", e)
+				}
+			}
+		})
+	}
+}

@@ -21,4 +21,13 @@
 // its subscriptions with a Resync (activity.ReasonMissed) rather than skip
 // events silently. While PostgreSQL is down the writer keeps the queue and
 // retries, and the listener reconnects and catches up from the table.
+//
+// The events of a stored change do not wait in memory: the service stages
+// them in activity_outbox in the change's own transaction (Stage, the
+// activity.Outbox), and after the commit queues only their keys
+// (Committed); the writer moves each row into activity_events in queue
+// order. A process killed in between leaves the rows, which its next run
+// (or, after SweepAfter, any instance) moves (outbox.go). Streaming deltas
+// and notices, which announce nothing stored, keep the queue: a kill
+// loses those, as it loses them on SQLite.
 package pgfeed

@@ -25,7 +25,14 @@ type Config struct {
 	Keep int
 	// QueueMax bounds the events waiting for the database (0: 1<<16).
 	QueueMax int
-	Logger   *slog.Logger
+	// Instance names this instance's rows of the outbox (outbox.go): it
+	// must be the same after a restart (the server's instance id), and
+	// not another live instance's.
+	Instance string
+	// SweepAfter is the age after which an outbox row is moved by any
+	// instance (0: 30 seconds); one is swept every SweepAfter/2.
+	SweepAfter time.Duration
+	Logger     *slog.Logger
 }
 
 // Feed is an activity.Feed shared by the instances of one database.
@@ -36,6 +43,9 @@ type Feed struct {
 	log    *slog.Logger
 	window int
 	keep   int64
+	// instance and grace: see Config.Instance and Config.SweepAfter.
+	instance string
+	grace    time.Duration
 
 	mu     sync.Mutex
 	ws     map[string]*sync.Mutex // serializes the reads and deliveries of a workspace
@@ -68,7 +78,8 @@ func open(ctx context.Context, cfg Config) (*Feed, error) {
 	opts := cfg.Options
 	opts.FirstSeq = 0
 	f := &Feed{db: cfg.DB, url: cfg.URL, log: cfg.Logger, ws: map[string]*sync.Mutex{},
-		qmax: cfg.QueueMax, wake: make(chan struct{}, 1), drained: make(chan struct{})}
+		qmax: cfg.QueueMax, wake: make(chan struct{}, 1), drained: make(chan struct{}),
+		instance: cfg.Instance, grace: cfg.SweepAfter}
 	if f.log == nil {
 		f.log = slog.Default()
 	}
@@ -84,6 +95,19 @@ func open(ctx context.Context, cfg Config) (*Feed, error) {
 	}
 	if f.qmax <= 0 {
 		f.qmax = 1 << 16
+	}
+	if f.grace <= 0 {
+		f.grace = 30 * time.Second
+	}
+	// What the previous process of this instance staged and did not
+	// move; before anything of this one is queued (outbox.go).
+	n, err := f.sweep(ctx, true)
+	if err != nil {
+		f.local.Close()
+		return nil, err
+	}
+	if n > 0 {
+		f.log.InfoContext(ctx, "activity: published the events the previous run left in the outbox", "events", n)
 	}
 	return f, nil
 }

@@ -17,6 +17,9 @@ type queued struct {
 	e       activity.Event
 	id      string // makes a retried insert idempotent
 	payload []byte
+	// outbox, when set, is the key of a staged event (Committed): the
+	// writer moves it from the outbox; e and payload are not used.
+	outbox string
 	// numbered, when set (PublishWait), receives the event as stored, or
 	// with Seq 0 if it was not.
 	numbered chan activity.Event
@@ -79,8 +82,9 @@ func (f *Feed) PublishWait(ctx context.Context, e activity.Event) (activity.Even
 	}
 }
 
-// enqueue queues e (see Publish) and reports whether it did.
-func (f *Feed) enqueue(ctx context.Context, e activity.Event, numbered chan activity.Event) (activity.Event, bool) {
+// check completes e's workspace and session from its Session and reports
+// whether it may be published (logged if not).
+func (f *Feed) check(ctx context.Context, e activity.Event) (activity.Event, bool) {
 	if e.Session != nil {
 		if e.WorkspaceID == "" {
 			e.WorkspaceID = e.Session.WorkspaceID
@@ -92,6 +96,15 @@ func (f *Feed) enqueue(ctx context.Context, e activity.Event, numbered chan acti
 	e.Seq = 0
 	if e.WorkspaceID == "" || e.Kind == activity.Resync || e.Kind == activity.Subscribed {
 		f.log.ErrorContext(ctx, "activity: event not published: no workspace ID or reserved kind", "kind", e.Kind, "session", e.AgentSessionID)
+		return e, false
+	}
+	return e, true
+}
+
+// enqueue queues e (see Publish) and reports whether it did.
+func (f *Feed) enqueue(ctx context.Context, e activity.Event, numbered chan activity.Event) (activity.Event, bool) {
+	e, ok := f.check(ctx, e)
+	if !ok {
 		return e, false
 	}
 	payload, err := encode(e)
@@ -124,9 +137,9 @@ func (f *Feed) signal() {
 }
 
 // take waits for queued events and returns up to writeBatch of them
-// (still queued: done removes them); ok is false once the feed is closed
-// and the queue empty, or ctx is done.
-func (f *Feed) take(ctx context.Context) (batch []queued, ok bool) {
+// (still queued: done removes them), or none when due fires first; ok is
+// false once the feed is closed and the queue empty, or ctx is done.
+func (f *Feed) take(ctx context.Context, due <-chan time.Time) (batch []queued, ok bool) {
 	for {
 		f.mu.Lock()
 		batch, closed := f.queue[:min(len(f.queue), writeBatch)], f.closed
@@ -139,6 +152,8 @@ func (f *Feed) take(ctx context.Context) (batch []queued, ok bool) {
 		}
 		select {
 		case <-f.wake:
+		case <-due:
+			return nil, true
 		case <-ctx.Done():
 			return nil, false
 		}
@@ -158,10 +173,20 @@ func (f *Feed) done(n int) {
 func (f *Feed) write(ctx context.Context) {
 	backoff := 50 * time.Millisecond
 	failing := false
+	tick := time.NewTicker(max(f.grace/2, 10*time.Millisecond))
+	defer tick.Stop()
 	for {
-		batch, ok := f.take(ctx)
+		batch, ok := f.take(ctx, tick.C)
 		if !ok {
 			return
+		}
+		if len(batch) == 0 {
+			if n, err := f.sweep(ctx, false); err != nil {
+				f.log.WarnContext(ctx, "activity: outbox sweep failed; next one later", "err", err)
+			} else if n > 0 {
+				f.log.InfoContext(ctx, "activity: published events left in the outbox", "events", n)
+			}
+			continue
 		}
 		stored, err := f.store(ctx, batch)
 		if err != nil {
@@ -194,17 +219,23 @@ func (f *Feed) write(ctx context.Context) {
 		}
 		backoff = 50 * time.Millisecond
 		f.done(len(batch))
-		for _, e := range stored {
-			if e.Seq == 0 {
-				continue
-			}
-			if err := f.advance(ctx, e.WorkspaceID, e.Seq, &e); err != nil {
-				// The listener catches up when the database answers again.
-				f.log.WarnContext(ctx, "activity: local delivery deferred", "workspace", e.WorkspaceID, "seq", e.Seq, "err", err)
-			}
-		}
+		f.deliver(ctx, stored)
 		answer(batch, stored)
 		f.prune(ctx, stored)
+	}
+}
+
+// deliver hands the stored events (Seq 0: not stored now) to the local
+// subscribers.
+func (f *Feed) deliver(ctx context.Context, stored []activity.Event) {
+	for _, e := range stored {
+		if e.Seq == 0 {
+			continue
+		}
+		if err := f.advance(ctx, e.WorkspaceID, e.Seq, &e); err != nil {
+			// The listener catches up when the database answers again.
+			f.log.WarnContext(ctx, "activity: local delivery deferred", "workspace", e.WorkspaceID, "seq", e.Seq, "err", err)
+		}
 	}
 }
 
@@ -268,9 +299,12 @@ type queryRower interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// insertOne stores q and returns it numbered, or with Seq 0 if it was
-// stored before.
+// insertOne stores q (or moves it from the outbox) and returns it
+// numbered, or with Seq 0 if it was stored before.
 func insertOne(ctx context.Context, db queryRower, q queued, epoch int64) (activity.Event, error) {
+	if q.outbox != "" {
+		return moveOne(ctx, db, q.outbox, epoch)
+	}
 	e := q.e
 	var notified string
 	err := db.QueryRowContext(ctx, insert, e.WorkspaceID, epoch, q.id, q.payload).Scan(&e.Seq, &e.At, &notified)

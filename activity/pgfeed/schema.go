@@ -27,6 +27,14 @@ CREATE TABLE IF NOT EXISTS activity_events (
 	PRIMARY KEY (workspace_id, seq)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS activity_events_id ON activity_events (id);
+CREATE TABLE IF NOT EXISTS activity_outbox (
+	n bigserial PRIMARY KEY,
+	id text NOT NULL UNIQUE,
+	instance text NOT NULL,
+	workspace_id text NOT NULL,
+	payload bytea NOT NULL,
+	created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
 `
 
 // migrate creates the feed's tables if they are missing.
