@@ -79,8 +79,11 @@ type Sessions interface {
 	CheckModelSettings(ctx context.Context, st agent.ComposerSettings) error
 	// CheckSignedIn refuses, at once, a fork Codex could not run.
 	CheckSignedIn(ctx context.Context, what string) error
-	// Forked publishes a committed child and its lineage row.
-	Forked(ctx context.Context, child *ent.AgentSession, row *ent.SessionFork)
+	// StageForked stages the events of a child and its lineage row in the
+	// transaction that stores them; Announce publishes them once it
+	// commits (on PostgreSQL they outlive a kill -9 between the two).
+	StageForked(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, row *ent.SessionFork) (session.Staged, error)
+	Announce(ctx context.Context, st session.Staged)
 }
 
 var _ Sessions = (*session.Service)(nil)

@@ -36,7 +36,7 @@ type persistInput struct {
 // without lineage, or lineage without history, would be a fork that lies).
 // The provider's history is spooled to local disk first, and read back
 // page by page inside the transaction.
-func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSession, *ent.SessionFork, error) {
+func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSession, *ent.SessionFork, session.Staged, error) {
 	now := s.now()
 	forkedAt := p.rf.Fork.ForkedAt
 	if forkedAt.IsZero() {
@@ -44,6 +44,7 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 	}
 	var child *ent.AgentSession
 	var row *ent.SessionFork
+	var staged session.Staged
 	if p.rf.History != nil && !p.rf.EmptyParent {
 		// Before the transaction: waiting on the provider must not hold the
 		// write lock (spool.go).
@@ -57,7 +58,7 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 				"child_thread", p.rf.Session.ThreadID, "err", err)
 			p.rf.History = nil
 		case err != nil:
-			return nil, nil, err
+			return nil, nil, staged, err
 		default:
 			defer spooled.Close()
 			p.rf.History = spooled
@@ -133,15 +134,19 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 			return err
 		}
 		// Re-read: message versions moved the row's counter.
-		child, err = tx.AgentSession.Get(ctx, child.ID)
+		if child, err = tx.AgentSession.Get(ctx, child.ID); err != nil {
+			return err
+		}
+		// Last: the outbox's insert locks nothing the fork holds long.
+		staged, err = s.sessions.StageForked(ctx, tx, child, row)
 		return err
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, staged, err
 	}
 	// Detach the entities from the committed transaction, so that callers
 	// (and subscribers of the published events) can query and update them.
-	return child.Unwrap(), row.Unwrap(), nil
+	return child.Unwrap(), row.Unwrap(), staged, nil
 }
 
 // childTurnStatus is a child turn's status: a child is never mid-turn

@@ -152,7 +152,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	s.crashPoint(CrashProviderAnswered)
 
 	answered := time.Now()
-	child, row, err := s.persist(ctx, persistInput{
+	child, row, staged, err := s.persist(ctx, persistInput{
 		in: in, fingerprint: fingerprint, parent: parent, parentTitle: parentTitle, childID: childID, title: title,
 		settings: settings, visible: visible, rf: rf, journalID: entry.ID, code: code,
 	})
@@ -166,7 +166,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	s.crashPoint(CrashCommitted)
 
 	// Published only now: subscribers may read the child back at once.
-	s.sessions.Forked(ctx, child, row)
+	s.sessions.Announce(ctx, staged)
 	s.log.InfoContext(ctx, "session forked", "workspace", in.WorkspaceID, "session", parent.ID, "request", in.RequestID,
 		"turn", in.LastTurnID, "child_session", child.ID, "child_thread", child.ProviderSessionID,
 		"message_source", child.RuntimeContext[session.CtxForkMessageSource],

@@ -39,12 +39,3 @@ func CreateRecord(ctx context.Context, c *ent.Client, n NewSession) (*ent.AgentS
 		SetCreatedAt(n.At).SetUpdatedAt(n.At).
 		Save(ctx)
 }
-
-// Forked announces a stored (committed) fork: the child exists, and its
-// parent has a new fork. Published after the commit: StageForked and
-// Announce keep them with the commit instead.
-func (s *Service) Forked(ctx context.Context, child *ent.AgentSession, row *ent.SessionFork) {
-	for _, e := range forkedEvents(child, row) {
-		s.publish(ctx, e)
-	}
-}
