@@ -875,7 +875,15 @@ func TestGUI(t *testing.T) {
 			}
 		}
 		titles := []string{"Build login", first.DisplayTitle, grand.DisplayTitle}
+		// Chromium updates its accessibility tree after the DOM: a treeitem
+		// just made visible may not have its name yet (CI saw "").
+		named := func(names []string) bool {
+			return len(names) == len(titles) && !slices.ContainsFunc(names, func(n string) bool { return n == "" })
+		}
 		names := tb.axTreeItems()
+		for deadline := time.Now().Add(guiWait); !named(names) && time.Now().Before(deadline); names = tb.axTreeItems() {
+			time.Sleep(50 * time.Millisecond)
+		}
 		if len(names) != len(titles) {
 			t.Fatalf("accessible treeitems = %q", names)
 		}
