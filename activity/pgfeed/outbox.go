@@ -45,7 +45,7 @@ const stageRows = 500
 // move takes the outbox row $1 out, numbers it from its workspace's
 // counter, stores and notifies it as insert does; no row when it was
 // moved already.
-const move = `
+var move = `
 WITH o AS (
 	DELETE FROM activity_outbox WHERE id = $1 RETURNING workspace_id, payload
 ), c AS (
@@ -58,8 +58,7 @@ WITH o AS (
 	SELECT c.workspace_id, c.seq, $1, clock_timestamp(), o.payload FROM c, o
 	RETURNING workspace_id, seq, at, payload
 )
-SELECT seq, at, payload, pg_notify('` + channel + `', workspace_id || ' ' || seq ||
-	CASE WHEN octet_length(payload) <= 7000 THEN ' ' || (extract(epoch FROM at) * 1000000)::bigint || ' ' || convert_from(payload, 'UTF8') ELSE '' END)::text
+SELECT seq, at, payload, ` + notifyOf("workspace_id", "payload") + `
 FROM e`
 
 // Stage implements activity.Outbox: it inserts events into the outbox

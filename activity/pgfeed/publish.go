@@ -30,15 +30,24 @@ const writeBatch = 256
 
 // inlineMax bounds the payload a notification carries (PostgreSQL's limit
 // is 8000 bytes): a small event reaches the other instances inside its
-// notification, without a read of the table. insert spells it out.
+// notification, without a read of the table.
 const inlineMax = 7000
 
+// notifyOf is the SQL that notifies the listeners of an event stored with
+// seq and at from SQL expressions ws and payload: "workspace seq", then,
+// for a payload of at most inlineMax bytes, " at payload" (at in Unix
+// microseconds). insert and the outbox's move both end with it.
+func notifyOf(ws, payload string) string {
+	return fmt.Sprintf(`pg_notify('%s', %s || ' ' || seq ||
+	CASE WHEN octet_length(%s) <= %d THEN ' ' || (extract(epoch FROM at) * 1000000)::bigint || ' ' || convert_from(%s, 'UTF8') ELSE '' END)::text`,
+		channel, ws, payload, inlineMax, payload)
+}
+
 // insert numbers one event from its workspace's counter, stores it and
-// notifies the listeners (at commit), in one statement. The notification
-// is "workspace seq", then, for a payload of at most inlineMax bytes, " at
-// payload" (at in Unix microseconds). An event already stored (a retry
-// after a commit whose answer was lost) takes no number and returns no row.
-const insert = `
+// notifies the listeners (at commit, notifyOf), in one statement. An
+// event already stored (a retry after a commit whose answer was lost)
+// takes no number and returns no row.
+var insert = `
 WITH c AS (
 	INSERT INTO activity_seqs AS c (workspace_id, seq)
 	SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM activity_events WHERE id = $3)
@@ -49,8 +58,7 @@ WITH c AS (
 	SELECT $1, seq, $3, clock_timestamp(), $4 FROM c
 	RETURNING seq, at
 )
-SELECT seq, at, pg_notify('` + channel + `', $1 || ' ' || seq ||
-	CASE WHEN octet_length($4) <= 7000 THEN ' ' || (extract(epoch FROM at) * 1000000)::bigint || ' ' || convert_from($4, 'UTF8') ELSE '' END)::text
+SELECT seq, at, ` + notifyOf("$1", "$4") + `
 FROM e`
 
 // Publish queues e for the database and returns it with Seq 0: its seq is
