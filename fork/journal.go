@@ -43,18 +43,14 @@ func (s *Service) journalStart(ctx context.Context, in Input, fingerprint string
 // (Reconcile settles a pending or forked one at the next start; an
 // orphaned one is listed by tuttid orphans and settled by its clean).
 func (s *Service) journalSet(ctx context.Context, e *ent.ForkJournal, state forkjournal.State, thread, reason string) {
-	// One UPDATE, not ent's UpdateOne (which updates and reads the row back
-	// in a transaction of its own: five round trips on PostgreSQL).
+	// One UPDATE (updatedOne).
 	u := s.store.Client.ForkJournal.Update().Where(forkjournal.ID(e.ID)).SetState(state).SetError(reason).SetUpdatedAt(s.now())
 	if thread != "" {
 		u.SetChildProviderSessionID(thread)
 	}
 	// Recorded even when the caller's deadline passed (a bounded settle).
 	n, err := u.Save(context.WithoutCancel(ctx))
-	if err == nil && n == 0 {
-		err = &ent.NotFoundError{}
-	}
-	if err != nil {
+	if err = updatedOne(e.ID, n, err); err != nil {
 		s.log.ErrorContext(ctx, "fork journal: entry not updated; it keeps its earlier state (pending or forked: settled at the next start; orphaned: listed by tuttid orphans, settled by tuttid orphans clean)",
 			"journal", e.ID, "request", e.RequestID, "state", state, "earlier_state", e.State,
 			"child_thread", thread, "err", err)
@@ -361,4 +357,15 @@ func (s *Service) archiveOrphan(ctx context.Context, e *ent.ForkJournal, thread,
 		s.journalSet(ctx, e, forkjournal.StateArchived, thread, reason+"; thread archived")
 	}
 	return archived
+}
+
+// updatedOne is the error of the update of journal entry id that returned
+// n rows and err: a missing entry is an error, as with ent's UpdateOne, which
+// the journal's updates avoid (it reads the row back in a transaction of
+// its own: five round trips on PostgreSQL).
+func updatedOne(id, n int, err error) error {
+	if err == nil && n == 0 {
+		err = fmt.Errorf("fork journal entry %d: %w", id, &ent.NotFoundError{})
+	}
+	return err
 }

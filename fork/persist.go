@@ -3,7 +3,6 @@ package fork
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"tuttid/agent"
 	"tuttid/ent"
@@ -121,10 +120,7 @@ func (s *Service) persist(ctx context.Context, p persistInput) (*ent.AgentSessio
 		}
 		n, err := tx.ForkJournal.Update().Where(forkjournal.ID(p.journalID)).SetState(forkjournal.StateDone).
 			SetChildProviderSessionID(child.ProviderSessionID).SetUpdatedAt(now).Save(ctx)
-		if err == nil && n == 0 {
-			err = fmt.Errorf("fork journal entry %d: %w", p.journalID, &ent.NotFoundError{})
-		}
-		if err != nil {
+		if err := updatedOne(p.journalID, n, err); err != nil {
 			return err
 		}
 		if err := p.code.Create(ctx, tx.Client(), now); err != nil {

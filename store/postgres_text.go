@@ -57,10 +57,11 @@ func (c textSafeConn) CheckNamedValue(nv *driver.NamedValue) error {
 // changes.
 func textSafeAll(ss []string) []string {
 	out := ss
+	copied := false
 	for i, s := range ss {
 		if safe := textSafe(s); safe != s {
-			if &out[0] == &ss[0] {
-				out = append([]string(nil), ss...)
+			if !copied {
+				out, copied = append([]string(nil), ss...), true
 			}
 			out[i] = safe
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 )
 
@@ -30,13 +29,7 @@ const (
 )
 
 // WALSize is the size of the database's WAL file (0 when there is none).
-func (s *Store) WALSize() int64 {
-	fi, err := os.Stat(s.path + "-wal")
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
-}
+func (s *Store) WALSize() int64 { return s.walStamp().size }
 
 // BoundWAL keeps the WAL bounded until ctx ends: every `every` it looks at
 // the WAL's size and, over `over` bytes, runs a TRUNCATE checkpoint, which
