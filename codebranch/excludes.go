@@ -35,6 +35,13 @@ func (r *Repo) excludesStamp() string {
 // configured ("~/" is the home directory), else $XDG_CONFIG_HOME/git/ignore
 // or ~/.config/git/ignore.
 func globalExcludes(configured string, env []string) string {
+	return globalFile(configured, "ignore", env)
+}
+
+// globalFile is the person's git file of one kind ("ignore",
+// "attributes"): the path configured for it, else the one git looks for
+// under $XDG_CONFIG_HOME/git or ~/.config/git.
+func globalFile(configured, name string, env []string) string {
 	get := func(name string) string {
 		for i := len(env) - 1; i >= 0; i-- {
 			if v, ok := strings.CutPrefix(env[i], name+"="); ok {
@@ -51,9 +58,9 @@ func globalExcludes(configured string, env []string) string {
 		}
 		return configured
 	case get("XDG_CONFIG_HOME") != "":
-		return filepath.Join(get("XDG_CONFIG_HOME"), "git", "ignore")
+		return filepath.Join(get("XDG_CONFIG_HOME"), "git", name)
 	case home != "":
-		return filepath.Join(home, ".config", "git", "ignore")
+		return filepath.Join(home, ".config", "git", name)
 	}
 	return ""
 }

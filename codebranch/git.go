@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 )
 
 // Config configures the git binary and its environment.
@@ -18,13 +20,21 @@ type Config struct {
 	// Every GIT_* variable in it is dropped (a GIT_DIR or GIT_INDEX_FILE of
 	// tuttid's own environment must not redirect a call).
 	Env []string
+	// Logger gets what fails in the background (a kept index's refresh);
+	// slog.Default() when nil.
+	Logger *slog.Logger
 }
 
-// Git runs git for tuttid. It holds no mutable state and is safe for
-// concurrent use.
+// Git runs git for tuttid. It is safe for concurrent use.
 type Git struct {
 	bin string
 	env []string
+	log *slog.Logger
+
+	mu sync.Mutex
+	// refreshing holds, by kept index path, the background refreshes
+	// running (snapshot_direct.go), closed when each ends.
+	refreshing map[string]chan struct{}
 }
 
 // Identity of every commit tuttid makes.
@@ -63,7 +73,11 @@ func New(cfg Config) *Git {
 		"GIT_COMMITTER_NAME="+identityName,
 		"GIT_COMMITTER_EMAIL="+identityEmail,
 	)
-	return &Git{bin: bin, env: env}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Git{bin: bin, env: env, log: log, refreshing: map[string]chan struct{}{}}
 }
 
 // safetyArgs go before every subcommand: no hooks (nor the fsmonitor hook,

@@ -96,7 +96,10 @@ func TestSnapshotWithKeptIndex(t *testing.T) {
 			t.Errorf("%s: a.txt %q in the snapshot", step.name, want)
 		}
 	}
-	if matches, _ := filepath.Glob(kept + ".*"); !slices.Equal(matches, []string{kept + ".excludes", kept + ".tree", kept + ".untracked"}) {
+	if err := g.awaitRefresh(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	if matches, _ := filepath.Glob(kept + ".*"); !slices.Equal(matches, []string{kept + ".excludes", kept + ".tree", kept + ".untracked", kept + ".user"}) {
 		t.Errorf("temporary indexes left: %v", matches)
 	}
 }

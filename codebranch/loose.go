@@ -8,8 +8,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,18 +27,28 @@ import (
 // through git commit-tree and git update-ref as before.
 
 // direct says whether r's repository takes directly written objects and
-// refs; it is read once, when r is opened.
+// refs, and what git makes of file modes there (for trees built in
+// process); it is read once, when r is opened.
 type direct struct {
 	objects bool
 	refs    bool
+	// fileMode, symlinks: core.fileMode and core.symlinks (true unless
+	// set false).
+	fileMode bool
+	symlinks bool
+	// plainBlobs: no end-of-line setting and no attributes file outside
+	// the working tree, so a file's blob is its bytes unless a
+	// .gitattributes of the working tree says otherwise.
+	plainBlobs bool
 }
 
 // probeConfig reads, in one git call, what Open needs from the
 // configuration: whether objects and refs may be written directly (the
-// object format, the ref storage, the shared-repository setting) and the
-// global excludes file.
+// object format, the ref storage, the shared-repository setting), the
+// file-mode settings and the global excludes file.
 func (g *Git) probeConfig(ctx context.Context, root, commonDir string) (direct, string) {
-	out, err := g.run(ctx, call{dir: root}, "config", "-z", "--get-regexp", `^(core\.sharedrepository|core\.excludesfile|extensions\..*)$`)
+	out, err := g.run(ctx, call{dir: root}, "config", "-z", "--get-regexp",
+		`^(core\.sharedrepository|core\.excludesfile|core\.filemode|core\.symlinks|core\.autocrlf|core\.attributesfile|extensions\..*)$`)
 	if err != nil && exitCode(err) != 1 { // 1: none set
 		return direct{}, globalExcludes("", g.env)
 	}
@@ -49,25 +63,62 @@ func (g *Git) probeConfig(ctx context.Context, root, commonDir string) (direct, 
 
 // probeDirect decides direct from probeConfig's output.
 func (g *Git) probeDirect(out []byte, commonDir string) direct {
+	d := direct{objects: true, refs: true, fileMode: true, symlinks: true, plainBlobs: true}
+	attributes := ""
 	for _, rec := range splitZ(out) {
-		key, val, _ := strings.Cut(rec, "\n")
+		key, val, hasVal := strings.Cut(rec, "\n")
 		switch strings.ToLower(key) {
 		case "extensions.objectformat":
 			if !strings.EqualFold(val, "sha1") {
-				return direct{}
+				d.objects, d.refs = false, false
 			}
 		case "extensions.refstorage":
 			if !strings.EqualFold(val, "files") {
-				return direct{}
+				d.objects, d.refs = false, false
 			}
 		case "core.sharedrepository":
-			return direct{}
+			d.objects, d.refs = false, false
+		case "core.filemode":
+			d.fileMode = configTrue(val, hasVal)
+		case "core.symlinks":
+			d.symlinks = configTrue(val, hasVal)
+		case "core.autocrlf":
+			// "input" converts too.
+			d.plainBlobs = !configTrue(val, hasVal)
+		case "core.attributesfile":
+			attributes = val
+		}
+	}
+	files := []string{
+		filepath.Join(commonDir, "info", "attributes"),
+		globalFile(attributes, "attributes", g.env),
+		"/etc/gitattributes", // Debian's git; other builds keep theirs under their prefix
+	}
+	if bin, err := exec.LookPath(g.bin); err == nil {
+		files = append(files, filepath.Join(filepath.Dir(filepath.Dir(bin)), "etc", "gitattributes"))
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); f != "" && !errors.Is(err, fs.ErrNotExist) {
+			d.plainBlobs = false
 		}
 	}
 	if _, err := os.Stat(filepath.Join(commonDir, "reftable")); err == nil {
-		return direct{}
+		d.objects, d.refs = false, false
 	}
-	return direct{objects: true, refs: true}
+	return d
+}
+
+// configTrue reads a git boolean (a key without a value is true; the last
+// setting wins, as probeDirect reads them in order).
+func configTrue(val string, hasVal bool) bool {
+	if !hasVal {
+		return true
+	}
+	switch strings.ToLower(strings.TrimSpace(val)) {
+	case "false", "no", "off", "0", "":
+		return false
+	}
+	return true
 }
 
 // commitBody is the commit object git commit-tree writes for tree, parent,
@@ -88,6 +139,17 @@ func commitBody(tree, parent, msg string, when time.Time) []byte {
 // written to a temporary file and linked into place, read-only) and
 // returns its id. An object already there is left as it is.
 func writeLooseObject(commonDir, kind string, content []byte) (string, error) {
+	return new(looseWriter).write(commonDir, kind, content)
+}
+
+// looseWriter writes loose objects, reusing its compressor: a new zlib
+// writer costs more than compressing a tree.
+type looseWriter struct {
+	zw  *zlib.Writer
+	buf bytes.Buffer
+}
+
+func (w *looseWriter) write(commonDir, kind string, content []byte) (string, error) {
 	header := fmt.Sprintf("%s %d\x00", kind, len(content))
 	h := sha1.New()
 	h.Write([]byte(header))
@@ -98,28 +160,32 @@ func writeLooseObject(commonDir, kind string, content []byte) (string, error) {
 	if _, err := os.Stat(final); err == nil {
 		return id, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// git's core.looseCompression default: best speed.
+	w.buf.Reset()
+	if w.zw == nil {
+		w.zw, _ = zlib.NewWriterLevel(&w.buf, zlib.BestSpeed)
+	} else {
+		w.zw.Reset(&w.buf)
+	}
+	w.zw.Write([]byte(header))
+	w.zw.Write(content)
+	if err := w.zw.Close(); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(dir, "tmp_obj_")
+	tmp := filepath.Join(dir, "tmp_obj_"+strconv.FormatUint(rand.Uint64(), 36))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		}
+	}
 	if err != nil {
 		return "", err
 	}
-	tmp := f.Name()
 	defer os.Remove(tmp)
-	zw := zlib.NewWriter(f)
-	_, err = zw.Write([]byte(header))
-	if err == nil {
-		_, err = zw.Write(content)
-	}
-	if err == nil {
-		err = zw.Close()
-	}
+	_, err = f.Write(w.buf.Bytes())
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o444)
 	}
 	if err != nil {
 		return "", err

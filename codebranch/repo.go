@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // Repo is one checkout (the main working tree or a linked worktree) of a
@@ -26,6 +27,9 @@ type Repo struct {
 	// direct: checkpoint commits and refs may be written without git
 	// (loose.go).
 	direct direct
+	// treeMismatch: a tree built in process differed from git's (a bug of
+	// this package); trees are built by git from then on.
+	treeMismatch atomic.Bool
 	// excludesFile is the global excludes file git reads here ("" when
 	// none can be named).
 	excludesFile string

@@ -38,35 +38,46 @@ type SnapshotOptions struct {
 	// ".tree"), so a snapshot that finds no file changed since runs no
 	// write-tree; so is the state of the ignore files outside the tree
 	// (".excludes"), so that git is asked which kept untracked files are
-	// ignored now only when an ignore file changed. The caller must not run
-	// two snapshots with one Index at once, and removes the four files
-	// with the session.
+	// ignored now only when an ignore file changed, and the user's index
+	// it was built from (".user"). The kept index is brought up to date
+	// after the snapshot answers (refreshKept); the next snapshot with it
+	// waits for that. The caller must not run two snapshots with one Index
+	// at once, and removes the files with Git.RemoveIndex.
 	Index string
 }
 
 // Snapshot records the working files of r as a tree in the repository's
 // object store (nothing references it: git gc may prune it after its
 // grace period). The user's index is read, never written: the tree is
-// built in a temporary copy of it (or in opts.Index), so only files whose
-// stat data changed since are hashed again.
+// built from it (or from opts.Index) and the files whose stat data
+// differ from it, which alone are hashed again.
 func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, error) {
 	fail := func(err error) (Snapshot, error) { return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.Root, err) }
+	if opts.Index != "" {
+		// The previous snapshot's kept index may still be refreshed.
+		if err := r.git.awaitRefresh(ctx, opts.Index); err != nil {
+			return fail(err)
+		}
+	}
 	ix, err := r.prepareIndex(ctx, opts.Index)
 	if err != nil {
 		return fail(err)
 	}
-	defer ix.cleanup()
-	env := []string{"GIT_INDEX_FILE=" + ix.path}
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			ix.cleanup()
+		}
+	}()
 	// One walk (git status: it stats in parallel, and is the floor the
 	// contract measures against) lists the files whose working copy
-	// differs from the index being built, the untracked files and HEAD.
-	// A kept index lets status save its refreshed stat data (optional
-	// locks on: the index is tuttid's own); a throwaway one need not.
-	statusEnv := env
+	// differs from the index read, the untracked files and HEAD. It writes
+	// nothing (no optional locks): the index it reads may be the user's,
+	// and a kept one is brought up to date after the snapshot answers
+	// (refreshKept).
 	args := []string{"status", "--porcelain=v2", "-z",
 		"--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty"}
 	if ix.kept != "" {
-		statusEnv = append(statusEnv, "GIT_OPTIONAL_LOCKS=1")
 		// The kept index also keeps git's untracked cache (the mtime of
 		// each directory and what it held): the next walk reads only the
 		// directories that changed since, about half a git status. Git
@@ -76,7 +87,7 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 		args = append([]string{"-c", "core.untrackedCache=true"}, args...)
 		args[slices.Index(args, "--untracked-files=all")] = "--untracked-files=normal"
 	}
-	out, err := r.run(ctx, statusEnv, args...)
+	out, err := r.run(ctx, []string{"GIT_INDEX_FILE=" + ix.path}, args...)
 	if err != nil {
 		return fail(fmt.Errorf("list changes: %w", err))
 	}
@@ -145,6 +156,63 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 	for p := range drop {
 		remove = append(remove, p)
 	}
+	changed := len(update) > 0 || len(remove) > 0
+	answer := Snapshot{Head: head, Skipped: sorted(skipped)}
+	if !changed && ix.tree != "" && ix.path == ix.kept {
+		// Nothing differs from the kept index, whose tree is known: a turn
+		// that changed no file costs one walk.
+		answer.Tree = ix.tree
+		if ix.excludes != excludes {
+			if err := os.WriteFile(ix.kept+".excludes", []byte(excludes), 0o600); err != nil {
+				return fail(fmt.Errorf("keep index: %w", err))
+			}
+		}
+		return answer, nil
+	}
+	tree, direct, err := r.directTree(ctx, ix.path, update, remove)
+	if err == nil {
+		answer.Tree = tree
+		if ix.kept != "" {
+			r.refreshKept(ctx, ix, update, remove, direct, untracked, tree, excludes)
+			handedOver = true
+		}
+		return answer, nil
+	}
+	if ctx.Err() != nil {
+		return fail(err)
+	}
+	// Through git: anything the in-process path does not handle as git
+	// would, or a failure of it, which git then reports better.
+	built, err := ix.writable()
+	if err != nil {
+		return fail(fmt.Errorf("copy index: %w", err))
+	}
+	defer os.Remove(built) // gone already once kept
+	env := []string{"GIT_INDEX_FILE=" + built}
+	if err := r.updateIndex(ctx, env, update, remove); err != nil {
+		return fail(err)
+	}
+	out, err = r.run(ctx, env, "write-tree")
+	if err != nil {
+		return fail(fmt.Errorf("write tree: %w", err))
+	}
+	answer.Tree = strings.TrimSpace(string(out))
+	if ix.kept != "" {
+		if err := ix.keep(built, untracked, answer.Tree, excludes); err != nil {
+			return fail(err)
+		}
+	}
+	return answer, nil
+}
+
+func sorted(s []string) []string {
+	sort.Strings(s)
+	return s
+}
+
+// updateIndex removes the paths remove names from the index env names and
+// adds, replaces or removes those update names as their files are.
+func (r *Repo) updateIndex(ctx context.Context, env []string, update, remove []string) error {
 	for _, batch := range []struct {
 		paths []string
 		flags []string
@@ -158,26 +226,10 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 		in := strings.Join(batch.paths, "\x00") + "\x00"
 		args := append(append([]string{"update-index"}, batch.flags...), "-z", "--stdin")
 		if _, err := r.git.run(ctx, call{dir: r.Root, env: env, stdin: strings.NewReader(in)}, args...); err != nil {
-			return fail(fmt.Errorf("update index: %w", err))
+			return fmt.Errorf("update index: %w", err)
 		}
 	}
-	var tree string
-	if len(update) == 0 && len(remove) == 0 && ix.tree != "" {
-		// Nothing differs from the kept index, whose tree is known: a turn
-		// that changed no file costs one walk.
-		tree = ix.tree
-	} else {
-		out, err := r.run(ctx, env, "write-tree")
-		if err != nil {
-			return fail(fmt.Errorf("write tree: %w", err))
-		}
-		tree = strings.TrimSpace(string(out))
-	}
-	if err := ix.keep(untracked, tree, excludes); err != nil {
-		return fail(err)
-	}
-	sort.Strings(skipped)
-	return Snapshot{Tree: tree, Head: head, Skipped: skipped}, nil
+	return nil
 }
 
 // expandUntracked replaces each untracked directory status listed whole
@@ -258,51 +310,87 @@ func (r *Repo) noLongerSnapshotted(ctx context.Context, paths []string, recheckI
 	return drop, skipped, nil
 }
 
-// workIndex is the index a snapshot is built in.
+// workIndex is the index a snapshot reads, and what it needs to build in
+// and keep one.
 type workIndex struct {
-	path      string
-	kept      string   // the kept index it replaces, or ""
-	untracked []string // files it holds that the user's index does not
-	// tree is the tree of the kept index it copies, when known (Index +
-	// ".tree" names it for that very file: same size and mtime).
+	// path is the index the snapshot reads: the kept index or the user's
+	// (read only: git status runs without optional locks), or a
+	// temporary one of the snapshot's own (owned).
+	path  string
+	owned bool
+	kept  string // the kept index to replace, or ""
+	// untracked lists the files the kept index holds that the user's index
+	// does not.
+	untracked []string
+	// tree is the tree of the kept index, when known (Index + ".tree"
+	// names it for that very file: same size and mtime).
 	tree string
 	// excludes is the excludesStamp recorded with the kept index.
 	excludes string
-	cleanup  func()
+	// userStamp is the user's index's indexStamp when the snapshot began
+	// ("-": none), recorded with the kept index built from it.
+	userStamp string
 }
 
-// prepareIndex makes the index to build in: a copy of the kept index when
-// it is at least as new as the user's, else of the user's index, else
-// HEAD's tree, else empty.
+// cleanup removes the snapshot's own temporary index.
+func (ix workIndex) cleanup() {
+	if ix.owned {
+		os.Remove(ix.path)
+	}
+}
+
+// writable returns an index to build in: the snapshot's own temporary one,
+// or a copy of the one it read (beside the kept index, which it may
+// replace). The caller removes it unless it keeps it.
+func (ix workIndex) writable() (string, error) {
+	if ix.owned {
+		return ix.path, nil
+	}
+	f, err := ix.tempFile()
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	if _, err := copyIndex(ix.path, f.Name()); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+func (ix workIndex) tempFile() (*os.File, error) {
+	if ix.kept == "" {
+		return os.CreateTemp("", "tuttid-index-*")
+	}
+	if err := os.MkdirAll(filepath.Dir(ix.kept), 0o700); err != nil {
+		return nil, err
+	}
+	return os.CreateTemp(filepath.Dir(ix.kept), filepath.Base(ix.kept)+".*.tmp")
+}
+
+// prepareIndex picks the index to read: the kept index when it is at
+// least as new as the user's, else the user's index, else one of HEAD's
+// tree, else an empty one.
 func (r *Repo) prepareIndex(ctx context.Context, kept string) (workIndex, error) {
 	userIndex := filepath.Join(r.GitDir, "index")
-	var ix workIndex
-	src := userIndex
-	if kept == "" {
-		tmp, err := os.MkdirTemp("", "tuttid-index-")
-		if err != nil {
-			return ix, err
-		}
-		ix.path = filepath.Join(tmp, "index")
-		ix.cleanup = func() { os.RemoveAll(tmp) }
-	} else {
-		// Built beside the kept index and renamed over it when done.
-		if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
-			return ix, err
-		}
-		f, err := os.CreateTemp(filepath.Dir(kept), filepath.Base(kept)+".*.tmp")
-		if err != nil {
-			return ix, err
-		}
-		f.Close()
-		ix.path, ix.kept = f.Name(), kept
-		ix.cleanup = func() { os.Remove(f.Name()) }
+	ix := workIndex{path: userIndex, kept: kept, userStamp: "-"}
+	u, uerr := os.Stat(userIndex)
+	if uerr == nil {
+		ix.userStamp = indexStamp(u)
+	}
+	if kept != "" {
 		if k, err := os.Stat(kept); err == nil {
-			if u, err := os.Stat(userIndex); err != nil || !u.ModTime().After(k.ModTime()) {
-				src = kept
+			// The user's index as the kept one last saw it: the kept
+			// index is written after its snapshot answered, so its own
+			// time says nothing of which is newer.
+			fresh := uerr != nil || !u.ModTime().After(k.ModTime())
+			if b, err := os.ReadFile(kept + ".user"); err == nil {
+				fresh = strings.TrimSpace(string(b)) == ix.userStamp
+			}
+			if fresh {
+				ix.path = kept
 				b, err := os.ReadFile(kept + ".untracked")
 				if err != nil && !os.IsNotExist(err) {
-					ix.cleanup()
 					return ix, err
 				}
 				ix.untracked = splitZ(b)
@@ -313,19 +401,23 @@ func (r *Repo) prepareIndex(ctx context.Context, kept string) (workIndex, error)
 			}
 		}
 	}
-	seeded, err := copyIndex(src, ix.path)
-	if err == nil && !seeded {
-		// git reads a missing index as empty, not an empty file.
-		if err = os.Remove(ix.path); os.IsNotExist(err) {
-			err = nil
-		}
-		var head string
-		if err == nil {
-			head, err = r.Head(ctx)
-		}
-		if err == nil && head != "" {
-			_, err = r.run(ctx, []string{"GIT_INDEX_FILE=" + ix.path}, "read-tree", head)
-		}
+	if _, err := os.Stat(ix.path); !os.IsNotExist(err) {
+		return ix, err
+	}
+	// No index: one of HEAD's tree, or none (git reads a missing index as
+	// empty, not an empty file).
+	f, err := ix.tempFile()
+	if err == nil {
+		f.Close()
+		err = os.Remove(f.Name())
+	}
+	var head string
+	if err == nil {
+		ix.path, ix.owned = f.Name(), true
+		head, err = r.Head(ctx)
+	}
+	if err == nil && head != "" {
+		_, err = r.run(ctx, []string{"GIT_INDEX_FILE=" + ix.path}, "read-tree", head)
 	}
 	if err != nil {
 		ix.cleanup()
@@ -353,15 +445,20 @@ func indexStamp(fi os.FileInfo) string {
 	return fmt.Sprintf("%d.%d", fi.Size(), fi.ModTime().UnixNano())
 }
 
-// keep moves a kept index into place with its list of untracked files and
-// its tree.
-func (ix workIndex) keep(untracked map[string]bool, tree, excludes string) error {
+// keep moves built, an index built from ix, into place as the kept index
+// with its list of untracked files and its tree.
+func (ix workIndex) keep(built string, untracked map[string]bool, tree, excludes string) error {
 	if ix.kept == "" {
 		return nil
 	}
 	// Recorded before the index moves: an index newer than its record is
 	// only checked again.
 	if err := os.WriteFile(ix.kept+".excludes", []byte(excludes), 0o600); err != nil {
+		return fmt.Errorf("keep index: %w", err)
+	}
+	// A stale record only seeds the next snapshot again from the user's
+	// index.
+	if err := os.WriteFile(ix.kept+".user", []byte(ix.userStamp+"\n"), 0o600); err != nil {
 		return fmt.Errorf("keep index: %w", err)
 	}
 	// The record of the tree goes first: a stale one names another stamp.
@@ -383,7 +480,7 @@ func (ix workIndex) keep(untracked map[string]bool, tree, excludes string) error
 	if err := os.Rename(ix.kept+".untracked.tmp", ix.kept+".untracked"); err != nil {
 		return fmt.Errorf("keep index: %w", err)
 	}
-	if err := os.Rename(ix.path, ix.kept); err != nil {
+	if err := os.Rename(built, ix.kept); err != nil {
 		return fmt.Errorf("keep index: %w", err)
 	}
 	// Without the record the next snapshot only runs write-tree again.

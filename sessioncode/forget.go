@@ -2,8 +2,6 @@ package sessioncode
 
 import (
 	"context"
-	"errors"
-	"os"
 
 	"tuttid/codebranch"
 )
@@ -18,10 +16,8 @@ func (s *Service) Forget(ctx context.Context, sessionID string) {
 	defer s.guards.Lock(sessionID)()
 	s.remember(sessionID, codebranch.Checkpoint{})
 	if p := s.indexPath(sessionID); p != "" {
-		for _, f := range []string{p, p + ".untracked", p + ".tree", p + ".excludes"} {
-			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-				s.log.WarnContext(ctx, "code: kept index not removed", "session", sessionID, "err", err)
-			}
+		if err := s.git.RemoveIndex(ctx, p); err != nil {
+			s.log.WarnContext(ctx, "code: kept index not removed", "session", sessionID, "err", err)
 		}
 	}
 	row, err := s.Row(ctx, sessionID)

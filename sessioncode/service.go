@@ -51,7 +51,7 @@ type Service struct {
 // Config wires a Service.
 type Config struct {
 	Store *store.Store
-	// Git runs git; codebranch.New(codebranch.Config{}) when nil.
+	// Git runs git; codebranch.New with Logger when nil.
 	Git *codebranch.Git
 	// DataDir holds the worktrees tuttid makes:
 	// <DataDir>/worktrees/<workspaceId>/<childSessionId>, and the sessions'
@@ -70,11 +70,11 @@ type Config struct {
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, git: cfg.Git, dataDir: cfg.DataDir, pub: cfg.Publisher, log: cfg.Logger, now: cfg.Now,
 		repos: map[string]*codebranch.Repo{}, last: map[string]codebranch.Checkpoint{}}
-	if s.git == nil {
-		s.git = codebranch.New(codebranch.Config{})
-	}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if s.git == nil {
+		s.git = codebranch.New(codebranch.Config{Logger: s.log})
 	}
 	s.setup.timeout = cfg.SetupTimeout
 	if s.now == nil {

@@ -1,0 +1,299 @@
+package codebranch
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A snapshot's tree is built in process when it can be (directTree): git
+// update-index and git write-tree each read and rewrite the whole index (an
+// 800 KB file at 10,000 files) and cost a process, together about as much
+// as the git status walk itself. A kept index is still brought up to date
+// by those two git calls, after the snapshot has answered (refreshKept), so
+// that its stat data stay fresh for the next one.
+
+// directTree returns the tree of the index at indexPath (as git status
+// left it) with the files update names hashed again and the paths remove
+// names dropped, as update-index and write-tree would make it, and the
+// entries it changed. A file's blob is its bytes when no end-of-line
+// setting or attributes file can convert it (direct.plainBlobs, and no
+// .gitattributes in the index or among the changes) and it is small;
+// otherwise git hash-object makes it, applying the repository's filters
+// as update-index does. Anything it does not handle exactly as git would
+// is errIndexUnsupported.
+func (r *Repo) directTree(ctx context.Context, indexPath string, update, remove []string) (string, map[string]*indexEntry, error) {
+	if !r.direct.objects || r.treeMismatch.Load() {
+		return "", nil, fmt.Errorf("%w: direct writes off", errIndexUnsupported)
+	}
+	ix, err := readIndexFile(indexPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		ix, err = &indexFile{}, nil // git reads a missing index as empty
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	w := newObjectWriter(r.CommonDir)
+	tree, changes, err := r.directChanges(ctx, w, ix, update, remove)
+	if werr := w.wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	return tree, changes, nil
+}
+
+// maxPlainBlob: a larger file is hashed by git, which streams it.
+const maxPlainBlob = 1 << 20
+
+func (r *Repo) directChanges(ctx context.Context, w *objectWriter, ix *indexFile, update, remove []string) (string, map[string]*indexEntry, error) {
+	unsupported := func(format string, a ...any) (string, map[string]*indexEntry, error) {
+		return "", nil, fmt.Errorf("%w: "+format, append([]any{errIndexUnsupported}, a...)...)
+	}
+	plain := r.direct.plainBlobs && !slices.ContainsFunc(ix.entries, func(e indexEntry) bool { return isAttributes(e.path) }) &&
+		!slices.ContainsFunc(update, isAttributes)
+	changes := make(map[string]*indexEntry, len(update)+len(remove))
+	for _, p := range remove {
+		changes[p] = nil
+	}
+	var hashed []*indexEntry
+	for _, p := range update {
+		old, had := ix.lookup(p)
+		if had && old.mode == 0o160000 {
+			return unsupported("submodule %s", p)
+		}
+		full := filepath.Join(r.Root, filepath.FromSlash(p))
+		fi, err := os.Lstat(full)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			changes[p] = nil
+		case err != nil:
+			return unsupported("%w", err)
+		case fi.Mode().IsRegular():
+			e := &indexEntry{path: p, mode: 0o100644}
+			if fi.Mode()&0o100 != 0 {
+				e.mode = 0o100755
+			}
+			if !r.direct.fileMode && had && old.mode&^0o777 == 0o100000 {
+				e.mode = old.mode // git keeps the index's mode
+			}
+			changes[p] = e
+			if !plain || fi.Size() > maxPlainBlob {
+				hashed = append(hashed, e)
+				continue
+			}
+			content, err := readRegular(full)
+			if err != nil {
+				return unsupported("%w", err)
+			}
+			e.oid = w.put("blob", content)
+		case fi.Mode()&fs.ModeSymlink != 0 && r.direct.symlinks:
+			target, err := os.Readlink(full)
+			if err != nil {
+				return unsupported("%w", err)
+			}
+			changes[p] = &indexEntry{path: p, mode: 0o120000, oid: w.put("blob", []byte(target))}
+		default:
+			return unsupported("%s is %v", p, fi.Mode().Type())
+		}
+	}
+	if err := r.hashFiles(ctx, hashed); err != nil {
+		return "", nil, err
+	}
+	tree, err := buildTree(w, ix, changes)
+	return tree, changes, err
+}
+
+// isAttributes: p is a .gitattributes file.
+func isAttributes(p string) bool {
+	return p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes")
+}
+
+// readRegular reads a file that must still be a regular file (not a
+// symlink put in its place since it was looked at).
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxPlainBlob {
+		return nil, fmt.Errorf("%s changed while read", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxPlainBlob+1))
+	if err == nil && len(b) > maxPlainBlob {
+		err = fmt.Errorf("%s changed while read", path)
+	}
+	return b, err
+}
+
+// lookup finds p among the entries (in path order).
+func (ix *indexFile) lookup(p string) (indexEntry, bool) {
+	i, ok := slices.BinarySearchFunc(ix.entries, p, func(e indexEntry, p string) int { return strings.Compare(e.path, p) })
+	if !ok {
+		return indexEntry{}, false
+	}
+	return ix.entries[i], true
+}
+
+// hashFiles writes the files of entries as blobs (one git hash-object) and
+// sets their ids.
+func (r *Repo) hashFiles(ctx context.Context, entries []*indexEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	var in strings.Builder
+	for _, e := range entries {
+		if strings.ContainsAny(e.path, "\n\r") || strings.HasPrefix(e.path, "\"") {
+			// --stdin-paths reads lines (and would unquote a C-quoted one).
+			return fmt.Errorf("%w: path %q", errIndexUnsupported, e.path)
+		}
+		in.WriteString(e.path)
+		in.WriteByte('\n')
+	}
+	out, err := r.git.run(ctx, call{dir: r.Root, stdin: strings.NewReader(in.String())}, "hash-object", "-w", "--stdin-paths")
+	if err != nil {
+		return fmt.Errorf("%w: hash files: %w", errIndexUnsupported, err)
+	}
+	ids := strings.Fields(string(out))
+	if len(ids) != len(entries) {
+		return fmt.Errorf("%w: hash-object gave %d ids for %d files", errIndexUnsupported, len(ids), len(entries))
+	}
+	for i, id := range ids {
+		if n, err := hex.Decode(entries[i].oid[:], []byte(id)); err != nil || n != 20 {
+			return fmt.Errorf("%w: hash-object id %q", errIndexUnsupported, id)
+		}
+	}
+	return nil
+}
+
+// refreshTimeout bounds the background refresh of a kept index.
+const refreshTimeout = 2 * time.Minute
+
+// refreshKept brings the built index of a kept index up to date in the
+// background, as the git path does in the foreground (update-index, then
+// write-tree), and moves it into place. The next snapshot with the same
+// kept index waits for it (awaitRefresh). It takes ix over: the caller
+// must not clean it up. A failure only leaves the previous kept index,
+// whose next snapshot hashes again what this one would have recorded.
+// When git recorded the same entries for the changed paths (no file
+// changed again meanwhile) its tree must be the one built in process: a
+// difference would be a bug of this package, so it turns the in-process
+// path off for r and is logged.
+func (r *Repo) refreshKept(ctx context.Context, ix workIndex, update, remove []string, changes map[string]*indexEntry,
+	untracked map[string]bool, tree, excludes string) {
+	done := r.git.startRefresh(ix.kept)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
+	go func() {
+		defer done()
+		defer cancel()
+		defer ix.cleanup()
+		fail := func(err error) {
+			r.git.log.WarnContext(ctx, "code: kept index not refreshed", "repository", r.Root, "err", err)
+		}
+		built, err := ix.writable()
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer os.Remove(built) // gone already once kept
+		env := []string{"GIT_INDEX_FILE=" + built}
+		if err := r.updateIndex(ctx, env, update, remove); err != nil {
+			fail(err)
+			return
+		}
+		out, err := r.run(ctx, env, "write-tree")
+		if err != nil {
+			fail(err)
+			return
+		}
+		written := strings.TrimSpace(string(out))
+		if written != tree && sameEntries(built, changes) {
+			r.treeMismatch.Store(true)
+			r.git.log.ErrorContext(ctx, "code: a tree built in process differs from git's; building through git from now on",
+				"repository", r.Root, "built", tree, "git", written)
+		}
+		if err := ix.keep(built, untracked, written, excludes); err != nil {
+			fail(err)
+		}
+	}()
+}
+
+// sameEntries reports whether the index at path holds the changes as
+// given: each changed path with the same mode and id, each removed one
+// absent.
+func sameEntries(path string, changes map[string]*indexEntry) bool {
+	ix, err := readIndexFile(path)
+	if err != nil {
+		return false
+	}
+	for p, want := range changes {
+		got, ok := ix.lookup(p)
+		if ok != (want != nil) || ok && (got.mode != want.mode || got.oid != want.oid) {
+			return false
+		}
+	}
+	return true
+}
+
+// startRefresh records a refresh of the kept index at path as running; the
+// returned func ends it.
+func (g *Git) startRefresh(path string) func() {
+	ch := make(chan struct{})
+	g.mu.Lock()
+	g.refreshing[path] = ch
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		if g.refreshing[path] == ch {
+			delete(g.refreshing, path)
+		}
+		g.mu.Unlock()
+		close(ch)
+	}
+}
+
+// awaitRefresh waits for a background refresh of the kept index at path.
+func (g *Git) awaitRefresh(ctx context.Context, path string) error {
+	g.mu.Lock()
+	ch := g.refreshing[path]
+	g.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RemoveIndex removes a kept index (SnapshotOptions.Index) and the files
+// kept beside it, once a refresh of it in the background has ended.
+func (g *Git) RemoveIndex(ctx context.Context, path string) error {
+	if err := g.awaitRefresh(ctx, path); err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range []string{path, path + ".untracked", path + ".tree", path + ".excludes", path + ".user"} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
