@@ -35,6 +35,9 @@ type Git struct {
 	// refreshing holds, by kept index path, the background refreshes
 	// running (snapshot_direct.go), closed when each ends.
 	refreshing map[string]chan struct{}
+	// keepMu: a kept index and the files beside it are replaced (keep) and
+	// read (prepareIndex) one at a time.
+	keepMu sync.Mutex
 }
 
 // Identity of every commit tuttid makes.

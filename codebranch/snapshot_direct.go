@@ -184,19 +184,22 @@ func (r *Repo) hashFiles(ctx context.Context, entries []*indexEntry) error {
 // refreshTimeout bounds the background refresh of a kept index.
 const refreshTimeout = 2 * time.Minute
 
-// refreshKept brings the built index of a kept index up to date in the
-// background, as the git path does in the foreground (update-index, then
-// write-tree), and moves it into place. The next snapshot with the same
-// kept index waits for it (awaitRefresh). It takes ix over: the caller
-// must not clean it up. A failure only leaves the previous kept index,
-// whose next snapshot hashes again what this one would have recorded.
+// refreshKept brings the index a snapshot read (ix, pinned) up to date in
+// the background, as the git path does in the foreground (update-index,
+// then write-tree, then a status that saves the stat data and untracked
+// cache), and moves it into place as the kept index. The next
+// snapshot does not wait for it: until it is in place, that one reads the
+// previous kept index, whose status lists this turn's files again (hashed
+// again, their objects already there). Refreshes of one kept index are
+// moved into place in the order they began. It takes ix over: the caller
+// must not clean it up. A failure only leaves the previous kept index.
 // When git recorded the same entries for the changed paths (no file
 // changed again meanwhile) its tree must be the one built in process: a
 // difference would be a bug of this package, so it turns the in-process
 // path off for r and is logged.
 func (r *Repo) refreshKept(ctx context.Context, ix workIndex, update, remove []string, changes map[string]*indexEntry,
 	untracked map[string]bool, tree, excludes string) {
-	done := r.git.startRefresh(ix.kept)
+	after, done := r.git.startRefresh(ix.kept)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
 	go func() {
 		defer done()
@@ -210,7 +213,10 @@ func (r *Repo) refreshKept(ctx context.Context, ix workIndex, update, remove []s
 			fail(err)
 			return
 		}
-		defer os.Remove(built) // gone already once kept
+		// Gone already once kept; a lock git left when it died (a file
+		// truncated under its mmap kills it with SIGBUS) goes too.
+		defer os.Remove(built + ".lock")
+		defer os.Remove(built)
 		env := []string{"GIT_INDEX_FILE=" + built}
 		if err := r.updateIndex(ctx, env, update, remove); err != nil {
 			fail(err)
@@ -222,10 +228,20 @@ func (r *Repo) refreshKept(ctx context.Context, ix workIndex, update, remove []s
 			return
 		}
 		written := strings.TrimSpace(string(out))
+		// A status that may write (optional locks: the index is tuttid's
+		// own) saves its refreshed stat data and fills the untracked
+		// cache, which the next snapshot's status reads.
+		if _, err := r.run(ctx, append(env, "GIT_OPTIONAL_LOCKS=1"), statusArgs(true)...); err != nil {
+			fail(err)
+		}
 		if written != tree && sameEntries(built, changes) {
 			r.treeMismatch.Store(true)
 			r.git.log.ErrorContext(ctx, "code: a tree built in process differs from git's; building through git from now on",
 				"repository", r.Root, "built", tree, "git", written)
+		}
+		if err := after(ctx); err != nil {
+			fail(err)
+			return
 		}
 		if err := ix.keep(built, untracked, written, excludes); err != nil {
 			fail(err)
@@ -250,14 +266,17 @@ func sameEntries(path string, changes map[string]*indexEntry) bool {
 	return true
 }
 
-// startRefresh records a refresh of the kept index at path as running; the
-// returned func ends it.
-func (g *Git) startRefresh(path string) func() {
+// startRefresh records a refresh of the kept index at path as running.
+// after waits for the refreshes of path that began before it; done ends
+// it.
+func (g *Git) startRefresh(path string) (after func(context.Context) error, done func()) {
 	ch := make(chan struct{})
 	g.mu.Lock()
+	prev := g.refreshing[path]
 	g.refreshing[path] = ch
 	g.mu.Unlock()
-	return func() {
+	after = func(ctx context.Context) error { return waitClosed(ctx, prev) }
+	done = func() {
 		g.mu.Lock()
 		if g.refreshing[path] == ch {
 			delete(g.refreshing, path)
@@ -265,13 +284,19 @@ func (g *Git) startRefresh(path string) func() {
 		g.mu.Unlock()
 		close(ch)
 	}
+	return after, done
 }
 
-// awaitRefresh waits for a background refresh of the kept index at path.
+// awaitRefresh waits for the background refreshes of the kept index at
+// path (each waits for the one before it).
 func (g *Git) awaitRefresh(ctx context.Context, path string) error {
 	g.mu.Lock()
 	ch := g.refreshing[path]
 	g.mu.Unlock()
+	return waitClosed(ctx, ch)
+}
+
+func waitClosed(ctx context.Context, ch chan struct{}) error {
 	if ch == nil {
 		return nil
 	}
@@ -281,6 +306,23 @@ func (g *Git) awaitRefresh(ctx context.Context, path string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Wait waits for every background refresh running (a server stopping, a
+// test ending before its data directory goes).
+func (g *Git) Wait(ctx context.Context) error {
+	g.mu.Lock()
+	chans := make([]chan struct{}, 0, len(g.refreshing))
+	for _, ch := range g.refreshing {
+		chans = append(chans, ch)
+	}
+	g.mu.Unlock()
+	for _, ch := range chans {
+		if err := waitClosed(ctx, ch); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RemoveIndex removes a kept index (SnapshotOptions.Index) and the files

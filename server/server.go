@@ -260,7 +260,11 @@ func (s *Server) Close() error {
 	rerr := s.closeRT()
 	s.stop()
 	s.wg.Wait()
-	return errors.Join(rerr, s.Store.Close())
+	// The sessions' kept indexes still being refreshed: a few git calls.
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	werr := s.Code.Wait(wctx)
+	return errors.Join(rerr, werr, s.Store.Close())
 }
 
 type healthBody struct {

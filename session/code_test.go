@@ -36,7 +36,9 @@ func TestTurnEndStoresCheckpoint(t *testing.T) {
 	st := storetest.New(t)
 	st.Workspace(storetest.Workspace{ID: "w", RootPath: "/"})
 	pub := &activitytest.Recorder{}
-	svc := New(Config{Store: st.Store, Publisher: pub, Code: sessioncode.New(sessioncode.Config{Store: st.Store, DataDir: t.TempDir()})})
+	code := sessioncode.New(sessioncode.Config{Store: st.Store, DataDir: t.TempDir()})
+	t.Cleanup(func() { code.Wait(context.Background()) }) // before its data directory goes
+	svc := New(Config{Store: st.Store, Publisher: pub, Code: code})
 	for i, tc := range []struct {
 		status turn.Status
 		inRepo bool

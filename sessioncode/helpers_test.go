@@ -42,6 +42,7 @@ func newKit(t *testing.T) *kit {
 	data := t.TempDir()
 	svc := sessioncode.New(sessioncode.Config{Store: st.Store, Git: codebranch.New(codebranch.Config{Bin: gitBin}),
 		DataDir: data, Publisher: pub})
+	t.Cleanup(func() { svc.Wait(context.Background()) }) // before data goes
 	return &kit{t: t, ctx: context.Background(), st: st, svc: svc, pub: pub, data: data}
 }
 

@@ -83,6 +83,12 @@ func New(cfg Config) *Service {
 	return s
 }
 
+// Wait waits for the kept indexes being refreshed after their checkpoints
+// (codebranch refreshes them in the background).
+func (s *Service) Wait(ctx context.Context) error {
+	return s.git.Wait(ctx)
+}
+
 // indexPath is the session's kept index, or "" without a data directory.
 func (s *Service) indexPath(sessionID string) string {
 	if s.dataDir == "" {
