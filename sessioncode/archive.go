@@ -160,7 +160,7 @@ func restoreError(c *ent.SessionCode, err error) error {
 	case errors.Is(err, errNotOwned):
 		why = "that path is not under tuttid's worktrees directory (was --data-dir changed?)"
 	case errors.Is(err, errPathTaken):
-		why = "something tuttid did not make is at that path; move it away and restore again"
+		why = "that path holds files tuttid may not remove; move them away and restore again"
 	case errors.Is(err, errRepoGone):
 		why = "its repository cannot be opened (moved or deleted?)"
 	}

@@ -94,17 +94,22 @@ func TestRestoreFailsWholeAndTouchesNothing(t *testing.T) {
 		{"a file at the path", func(t *testing.T, _, path string) (func(), string) {
 			writeFile(t, path, "my notes\n")
 			return func() { os.Remove(path) }, "my notes\n"
-		}, "did not make", "d"},
+		}, "may not remove", "d"},
 		{"a directory at the path", func(t *testing.T, _, path string) (func(), string) {
 			writeFile(t, filepath.Join(path, "notes.txt"), "mine\n")
 			return func() { os.RemoveAll(path) }, "mine\n"
-		}, "did not make", "d"},
+		}, "may not remove", "d"},
 		{"an empty directory at the path", func(t *testing.T, _, path string) (func(), string) {
 			if err := os.MkdirAll(path, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			return func() { os.Remove(path) }, ""
-		}, "did not make", "d"},
+		}, "may not remove", "d"},
+		{"a worktree of the user's own with changes", func(t *testing.T, repo, path string) (func(), string) {
+			gitT(t, repo, "worktree", "add", "-q", "--detach", path)
+			writeFile(t, filepath.Join(path, "notes.txt"), "mine\n")
+			return func() { gitT(t, repo, "worktree", "remove", "--force", path) }, "mine\n"
+		}, "may not remove", "d"},
 		{"the repository moved away", func(t *testing.T, repo, _ string) (func(), string) {
 			if err := os.Rename(repo, repo+".away"); err != nil {
 				t.Fatal(err)
