@@ -76,7 +76,9 @@ func Compare(ctx context.Context, c *ent.Client, a, b *ent.AgentSession) (*Compa
 		}
 	}
 
-	turns, err := c.Turn.Query().Where(turn.AgentSessionIDIn(a.ID, b.ID)).
+	// A pending turn is left out, as from every turn list: its id vanishes
+	// when Codex names the turn.
+	turns, err := c.Turn.Query().Where(turn.AgentSessionIDIn(a.ID, b.ID), ListedTurn()).
 		Order(ent.Asc(turn.FieldStartedAt), ent.Asc(turn.FieldID)).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load both sessions' turns: %w", err)

@@ -27,7 +27,8 @@ const childrenSQL = `SELECT child_agent_session_id FROM workspace_agent_session_
 // ForkPoints returns the points a session was forked from, in three
 // queries whatever the number of forks: turns in the order of the
 // session's turns, then the whole-conversation forks. A fork whose turn the
-// session no longer has comes after the turns it does have.
+// session no longer has (or whose turn is still pending: ListedTurn) comes
+// after the turns it does have.
 func ForkPoints(ctx context.Context, c *ent.Client, workspaceID, sessionID string) ([]ForkPoint, error) {
 	forks, err := c.SessionFork.Query().
 		Where(sessionfork.WorkspaceID(workspaceID), sessionfork.ParentAgentSessionID(sessionID)).
@@ -44,7 +45,7 @@ func ForkPoints(ctx context.Context, c *ent.Client, workspaceID, sessionID strin
 	if err != nil {
 		return nil, fmt.Errorf("load the session's forks: %w", err)
 	}
-	turnIDs, err := c.Turn.Query().Where(turn.AgentSessionID(sessionID)).
+	turnIDs, err := c.Turn.Query().Where(turn.AgentSessionID(sessionID), ListedTurn()).
 		Order(ent.Asc(turn.FieldStartedAt), ent.Asc(turn.FieldID)).Select(turn.FieldTurnID).Strings(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load the session's turns: %w", err)

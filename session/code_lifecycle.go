@@ -10,10 +10,11 @@ import (
 // (satisfied by *sessioncode.Service): a WORKTREE session's worktree is
 // removed when it is archived (its files kept as a checkpoint), made again
 // when it is restored, and checked for unapplied changes, then removed,
-// when it is deleted.
+// when it is deleted. RestoreWorktrees is all or nothing; its undo
+// archives again what it made.
 type Worktrees interface {
 	ArchiveWorktrees(ctx context.Context, ids []string)
-	RestoreWorktrees(ctx context.Context, ids []string) error
+	RestoreWorktrees(ctx context.Context, ids []string) (undo func(context.Context), err error)
 	PrepareDelete(ctx context.Context, ids []string, discard bool) (*sessioncode.Deletion, error)
 	Finish(ctx context.Context, d *sessioncode.Deletion)
 }
@@ -50,15 +51,25 @@ func (s *Service) finishDelete(ctx context.Context, d *sessioncode.Deletion) {
 	}
 }
 
-// archivedWorktrees follows a committed archive or restore of sessions:
-// their worktrees are removed (archived) or made again (restored).
-func (s *Service) archivedWorktrees(ctx context.Context, ids []string, archived bool) error {
-	if s.worktrees == nil || len(ids) == 0 {
-		return nil
-	}
-	if archived {
+// archiveWorktrees follows a committed archive: the sessions' worktrees
+// are removed (a failure keeps a worktree, and is logged).
+func (s *Service) archiveWorktrees(ctx context.Context, ids []string) {
+	if s.worktrees != nil && len(ids) > 0 {
 		s.worktrees.ArchiveWorktrees(ctx, ids)
-		return nil
 	}
-	return s.worktrees.RestoreWorktrees(ctx, ids)
+}
+
+// restoreWorktrees goes before a restore commits: the sessions' worktrees
+// are made again, all or none, so that a restore that cannot make one
+// fails and the sessions stay archived. undo (never nil) archives them
+// again if the commit fails.
+func (s *Service) restoreWorktrees(ctx context.Context, ids []string) (undo func(context.Context), err error) {
+	if s.worktrees == nil || len(ids) == 0 {
+		return func(context.Context) {}, nil
+	}
+	undo, err = s.worktrees.RestoreWorktrees(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return undo, nil
 }

@@ -28,7 +28,9 @@ type UpdateInput struct {
 }
 
 // Update renames, archives or restores a session, in one transaction, and
-// publishes SESSION_UPDATED for each session it changed.
+// publishes SESSION_UPDATED for each session it changed. A restore makes
+// the WORKTREE sessions' worktrees again before it commits: when one
+// cannot be made, it fails (agent.fork_code_failed) and changes nothing.
 func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession, error) {
 	a, err := s.mustSession(ctx, in.WorkspaceID, in.AgentSessionID)
 	if err != nil {
@@ -44,6 +46,25 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 			return nil, err
 		}
 	}
+	var flip []predicate.AgentSession
+	restored, undo := []string(nil), func(context.Context) {}
+	if in.Archived != nil {
+		// Archives and restores in a workspace go one at a time: a restore
+		// makes its worktrees before it commits, and an archive in between
+		// would remove them under it.
+		defer s.guards.Lock("archive\x00" + a.WorkspaceID)()
+		flip = archiveFlip(a, *in.Archived)
+		if !*in.Archived {
+			// The worktrees first, all or none: a restore that cannot make
+			// one fails, and the sessions stay archived.
+			if restored, err = s.store.Client.AgentSession.Query().Where(flip...).IDs(ctx); err != nil {
+				return nil, apperr.Storage(err, "read the sessions to restore")
+			}
+			if undo, err = s.restoreWorktrees(ctx, restored); err != nil {
+				return nil, err
+			}
+		}
+	}
 	now := s.now()
 	var changed []*ent.AgentSession
 	renamed := false
@@ -57,13 +78,8 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 		if in.Archived == nil {
 			return nil
 		}
-		scope := lineage.InSubtree(a.WorkspaceID, a.ID)
-		if !*in.Archived {
-			scope = agentsession.Or(scope, lineage.InChain(a.WorkspaceID, a.ID))
-		}
 		// The transaction holds the write lock from its start, so the rows
 		// read are the rows the update changes.
-		flip := []predicate.AgentSession{scope, agentsession.ArchivedNEQ(*in.Archived)}
 		rows, err := tx.AgentSession.Query().Where(flip...).All(ctx)
 		if err != nil {
 			return err
@@ -106,6 +122,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 		return err
 	})
 	if err != nil {
+		undo(ctx)
 		return nil, apperr.Storage(err, "update the session")
 	}
 	if in.Archived != nil {
@@ -115,8 +132,14 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 				flipped = append(flipped, c.ID)
 			}
 		}
-		if err := s.archivedWorktrees(ctx, flipped, *in.Archived); err != nil {
-			s.log.WarnContext(ctx, "restore: a worktree was not made again", "session", a.ID, "err", err)
+		if *in.Archived {
+			s.archiveWorktrees(ctx, flipped)
+		} else if missed := notIn(flipped, restored); len(missed) > 0 {
+			// Archived after the worktrees were made (by another instance):
+			// too late to refuse the restore.
+			if _, err := s.restoreWorktrees(ctx, missed); err != nil {
+				s.log.WarnContext(ctx, "restore: a worktree was not made again", "session", a.ID, "err", err)
+			}
 		}
 	}
 	s.Announce(ctx, updates)
@@ -125,6 +148,27 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 		return nil, apperr.Storage(err, "read the updated session")
 	}
 	return updated, nil
+}
+
+// archiveFlip selects the sessions an archive (a's branch) or a restore
+// (a's branch and its ancestors) changes.
+func archiveFlip(a *ent.AgentSession, archived bool) []predicate.AgentSession {
+	scope := lineage.InSubtree(a.WorkspaceID, a.ID)
+	if !archived {
+		scope = agentsession.Or(scope, lineage.InChain(a.WorkspaceID, a.ID))
+	}
+	return []predicate.AgentSession{scope, agentsession.ArchivedNEQ(archived)}
+}
+
+// notIn is the ids of ids not in set.
+func notIn(ids, set []string) []string {
+	var out []string
+	for _, id := range ids {
+		if !slices.Contains(set, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // DeleteSubtree removes a session and every session forked from it,

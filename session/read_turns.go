@@ -13,6 +13,7 @@ import (
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
 	"tuttid/ent/turn"
+	"tuttid/lineage"
 	"tuttid/paging"
 )
 
@@ -211,4 +212,4 @@ func totalSize(sizes map[string]int64) (n int64) {
 // listed leaves out a turn stored pending before turn/start
 // (store_turn_pending.go): it is tuttid's crash-safety record until Codex
 // names the turn, and an id a client read then would vanish a moment later.
-func listed() predicate.Turn { return turn.Not(turn.TurnIDHasPrefix(pendingTurnPrefix)) }
+func listed() predicate.Turn { return lineage.ListedTurn() }

@@ -2,11 +2,11 @@ package session
 
 import (
 	"context"
-	"strings"
 
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/turn"
+	"tuttid/lineage"
 )
 
 // A turn is stored before turn/start is written, under a client-side id
@@ -15,9 +15,11 @@ import (
 // it (adoptPendingTurn), and at start one left over is matched with the
 // turn Codex has and tuttid does not (settlePendingTurns).
 
-const pendingTurnPrefix = "pending:"
+// The prefix and its test live in lineage, whose reads leave pending
+// turns out too (lineage.ListedTurn).
+const pendingTurnPrefix = lineage.PendingTurnPrefix
 
-func isPendingTurn(turnID string) bool { return strings.HasPrefix(turnID, pendingTurnPrefix) }
+func isPendingTurn(turnID string) bool { return lineage.IsPendingTurn(turnID) }
 
 // storePendingTurn stores a session's turn about to be sent.
 func (s *Service) storePendingTurn(ctx context.Context, a *ent.AgentSession) (*ent.Turn, error) {

@@ -104,42 +104,92 @@ func (s *Service) archiveOne(ctx context.Context, c *ent.SessionCode) error {
 	return nil
 }
 
+// Why a restore failed, for the message: the worktree's path holds
+// something tuttid did not make or is not tuttid's, or its repository
+// cannot be opened.
+var (
+	errPathTaken = errors.New("the worktree's path is taken")
+	errNotOwned  = errors.New("the worktree's path is not under tuttid's worktrees directory")
+	errRepoGone  = errors.New("the worktree's repository cannot be opened")
+)
+
 // RestoreWorktrees makes again, at the same path, the worktrees archiving
 // removed, from their archive checkpoints, on their branch if it still
-// exists. It returns the first failure; the others are tried.
-func (s *Service) RestoreWorktrees(ctx context.Context, ids []string) error {
+// exists. It is all or nothing: when one cannot be made (its path taken by
+// something tuttid did not make, its repository gone, git failing), those
+// made are archived again and the error (agent.fork_code_failed) names the
+// session; nothing at the path is touched. undo archives again the
+// worktrees it made, for a restore whose commit failed after.
+func (s *Service) RestoreWorktrees(ctx context.Context, ids []string) (undo func(context.Context), err error) {
 	rows, err := s.worktreeRows(ctx, ids)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var first error
+	var made []*ent.SessionCode
+	undo = func(ctx context.Context) {
+		ctx = context.WithoutCancel(ctx)
+		for _, c := range made {
+			if err := s.archiveOne(ctx, c); err != nil {
+				s.log.WarnContext(ctx, "restore undone: worktree kept", "session", c.AgentSessionID, "worktree", c.WorktreePath, "err", err)
+			}
+		}
+	}
 	for _, c := range rows {
 		if c.WorktreePresent || c.ArchiveCommit == "" {
 			continue
 		}
 		if err := s.restoreOne(ctx, c); err != nil {
-			s.log.WarnContext(ctx, "restore: worktree not made again", "session", c.AgentSessionID, "worktree", c.WorktreePath, "err", err)
-			if first == nil {
-				first = apperr.Wrap(err, apperr.Internal, "session %q's worktree could not be made again at %s; its files are kept as commit %s",
-					c.AgentSessionID, c.WorktreePath, c.ArchiveCommit)
-			}
+			s.log.WarnContext(ctx, "restore: worktree not made again; the restore is undone", "session", c.AgentSessionID,
+				"worktree", c.WorktreePath, "commit", c.ArchiveCommit, "err", err)
+			undo(ctx)
+			return nil, restoreError(c, err)
 		}
+		made = append(made, c)
 	}
-	return first
+	return undo, nil
 }
 
+// restoreError is the client's account of a worktree not made again (a
+// database failure keeps its own code).
+func restoreError(c *ent.SessionCode, err error) error {
+	if ae := (*apperr.Error)(nil); errors.As(err, &ae) {
+		return err
+	}
+	why := "git failed (the cause is in tuttid's log)"
+	switch {
+	case errors.Is(err, errNotOwned):
+		why = "that path is not under tuttid's worktrees directory (was --data-dir changed?)"
+	case errors.Is(err, errPathTaken):
+		why = "that path holds files tuttid may not remove; move them away and restore again"
+	case errors.Is(err, errRepoGone):
+		why = "its repository cannot be opened (moved or deleted?)"
+	}
+	return apperr.Wrap(err, apperr.ForkCodeFailed,
+		"session %q's worktree could not be made again at %s: %s; the session stays archived, its files kept as commit %s",
+		c.AgentSessionID, c.WorktreePath, why, c.ArchiveCommit)
+}
+
+// restoreOne makes one worktree again; on failure it leaves the path as
+// it found it (but a leftover of its own archive, below) and the row as
+// it was.
 func (s *Service) restoreOne(ctx context.Context, c *ent.SessionCode) error {
 	repo, err := s.repoOf(ctx, c)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errRepoGone, err)
 	}
 	if !s.ownsPath(c.WorktreePath) {
-		return fmt.Errorf("%s is not under tuttid's worktrees directory", c.WorktreePath)
+		return errNotOwned
 	}
-	// A crash after the archive was recorded may have left the directory:
+	// A crash after the archive was recorded may have left the worktree:
 	// its files are the archive checkpoint's, which restore writes again.
+	// Anything else there (not a worktree of the repository, or one whose
+	// files changed since) is someone's, and stays.
 	if _, err := os.Lstat(c.WorktreePath); err == nil {
-		if err := repo.RemoveWorktree(ctx, c.WorktreePath, codebranch.RemoveOptions{UnchangedFrom: c.ArchiveCommit}); err != nil {
+		err := repo.RemoveWorktree(ctx, c.WorktreePath, codebranch.RemoveOptions{UnchangedFrom: c.ArchiveCommit})
+		if errors.Is(err, codebranch.ErrNotAWorktree) || errors.Is(err, codebranch.ErrHasChanges) {
+			return fmt.Errorf("%w: %w", errPathTaken, err)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -151,11 +201,24 @@ func (s *Service) restoreOne(ctx context.Context, c *ent.SessionCode) error {
 		opts.Branch = ""
 		wt, err = repo.CreateWorktree(ctx, opts)
 	}
+	if errors.Is(err, codebranch.ErrDestinationExists) {
+		return fmt.Errorf("%w: %w", errPathTaken, err)
+	}
 	if err != nil {
 		return err
 	}
-	return s.store.Client.SessionCode.UpdateOneID(c.ID).SetWorktreePresent(true).SetBranch(wt.Branch).
-		SetUpdatedAt(s.now()).Exec(ctx)
+	if err := s.store.Client.SessionCode.UpdateOneID(c.ID).SetWorktreePresent(true).SetBranch(wt.Branch).
+		SetUpdatedAt(s.now()).Exec(ctx); err != nil {
+		// Unrecorded, the worktree goes again: its files are the
+		// checkpoint's, just written.
+		if rmErr := repo.RemoveWorktree(context.WithoutCancel(ctx), c.WorktreePath,
+			codebranch.RemoveOptions{UnchangedFrom: c.ArchiveCommit}); rmErr != nil {
+			s.log.WarnContext(ctx, "restore: an unrecorded worktree is left; the next restore replaces it",
+				"session", c.AgentSessionID, "worktree", c.WorktreePath, "err", rmErr)
+		}
+		return apperr.Storage(err, "record the restored worktree")
+	}
+	return nil
 }
 
 // Deletion is what deleting sessions must do to their code once the
@@ -249,13 +312,22 @@ func (s *Service) Finish(ctx context.Context, d *Deletion) {
 			continue
 		}
 		if c.Mode == sessioncode.ModeWORKTREE && c.WorktreePath != "" && s.ownsPath(c.WorktreePath) {
-			if err := repo.RemoveWorktree(ctx, c.WorktreePath, codebranch.RemoveOptions{}); err != nil &&
-				!errors.Is(err, codebranch.ErrNotAWorktree) {
+			err := repo.RemoveWorktree(ctx, c.WorktreePath, codebranch.RemoveOptions{})
+			switch {
+			case err == nil:
+			case !errors.Is(err, codebranch.ErrNotAWorktree):
 				s.log.WarnContext(ctx, "delete: worktree not removed", "session", c.AgentSessionID, "worktree", c.WorktreePath, "err", err)
-			} else if err != nil {
+			case c.WorktreePresent:
 				// Not a worktree git knows: a directory tuttid recorded
 				// that git lost; only then removed as a plain directory.
 				_ = os.RemoveAll(c.WorktreePath)
+			default:
+				// Archived: tuttid's worktree went with the archive, so
+				// whatever is at the path now is someone else's.
+				if _, err := os.Lstat(c.WorktreePath); err == nil {
+					s.log.InfoContext(ctx, "delete: the archived worktree's path holds what tuttid did not make; kept",
+						"session", c.AgentSessionID, "worktree", c.WorktreePath)
+				}
 			}
 		}
 		s.dropRefs(ctx, repo, c.AgentSessionID)
