@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tuttid/codebranch/gittest"
 )
 
 // TestWorktreeArchiveRestoreDelete is point 5: archive records the files
@@ -38,7 +40,7 @@ func TestWorktreeArchiveRestoreDelete(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt, "data.bin"), bin, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	files := snapshotFiles(t, wt)
+	files := gittest.Files(t, wt)
 
 	if _, errs := h.updateSession(map[string]any{"workspaceId": ws, "agentSessionId": child.ID, "archived": true}); len(errs) > 0 {
 		t.Fatalf("archive: %v", errs)
@@ -56,7 +58,7 @@ func TestWorktreeArchiveRestoreDelete(t *testing.T) {
 	if _, errs := h.updateSession(map[string]any{"workspaceId": ws, "agentSessionId": child.ID, "archived": false}); len(errs) > 0 {
 		t.Fatalf("restore: %v", errs)
 	}
-	if got := snapshotFiles(t, wt); got != files {
+	if got := gittest.Files(t, wt); got != files {
 		t.Errorf("restored files differ:\n%s\nwant\n%s", got, files)
 	}
 	if b := git(t, wt, "rev-parse", "--abbrev-ref", "HEAD"); b != "keep/me" {
@@ -73,7 +75,7 @@ func TestWorktreeArchiveRestoreDelete(t *testing.T) {
 		!strings.Contains(errs[0].Message, "a.txt") || !strings.Contains(errs[0].Message, "new.txt") {
 		t.Fatalf("delete = %+v, want agent.session_has_changes naming the files", errs)
 	}
-	if got := snapshotFiles(t, wt); got != files {
+	if got := gittest.Files(t, wt); got != files {
 		t.Error("a refused delete changed the worktree")
 	}
 	h.must(`mutation($in: DeleteSessionInput!) { deleteSession(input: $in) }`,
@@ -112,36 +114,4 @@ func TestWorktreeArchiveRestoreDelete(t *testing.T) {
 	if strings.Contains(git(t, repo, "worktree", "list"), owt) {
 		t.Error("git still lists the deleted session's worktree")
 	}
-}
-
-// snapshotFiles is every file under dir (but .git) with its mode and bytes.
-func snapshotFiles(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == ".git" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() {
-			return nil
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		b.WriteString(rel + " " + fi.Mode().String() + " " + string(data) + "\n")
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }

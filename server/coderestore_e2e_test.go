@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tuttid/codebranch/gittest"
 )
 
 // TestRestoreWhoseWorktreeCannotBeMade: a restore whose worktree cannot be
@@ -32,7 +34,7 @@ func TestRestoreWhoseWorktreeCannotBeMade(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt, "data.bin"), []byte{0, 1, 255, '\r', '\n'}, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	files := snapshotFiles(t, wt)
+	files := gittest.Files(t, wt)
 	if _, errs := h.updateSession(map[string]any{"workspaceId": ws, "agentSessionId": child.ID, "archived": true}); len(errs) > 0 {
 		t.Fatalf("archive: %v", errs)
 	}
@@ -45,7 +47,7 @@ func TestRestoreWhoseWorktreeCannotBeMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, wt, "mine.txt", "the user's notes\n")
-	mine := snapshotFiles(t, wt)
+	mine := gittest.Files(t, wt)
 	after := h.publishMarker(ws)
 
 	got, errs := h.updateSession(map[string]any{"workspaceId": ws, "agentSessionId": child.ID, "archived": false})
@@ -53,8 +55,8 @@ func TestRestoreWhoseWorktreeCannotBeMade(t *testing.T) {
 		!strings.Contains(errs[0].Message, "archived") {
 		t.Fatalf("restore onto a taken path = %+v, %+v; want agent.fork_code_failed naming the path", got, errs)
 	}
-	if snapshotFiles(t, wt) != mine {
-		t.Errorf("a failed restore changed the user's files at %s:\n%s\nwant\n%s", wt, snapshotFiles(t, wt), mine)
+	if gittest.Files(t, wt) != mine {
+		t.Errorf("a failed restore changed the user's files at %s:\n%s\nwant\n%s", wt, gittest.Files(t, wt), mine)
 	}
 	if h.childCode(child.ID).Present {
 		t.Error("worktreePresent true after a failed restore")
@@ -95,7 +97,7 @@ func TestRestoreWhoseWorktreeCannotBeMade(t *testing.T) {
 	if len(errs) > 0 || got.Archived {
 		t.Fatalf("restore once the path is free = %+v, %v", got, errs)
 	}
-	if got := snapshotFiles(t, wt); got != files {
+	if got := gittest.Files(t, wt); got != files {
 		t.Errorf("restored files differ:\n%s\nwant\n%s", got, files)
 	}
 	if b := git(t, wt, "rev-parse", "--abbrev-ref", "HEAD"); b != "try/restore" {

@@ -7,40 +7,9 @@ import (
 	"testing"
 
 	"tuttid/apperr"
+	"tuttid/codebranch/gittest"
 	"tuttid/ent"
 )
-
-// treeFiles is every file under dir (but .git) with its mode and bytes.
-func treeFiles(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == ".git" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() {
-			return nil
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		b.WriteString(rel + " " + fi.Mode().String() + " " + string(data) + "\n")
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
 
 // archivedChildren makes WORKTREE children of a parent in newRepo, each
 // with edits of its own, and archives them; it returns the repository,
@@ -57,7 +26,7 @@ func (k *kit) archivedChildren(ids ...string) (repo string, paths, files map[str
 		row, _ := k.svc.Row(k.ctx, c.ID)
 		writeFile(k.t, filepath.Join(row.WorktreePath, "a.txt"), "a1\n"+id+"\n")
 		writeFile(k.t, filepath.Join(row.WorktreePath, "new-"+id+".txt"), "new\n")
-		paths[id], files[id] = row.WorktreePath, treeFiles(k.t, row.WorktreePath)
+		paths[id], files[id] = row.WorktreePath, gittest.Files(k.t, row.WorktreePath)
 	}
 	k.svc.ArchiveWorktrees(k.ctx, ids)
 	for _, id := range ids {
@@ -160,7 +129,7 @@ func TestRestoreFailsWholeAndTouchesNothing(t *testing.T) {
 				t.Fatalf("restore once mended: %v", err)
 			}
 			for _, id := range []string{"c", "d"} {
-				if got := treeFiles(t, paths[id]); got != files[id] {
+				if got := gittest.Files(t, paths[id]); got != files[id] {
 					t.Errorf("%s's restored files:\n%s\nwant\n%s", id, got, files[id])
 				}
 				if !k.row(id).WorktreePresent {
@@ -180,7 +149,7 @@ func TestRestoreUndo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := treeFiles(t, paths["c"]); got != files["c"] {
+	if got := gittest.Files(t, paths["c"]); got != files["c"] {
 		t.Fatalf("restored files:\n%s\nwant\n%s", got, files["c"])
 	}
 	undo(k.ctx)
@@ -193,7 +162,7 @@ func TestRestoreUndo(t *testing.T) {
 	if _, err := k.svc.RestoreWorktrees(k.ctx, []string{"c"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := treeFiles(t, paths["c"]); got != files["c"] {
+	if got := gittest.Files(t, paths["c"]); got != files["c"] {
 		t.Errorf("files after undo and restore:\n%s\nwant\n%s", got, files["c"])
 	}
 }
