@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"tuttid/agent"
 	"tuttid/agent/agenttest"
@@ -144,4 +145,68 @@ func TestWorktreeForkGivesCodexTheWorktree(t *testing.T) {
 	in := worktreeInput("r2")
 	in.Code.Branch = "other"
 	e.forkErr(in, apperr.ForkRequestConflict)
+}
+
+// TestWorktreeForksOfOneTargetIdAtOnce: two requests forking two
+// sessions (forks of one session wait for each other) and naming the same
+// targetAgentSessionId, the second (a SHARED fork: a WORKTREE one is
+// refused earlier, its directory being there) while the first is in
+// flight: the second is refused with agent.fork_target_conflict before it
+// records anything or calls Codex, and the first's child keeps its
+// worktree, branch and refs (the second used to record its start under
+// the same refs, then fail when storing the child).
+func TestWorktreeForksOfOneTargetIdAtOnce(t *testing.T) {
+	t.Parallel()
+	e, repo, dataDir := codeEnv(t)
+	other := defaultParent()
+	other.ID, other.Workspace, other.Cwd, other.Thread = "parent-code-2", "ws-code", repo, "thread-parent-code-2"
+	e.st.Session(other)
+	entered, release := e.rt.HoldForks(2)
+	first := worktreeInput("r1")
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.svc.Fork(e.ctx, first)
+		done <- err
+	}()
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first fork never reached the provider")
+	}
+	second := fork.Input{WorkspaceID: "ws-code", ParentSessionID: other.ID, RequestID: "r2", ChildSessionID: first.ChildSessionID}
+	secondDone := make(chan error, 1)
+	go func() {
+		_, err := e.svc.Fork(e.ctx, second)
+		secondDone <- err
+	}()
+	select {
+	case err := <-secondDone:
+		if apperr.CodeOf(err) != apperr.ForkTargetConflict {
+			t.Errorf("second fork: %v, want %s", err, apperr.ForkTargetConflict)
+		}
+	case <-entered:
+		t.Error("the second fork reached the provider while the first was in flight")
+	case <-time.After(10 * time.Second):
+		t.Error("the second fork did not answer")
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("first fork: %v", err)
+	}
+	path := filepath.Join(dataDir, "worktrees", "ws-code", first.ChildSessionID)
+	if _, err := os.Stat(filepath.Join(path, "a.txt")); err != nil {
+		t.Errorf("the first child's worktree: %v", err)
+	}
+	if got := runGit(t, repo, "branch", "--list", "b/r1"); got == "" {
+		t.Error("the first child's branch is gone")
+	}
+	if got := runGit(t, repo, "branch", "--list", "b/r2"); got != "" {
+		t.Errorf("the refused fork made a branch: %s", got)
+	}
+	if got := runGit(t, repo, "for-each-ref", "--format=%(refname)", "refs/tuttid/sessions/"+first.ChildSessionID+"/"); got == "" {
+		t.Error("the first child's refs are gone")
+	}
+	if n := e.rt.ForkCalls(); n != 1 {
+		t.Errorf("provider fork calls = %d, want 1", n)
+	}
 }

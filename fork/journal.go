@@ -32,6 +32,10 @@ func (s *Service) journalStart(ctx context.Context, in Input, fingerprint string
 		SetLastTurnID(in.LastTurnID).SetState(forkjournal.StatePending).SetInstanceID(s.instanceID).
 		SetCreatedAt(now).SetUpdatedAt(now).
 		Save(ctx)
+	if ent.IsConstraintError(err) {
+		return nil, apperr.New(apperr.ForkTargetConflict,
+			"session %q is being made by another fork request; choose another targetAgentSessionId or omit it", childID)
+	}
 	if err != nil {
 		return nil, apperr.Storage(err, "record the fork request")
 	}

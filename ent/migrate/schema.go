@@ -140,6 +140,14 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{WorkspaceAgentForkJournalColumns[11]},
 			},
+			{
+				Name:    "forkjournal_child_agent_session_id",
+				Unique:  true,
+				Columns: []*schema.Column{WorkspaceAgentForkJournalColumns[6]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "state IN ('pending', 'forked') AND child_agent_session_id <> ''",
+				},
+			},
 		},
 	}
 	// TuttidInstancesColumns holds the columns for the "tuttid_instances" table.

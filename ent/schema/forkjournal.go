@@ -60,5 +60,10 @@ func (ForkJournal) Indexes() []ent.Index {
 		// and the failed attempt's orphan must stay listed.
 		index.Fields("workspace_id", "request_id"),
 		index.Fields("state"),
+		// One attempt in flight per child id: two requests naming the same
+		// targetAgentSessionId at once would otherwise both make (and the
+		// loser undo) the one worktree, branch and refs of that child.
+		index.Fields("child_agent_session_id").Unique().
+			Annotations(entsql.IndexWhere("state IN ('pending', 'forked') AND child_agent_session_id <> ''")),
 	}
 }
