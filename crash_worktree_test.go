@@ -219,15 +219,66 @@ func TestOrphansCleanRemovesWorktree(t *testing.T) {
 // worktree's once it was made.
 func firstAttemptCwd(t *testing.T, db string) string {
 	t.Helper()
+	return firstAttempt(t, db, "req-wt").Cwd
+}
+
+// TestCrashDuringSharedForkLeavesNoRefs: a SHARED fork in a repository
+// records its child's start under refs/tuttid/sessions/<child>/ before
+// Codex is asked; killed after that and before the child is stored, the
+// restart drops those refs (the child never existed), and the replay's
+// child has its own.
+func TestCrashDuringSharedForkLeavesNoRefs(t *testing.T) {
+	for _, point := range []string{fork.CrashProviderSent, fork.CrashProviderAnswered} {
+		t.Run(point, func(t *testing.T) {
+			r := newCrashRig(t)
+			gitInit(t, r.root)
+			p := r.tuttid("TUTTID_CRASH_AT=" + point)
+			ws, parent := r.parent(p)
+			if _, errs, err := p.fork(ws, parent.ID, "req-shared"); err == nil {
+				t.Fatalf("the fork answered (%v) although tuttid should have died at %s", errs, point)
+			}
+			p.waitExit(10 * time.Second)
+			crashed := firstAttempt(t, r.db, "req-shared").ChildAgentSessionID
+			refs := func() string {
+				cmd := exec.Command("git", "for-each-ref", "--format=%(refname)", "refs/tuttid/sessions/"+crashed+"/")
+				cmd.Dir = r.root
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return strings.TrimSpace(string(out))
+			}
+			if refs() == "" {
+				t.Fatalf("no refs recorded for the crashed child %s before the restart: the test exercises nothing", crashed)
+			}
+			q := r.tuttid()
+			if got := refs(); got != "" {
+				t.Errorf("refs of the crashed child left after the restart: %s", got)
+			}
+			res, errs, err := q.fork(ws, parent.ID, "req-shared")
+			if err != nil || len(errs) > 0 {
+				t.Fatalf("replay after the crash: %v %+v", err, errs)
+			}
+			if res.ForkSession.Session.ID == crashed && refs() == "" {
+				t.Errorf("the replay's child %s has no refs", crashed)
+			}
+			q.kill()
+		})
+	}
+}
+
+// firstAttempt is the first journal entry of requestID.
+func firstAttempt(t *testing.T, db, requestID string) *ent.ForkJournal {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	e, err := st.Client.ForkJournal.Query().Where(forkjournal.RequestID("req-wt")).Order(ent.Asc(forkjournal.FieldID)).First(ctx)
+	e, err := st.Client.ForkJournal.Query().Where(forkjournal.RequestID(requestID)).Order(ent.Asc(forkjournal.FieldID)).First(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.Cwd
+	return e
 }

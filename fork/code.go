@@ -7,6 +7,7 @@ import (
 
 	"tuttid/apperr"
 	"tuttid/ent"
+	"tuttid/ent/agentsession"
 	"tuttid/ent/forkjournal"
 	"tuttid/sessioncode"
 )
@@ -32,6 +33,7 @@ type Code interface {
 	DropWorktree(ctx context.Context, fc *sessioncode.ForkCode)
 	RemoveOrphanWorktree(ctx context.Context, childID, path, parentCwd string) error
 	OrphanWorktreeExists(ctx context.Context, path string) (bool, error)
+	DropForkRefs(ctx context.Context, childID, parentCwd string)
 }
 
 var _ Code = (*sessioncode.Service)(nil)
@@ -133,6 +135,34 @@ func (s *Service) dropCode(ctx context.Context, fc *sessioncode.ForkCode) {
 	if fc != nil && s.code != nil {
 		s.code.DropWorktree(ctx, fc)
 	}
+}
+
+// reconcileRefs drops the refs the code side recorded for the child of an
+// attempt the previous run left unfinished (a crash after the child's
+// start was recorded, before the child was stored), when no attempt
+// stored that child: only the refs under that child's own prefix.
+func (s *Service) reconcileRefs(ctx context.Context, entries []*ent.ForkJournal) error {
+	if s.code == nil {
+		return nil
+	}
+	for _, e := range entries {
+		if e.ChildAgentSessionID == "" {
+			continue
+		}
+		stored, err := s.store.Client.AgentSession.Query().Where(agentsession.ID(e.ChildAgentSessionID)).Exist(ctx)
+		if err != nil {
+			return apperr.Storage(err, "check an unfinished fork's child")
+		}
+		if stored {
+			continue
+		}
+		parentCwd := e.Cwd
+		if p, err := s.store.Client.AgentSession.Get(ctx, e.ParentAgentSessionID); err == nil {
+			parentCwd = p.Cwd
+		}
+		s.code.DropForkRefs(ctx, e.ChildAgentSessionID, parentCwd)
+	}
+	return nil
 }
 
 // reconcileWorktrees removes the worktrees of forks that did not finish

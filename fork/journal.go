@@ -326,6 +326,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		return apperr.Storage(err, "read the fork journal")
 	}
 	var unsettled int
+	var settled []*ent.ForkJournal
 	for _, e := range entries {
 		// Final: the previous run's Codex died with it.
 		if err := s.settle(ctx, e, settleMode{final: true}); err != nil {
@@ -334,13 +335,18 @@ func (s *Service) Reconcile(ctx context.Context) error {
 			}
 			unsettled++
 			s.log.WarnContext(ctx, "fork journal: unfinished fork not settled", "request", e.RequestID, "err", err)
+			continue
 		}
+		settled = append(settled, e)
 	}
 	if len(entries) > 0 {
 		s.log.WarnContext(ctx, "fork journal: settled the forks the previous run left unfinished",
 			"entries", len(entries), "unsettled", unsettled)
 	}
-	// Their worktrees go too: no saga of the previous run goes on.
+	// Their worktrees and refs go too: no saga of the previous run goes on.
+	if err := s.reconcileRefs(ctx, settled); err != nil {
+		return err
+	}
 	return s.reconcileWorktrees(ctx, time.Time{})
 }
 

@@ -220,6 +220,20 @@ func (s *Service) DropWorktree(ctx context.Context, fc *ForkCode) {
 	s.dropRefs(ctx, fc.parent, fc.in.ChildSessionID)
 }
 
+// DropForkRefs removes the refs a fork recorded for a child it never
+// stored (refs/tuttid/sessions/<child>/) from the repository of parentCwd;
+// a failure is logged (the refs are clutter, not a loss).
+func (s *Service) DropForkRefs(ctx context.Context, childID, parentCwd string) {
+	repo, err := s.git.Open(ctx, parentCwd)
+	if err != nil {
+		if !errors.Is(err, codebranch.ErrNotARepository) {
+			s.log.WarnContext(ctx, "code: an unfinished fork's refs not removed", "session", childID, "err", err)
+		}
+		return
+	}
+	s.dropRefs(ctx, repo, childID)
+}
+
 func (s *Service) dropRefs(ctx context.Context, repo *codebranch.Repo, childID string) {
 	if err := repo.DeleteRefs(context.WithoutCancel(ctx), codebranch.SessionRefPrefix(childID)); err != nil {
 		s.log.WarnContext(ctx, "code: a session's refs not removed", "session", childID, "err", err)
