@@ -100,6 +100,14 @@ func (s *Service) ChangedFiles(ctx context.Context, row *ent.SessionCode) (codeb
 }
 
 func (s *Service) changes(ctx context.Context, row *ent.SessionCode, withPatch bool) (codebranch.Diff, error) {
+	if row.Mode != sessioncode.ModeWORKTREE {
+		key := fmt.Sprintf("%s\x00%t", row.RepositoryRoot, withPatch)
+		return memoized(ctx, key, func() (codebranch.Diff, error) { return s.changesNow(ctx, row, withPatch) })
+	}
+	return s.changesNow(ctx, row, withPatch)
+}
+
+func (s *Service) changesNow(ctx context.Context, row *ent.SessionCode, withPatch bool) (codebranch.Diff, error) {
 	tree, r, err := s.filesNow(ctx, row)
 	if err != nil {
 		return codebranch.Diff{}, err
