@@ -65,7 +65,9 @@ const (
 	// ForkNotARepository: a WORKTREE fork of a session outside a git repository.
 	ForkNotARepository Code = "agent.fork_not_a_repository"
 	// ForkCodeFailed: the child's worktree could not be made, or the
-	// workspace's worktreeSetup failed; nothing was left behind.
+	// workspace's worktreeSetup failed; nothing was left behind. A restore
+	// whose worktree cannot be made again answers it too (the sessions stay
+	// archived).
 	ForkCodeFailed Code = "agent.fork_code_failed"
 	// SessionHasChanges: deleting a WORKTREE session whose files hold
 	// changes never applied, without discardChanges.
