@@ -139,7 +139,19 @@ func commitBody(tree, parent, msg string, when time.Time) []byte {
 // written to a temporary file and linked into place, read-only) and
 // returns its id. An object already there is left as it is.
 func writeLooseObject(commonDir, kind string, content []byte) (string, error) {
-	return new(looseWriter).write(commonDir, kind, content)
+	id := objectID(kind, content)
+	if err := new(looseWriter).store(commonDir, id, kind, content); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(id[:]), nil
+}
+
+// objectID is the id git gives an object of kind with content.
+func objectID(kind string, content []byte) [20]byte {
+	h := sha1.New()
+	fmt.Fprintf(h, "%s %d\x00", kind, len(content))
+	h.Write(content)
+	return [20]byte(h.Sum(nil))
 }
 
 // looseWriter writes loose objects, reusing its compressor: a new zlib
@@ -149,17 +161,16 @@ type looseWriter struct {
 	buf bytes.Buffer
 }
 
-func (w *looseWriter) write(commonDir, kind string, content []byte) (string, error) {
-	header := fmt.Sprintf("%s %d\x00", kind, len(content))
-	h := sha1.New()
-	h.Write([]byte(header))
-	h.Write(content)
-	id := hex.EncodeToString(h.Sum(nil))
-	dir := filepath.Join(commonDir, "objects", id[:2])
-	final := filepath.Join(dir, id[2:])
+// store writes the object of kind and content, whose id is id, unless it
+// is there already.
+func (w *looseWriter) store(commonDir string, id [20]byte, kind string, content []byte) error {
+	hexID := hex.EncodeToString(id[:])
+	dir := filepath.Join(commonDir, "objects", hexID[:2])
+	final := filepath.Join(dir, hexID[2:])
 	if _, err := os.Stat(final); err == nil {
-		return id, nil
+		return nil
 	}
+	header := fmt.Sprintf("%s %d\x00", kind, len(content))
 	// git's core.looseCompression default: best speed.
 	w.buf.Reset()
 	if w.zw == nil {
@@ -170,7 +181,7 @@ func (w *looseWriter) write(commonDir, kind string, content []byte) (string, err
 	w.zw.Write([]byte(header))
 	w.zw.Write(content)
 	if err := w.zw.Close(); err != nil {
-		return "", err
+		return err
 	}
 	tmp := filepath.Join(dir, "tmp_obj_"+strconv.FormatUint(rand.Uint64(), 36))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
@@ -180,7 +191,7 @@ func (w *looseWriter) write(commonDir, kind string, content []byte) (string, err
 		}
 	}
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer os.Remove(tmp)
 	_, err = f.Write(w.buf.Bytes())
@@ -188,14 +199,14 @@ func (w *looseWriter) write(commonDir, kind string, content []byte) (string, err
 		err = cerr
 	}
 	if err != nil {
-		return "", err
+		return err
 	}
 	// A link never replaces: a concurrent writer of the same object wins
 	// with the same bytes.
 	if err := os.Link(tmp, final); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", err
+		return err
 	}
-	return id, nil
+	return nil
 }
 
 // errRefBusy: the ref cannot be written directly (its lock is held, or a

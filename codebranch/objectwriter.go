@@ -1,11 +1,6 @@
 package codebranch
 
-import (
-	"crypto/sha1"
-	"encoding/hex"
-	"fmt"
-	"sync"
-)
+import "sync"
 
 // objectWriters is how many loose objects an objectWriter writes at once.
 // Making a file is the cost of a loose object (0.4-0.8 ms on the machines
@@ -22,26 +17,29 @@ type objectWriter struct {
 	jobs      chan objectJob
 	wg        sync.WaitGroup
 	mu        sync.Mutex
-	errs      []error
-	queued    map[string]bool
+	err       error // the first failure
+	queued    map[[20]byte]bool
 }
 
 type objectJob struct {
+	id      [20]byte
 	kind    string
 	content []byte
 }
 
 func newObjectWriter(commonDir string) *objectWriter {
-	w := &objectWriter{commonDir: commonDir, jobs: make(chan objectJob, 64), queued: map[string]bool{}}
+	w := &objectWriter{commonDir: commonDir, jobs: make(chan objectJob, 64), queued: map[[20]byte]bool{}}
 	for i := 0; i < objectWriters; i++ {
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
 			var lw looseWriter
 			for j := range w.jobs {
-				if _, err := lw.write(w.commonDir, j.kind, j.content); err != nil {
+				if err := lw.store(w.commonDir, j.id, j.kind, j.content); err != nil {
 					w.mu.Lock()
-					w.errs = append(w.errs, err)
+					if w.err == nil {
+						w.err = err
+					}
 					w.mu.Unlock()
 				}
 			}
@@ -50,25 +48,16 @@ func newObjectWriter(commonDir string) *objectWriter {
 	return w
 }
 
-// objectID is the id git gives an object of kind with content.
-func objectID(kind string, content []byte) [20]byte {
-	h := sha1.New()
-	fmt.Fprintf(h, "%s %d\x00", kind, len(content))
-	h.Write(content)
-	return [20]byte(h.Sum(nil))
-}
-
 // put queues an object (content must not change afterwards) and returns
 // its id.
 func (w *objectWriter) put(kind string, content []byte) [20]byte {
 	id := objectID(kind, content)
-	key := hex.EncodeToString(id[:])
 	w.mu.Lock()
-	seen := w.queued[key]
-	w.queued[key] = true
+	seen := w.queued[id]
+	w.queued[id] = true
 	w.mu.Unlock()
 	if !seen {
-		w.jobs <- objectJob{kind, content}
+		w.jobs <- objectJob{id, kind, content}
 	}
 	return id
 }
@@ -78,8 +67,5 @@ func (w *objectWriter) put(kind string, content []byte) [20]byte {
 func (w *objectWriter) wait() error {
 	close(w.jobs)
 	w.wg.Wait()
-	if len(w.errs) > 0 {
-		return w.errs[0]
-	}
-	return nil
+	return w.err
 }
