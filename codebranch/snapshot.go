@@ -45,9 +45,10 @@ type SnapshotOptions struct {
 	// (".excludes"), so that git is asked which kept untracked files are
 	// ignored now only when an ignore file changed, and the user's index
 	// it was built from (".user"). The kept index is brought up to date
-	// after the snapshot answers (refreshKept); the next snapshot with it
-	// waits for that. The caller must not run two snapshots with one Index
-	// at once, and removes the files with Git.RemoveIndex.
+	// after the snapshot answers (refreshKept); the next snapshot does not
+	// wait for that (it reads the kept index in place then). The caller
+	// must not run two snapshots with one Index at once, and removes the
+	// files with Git.RemoveIndex.
 	Index string
 }
 
@@ -146,13 +147,14 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 	}
 	changed := len(update) > 0 || len(remove) > 0
 	answer := Snapshot{Head: head, Skipped: sorted(skipped)}
-	if !changed && ix.tree != "" && ix.path == ix.kept {
-		// Nothing differs from the kept index, whose tree is known: a turn
-		// that changed no file costs one walk.
+	if !changed && ix.tree != "" {
+		// Nothing differs from the kept index read (ix.tree is known only
+		// for one), whose tree is known: a turn that changed no file costs
+		// one walk, and the kept index stays.
 		answer.Tree = ix.tree
 		if ix.excludes != excludes {
-			if err := os.WriteFile(ix.kept+".excludes", []byte(excludes), 0o600); err != nil {
-				return fail(fmt.Errorf("keep index: %w", err))
+			if err := ix.keepExcludes(excludes); err != nil {
+				return fail(err)
 			}
 		}
 		return answer, nil
@@ -355,31 +357,19 @@ func (ix workIndex) writable() (string, error) {
 	if ix.owned {
 		return ix.path, nil
 	}
-	f, err := ix.tempFile()
+	name, err := ix.tempName()
 	if err != nil {
 		return "", err
 	}
-	f.Close()
-	if _, err := copyIndex(ix.path, f.Name()); err != nil {
-		os.Remove(f.Name())
+	if _, err := copyIndex(ix.path, name); err != nil {
+		os.Remove(name)
 		return "", err
 	}
-	return f.Name(), nil
+	return name, nil
 }
 
-func (ix workIndex) tempFile() (*os.File, error) {
-	if ix.kept == "" {
-		return os.CreateTemp("", "tuttid-index-*")
-	}
-	if err := os.MkdirAll(filepath.Dir(ix.kept), 0o700); err != nil {
-		return nil, err
-	}
-	return os.CreateTemp(filepath.Dir(ix.kept), filepath.Base(ix.kept)+".*.tmp")
-}
-
-// tempName names a file to make beside the kept index (or in the
-// temporary directory), as tempFile would, without making it: making a
-// file costs more than linking one.
+// tempName names a new file beside the kept index (which it may be
+// renamed over), or in the temporary directory.
 func (ix workIndex) tempName() (string, error) {
 	dir, base := os.TempDir(), "tuttid-index"
 	if ix.kept != "" {
@@ -489,6 +479,16 @@ func keptTree(kept string, k os.FileInfo) string {
 // indexStamp identifies one version of an index file.
 func indexStamp(fi os.FileInfo) string {
 	return fmt.Sprintf("%d.%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// keepExcludes records a new state of the ignore files for the kept index.
+func (ix workIndex) keepExcludes(excludes string) error {
+	ix.keepMu.Lock()
+	defer ix.keepMu.Unlock()
+	if err := os.WriteFile(ix.kept+".excludes", []byte(excludes), 0o600); err != nil {
+		return fmt.Errorf("keep index: %w", err)
+	}
+	return nil
 }
 
 // keep moves built, an index built from ix, into place as the kept index

@@ -19,8 +19,8 @@ import (
 // update-index and git write-tree each read and rewrite the whole index (an
 // 800 KB file at 10,000 files) and cost a process, together about as much
 // as the git status walk itself. A kept index is still brought up to date
-// by those two git calls, after the snapshot has answered (refreshKept), so
-// that its stat data stay fresh for the next one.
+// by git (those two calls and a status), after the snapshot has answered
+// (refreshKept), so that its stat data stay fresh for the next one.
 
 // directTree returns the tree of the index at indexPath (as git status
 // left it) with the files update names hashed again and the paths remove

@@ -153,3 +153,46 @@ func TestRemoveIndexWaitsForTheRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptSnapshotOfNoChangeIsOneWalk: once a kept index is in place, a
+// snapshot that finds no file changed runs one git (the status walk) and
+// starts no refresh: its tree is the one recorded.
+func TestKeptSnapshotOfNoChangeIsOneWalk(t *testing.T) {
+	testGit(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	bin := filepath.Join(dir, "git")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$*\" >> '"+calls+"'\nexec "+gitBin+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := New(Config{Bin: bin})
+	repo := newRepo(t)
+	r := openRepo(t, g, repo)
+	kept := filepath.Join(dir, "index")
+	writeFile(t, filepath.Join(repo, "a.txt"), "changed\n")
+	first, err := r.Snapshot(ctx, SnapshotOptions{Index: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.awaitRefresh(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(calls); err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.Snapshot(ctx, SnapshotOptions{Index: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.awaitRefresh(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	if again.Tree != first.Tree {
+		t.Errorf("tree %s, want %s", again.Tree, first.Tree)
+	}
+	b, _ := os.ReadFile(calls)
+	if ran := strings.Split(strings.TrimSpace(string(b)), "\n"); len(ran) != 1 || !strings.Contains(ran[0], " status ") {
+		t.Errorf("git runs for a snapshot of no change: %q, want one status", ran)
+	}
+}
