@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/coder/websocket"
 
 	"tuttid/session"
 )
@@ -111,48 +108,27 @@ func (e kindEvent) String() string {
 // ends) and SUBSCRIBED's seq.
 func subscribeKinds(t *testing.T, ctx context.Context, base, ws string) (<-chan kindEvent, int64) {
 	t.Helper()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/query",
-		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	c, err := dialGraphQL(ctx, base, "graphql-transport-ws", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn.SetReadLimit(8 << 20)
-	type frame struct {
-		ID      string          `json:"id,omitempty"`
-		Type    string          `json:"type"`
-		Payload json.RawMessage `json:"payload,omitempty"`
-	}
-	write := func(f frame) error {
-		b, _ := json.Marshal(f)
-		return conn.Write(ctx, websocket.MessageText, b)
-	}
-	init, _ := json.Marshal(map[string]any{"Authorization": "Bearer " + testToken})
-	op, _ := json.Marshal(map[string]any{"query": `subscription($ws: ID!) { activity(workspaceId: $ws) {
-		kind seq agentSessionId turn { status } session { status } } }`, "variables": map[string]any{"ws": ws}})
-	if err := write(frame{Type: "connection_init", Payload: init}); err != nil {
+	if err := c.subscribe(ctx, "subscribe", "1", `subscription($ws: ID!) { activity(workspaceId: $ws) {
+		kind seq agentSessionId turn { status } session { status } } }`, map[string]any{"ws": ws}); err != nil {
 		t.Fatal(err)
 	}
 	out := make(chan kindEvent, 1024)
 	subscribed := make(chan int64, 1)
 	go func() {
 		defer close(out)
-		defer conn.CloseNow()
+		defer c.close()
 		for {
-			_, b, err := conn.Read(ctx)
+			f, err := c.read(ctx)
 			if err != nil {
 				return
 			}
-			var f frame
-			if json.Unmarshal(b, &f) != nil {
-				return
-			}
 			switch f.Type {
-			case "connection_ack":
-				if write(frame{ID: "1", Type: "subscribe", Payload: op}) != nil {
-					return
-				}
 			case "ping":
-				_ = write(frame{Type: "pong"})
+				_ = c.send(ctx, gqlFrame{Type: "pong"})
 			case "next":
 				var p struct {
 					Data struct {

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"tuttid/forward"
 	"tuttid/instance"
 )
@@ -23,48 +21,27 @@ import (
 func (p *proc) wsOperation(proto string, header http.Header, query string, vars map[string]any) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(p.url, "http")+"/query",
-		&websocket.DialOptions{Subprotocols: []string{proto}, HTTPHeader: header})
+	c, err := dialGraphQL(ctx, p.url, proto, header)
 	if err != nil {
-		return nil, fmt.Errorf("dial: %w", err)
-	}
-	defer conn.CloseNow()
-	conn.SetReadLimit(8 << 20)
-	type frame struct {
-		ID      string          `json:"id,omitempty"`
-		Type    string          `json:"type"`
-		Payload json.RawMessage `json:"payload,omitempty"`
-	}
-	write := func(f frame) error {
-		b, _ := json.Marshal(f)
-		return conn.Write(ctx, websocket.MessageText, b)
-	}
-	init, _ := json.Marshal(map[string]any{"Authorization": "Bearer " + testToken})
-	if err := write(frame{Type: "connection_init", Payload: init}); err != nil {
 		return nil, err
 	}
+	defer c.close()
 	start, result := "subscribe", "next"
 	if proto == "graphql-ws" {
 		start, result = "start", "data"
 	}
-	op, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err := c.subscribe(ctx, start, "1", query, vars); err != nil {
+		return nil, err
+	}
 	var payload []byte
 	for {
-		_, b, err := conn.Read(ctx)
+		f, err := c.read(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("read: %w", err)
 		}
-		var f frame
-		if err := json.Unmarshal(b, &f); err != nil {
-			return nil, fmt.Errorf("frame %s: %w", b, err)
-		}
 		switch f.Type {
-		case "connection_ack":
-			if err := write(frame{ID: "1", Type: start, Payload: op}); err != nil {
-				return nil, err
-			}
 		case "ping":
-			_ = write(frame{Type: "pong"})
+			_ = c.send(ctx, gqlFrame{Type: "pong"})
 		case result:
 			if payload != nil {
 				return nil, fmt.Errorf("a second result %s after %s", f.Payload, payload)

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"tuttid/codex/codextest"
 )
 
@@ -261,53 +259,21 @@ type activitySub struct {
 func subscribeActivity(ctx context.Context, base, ws string) (*activitySub, error) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(dctx, "ws"+strings.TrimPrefix(base, "http")+"/query",
-		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	c, err := dialGraphQL(dctx, base, "graphql-transport-ws", nil)
 	if err != nil {
 		return nil, err
 	}
-	conn.SetReadLimit(8 << 20)
-	type frame struct {
-		ID      string          `json:"id,omitempty"`
-		Type    string          `json:"type"`
-		Payload json.RawMessage `json:"payload,omitempty"`
-	}
-	write := func(f frame) error {
-		b, _ := json.Marshal(f)
-		return conn.Write(ctx, websocket.MessageText, b)
-	}
-	read := func(ctx context.Context) (frame, error) {
-		var f frame
-		_, b, err := conn.Read(ctx)
-		if err == nil {
-			err = json.Unmarshal(b, &f)
-		}
-		return f, err
-	}
-	init, _ := json.Marshal(map[string]any{"Authorization": "Bearer " + testToken})
-	if err := write(frame{Type: "connection_init", Payload: init}); err != nil {
-		return nil, err
-	}
-	for {
-		f, err := read(dctx)
-		if err != nil {
-			return nil, fmt.Errorf("connection_ack: %w", err)
-		}
-		if f.Type == "connection_ack" {
-			break
-		}
-	}
-	sub, _ := json.Marshal(map[string]any{"query": `subscription($ws: ID!) { activity(workspaceId: $ws) { kind seq } }`,
-		"variables": map[string]any{"ws": ws}})
-	if err := write(frame{ID: "1", Type: "subscribe", Payload: sub}); err != nil {
+	if err := c.subscribe(ctx, "subscribe", "1", `subscription($ws: ID!) { activity(workspaceId: $ws) { kind seq } }`,
+		map[string]any{"ws": ws}); err != nil {
+		c.close()
 		return nil, err
 	}
 	s := &activitySub{subscribed: -1}
 	ready := make(chan error, 1)
 	go func() {
-		defer conn.CloseNow()
+		defer c.close()
 		for {
-			f, err := read(ctx)
+			f, err := c.read(ctx)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.fail(err)
@@ -316,7 +282,7 @@ func subscribeActivity(ctx context.Context, base, ws string) (*activitySub, erro
 			}
 			switch f.Type {
 			case "ping":
-				_ = write(frame{Type: "pong"})
+				_ = c.send(ctx, gqlFrame{Type: "pong"})
 			case "next":
 				var p struct {
 					Data struct {
