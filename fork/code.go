@@ -156,13 +156,19 @@ func (s *Service) reconcileRefs(ctx context.Context, entries []*ent.ForkJournal)
 		if stored {
 			continue
 		}
-		parentCwd := e.Cwd
-		if p, err := s.store.Client.AgentSession.Get(ctx, e.ParentAgentSessionID); err == nil {
-			parentCwd = p.Cwd
-		}
-		s.code.DropForkRefs(ctx, e.ChildAgentSessionID, parentCwd)
+		s.code.DropForkRefs(ctx, e.ChildAgentSessionID, s.parentCwd(ctx, e))
 	}
 	return nil
+}
+
+// parentCwd is where the repository of an attempt's parent is found: the
+// parent's cwd (the entry's cwd is the worktree's once it was made), or
+// the entry's when the parent is gone.
+func (s *Service) parentCwd(ctx context.Context, e *ent.ForkJournal) string {
+	if p, err := s.store.Client.AgentSession.Get(ctx, e.ParentAgentSessionID); err == nil {
+		return p.Cwd
+	}
+	return e.Cwd
 }
 
 // reconcileWorktrees removes the worktrees of forks that did not finish
@@ -192,13 +198,7 @@ func (s *Service) reconcileWorktrees(ctx context.Context, busySince time.Time) e
 		if !orphan {
 			continue
 		}
-		// The repository is found from the parent's cwd (the entry's cwd is
-		// the worktree's once it was made).
-		parentCwd := e.Cwd
-		if p, err := s.store.Client.AgentSession.Get(ctx, e.ParentAgentSessionID); err == nil {
-			parentCwd = p.Cwd
-		}
-		if err := s.code.RemoveOrphanWorktree(ctx, e.ChildAgentSessionID, e.WorktreePath, parentCwd); err != nil {
+		if err := s.code.RemoveOrphanWorktree(ctx, e.ChildAgentSessionID, e.WorktreePath, s.parentCwd(ctx, e)); err != nil {
 			s.log.WarnContext(ctx, "fork journal: an unfinished fork's worktree not removed; tuttid orphans lists it",
 				"request", e.RequestID, "worktree", e.WorktreePath, "err", err)
 			continue
