@@ -12,9 +12,9 @@ import (
 
 // readAhead gives each query and mutation session's read-ahead, so that a
 // list's per-row fields cost a constant number of queries, and each query
-// sessioncode's read memo (a checkout's SHARED changes read once). Subscriptions
-// get none: they live long and would serve later events from their first
-// reads.
+// sessioncode's read memo (a checkout's SHARED changes read once).
+// Subscriptions get none: they live long and would serve later events from
+// their first reads.
 func readAhead(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation != ast.Subscription {
 		ctx = session.WithReadAhead(ctx)
