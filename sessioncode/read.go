@@ -107,7 +107,20 @@ func (s *Service) changes(ctx context.Context, row *ent.SessionCode, withPatch b
 	return s.changesNow(ctx, row, withPatch)
 }
 
+// changesNow reads the changes; a read that failed because the session's
+// worktree was archived meanwhile (git ran in its directory, gone since:
+// the snapshot or any call after it) is made again from the archived row.
 func (s *Service) changesNow(ctx context.Context, row *ent.SessionCode, withPatch bool) (codebranch.Diff, error) {
+	d, err := s.changesOf(ctx, row, withPatch)
+	if err != nil {
+		if again := s.archivedSince(ctx, row); again != nil {
+			return s.changesOf(ctx, again, withPatch)
+		}
+	}
+	return d, err
+}
+
+func (s *Service) changesOf(ctx context.Context, row *ent.SessionCode, withPatch bool) (codebranch.Diff, error) {
 	tree, r, err := s.filesNow(ctx, row)
 	if err != nil {
 		return codebranch.Diff{}, err
@@ -126,18 +139,9 @@ func (s *Service) changesNow(ctx context.Context, row *ent.SessionCode, withPatc
 
 // filesNow is a tree of the session's files now (a snapshot of its
 // checkout, or its archive checkpoint while archived) and a repository to
-// read it in.
+// read it in. Its callers read again from the archived row when the
+// checkout went meanwhile (archivedSince).
 func (s *Service) filesNow(ctx context.Context, row *ent.SessionCode) (string, *codebranch.Repo, error) {
-	tree, r, err := s.filesNowOf(ctx, row)
-	if err != nil {
-		if again := s.archivedSince(ctx, row); again != nil {
-			return s.filesNowOf(ctx, again)
-		}
-	}
-	return tree, r, err
-}
-
-func (s *Service) filesNowOf(ctx context.Context, row *ent.SessionCode) (string, *codebranch.Repo, error) {
 	if row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
 		r, err := s.refsRepo(ctx, row.RepositoryRoot, row.CommonDir)
 		if err != nil {
@@ -182,6 +186,24 @@ func (s *Service) Compare(ctx context.Context, a, b *ent.AgentSession, ancestor 
 	if ra.CommonDir != rb.CommonDir {
 		return nil, nil
 	}
+	out, err := s.compareRows(ctx, a, b, ancestor, forkTurnID, ra, rb)
+	if err != nil {
+		// A side archived meanwhile: read again from its archived row.
+		againA, againB := s.archivedSince(ctx, ra), s.archivedSince(ctx, rb)
+		if againA != nil || againB != nil {
+			if againA != nil {
+				ra = againA
+			}
+			if againB != nil {
+				rb = againB
+			}
+			return s.compareRows(ctx, a, b, ancestor, forkTurnID, ra, rb)
+		}
+	}
+	return out, err
+}
+
+func (s *Service) compareRows(ctx context.Context, a, b, ancestor *ent.AgentSession, forkTurnID string, ra, rb *ent.SessionCode) (*Comparison, error) {
 	base, err := s.forkBase(ctx, []*ent.AgentSession{a, b, ancestor}, forkTurnID, ra, rb)
 	if err != nil {
 		return nil, err
