@@ -45,7 +45,7 @@ func (r *agentSessionResolver) Code(ctx context.Context, obj *ent.AgentSession) 
 	if selected(ctx, "branch") {
 		branch, err := r.Resolver.Code.Branch(ctx, row)
 		if err != nil {
-			return nil, apperr.Wrap(err, apperr.Internal, "read the branch of session %q", obj.ID)
+			return nil, codeReadError(err, "read the branch of session %q", obj.ID)
 		}
 		out.Branch = optional(branch)
 	}
@@ -56,7 +56,7 @@ func (r *agentSessionResolver) Code(ctx context.Context, obj *ent.AgentSession) 
 		}
 		d, err := changes(ctx, row)
 		if err != nil {
-			return nil, apperr.Wrap(err, apperr.Internal, "read the changes of session %q", obj.ID)
+			return nil, codeReadError(err, "read the changes of session %q", obj.ID)
 		}
 		out.Changes = codeDiff(d)
 	}
@@ -123,7 +123,7 @@ func (r *sessionComparisonResolver) Code(ctx context.Context, obj *lineage.Compa
 	}
 	c, err := r.Resolver.Code.Compare(ctx, obj.A, obj.B, obj.CommonAncestor, forkTurn)
 	if err != nil {
-		return nil, apperr.Wrap(err, apperr.Internal, "compare the code of sessions %q and %q", obj.A.ID, obj.B.ID)
+		return nil, codeReadError(err, "compare the code of sessions %q and %q", obj.A.ID, obj.B.ID)
 	}
 	if c == nil {
 		return nil, nil
@@ -151,7 +151,7 @@ func (r *turnResolver) Diff(ctx context.Context, obj *ent.Turn) (*model.CodeDiff
 	}
 	d, err := r.Resolver.Code.TurnDiff(ctx, obj, selected(ctx, "patch"))
 	if err != nil {
-		return nil, apperr.Wrap(err, apperr.Internal, "read the diff of turn %q", obj.TurnID)
+		return nil, codeReadError(err, "read the diff of turn %q", obj.TurnID)
 	}
 	if d == nil {
 		return nil, nil

@@ -1,6 +1,9 @@
 package graph
 
 import (
+	"errors"
+
+	"tuttid/apperr"
 	"tuttid/codebranch"
 	"tuttid/graph/model"
 	"tuttid/sessioncode"
@@ -27,4 +30,15 @@ func fileChanges(fs []codebranch.FileChange) []*model.FileChange {
 			Additions: f.Additions, Deletions: f.Deletions}
 	}
 	return out
+}
+
+// codeReadError is a failed read of a session's code as the client sees
+// it: a code the service gave (a session deleted meanwhile is
+// agent.session_not_found) is kept; anything else is internal, what in
+// the message.
+func codeReadError(err error, format string, args ...any) error {
+	if ae := (*apperr.Error)(nil); errors.As(err, &ae) {
+		return err
+	}
+	return apperr.Wrap(err, apperr.Internal, format, args...)
 }

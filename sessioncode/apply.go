@@ -56,6 +56,12 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 	if src == nil || src.Mode != sessioncode.ModeWORKTREE || src.BaseCommit == "" {
 		return ApplyResult{}, apperr.New(apperr.InvalidInput, "session %q has no worktree of its own: only a WORKTREE fork's changes can be applied", source.ID)
 	}
+	// Neither worktree may go while the merge reads and writes them.
+	src, release, err := s.holdForRead(ctx, src)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	defer release()
 	if !src.WorktreePresent {
 		return ApplyResult{}, apperr.New(apperr.InvalidInput, "session %q is archived (its worktree is removed); restore it, then apply", source.ID)
 	}
@@ -64,10 +70,11 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 		s.forgetRepo(src.RepositoryRoot)
 		return ApplyResult{}, apperr.Wrap(err, apperr.InvalidInput, "the worktree of session %q cannot be read: %v", source.ID, err)
 	}
-	to, err := s.targetRepo(ctx, target)
+	to, releaseTarget, err := s.targetRepo(ctx, target)
 	if err != nil {
 		return ApplyResult{}, err
 	}
+	defer releaseTarget()
 	if !to.SameRepository(from) {
 		return ApplyResult{}, apperr.New(apperr.InvalidInput,
 			"session %q works in another repository (%s) than session %q (%s): changes apply only within one repository",
@@ -106,27 +113,32 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 }
 
 // targetRepo is the checkout whose files an apply writes: the target's
-// code row's, or its cwd's.
-func (s *Service) targetRepo(ctx context.Context, target *ent.AgentSession) (*codebranch.Repo, error) {
+// code row's, or its cwd's, held (holdForRead) until release is called.
+func (s *Service) targetRepo(ctx context.Context, target *ent.AgentSession) (_ *codebranch.Repo, release func(), err error) {
 	row, err := s.Row(ctx, target.ID)
 	if err != nil {
-		return nil, apperr.Storage(err, "read the target's code")
+		return nil, nil, apperr.Storage(err, "read the target's code")
 	}
-	if row != nil && row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
-		return nil, apperr.New(apperr.InvalidInput, "target session %q is archived (its worktree is removed); restore it first", target.ID)
-	}
+	release = func() {}
 	dir := target.Cwd
 	if row != nil {
+		if row, release, err = s.holdForRead(ctx, row); err != nil {
+			return nil, nil, err
+		}
 		dir = row.RepositoryRoot
 	}
+	if row != nil && row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
+		release()
+		return nil, nil, apperr.New(apperr.InvalidInput, "target session %q is archived (its worktree is removed); restore it first", target.ID)
+	}
 	r, err := s.open(ctx, dir)
-	if errors.Is(err, codebranch.ErrNotARepository) {
-		s.forgetRepo(dir)
-		return nil, apperr.New(apperr.InvalidInput, "target session %q does not work in a git repository", target.ID)
-	}
 	if err != nil {
+		release()
 		s.forgetRepo(dir)
-		return nil, apperr.Wrap(err, apperr.Internal, "read the repository of session %q", target.ID)
+		if errors.Is(err, codebranch.ErrNotARepository) {
+			return nil, nil, apperr.New(apperr.InvalidInput, "target session %q does not work in a git repository", target.ID)
+		}
+		return nil, nil, apperr.Wrap(err, apperr.Internal, "read the repository of session %q", target.ID)
 	}
-	return r, nil
+	return r, release, nil
 }

@@ -67,6 +67,8 @@ func (s *Service) ArchiveWorktrees(ctx context.Context, ids []string) {
 }
 
 func (s *Service) archiveOne(ctx context.Context, c *ent.SessionCode) error {
+	// No read runs in the worktree while it goes (hold.go).
+	defer s.holdForRemoval(c.AgentSessionID)()
 	if _, err := os.Stat(c.WorktreePath); err != nil {
 		return fmt.Errorf("the worktree is missing (deleted outside tuttid?): %w", err)
 	}
@@ -173,6 +175,8 @@ func restoreError(c *ent.SessionCode, err error) error {
 // it found it (but a leftover of its own archive, below) and the row as
 // it was.
 func (s *Service) restoreOne(ctx context.Context, c *ent.SessionCode) error {
+	// A leftover at the path is replaced: no read runs there meanwhile.
+	defer s.holdForRemoval(c.AgentSessionID)()
 	repo, err := s.repoOf(ctx, c)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errRepoGone, err)
@@ -265,6 +269,11 @@ func (s *Service) unapplied(ctx context.Context, c *ent.SessionCode) ([]string, 
 	if from == "" {
 		from = c.BaseCommit
 	}
+	c, release, err := s.holdForRead(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var d codebranch.Diff
 	if c.WorktreePresent {
 		if _, err := os.Stat(c.WorktreePath); err != nil {
@@ -312,7 +321,9 @@ func (s *Service) Finish(ctx context.Context, d *Deletion) {
 			continue
 		}
 		if c.Mode == sessioncode.ModeWORKTREE && c.WorktreePath != "" && s.ownsPath(c.WorktreePath) {
+			release := s.holdForRemoval(c.AgentSessionID)
 			err := repo.RemoveWorktree(ctx, c.WorktreePath, codebranch.RemoveOptions{})
+			release()
 			switch {
 			case err == nil:
 			case !errors.Is(err, codebranch.ErrNotAWorktree):

@@ -41,7 +41,9 @@ func (s *Service) TurnDiff(ctx context.Context, t *ent.Turn, withPatch bool) (*c
 	if prev == "" {
 		prev = t.CheckpointHead // "" is the empty tree: an unborn HEAD
 	}
-	r, err := s.refsRepo(ctx, row.RepositoryRoot, row.CommonDir)
+	// Two commits: read at the git directory, never in a worktree that an
+	// archive may be removing.
+	r, err := s.commitsRepo(ctx, row)
 	if err != nil {
 		return nil, err
 	}
@@ -59,32 +61,20 @@ func (s *Service) TurnDiff(ctx context.Context, t *ent.Turn, withPatch bool) (*c
 // Branch is the branch checked out where the session works, "" when HEAD
 // is detached (or its checkout is gone).
 func (s *Service) Branch(ctx context.Context, row *ent.SessionCode) (string, error) {
+	row, release, err := s.holdForRead(ctx, row)
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	if row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
 		return row.Branch, nil
 	}
 	r, err := s.open(ctx, row.RepositoryRoot)
 	if err != nil {
 		s.forgetRepo(row.RepositoryRoot)
-		if again := s.archivedSince(ctx, row); again != nil {
-			return again.Branch, nil
-		}
 		return "", err
 	}
 	return r.Branch(ctx)
-}
-
-// archivedSince is row read again when its worktree was archived since it
-// was read (a read that then failed in the removed directory), else nil.
-// Archiving records its checkpoint before it removes the worktree.
-func (s *Service) archivedSince(ctx context.Context, row *ent.SessionCode) *ent.SessionCode {
-	if row.Mode != sessioncode.ModeWORKTREE || !row.WorktreePresent {
-		return nil
-	}
-	again, err := s.Row(ctx, row.AgentSessionID)
-	if err != nil || again == nil || again.WorktreePresent {
-		return nil
-	}
-	return again
 }
 
 // Changes is the session's files now against its base (WORKTREE) or its
@@ -107,17 +97,15 @@ func (s *Service) changes(ctx context.Context, row *ent.SessionCode, withPatch b
 	return s.changesNow(ctx, row, withPatch)
 }
 
-// changesNow reads the changes; a read that failed because the session's
-// worktree was archived meanwhile (git ran in its directory, gone since:
-// the snapshot or any call after it) is made again from the archived row.
+// changesNow reads the changes with the session's worktree held: whole,
+// or (archived meanwhile) from the archive checkpoint.
 func (s *Service) changesNow(ctx context.Context, row *ent.SessionCode, withPatch bool) (codebranch.Diff, error) {
-	d, err := s.changesOf(ctx, row, withPatch)
+	row, release, err := s.holdForRead(ctx, row)
 	if err != nil {
-		if again := s.archivedSince(ctx, row); again != nil {
-			return s.changesOf(ctx, again, withPatch)
-		}
+		return codebranch.Diff{}, err
 	}
-	return d, err
+	defer release()
+	return s.changesOf(ctx, row, withPatch)
 }
 
 func (s *Service) changesOf(ctx context.Context, row *ent.SessionCode, withPatch bool) (codebranch.Diff, error) {
@@ -139,11 +127,10 @@ func (s *Service) changesOf(ctx context.Context, row *ent.SessionCode, withPatch
 
 // filesNow is a tree of the session's files now (a snapshot of its
 // checkout, or its archive checkpoint while archived) and a repository to
-// read it in. Its callers read again from the archived row when the
-// checkout went meanwhile (archivedSince).
+// read it in. Its callers hold the session's worktree (holdForRead).
 func (s *Service) filesNow(ctx context.Context, row *ent.SessionCode) (string, *codebranch.Repo, error) {
 	if row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
-		r, err := s.refsRepo(ctx, row.RepositoryRoot, row.CommonDir)
+		r, err := s.commitsRepo(ctx, row)
 		if err != nil {
 			return "", nil, err
 		}
@@ -186,21 +173,30 @@ func (s *Service) Compare(ctx context.Context, a, b *ent.AgentSession, ancestor 
 	if ra.CommonDir != rb.CommonDir {
 		return nil, nil
 	}
-	out, err := s.compareRows(ctx, a, b, ancestor, forkTurnID, ra, rb)
-	if err != nil {
-		// A side archived meanwhile: read again from its archived row.
-		againA, againB := s.archivedSince(ctx, ra), s.archivedSince(ctx, rb)
-		if againA != nil || againB != nil {
-			if againA != nil {
-				ra = againA
-			}
-			if againB != nil {
-				rb = againB
-			}
-			return s.compareRows(ctx, a, b, ancestor, forkTurnID, ra, rb)
-		}
+	// Both worktrees held, in one order (a and b may be compared both ways
+	// at once).
+	first, second := &ra, &rb
+	if rb.AgentSessionID < ra.AgentSessionID {
+		first, second = second, first
 	}
-	return out, err
+	held, release, err := s.holdForRead(ctx, *first)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	*first = held
+	if ra.AgentSessionID == rb.AgentSessionID {
+		// One session on both sides: held once (a second read hold would
+		// wait behind an archive waiting for the first).
+		rb = ra
+		return s.compareRows(ctx, a, b, ancestor, forkTurnID, ra, rb)
+	}
+	if held, release, err = s.holdForRead(ctx, *second); err != nil {
+		return nil, err
+	}
+	defer release()
+	*second = held
+	return s.compareRows(ctx, a, b, ancestor, forkTurnID, ra, rb)
 }
 
 func (s *Service) compareRows(ctx context.Context, a, b, ancestor *ent.AgentSession, forkTurnID string, ra, rb *ent.SessionCode) (*Comparison, error) {
@@ -247,9 +243,6 @@ func (s *Service) headOf(ctx context.Context, row *ent.SessionCode) (string, err
 	}
 	r, err := s.open(ctx, row.RepositoryRoot)
 	if err != nil {
-		if again := s.archivedSince(ctx, row); again != nil {
-			return again.BaseHead, nil
-		}
 		return "", err
 	}
 	return r.Head(ctx)

@@ -40,9 +40,13 @@ type Service struct {
 	// guards serializes the checkpoints of one session: they share its
 	// kept index (codebranch.SnapshotOptions.Index).
 	guards keylock.Locks
+	// checkouts: reads of a session's worktree hold it shared, archive,
+	// restore and delete alone (hold.go).
+	checkouts keylock.RWLocks
 
-	mu    sync.Mutex
-	repos map[string]*codebranch.Repo // opened checkouts by directory
+	mu      sync.Mutex
+	repos   map[string]*codebranch.Repo // opened checkouts by directory
+	gitDirs map[string]*codebranch.Repo // repositories opened at their common git directory
 	// last is each session's latest checkpoint as written (its tree and
 	// head), so the next turn's end need not read it back from git.
 	last map[string]codebranch.Checkpoint
@@ -69,7 +73,7 @@ type Config struct {
 // New returns a Service for cfg.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, git: cfg.Git, dataDir: cfg.DataDir, pub: cfg.Publisher, log: cfg.Logger, now: cfg.Now,
-		repos: map[string]*codebranch.Repo{}, last: map[string]codebranch.Checkpoint{}}
+		repos: map[string]*codebranch.Repo{}, gitDirs: map[string]*codebranch.Repo{}, last: map[string]codebranch.Checkpoint{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
