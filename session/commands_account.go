@@ -110,7 +110,10 @@ func (s *Service) CancelLogin(ctx context.Context, loginID string) error {
 	if err != nil {
 		return err
 	}
+	// Remembered before Codex is asked: its completion may come first.
+	s.loginCancels.add(loginID)
 	if err := acc.CancelLogin(ctx, agent.ProviderCodex, loginID); err != nil {
+		s.loginCancels.take(loginID)
 		return RuntimeError(err, "cancel the login")
 	}
 	return nil

@@ -53,6 +53,11 @@ func (s *Service) onAccountUpdated(ctx context.Context, e agent.Event) error {
 		return nil
 	}
 	acct := *e.Account
+	if e.Error != "" && e.LoginID != "" && s.loginCancels.take(e.LoginID) {
+		// The person cancelled it: what they asked for, not a failure.
+		s.log.DebugContext(ctx, "codex login cancelled", "login", e.LoginID, "error", e.Error)
+		e.Error = ""
+	}
 	s.log.InfoContext(ctx, "codex account updated", "signed_in", acct.SignedIn, "auth_mode", acct.AuthMode,
 		"login", e.LoginID, "error", e.Error, "credentials_refused", acct.CredentialsRefused)
 	return s.publishToEveryWorkspace(ctx, activity.Event{Kind: activity.AccountUpdated, Account: &acct, Error: e.Error})

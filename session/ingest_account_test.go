@@ -98,6 +98,42 @@ func TestIngestAccountUpdated(t *testing.T) {
 	}
 }
 
+// TestCancelledLoginIsNoFailure: the completion Codex sends for a login
+// the person cancelled through tuttid ("Login was not completed") is
+// published without an error (it reopened the sign-in dialog with one,
+// after the person had closed it, when Codex was slow); another login's
+// failure keeps its error.
+func TestCancelledLoginIsNoFailure(t *testing.T) {
+	t.Parallel()
+	e, rec, _, _ := accountEnv(t)
+	ctx := context.Background()
+	d, err := e.svc.StartLogin(ctx, agent.LoginInput{Method: agent.LoginDeviceCode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.CancelLogin(ctx, d.LoginID); err != nil {
+		t.Fatal(err)
+	}
+	acct := agent.Account{RequiresAuth: true}
+	for _, ev := range []agent.Event{
+		{Kind: agent.EventAccountUpdated, Account: &acct, LoginID: d.LoginID, Error: "Login was not completed"},
+		{Kind: agent.EventAccountUpdated, Account: &acct, LoginID: "other-login", Error: "denied"},
+		// The same id again is not a cancel any more: remembered once.
+		{Kind: agent.EventAccountUpdated, Account: &acct, LoginID: d.LoginID, Error: "Login was not completed"},
+	} {
+		if err := e.svc.HandleEvent(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var errs []string
+	for _, ev := range rec.Take() {
+		errs = append(errs, ev.Error)
+	}
+	if want := []string{"", "denied", "Login was not completed"}; strings.Join(errs, "|") != strings.Join(want, "|") {
+		t.Errorf("published errors %q, want %q", errs, want)
+	}
+}
+
 // TestIngestWarning: a warning about a session's thread reaches that
 // session's subscribers; one about no known thread (configuration,
 // deprecation) reaches every workspace; both with Codex's text and kind.

@@ -52,6 +52,9 @@ type Service struct {
 	instanceID string
 	guards     keylock.Locks
 	lanes      lanes // ingestion's per-thread lanes (ingest_lanes.go)
+	// loginCancels: logins cancelled through tuttid, whose completion is
+	// not a failure (login_cancels.go).
+	loginCancels loginCancels
 	// worktrees archives, restores and removes WORKTREE sessions'
 	// worktrees (code_lifecycle.go); nil: none.
 	worktrees Worktrees

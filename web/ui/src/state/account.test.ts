@@ -58,6 +58,11 @@ describe("reduceAccount", () => {
     const s = run(initialAccount, { type: "loaded", account: inKey }, { type: "updated", account: out });
     expect(s.open).toBe(true);
   });
+  it("a signed-out update does not open again the dialog the person closed while signed out", () => {
+    // A cancelled login's completion reached the page after Not now.
+    const s = run(initialAccount, { type: "loaded", account: out }, { type: "close" }, { type: "updated", account: out });
+    expect(s.open).toBe(false);
+  });
   it("can be closed and opened by the person", () => {
     const s = run(initialAccount, { type: "loaded", account: out }, { type: "close" });
     expect(s.open).toBe(false);

@@ -67,7 +67,9 @@ export function reduceAccount(s: AccountState, input: AccountInput): AccountStat
       const account = input.account ?? s.account;
       if (input.error) return { ...s, account, pending: null, error: input.error, open: true };
       if (account?.signedIn) return { ...s, account, open: false, pending: null, error: null };
-      return { ...s, account, open: account ? true : s.open };
+      // Signed out: the dialog opens when the account was signed in (or not
+      // yet read); one the person closed while signed out stays closed.
+      return { ...s, account, open: account && s.account?.signedIn !== false ? true : s.open };
     }
   }
 }
