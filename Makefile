@@ -11,6 +11,9 @@ CODEX_NEWEST_LOCAL   := $(CURDIR)/.tools/codex-$(CODEX_NEWEST_VERSION)/node_modu
 CODEX_PACKAGES       := ./codex/... ./server/
 GO            ?= go
 TEST_FLAGS    ?= -count=1 -timeout 30m
+# go test through tools/testreport: each package as it starts and ends, the
+# packages still running every minute, failed tests' output, a summary line.
+GO_TEST       := $(GO) run ./tools/testreport
 
 FUZZ_TIME     ?= 10s
 UI_DIR        := web/ui
@@ -22,7 +25,7 @@ run: tools
 	CODEX_BIN=$(CODEX_BIN) $(GO) run . $(ARGS)
 
 test: tools
-	CODEX_BIN=$(CODEX_BIN) $(GO) test $(TEST_FLAGS) ./...
+	CODEX_BIN=$(CODEX_BIN) $(GO_TEST) $(TEST_FLAGS) ./...
 	@test -x "$(CHROMIUM_BIN)" || { echo; \
 	  echo "!!! THE BROWSER TESTS DID NOT RUN: no Chromium at $(CHROMIUM_BIN)."; \
 	  echo "!!! Install it (Debian: apt-get install -y chromium) or set CHROMIUM_BIN, then run make test again."; }
@@ -40,12 +43,12 @@ test: tools
 PG_PACKAGES := ./store/... ./session/ ./fork/ ./lineage/ ./graph/ ./instance/ ./forward/ ./server/
 PG_SKIP     := ^(TestReconcileReadsOnlyWhatWasInProgress|TestIngestRetriesFailedWrite|TestIngestFailsTurnWhenWritesKeepFailing|TestForkWritesWhileTheProviderSends|TestForkJournalWriteFailsBeforeProvider|TestForkJournalRecordsEachEnding|TestForkPublishesNothingOnFailure|TestForkPersistenceFailureRollsBackAndLogsOrphan|TestReconcileSettlesUnfinishedEntries|TestTurnThatLostAnEventIsReadAgainAtItsEnd|TestSendStartedButNotStoredAnswersTheTurn|TestRefusedSendReleasesTheSessionWhenTheDiskIsBack)$$
 test-postgres: tools
-	CODEX_BIN=$(CODEX_BIN) TUTTID_TEST_DB=postgres $(GO) test $(TEST_FLAGS) -skip '$(PG_SKIP)' $(PG_PACKAGES)
+	CODEX_BIN=$(CODEX_BIN) TUTTID_TEST_DB=postgres $(GO_TEST) $(TEST_FLAGS) -skip '$(PG_SKIP)' $(PG_PACKAGES)
 
 # The Codex integration tests on the newest Codex (the pinned one stays the
 # default everywhere else).
 test-newest: tools-newest
-	CODEX_BIN=$(CODEX_NEWEST_LOCAL) $(GO) test $(TEST_FLAGS) $(CODEX_PACKAGES)
+	CODEX_BIN=$(CODEX_NEWEST_LOCAL) $(GO_TEST) $(TEST_FLAGS) $(CODEX_PACKAGES)
 
 # BENCH_TIME=1x runs each benchmark once (CI does, so none can rot).
 BENCH_TIME ?= 5x
