@@ -31,7 +31,7 @@ type report struct {
 	pkgs    map[string]*pkgCount
 	// output of each test (and each package's own lines, test ""),
 	// kept until it passes; printed when it fails.
-	output map[string][]string
+	output                  map[string][]string
 	passed, failed, skipped int
 	pkgFailed               []string
 }
