@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"context"
 	"time"
 
 	"tuttid/agent"
@@ -114,4 +115,11 @@ func (e Event) Err() error {
 		return nil
 	}
 	return e.err
+}
+
+// Publisher receives activity after the store commits it: the Broker, or
+// pgfeed's feed of several instances. Services take one to publish what
+// they changed.
+type Publisher interface {
+	Publish(ctx context.Context, e Event) Event
 }

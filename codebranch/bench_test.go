@@ -7,11 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"tuttid/benchtest"
 )
 
 // BenchmarkCheckpoint compares, on one repository of
@@ -87,23 +88,17 @@ func BenchmarkCheckpoint(b *testing.B) {
 		})
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	s, c, k := median(status), median(checkpoint), median(keptIndex)
+	s, c, k := benchtest.Median(status), benchtest.Median(checkpoint), benchtest.Median(keptIndex)
 	b.ReportMetric(ms(s), "status-ms")
 	b.ReportMetric(ms(c), "checkpoint-ms")
 	b.ReportMetric(ms(k), "kept-ms")
 	b.ReportMetric(float64(c)/float64(s), "checkpoint/status")
 	b.ReportMetric(float64(k)/float64(s), "kept/status")
 	if len(naive) > 0 {
-		nv := median(naive)
+		nv := benchtest.Median(naive)
 		b.ReportMetric(ms(nv), "naive-ms")
 		b.ReportMetric(float64(c)/float64(nv), "checkpoint/naive")
 	}
-}
-
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 func envInt(name string, def int) int {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"tuttid/benchtest"
 	"tuttid/codex/codextest"
 	"tuttid/ent"
 	"tuttid/fork"
@@ -69,16 +70,10 @@ func benchForkBackends(b *testing.B, ctx context.Context, backends []*forkBacken
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		order := backends
-		if i%2 == 1 {
-			order = []*forkBackend{backends[1], backends[0]}
-		}
-		for _, be := range order {
-			forkOn(be, i)
-		}
+		benchtest.Alternate(i, func() { forkOn(backends[0], i) }, func() { forkOn(backends[1], i) })
 	}
 	b.StopTimer()
-	sq, pg := median(backends[0].took), median(backends[1].took)
+	sq, pg := benchtest.Median(backends[0].took), benchtest.Median(backends[1].took)
 	b.ReportMetric(float64(sq.Microseconds())/1000, "sqlite-ms")
 	b.ReportMetric(float64(pg.Microseconds())/1000, "postgres-ms")
 	b.ReportMetric(float64(pg)/float64(sq), "ratio")

@@ -3,10 +3,10 @@ package codex
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
+	"tuttid/benchtest"
 	"tuttid/codex/codextest"
 	"tuttid/ent"
 	"tuttid/fork"
@@ -59,26 +59,14 @@ func BenchmarkForkVsRawCodex(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		// Alternate which goes first, so that neither always follows the
 		// other's leftover work in the app-server.
-		if i%2 == 0 {
-			forkTuttid(i)
-			forkRaw()
-		} else {
-			forkRaw()
-			forkTuttid(i)
-		}
+		benchtest.Alternate(i, func() { forkTuttid(i) }, forkRaw)
 	}
 	b.StopTimer()
 	// Medians: the machine is shared, and one stalled fork would swing a mean.
-	mt, mr := median(tuttid), median(raw)
+	mt, mr := benchtest.Median(tuttid), benchtest.Median(raw)
 	b.ReportMetric(float64(mt.Microseconds())/1000, "tuttid-ms/fork")
 	b.ReportMetric(float64(mr.Microseconds())/1000, "raw-ms/fork")
 	b.ReportMetric(float64(mt)/float64(mr), "ratio")
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // benchParent starts a session and runs n turns to completion on Codex.

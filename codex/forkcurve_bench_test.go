@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"tuttid/benchtest"
 	"tuttid/codex/codextest"
 	"tuttid/ent"
 	"tuttid/fork"
@@ -165,21 +166,15 @@ func benchForkCurve(b *testing.B, c forkCurveCase, g *realRig, parent *ent.Agent
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if i%2 == 0 {
-			forkTuttid(i)
-			forkRaw()
-		} else {
-			forkRaw()
-			forkTuttid(i)
-		}
+		benchtest.Alternate(i, func() { forkTuttid(i) }, forkRaw)
 		ratios = append(ratios, float64(tuttid[i])/float64(raw[i]))
 	}
 	b.StopTimer()
-	mt, mr := median(tuttid), median(raw)
+	mt, mr := benchtest.Median(tuttid), benchtest.Median(raw)
 	b.ReportMetric(float64(mt.Microseconds())/1000, "tuttid-ms")
 	b.ReportMetric(float64(mr.Microseconds())/1000, "raw-ms")
 	// tuttid's time after Codex's answer: storing the child.
-	b.ReportMetric(float64(median(stored).Microseconds())/1000, "store-ms")
+	b.ReportMetric(float64(benchtest.Median(stored).Microseconds())/1000, "store-ms")
 	b.ReportMetric(float64(mt)/float64(mr), "ratio")
 	b.ReportMetric(slices.Min(ratios), "ratio-min")
 	b.ReportMetric(slices.Max(ratios), "ratio-max")

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"tuttid/agent"
 	"tuttid/agent/agenttest"
+	"tuttid/benchtest"
 	"tuttid/fork"
 	"tuttid/logtest"
 	"tuttid/session"
@@ -78,16 +78,10 @@ func BenchmarkForkPostgresVsSQLite(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				order := backends
-				if i%2 == 1 {
-					order = []*backend{backends[1], backends[0]}
-				}
-				for _, be := range order {
-					forkOn(be, i)
-				}
+				benchtest.Alternate(i, func() { forkOn(backends[0], i) }, func() { forkOn(backends[1], i) })
 			}
 			b.StopTimer()
-			sq, pg := medianOf(backends[0].took), medianOf(backends[1].took)
+			sq, pg := benchtest.Median(backends[0].took), benchtest.Median(backends[1].took)
 			b.ReportMetric(float64(sq.Microseconds())/1000, "sqlite-ms")
 			b.ReportMetric(float64(pg.Microseconds())/1000, "postgres-ms")
 			b.ReportMetric(float64(pg)/float64(sq), "ratio")
@@ -126,10 +120,4 @@ func seedBenchHistory(b *testing.B, st *storetest.Store, turns []agent.RuntimeTu
 		spec.Turns = append(spec.Turns, tt)
 	}
 	st.Session(spec)
-}
-
-func medianOf(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

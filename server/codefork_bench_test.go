@@ -7,12 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"tuttid/agent"
+	"tuttid/benchtest"
 	"tuttid/codebranch"
 	"tuttid/codex/codextest"
 	"tuttid/ent/turn"
@@ -117,16 +117,10 @@ func BenchmarkWorktreeFork(b *testing.B) {
 		}
 		b.StartTimer()
 	}
-	ms, mb := median(saga), median(base)
+	ms, mb := benchtest.Median(saga), benchtest.Median(base)
 	b.ReportMetric(float64(ms.Milliseconds()), "saga-ms")
 	b.ReportMetric(float64(mb.Milliseconds()), "baseline-ms")
 	b.ReportMetric(float64(ms)/float64(mb), "saga/baseline")
-}
-
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 func waitBenchTurn(b *testing.B, srv *server.Server, sessionID string) string {

@@ -30,16 +30,11 @@ import (
 	"github.com/google/uuid"
 )
 
-// Publisher receives activity after the store commits it.
-type Publisher interface {
-	Publish(ctx context.Context, e activity.Event) activity.Event
-}
-
 // Service runs session operations against the store and the runtime.
 type Service struct {
 	store *store.Store
 	rt    agent.Runtime
-	pub   Publisher
+	pub   activity.Publisher
 	// outbox, when set, keeps a stored change's events with its
 	// transaction (store_outbox.go).
 	outbox activity.Outbox
@@ -69,7 +64,7 @@ type Service struct {
 type Config struct {
 	Store     *store.Store
 	Runtime   agent.Runtime
-	Publisher Publisher
+	Publisher activity.Publisher
 	// Outbox, when set (PostgreSQL: the feed shared by the instances),
 	// stages the events of a stored change in its transaction, so that a
 	// process killed after the commit does not lose them; nil: they are

@@ -3,11 +3,11 @@ package session_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
 	"tuttid/agent"
+	"tuttid/benchtest"
 	"tuttid/ent"
 	"tuttid/session"
 	"tuttid/store"
@@ -60,28 +60,16 @@ func BenchmarkInsertHistory(b *testing.B) {
 				r := newSession(fmt.Sprintf("r%d", i))
 				b.StartTimer()
 				// Alternate which goes first (the second finds a warmer cache).
-				if i%2 == 0 {
-					runTuttid(a)
-					runBare(r)
-				} else {
-					runBare(r)
-					runTuttid(a)
-				}
+				benchtest.Alternate(i, func() { runTuttid(a) }, func() { runBare(r) })
 			}
 			b.StopTimer()
 			// Medians: on a shared machine one stall would swing a mean.
-			mt, mb := median(tuttid), median(bare)
+			mt, mb := benchtest.Median(tuttid), benchtest.Median(bare)
 			b.ReportMetric(float64(mt.Microseconds()), "tuttid-µs/op")
 			b.ReportMetric(float64(mb.Microseconds()), "bare-µs/op")
 			b.ReportMetric(float64(mt)/float64(mb), "ratio")
 		})
 	}
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 func bareInsert(ctx context.Context, st *store.Store, a *ent.AgentSession, msgs []agent.RuntimeMessage, now time.Time) error {

@@ -20,18 +20,12 @@ import (
 	"tuttid/store"
 )
 
-// Publisher receives activity after the store commits it (the session
-// service's broker).
-type Publisher interface {
-	Publish(ctx context.Context, e activity.Event) activity.Event
-}
-
 // Service is the code side of sessions. It is safe for concurrent use.
 type Service struct {
 	store   *store.Store
 	git     *codebranch.Git
 	dataDir string
-	pub     Publisher
+	pub     activity.Publisher
 	log     *slog.Logger
 	now     func() time.Time
 	// setup: the worktree setup's time bound and the port bases in use
@@ -65,7 +59,7 @@ type Config struct {
 	// SetupTimeout bounds a workspace's worktreeSetup (default 10 minutes).
 	SetupTimeout time.Duration
 	// Publisher gets SESSION_UPDATED for the target of an apply (nil: none).
-	Publisher Publisher
+	Publisher activity.Publisher
 	Logger    *slog.Logger
 	Now       func() time.Time
 }

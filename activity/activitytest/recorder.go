@@ -10,7 +10,7 @@ import (
 	"tuttid/activity"
 )
 
-// Recorder is a publisher (session.Publisher's Publish) that records every
+// Recorder is a publisher (activity.Publisher) that records every
 // event it is given and returns it unchanged.
 type Recorder struct {
 	// Inspect, when set, runs inside Publish before the event is recorded,
