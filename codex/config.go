@@ -25,6 +25,11 @@ type Config struct {
 	// RequestTimeout bounds every request to the app-server that the
 	// caller's context does not bound sooner (default 60s).
 	RequestTimeout time.Duration
+	// HandshakeTimeout bounds a starting app-server's initialize handshake
+	// (default 60s). Apart from RequestTimeout: a Codex starting on a busy
+	// machine (node, then the binary) is slower than any request it then
+	// answers, and a short request bound must not fail the start.
+	HandshakeTimeout time.Duration
 	// RestartBackoffMin and RestartBackoffMax bound the exponential delay
 	// between restarts of a crashed app-server (defaults 250ms and 30s).
 	RestartBackoffMin time.Duration
@@ -72,6 +77,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 60 * time.Second
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = 60 * time.Second
 	}
 	if c.RestartBackoffMin <= 0 {
 		c.RestartBackoffMin = 250 * time.Millisecond

@@ -125,7 +125,7 @@ func (p *process) reap(stdoutR, stderrR *os.File, stderrDone <-chan struct{}) {
 }
 
 func (p *process) handshake(ctx context.Context, cfg Config) error {
-	ctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, cfg.HandshakeTimeout)
 	defer cancel()
 	type clientInfo struct {
 		Name    string  `json:"name"`

@@ -322,10 +322,10 @@ func TestFakeProcessDeathFailsPendingRequestAtOnce(t *testing.T) {
 }
 
 func TestFakeRequestTimeoutAndCancel(t *testing.T) {
-	g := startFake(t, "hang:thread/start", func(c *Config) { c.RequestTimeout = 300 * time.Millisecond })
+	g := startFake(t, "hang:thread/start", func(c *Config) { c.RequestTimeout = time.Second })
 	t0 := time.Now()
 	_, err := g.rt.Start(context.Background(), agent.StartInput{Provider: agent.ProviderCodex, Settings: defaultSettings})
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not answer within 300ms") {
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not answer within 1s") {
 		t.Fatalf("Start = %v", err)
 	}
 	if d := time.Since(t0); d > 3*time.Second {
@@ -801,13 +801,15 @@ func forkHistory(t *testing.T, res agent.RuntimeForkResult) ([]agent.RuntimeTurn
 }
 
 // slowReply is how late the fake answers a "slow:" method.
-const slowReply = 600 * time.Millisecond
+const slowReply = 4 * time.Second
 
 // A thread/fork that times out at a live Codex: the runtime answers
 // ErrRequestLost at its timeout, and hands the thread of the late reply to
 // OnLateThread (issue 22, point 3).
 func TestFakeForkLateReplySurfacesThread(t *testing.T) {
-	g := startFake(t, "slow:thread/fork", func(c *Config) { c.RequestTimeout = 200 * time.Millisecond })
+	// A bound with room for a busy machine's thread/start and turn/start;
+	// the fork's reply comes well after it.
+	g := startFake(t, "slow:thread/fork", func(c *Config) { c.RequestTimeout = time.Second })
 	parent := g.start(t, defaultSettings)
 	g.turn(t, parent.ThreadID, "hi", defaultSettings)
 	late := make(chan string, 1)
