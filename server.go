@@ -59,8 +59,10 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 	if *c.maxBody <= 0 {
 		return usageError{error: fmt.Errorf("--max-body must be positive")}
 	}
-	if *c.noAuth && !server.IsLoopbackAddr(*c.addr) {
-		return fmt.Errorf("--no-auth is only allowed when listening on loopback (127.0.0.1, [::1], localhost), not on %s", *c.addr)
+	if *c.noAuth {
+		if err := server.CheckNoAuth(*c.addr); err != nil {
+			return err
+		}
 	}
 	if *c.advertiseURL != "" {
 		if err := instance.CheckAdvertiseURL(*c.advertiseURL); err != nil {

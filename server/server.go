@@ -100,18 +100,30 @@ type Server struct {
 // New opens the store, starts the runtime and the ingestion of its events.
 // A runtime that fails to start is not fatal: tuttid serves reads and
 // answers agent.runtime_unavailable until Codex comes up.
-func New(ctx context.Context, cfg Config) (*Server, error) {
+//
+// What it opens and starts is undone in reverse order when a later step
+// fails (one cleanup stack): a failed reconcile leaves no store, feed
+// (PostgreSQL's LISTEN connection) or Codex behind.
+func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	if cfg.NoAuth {
-		if cfg.Addr != "" && !IsLoopbackAddr(cfg.Addr) {
-			return nil, fmt.Errorf("--no-auth is only allowed when listening on loopback, not on %s", cfg.Addr)
+		if cfg.Addr != "" {
+			if err := CheckNoAuth(cfg.Addr); err != nil {
+				return nil, err
+			}
 		}
 	} else if err := CheckToken(cfg.Token); err != nil {
 		return nil, fmt.Errorf("--token: %w", err)
 	}
+	var undo cleanups
+	defer func() {
+		if err != nil {
+			undo.run()
+		}
+	}()
 	maxBody := cfg.MaxBody
 	if maxBody <= 0 {
 		maxBody = DefaultMaxBody
@@ -122,6 +134,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	undo.push(st.Close)
 	s := &Server{Store: st, log: log, noAuth: cfg.NoAuth, closeRT: func() error { return nil }}
 	id, adv := cfg.InstanceID, cfg.AdvertiseURL
 	if id == "" {
@@ -135,7 +148,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// an earlier run had. On PostgreSQL it takes what no instance owns.
 	shared := store.IsPostgresURL(cfg.DBPath)
 	if err := s.Instances.Register(ctx, !shared); err != nil {
-		st.Close()
 		return nil, err
 	}
 	if shared {
@@ -151,17 +163,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			log.WarnContext(ctx, "codex app-server unavailable; retrying in the background", "err", err)
 		}
 		s.Runtime, s.closeRT = rt, rt.Close
+		undo.push(rt.Close)
 	}
 	if s.Broker, err = newFeed(ctx, cfg.DBPath, st, id, log); err != nil {
-		s.closeRT()
-		st.Close()
 		return nil, err
 	}
+	undo.push(func() error { s.Broker.Close(); return nil })
 	dataDir, err := DataDir(cfg.DataDir, cfg.DBPath)
 	if err != nil {
-		s.Broker.Close()
-		st.Close()
-		s.closeRT()
 		return nil, err
 	}
 	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
@@ -171,14 +180,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Crash: crashAt(cfg.CrashAt), InstanceID: id, Code: s.Code})
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {
-		s.closeRT()
-		st.Close()
 		return nil, err
 	}
 	// Forks a crash cut short: their threads are archived and listed.
 	if err := s.Forks.Reconcile(ctx); err != nil {
-		s.closeRT()
-		st.Close()
 		return nil, err
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -223,8 +228,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully.
 // With --no-auth, ln must be a loopback listener.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if s.noAuth && !IsLoopbackAddr(ln.Addr().String()) {
-		return fmt.Errorf("--no-auth is only allowed when listening on loopback, not on %s", ln.Addr())
+	if s.noAuth {
+		if err := CheckNoAuth(ln.Addr().String()); err != nil {
+			return err
+		}
 	}
 	hs := &http.Server{
 		Handler:           s.handler,
@@ -287,6 +294,15 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		body.Codex = "unavailable"
 	}
 	rest.WriteJSON(w, status, body)
+}
+
+// CheckNoAuth is the one --no-auth rule: no token check only on a
+// listener that is loopback (addr host:port).
+func CheckNoAuth(addr string) error {
+	if !IsLoopbackAddr(addr) {
+		return fmt.Errorf("--no-auth is only allowed when listening on loopback (127.0.0.1, [::1], localhost), not on %s", addr)
+	}
+	return nil
 }
 
 // IsLoopbackAddr reports whether addr (host:port) listens on loopback only:
