@@ -285,6 +285,55 @@ func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID 
 	return t, nil
 }
 
+// SteerInput adds a person's text to a session's running turn.
+type SteerInput struct {
+	WorkspaceID string
+	SessionID   string
+	TurnID      string
+	Text        string
+}
+
+// Steer adds the text to the running turn (Codex's turn/steer). Codex
+// reports the text as a user message item of that turn, which ingestion
+// stores like any other.
+func (s *Service) Steer(ctx context.Context, in SteerInput) (*ent.Turn, error) {
+	if err := validate.ID("turnId", in.TurnID); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(in.Text) == "" {
+		return nil, apperr.New(apperr.InvalidInput, "text is required")
+	}
+	if err := validate.Message("text", in.Text, validate.MaxMessageLen); err != nil {
+		return nil, err
+	}
+	a, err := s.mustSession(ctx, in.WorkspaceID, in.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.Turn(ctx, a.ID, in.TurnID)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, apperr.New(apperr.TurnNotFound, "turn %q does not exist in session %q", in.TurnID, a.ID)
+	}
+	if t.Status != turn.StatusIN_PROGRESS {
+		return nil, apperr.New(apperr.TurnNotRunning, "turn %q is not running (it is %s); send a message instead", in.TurnID, t.Status)
+	}
+	st, ok := s.rt.(agent.Steerer)
+	if !ok {
+		return nil, apperr.New(apperr.UnsupportedProvider, "the agent runtime cannot steer a running turn")
+	}
+	err = st.Steer(ctx, agent.SteerInput{Provider: a.Provider, ThreadID: a.ProviderSessionID, TurnID: in.TurnID, Text: in.Text})
+	if errors.Is(err, agent.ErrTurnNotRunning) {
+		return nil, apperr.Wrap(err, apperr.TurnNotRunning, "turn %q is not running in Codex (it has not started yet or just ended)", in.TurnID)
+	}
+	if err != nil {
+		return nil, RuntimeError(err, "steer the turn")
+	}
+	return t, nil
+}
+
 // Delete removes a session, its messages, turns and lineage rows, and
 // archives its provider thread. A running turn is interrupted first.
 func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string, opts ...DeleteOptions) (string, error) {
