@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -153,24 +151,7 @@ func architectureRows(t *testing.T, lines []string) []architectureRow {
 // the root), the imports of its non-test Go files.
 func goListImports(t *testing.T) (string, map[string][]string) {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no go on PATH: %v", err)
-		}
-		t.Skipf("no go on PATH: %v", err)
-	}
-	root, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(goBin, "list", "-json=Dir,Module,Imports", "./...")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list ./...: %v\n%s", err, stderr.String())
-	}
+	out, root := goList(t, "-json=Dir,Module,Imports", "./...")
 	module := ""
 	imports := map[string][]string{}
 	dec := json.NewDecoder(bytes.NewReader(out))

@@ -261,9 +261,9 @@ func (p listedPackage) required() bool {
 
 var generatedRE = regexp.MustCompile(`^// Code generated .* DO NOT EDIT\.$`)
 
-// goListPackages runs `go list ./...` with the go on PATH and returns the
-// module's packages by directory relative to the module root.
-func goListPackages(t *testing.T) map[string]listedPackage {
+// goList runs `go list` args with the go on PATH in the module root and
+// returns its output and that root.
+func goList(t *testing.T, args ...string) (out []byte, root string) {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -272,17 +272,23 @@ func goListPackages(t *testing.T) map[string]listedPackage {
 		}
 		t.Skipf("no go on PATH: %v", err)
 	}
-	root, err := os.Getwd()
-	if err != nil {
+	if root, err = os.Getwd(); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(goBin, "list", "-f", "{{.Dir}}\t{{join .GoFiles \"\\t\"}}", "./...")
+	cmd := exec.Command(goBin, append([]string{"list"}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list ./...: %v\n%s", err, stderr.String())
+	if out, err = cmd.Output(); err != nil {
+		t.Fatalf("go list %v: %v\n%s", args, err, stderr.String())
 	}
+	return out, root
+}
+
+// goListPackages runs `go list ./...` with the go on PATH and returns the
+// module's packages by directory relative to the module root.
+func goListPackages(t *testing.T) map[string]listedPackage {
+	t.Helper()
+	out, root := goList(t, "-f", "{{.Dir}}\t{{join .GoFiles \"\\t\"}}", "./...")
 	pkgs := map[string]listedPackage{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Split(line, "\t")
