@@ -34,6 +34,9 @@ type report struct {
 	output                  map[string][]string
 	passed, failed, skipped int
 	pkgFailed               []string
+	// skips: each skipped test and why (its last line of output), for
+	// the end: a skip is a test that did not prove anything.
+	skips []string
 }
 
 type pkgCount struct{ passed, failed, skipped int }
@@ -89,6 +92,7 @@ func (r *report) handle(e event, now time.Time) {
 		case "skip":
 			r.skipped++
 			c.skipped++
+			r.skips = append(r.skips, fmt.Sprintf("%s %s: %s", e.Package, e.Test, skipReason(r.output[key])))
 		case "fail":
 			r.failed++
 			c.failed++
@@ -159,10 +163,36 @@ func (r *report) still(now time.Time) {
 	fmt.Fprintf(r.out, "… %s: still running %s\n", now.Sub(r.start).Round(time.Second), strings.Join(parts, ", "))
 }
 
-// summary is the last line: every test's outcome and the time.
+// skipReason is the last line a skipped test printed before its
+// "--- SKIP" line (t.Skip's message).
+func skipReason(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l != "" && !strings.HasPrefix(l, "--- SKIP") && !strings.HasPrefix(l, "=== ") {
+			return l
+		}
+	}
+	return "no reason given"
+}
+
+// maxSkipsShown bounds the skipped tests named at the end.
+const maxSkipsShown = 20
+
+// summary names the skipped tests, then writes the last line: every
+// test's outcome and the time.
 func (r *report) summary(now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.skips) > 0 {
+		fmt.Fprintln(r.out, "\nskipped:")
+		for i, s := range r.skips {
+			if i == maxSkipsShown {
+				fmt.Fprintf(r.out, "  … and %d more\n", len(r.skips)-maxSkipsShown)
+				break
+			}
+			fmt.Fprintln(r.out, "  "+s)
+		}
+	}
 	verdict := "PASS"
 	if r.failed > 0 || len(r.pkgFailed) > 0 {
 		verdict = "FAIL"

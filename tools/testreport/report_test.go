@@ -23,9 +23,12 @@ func TestReport(t *testing.T) {
 {"Action":"run","Package":"p/a","Test":"TestOne"}
 {"Action":"output","Package":"p/a","Test":"TestOne","Output":"noise\n"}
 {"Action":"pass","Package":"p/a","Test":"TestOne","Elapsed":0.5}
+{"Action":"output","Package":"p/a","Test":"TestTwo","Output":"    a_test.go:7: no chromium\n"}
+{"Action":"output","Package":"p/a","Test":"TestTwo","Output":"--- SKIP: TestTwo (0.00s)\n"}
 {"Action":"skip","Package":"p/a","Test":"TestTwo"}
 {"Action":"pass","Package":"p/a","Elapsed":1.25}`,
-			[]string{"▶ p/a", "ok   p/a 1.2s (1 passed, 1 skipped)", "PASS: 1 passed, 0 failed, 1 skipped in 2m0s"},
+			[]string{"▶ p/a", "ok   p/a 1.2s (1 passed, 1 skipped)", "skipped:\n  p/a TestTwo: a_test.go:7: no chromium",
+				"PASS: 1 passed, 0 failed, 1 skipped in 2m0s"},
 			[]string{"noise"}},
 		{"a failed test shows its output", `
 {"Action":"start","Package":"p/b"}
