@@ -190,6 +190,16 @@ type HistoryStream interface {
 	Close()
 }
 
+// LocalHistory is a HistoryStream already on local disk
+// (historyspool.Stream: the codex runtime spools a streamed fork reply as
+// it arrives). The fork service reads it inside the child's transaction
+// without spooling it again, and takes a failure to read it as one of
+// local storage, not of the provider.
+type LocalHistory interface {
+	HistoryStream
+	OnLocalDisk() bool
+}
+
 // SliceHistory is a HistoryStream over turns already in memory, one page
 // of pageSize turns at a time (all in one page when pageSize <= 0): for
 // providers and tests whose history is small and known up front.

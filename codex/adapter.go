@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tuttid/agent"
+	"tuttid/historyspool"
 )
 
 // Start implements agent.Runtime: thread/start.
@@ -217,10 +218,10 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	// small one is read after an excludeTurns fork in one page from both
 	// ends at once, which measured as fast or faster there; so is one of
 	// unknown size (paged reads suit any size).
-	var spool *turnSpool
+	var spool *historyspool.Spool
 	var decode replyDecoder
 	if in.HistoryBytesHint > r.forkStreamAbove {
-		if sp, err := newTurnSpool(r.cfg.SpoolDir); err != nil {
+		if sp, err := historyspool.New(r.cfg.SpoolDir); err != nil {
 			r.log.Warn("codex: cannot spool a fork's history; reading it in pages", "thread", in.ParentThreadID, "err", err)
 		} else {
 			spool = sp
@@ -230,7 +231,9 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 				}
 			}()
 			params.ExcludeTurns = false
-			decode = func(line io.Reader) (json.RawMessage, error) { return decodeForkReply(line, sp.add) }
+			decode = func(line io.Reader) (json.RawMessage, error) {
+				return decodeForkReply(line, func(t agent.RuntimeTurn) { _ = sp.Add(t) })
+			}
 		}
 	}
 	var resp wireThreadResponse
@@ -257,8 +260,9 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 		res.History = agent.SliceHistory(projectTurns(resp.Thread.Turns), 0)
 		return res, nil
 	}
-	if spool != nil && spool.count() > 0 {
-		h, err := spool.stream(r.pageBytes)
+	// A failed Add is kept by the spool and answered by Stream.
+	if spool != nil && spool.Len() > 0 {
+		h, err := spool.Stream(r.pageBytes)
 		if err != nil {
 			// The turns are lost to tuttid's disk: the service copies the
 			// parent's cache instead.

@@ -1,15 +1,13 @@
 package fork
 
 import (
-	"bufio"
 	"context"
-	"encoding/gob"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 
 	"tuttid/agent"
+	"tuttid/historyspool"
 )
 
 // spoolHistory reads the provider's history stream to its end into an
@@ -27,47 +25,44 @@ import (
 // transaction) is a spoolError: tuttid's own disk failed, and the fork
 // fails with storage_unavailable.
 func spoolHistory(ctx context.Context, dir string, h agent.HistoryStream) (agent.HistoryStream, error) {
-	if l, ok := h.(localHistory); ok && l.OnLocalDisk() {
+	if l, ok := h.(agent.LocalHistory); ok && l.OnLocalDisk() {
 		// Already spooled by the runtime (the codex runtime decodes a fork
 		// reply's turns into its own spool as they arrive): copying it
 		// again would only cost time.
 		return local{l}, nil
 	}
 	defer h.Close()
-	f, err := os.CreateTemp(dir, "tuttid-fork-history-*")
+	sp, err := historyspool.New(dir)
 	if err != nil {
-		return nil, spoolError{fmt.Errorf("spool the child's history: %w", err)}
+		return nil, spoolError{err}
 	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, spoolError{fmt.Errorf("spool the child's history: %w", err)}
-	}
-	w := bufio.NewWriter(f)
-	enc := gob.NewEncoder(w)
 	for {
 		page, err := h.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			f.Close()
+			sp.Close()
 			return nil, streamError{err}
 		}
-		if err := enc.Encode(page); err != nil {
-			f.Close()
-			return nil, spoolError{fmt.Errorf("spool the child's history: %w", err)}
+		for _, t := range page {
+			if err := sp.Add(t); err != nil {
+				sp.Close()
+				return nil, spoolError{err}
+			}
 		}
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return nil, spoolError{fmt.Errorf("spool the child's history: %w", err)}
+	st, err := sp.Stream(spoolPageBytes)
+	if err != nil {
+		sp.Close()
+		return nil, spoolError{err}
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		f.Close()
-		return nil, spoolError{fmt.Errorf("spool the child's history: %w", err)}
-	}
-	return &spooled{f: f, dec: gob.NewDecoder(bufio.NewReader(f))}, nil
+	return local{st}, nil
 }
+
+// spoolPageBytes is about how much message text and content a page read
+// back from the spool holds (one batch of the child's inserts).
+const spoolPageBytes = 4 << 20
 
 // spoolPlace names the spool directory, for the log and the answer.
 func (s *Service) spoolPlace() string {
@@ -91,38 +86,12 @@ type spoolError struct{ err error }
 func (e spoolError) Error() string { return e.err.Error() }
 func (e spoolError) Unwrap() error { return e.err }
 
-// spooled is a history stream read back from its spool file.
-type spooled struct {
-	f   *os.File
-	dec *gob.Decoder
-}
-
-func (s *spooled) Next(context.Context) ([]agent.RuntimeTurn, error) {
-	var page []agent.RuntimeTurn
-	if err := s.dec.Decode(&page); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, io.EOF
-		}
-		return nil, spoolError{fmt.Errorf("read the spooled history back: %w", err)}
-	}
-	return page, nil
-}
-
-func (s *spooled) Close() { s.f.Close() }
-
-// localHistory is a history stream that reads a spool on local disk: it
-// never waits on the provider, so it may be read inside the transaction.
-type localHistory interface {
-	agent.HistoryStream
-	OnLocalDisk() bool
-}
-
 // local reads a runtime's spool; failing to read it back is a failure of
 // tuttid's own storage, as for the service's spool.
-type local struct{ localHistory }
+type local struct{ agent.LocalHistory }
 
 func (l local) Next(ctx context.Context) ([]agent.RuntimeTurn, error) {
-	page, err := l.localHistory.Next(ctx)
+	page, err := l.LocalHistory.Next(ctx)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, spoolError{err}
 	}

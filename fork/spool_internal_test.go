@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"tuttid/agent"
@@ -16,13 +19,17 @@ func TestSpoolReadBackFailureIsASpoolError(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	turns := []agent.RuntimeTurn{{ID: "t1", Status: agent.TurnCompleted}, {ID: "t2", Status: agent.TurnCompleted}}
-	h, err := spoolHistory(ctx, t.TempDir(), agent.SliceHistory(turns, 1))
+	dir := t.TempDir()
+	h, err := spoolHistory(ctx, dir, agent.SliceHistory(turns, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	// The file's bytes go bad under the reader (a disk that fails).
-	f := h.(*spooled).f
+	// The file's bytes go bad under the reader (a disk that fails): the
+	// spool is unlinked, so it is reached through this process's open
+	// descriptors.
+	f := openSpoolFile(t, dir)
+	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		t.Fatal(err)
@@ -58,3 +65,26 @@ func (failingStream) Next(context.Context) ([]agent.RuntimeTurn, error) {
 	return nil, agent.ErrHistoryUnavailable
 }
 func (failingStream) Close() {}
+
+// openSpoolFile opens for writing the unlinked spool file in dir that this
+// process holds open (Linux: /proc/self/fd).
+func openSpoolFile(t *testing.T, dir string) *os.File {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err != nil || !strings.HasPrefix(target, filepath.Join(dir, "tuttid-fork-history-")) {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join("/proc/self/fd", fd.Name()), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	t.Fatalf("no open spool file in %s", dir)
+	return nil
+}
