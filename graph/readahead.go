@@ -6,18 +6,18 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"tuttid/session"
+	"tuttid/readahead"
 	"tuttid/sessioncode"
 )
 
-// readAhead gives each query and mutation session's read-ahead, so that a
+// readAhead gives each query and mutation its read-ahead (package readahead), so that a
 // list's per-row fields cost a constant number of queries, and each query
 // sessioncode's read memo (a checkout's SHARED changes read once).
 // Subscriptions get none: they live long and would serve later events from
 // their first reads.
 func readAhead(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation != ast.Subscription {
-		ctx = session.WithReadAhead(ctx)
+		ctx = readahead.With(ctx)
 		if op.Operation == ast.Query {
 			// Not a mutation's: it may change the files it reads again.
 			ctx = sessioncode.WithReadMemo(ctx)

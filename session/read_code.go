@@ -6,15 +6,18 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
+	"tuttid/readahead"
 )
+
+type codesKey struct{}
 
 // CodeRow is a session's code row (sessioncode's: where its files are),
 // nil outside a repository. For sessions listed together, the first read
 // loads the rows of the whole list in one query (see readAhead).
 func (s *Service) CodeRow(ctx context.Context, a *ent.AgentSession) (*ent.SessionCode, error) {
-	if p := readAheadFrom(ctx).page(a.ID); p != nil {
-		m, err := p.codes.get(func() (map[string]*ent.SessionCode, error) {
-			rows, err := s.store.Client.SessionCode.Query().Where(sessioncode.AgentSessionIDIn(p.ids...)).All(ctx)
+	if p := sessionList(ctx, a.ID); p != nil {
+		m, err := readahead.Load(p, codesKey{}, func() (map[string]*ent.SessionCode, error) {
+			rows, err := s.store.Client.SessionCode.Query().Where(sessioncode.AgentSessionIDIn(p.IDs...)).All(ctx)
 			if err != nil {
 				return nil, err
 			}

@@ -34,9 +34,8 @@ func (s *Service) Compare(ctx context.Context, workspaceID, a, b string, withMes
 		}
 	}
 	// Both sides' turns are listed: their messages load per side, not per turn.
-	ra := readAheadFrom(ctx)
-	ra.turnsListed(append(append([]*ent.Turn{}, c.SharedTurns...), c.AOnly...))
-	ra.turnsListed(c.BOnly)
+	turnsListed(ctx, append(append([]*ent.Turn{}, c.SharedTurns...), c.AOnly...))
+	turnsListed(ctx, c.BOnly)
 	return c, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/lineage"
+	"tuttid/readahead"
 )
 
 // The fork lineage as the transports read it: lineage's queries, with
@@ -14,9 +15,9 @@ import (
 
 // Parent returns a session's direct parent, or nil for a root.
 func (s *Service) Parent(ctx context.Context, a *ent.AgentSession) (*ent.AgentSession, error) {
-	if p := readAheadFrom(ctx).page(a.ID); p != nil {
-		m, err := p.parents.get(func() (map[string]*ent.AgentSession, error) {
-			return lineage.ParentsOf(ctx, s.store.Client, p.workspaceID, p.ids)
+	if p := sessionList(ctx, a.ID); p != nil {
+		m, err := readahead.Load(p, parentsKey{}, func() (map[string]*ent.AgentSession, error) {
+			return lineage.ParentsOf(ctx, s.store.Client, p.Scope, p.IDs)
 		})
 		if err != nil {
 			return nil, apperr.Storage(err, "read the parent sessions")
@@ -32,9 +33,9 @@ func (s *Service) Parent(ctx context.Context, a *ent.AgentSession) (*ent.AgentSe
 
 // Children returns a session's direct forks, oldest first.
 func (s *Service) Children(ctx context.Context, a *ent.AgentSession) ([]*ent.AgentSession, error) {
-	if p := readAheadFrom(ctx).page(a.ID); p != nil {
-		m, err := p.children.get(func() (map[string][]*ent.AgentSession, error) {
-			return lineage.ChildrenOf(ctx, s.store.Client, p.workspaceID, p.ids)
+	if p := sessionList(ctx, a.ID); p != nil {
+		m, err := readahead.Load(p, childrenKey{}, func() (map[string][]*ent.AgentSession, error) {
+			return lineage.ChildrenOf(ctx, s.store.Client, p.Scope, p.IDs)
 		})
 		if err != nil {
 			return nil, apperr.Storage(err, "read the sessions' forks")
@@ -51,9 +52,9 @@ func (s *Service) Children(ctx context.Context, a *ent.AgentSession) ([]*ent.Age
 // ForkedFrom returns the lineage row where a session is the child, or nil
 // for a root.
 func (s *Service) ForkedFrom(ctx context.Context, a *ent.AgentSession) (*ent.SessionFork, error) {
-	if p := readAheadFrom(ctx).page(a.ID); p != nil {
-		m, err := p.forkedFrom.get(func() (map[string]*ent.SessionFork, error) {
-			return lineage.ForkedFromOf(ctx, s.store.Client, p.workspaceID, p.ids)
+	if p := sessionList(ctx, a.ID); p != nil {
+		m, err := readahead.Load(p, forkedFromKey{}, func() (map[string]*ent.SessionFork, error) {
+			return lineage.ForkedFromOf(ctx, s.store.Client, p.Scope, p.IDs)
 		})
 		if err != nil {
 			return nil, apperr.Storage(err, "read the sessions' lineage")

@@ -7,6 +7,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/paging"
+	"tuttid/readahead"
 	"tuttid/store/storetest"
 )
 
@@ -18,7 +19,7 @@ func TestReadFailuresAreStorageUnavailable(t *testing.T) {
 	e := newTestEnv(t)
 	e.st.Workspace(storetest.Workspace{ID: "ws"})
 	a := e.st.Session(storetest.Session{ID: "s1", Workspace: "ws"})
-	listed := WithReadAhead(context.Background())
+	listed := readahead.With(context.Background())
 	if _, err := e.svc.Sessions(listed, "ws", true, nil, paging.Args{}); err != nil {
 		t.Fatal(err)
 	}

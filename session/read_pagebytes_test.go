@@ -10,6 +10,7 @@ import (
 
 	"tuttid/agent"
 	"tuttid/paging"
+	"tuttid/readahead"
 	"tuttid/store/storetest"
 )
 
@@ -93,7 +94,7 @@ func TestMessagePagesOfAListKeepToPageBytes(t *testing.T) {
 	small := e.st.Session(storetest.Session{ID: "small", Workspace: "w"})
 	e.history(t, small, "s", 4)
 
-	ctx := WithReadAhead(context.Background())
+	ctx := readahead.With(context.Background())
 	if _, err := e.svc.Sessions(ctx, "w", true, nil, paging.Args{}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"tuttid/ent/message"
 	"tuttid/ent/turn"
 	"tuttid/paging"
+	"tuttid/readahead"
 	"tuttid/validate"
 )
 
@@ -54,10 +55,10 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 	if err != nil {
 		return paging.Page[*ent.Message]{}, err
 	}
-	if p := readAheadFrom(ctx).page(sessionID); p != nil {
+	if p := sessionList(ctx, sessionID); p != nil {
 		if key, ok := batchable(w); ok {
-			pages, err := readAheadFrom(ctx).messagePages(p, key).get(func() (map[string]paging.Page[*ent.Message], error) {
-				return s.messagePages(ctx, p.ids, w)
+			pages, err := readahead.Load(p, key, func() (map[string]paging.Page[*ent.Message], error) {
+				return s.messagePages(ctx, p.IDs, w)
 			})
 			if err != nil {
 				return paging.Page[*ent.Message]{}, err
@@ -132,16 +133,16 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 	p := paging.NewPage(rows, w, total, func(a *ent.AgentSession) string {
 		return paging.KeyedCursor("s", a.CreatedAt.UnixNano(), a.ID)
 	})
-	readAheadFrom(ctx).listed(workspaceID, p.Nodes)
+	sessionsListed(ctx, workspaceID, p.Nodes)
 	return p, nil
 }
 
 // TurnMessages lists a turn's messages in version order.
 func (s *Service) TurnMessages(ctx context.Context, t *ent.Turn) ([]*ent.Message, error) {
-	if tl := readAheadFrom(ctx).turnList(t); tl != nil {
+	if tl := turnList(ctx, t); tl != nil {
 		// The turn was listed: one query for the messages of the list.
-		byTurn, err := tl.byTurn.get(func() (map[string][]*ent.Message, error) {
-			return s.turnsMessages(ctx, tl.sessionID, tl.turnIDs)
+		byTurn, err := readahead.Load(tl, turnMessages{}, func() (map[string][]*ent.Message, error) {
+			return s.turnsMessages(ctx, tl.Scope, listedTurnIDs(tl))
 		})
 		if err != nil {
 			return nil, err
@@ -169,8 +170,8 @@ func (s *Service) DisplayTitle(ctx context.Context, a *ent.AgentSession) (string
 	if a.Title != "" {
 		return a.Title, nil
 	}
-	if p := readAheadFrom(ctx).page(a.ID); p != nil {
-		texts, err := p.firstTitles.get(func() (map[string]string, error) { return s.firstUserTexts(ctx, p.ids) })
+	if p := sessionList(ctx, a.ID); p != nil {
+		texts, err := readahead.Load(p, firstTitlesKey{}, func() (map[string]string, error) { return s.firstUserTexts(ctx, p.IDs) })
 		if err != nil {
 			return "", err
 		}

@@ -74,7 +74,7 @@ func (s *Service) TurnPage(ctx context.Context, sessionID string, args TurnArgs)
 		}
 	}
 	p := paging.NewPage(rows, w, total, turnCursor)
-	readAheadFrom(ctx).turnsListed(p.Nodes)
+	turnsListed(ctx, p.Nodes)
 	return p, nil
 }
 
@@ -118,7 +118,7 @@ func (s *Service) Turns(ctx context.Context, sessionID string, args TurnArgs) ([
 	if w.Backward {
 		slices.Reverse(rows)
 	}
-	readAheadFrom(ctx).turnsListed(rows)
+	turnsListed(ctx, rows)
 	return rows, nil
 }
 
