@@ -14,9 +14,33 @@ import (
 	"sync"
 )
 
-// Kind names a kind of list ("sessions", "turns"); a row's id is unique
-// within its kind.
+// Kind names a kind of list; a row's id is unique within its kind.
 type Kind string
+
+// The kinds of list several services read about: one package lists them,
+// others load what they own for the same list (the read model lists a
+// page of sessions; code branches load those sessions' code rows).
+const (
+	// Sessions are sessions listed together, scoped by their workspace;
+	// ids are session ids.
+	Sessions Kind = "sessions"
+	// Turns are one session's turns listed together, scoped by the
+	// session; ids are TurnMember's.
+	Turns Kind = "turns"
+)
+
+// TurnMember is a turn's id among listed turns: provider turn ids are
+// unique per session only.
+func TurnMember(sessionID, turnID string) string { return sessionID + "\x00" + turnID }
+
+// TurnIDs are the provider turn ids of a Turns list.
+func TurnIDs(l *List) []string {
+	ids := make([]string, len(l.IDs))
+	for i, m := range l.IDs {
+		ids[i] = m[len(l.Scope)+1:]
+	}
+	return ids
+}
 
 // Op is one operation's read-ahead: the lists read so far and what was
 // loaded about them. A nil *Op reads nothing ahead.

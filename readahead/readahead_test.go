@@ -96,3 +96,18 @@ func TestFailedLoadIsTriedAgain(t *testing.T) {
 		t.Fatalf("second Load = %q, %v; want the retried load's ok", v, err)
 	}
 }
+
+func TestTurnIDs(t *testing.T) {
+	o := readahead.From(readahead.With(context.Background()))
+	o.Listed(readahead.Turns, "s1", []string{readahead.TurnMember("s1", "t1"), readahead.TurnMember("s1", "t2")})
+	l := o.ListOf(readahead.Turns, readahead.TurnMember("s1", "t2"))
+	if l == nil {
+		t.Fatal("a listed turn has no list")
+	}
+	if got := readahead.TurnIDs(l); len(got) != 2 || got[0] != "t1" || got[1] != "t2" {
+		t.Fatalf("TurnIDs = %q, want [t1 t2]", got)
+	}
+	if o.ListOf(readahead.Turns, readahead.TurnMember("s2", "t1")) != nil {
+		t.Fatal("a turn of another session with the same id shares the list")
+	}
+}

@@ -13,14 +13,6 @@ import (
 // display title or messages (or, for each turn of a session, for its
 // messages), the first such read loads the answer for the whole list.
 
-const (
-	// listSessions: sessions listed together, scoped by their workspace.
-	listSessions readahead.Kind = "sessions"
-	// listTurns: a session's turns listed together (a page, a list, a
-	// comparison's side), scoped by the session; ids are turnMember's.
-	listTurns readahead.Kind = "turns"
-)
-
 // The keys of what is loaded for a list of sessions or turns.
 type (
 	parentsKey     struct{}
@@ -32,7 +24,7 @@ type (
 
 // sessionList is the list a session came in, or nil (read on its own).
 func sessionList(ctx context.Context, sessionID string) *readahead.List {
-	return readahead.From(ctx).ListOf(listSessions, sessionID)
+	return readahead.From(ctx).ListOf(readahead.Sessions, sessionID)
 }
 
 // sessionsListed records sessions read together.
@@ -41,12 +33,8 @@ func sessionsListed(ctx context.Context, workspaceID string, sessions []*ent.Age
 	for i, a := range sessions {
 		ids[i] = a.ID
 	}
-	readahead.From(ctx).Listed(listSessions, workspaceID, ids)
+	readahead.From(ctx).Listed(readahead.Sessions, workspaceID, ids)
 }
-
-// turnMember is a turn's id among listed turns: provider turn ids are
-// unique per session only.
-func turnMember(sessionID, turnID string) string { return sessionID + "\x00" + turnID }
 
 // turnsListed records turns read together: the first of them whose
 // messages are asked for loads the messages of all of them (one list per
@@ -67,25 +55,16 @@ func turnsListed(ctx context.Context, turns []*ent.Turn) {
 	for _, sessionID := range order {
 		members := make([]string, len(bySession[sessionID]))
 		for i, turnID := range bySession[sessionID] {
-			members[i] = turnMember(sessionID, turnID)
+			members[i] = readahead.TurnMember(sessionID, turnID)
 		}
-		ra.Listed(listTurns, sessionID, members)
+		ra.Listed(readahead.Turns, sessionID, members)
 	}
 }
 
 // turnList is the list a turn came in, or nil (read on its own); its
-// turn ids are turnIDs(l).
+// turn ids are readahead.TurnIDs(l).
 func turnList(ctx context.Context, t *ent.Turn) *readahead.List {
-	return readahead.From(ctx).ListOf(listTurns, turnMember(t.AgentSessionID, t.TurnID))
-}
-
-// listedTurnIDs are the provider turn ids of a turn list.
-func listedTurnIDs(l *readahead.List) []string {
-	ids := make([]string, len(l.IDs))
-	for i, m := range l.IDs {
-		ids[i] = m[len(l.Scope)+1:]
-	}
-	return ids
+	return readahead.From(ctx).ListOf(readahead.Turns, readahead.TurnMember(t.AgentSessionID, t.TurnID))
 }
 
 // messagePagesKey keys a list's message pages by the page asked: a

@@ -142,7 +142,7 @@ func (s *Service) TurnMessages(ctx context.Context, t *ent.Turn) ([]*ent.Message
 	if tl := turnList(ctx, t); tl != nil {
 		// The turn was listed: one query for the messages of the list.
 		byTurn, err := readahead.Load(tl, turnMessages{}, func() (map[string][]*ent.Message, error) {
-			return s.turnsMessages(ctx, tl.Scope, listedTurnIDs(tl))
+			return s.turnsMessages(ctx, tl.Scope, readahead.TurnIDs(tl))
 		})
 		if err != nil {
 			return nil, err
