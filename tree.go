@@ -11,8 +11,8 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/workspace"
 	"tuttid/lineage"
-	"tuttid/session"
 	"tuttid/sessioncode"
+	"tuttid/sessionread"
 	"tuttid/store"
 )
 
@@ -74,7 +74,7 @@ func (c treeConfig) run(ctx context.Context, out stdio, args []string) error {
 		return err
 	}
 	return lineage.Print(out.stdout, nodes, lineage.PrintOptions{Format: *c.format, WorkspaceID: *c.workspace,
-		Untitled: session.UntitledTitle, Code: code})
+		Untitled: sessionread.UntitledTitle, Code: code})
 }
 
 // treeCode is the code of the sessions shown that are in a repository:

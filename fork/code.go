@@ -75,7 +75,7 @@ func (s *Service) planCode(ctx context.Context, in Input, parent *ent.AgentSessi
 		ci.Worktree, ci.Branch = true, in.Code.Branch
 	}
 	if in.LastTurnID != "" {
-		t, err := s.sessions.Turn(ctx, parent.ID, in.LastTurnID)
+		t, err := s.reads.Turn(ctx, parent.ID, in.LastTurnID)
 		if err != nil {
 			return nil, err
 		}

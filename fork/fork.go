@@ -14,6 +14,7 @@ import (
 	"tuttid/ent"
 	"tuttid/keylock"
 	"tuttid/session"
+	"tuttid/sessionread"
 	"tuttid/store"
 )
 
@@ -63,13 +64,6 @@ const (
 type Sessions interface {
 	// Session is a workspace's session, or nil when there is none.
 	Session(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error)
-	// Turn is a session's turn by its provider turn id, or nil.
-	Turn(ctx context.Context, sessionID, turnID string) (*ent.Turn, error)
-	// Idle says whether a session may be forked now, and if not whether a
-	// turn is running.
-	Idle(ctx context.Context, a *ent.AgentSession) (idle, running bool, err error)
-	// DisplayTitle is the title a session is shown with.
-	DisplayTitle(ctx context.Context, a *ent.AgentSession) (string, error)
 	// SessionCwd is a session's cwd checked again now, as its real path
 	// (a directory may have been swapped for a symlink out of the root).
 	SessionCwd(ctx context.Context, a *ent.AgentSession) (string, error)
@@ -88,10 +82,25 @@ type Sessions interface {
 
 var _ Sessions = (*session.Service)(nil)
 
+// Reads is what the fork reads of the parent (satisfied by
+// *sessionread.Reader).
+type Reads interface {
+	// Turn is a session's turn by its provider turn id, or nil.
+	Turn(ctx context.Context, sessionID, turnID string) (*ent.Turn, error)
+	// Idle says whether a session may be forked now, and if not whether a
+	// turn is running.
+	Idle(ctx context.Context, a *ent.AgentSession) (idle, running bool, err error)
+	// DisplayTitle is the title a session is shown with.
+	DisplayTitle(ctx context.Context, a *ent.AgentSession) (string, error)
+}
+
+var _ Reads = (*sessionread.Reader)(nil)
+
 // Service forks sessions.
 type Service struct {
 	store    *store.Store
 	sessions Sessions
+	reads    Reads
 	rt       agent.Runtime
 	log      *slog.Logger
 	now      func() time.Time
@@ -109,10 +118,12 @@ type Service struct {
 type Config struct {
 	Store    *store.Store
 	Sessions Sessions
-	Runtime  agent.Runtime
-	Logger   *slog.Logger
-	Now      func() time.Time
-	NewID    func() string
+	// Reads reads the parent; nil: a sessionread.Reader on Store.
+	Reads   Reads
+	Runtime agent.Runtime
+	Logger  *slog.Logger
+	Now     func() time.Time
+	NewID   func() string
 	// Crash, when set, is called at each named crash point (crash.go).
 	Crash func(point string)
 	// LostWait bounds how long a fork whose request Codex lost waits for
@@ -131,9 +142,12 @@ type Config struct {
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, sessions: cfg.Sessions, rt: cfg.Runtime,
+	s := &Service{store: cfg.Store, sessions: cfg.Sessions, reads: cfg.Reads, rt: cfg.Runtime,
 		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait, spoolDir: cfg.SpoolDir,
 		instanceID: cfg.InstanceID, code: cfg.Code}
+	if s.reads == nil {
+		s.reads = sessionread.New(sessionread.Config{Store: cfg.Store})
+	}
 	if s.lostWait <= 0 {
 		s.lostWait = 10 * time.Second
 	}

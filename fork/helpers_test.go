@@ -25,6 +25,7 @@ import (
 	"tuttid/logtest"
 	"tuttid/paging"
 	"tuttid/session"
+	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
 
@@ -195,12 +196,12 @@ func (e *env) messages(sessionID string) []*ent.Message {
 
 func (e *env) turns(sessionID string) []*ent.Turn {
 	e.t.Helper()
-	// Every turn, in pages: an unpaged list stops at session.MaxTurnList.
+	// Every turn, in pages: an unpaged list stops at sessionread.MaxTurnList.
 	var ts []*ent.Turn
 	first := paging.MaxPage
-	args := session.TurnArgs{Args: paging.Args{First: &first}}
+	args := sessionread.TurnArgs{Args: paging.Args{First: &first}}
 	for {
-		p, err := e.sess.TurnPage(e.ctx, sessionID, args)
+		p, err := sessionread.New(sessionread.Config{Store: e.st.Store}).TurnPage(e.ctx, sessionID, args)
 		if err != nil {
 			e.t.Fatal(err)
 		}

@@ -60,7 +60,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	}
 	// The title the parent is shown with is both the base of the child's
 	// default title and what the child remembers of its parent.
-	parentTitle, err := s.sessions.DisplayTitle(ctx, parent)
+	parentTitle, err := s.reads.DisplayTitle(ctx, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -308,14 +308,14 @@ func (s *Service) checkParent(ctx context.Context, in Input) (*ent.AgentSession,
 	if parent.ProviderSessionID == "" {
 		return nil, apperr.New(apperr.ForkProviderSessionMissing, "session %q has no provider thread to fork", parent.ID)
 	}
-	idle, running, err := s.sessions.Idle(ctx, parent)
+	idle, running, err := s.reads.Idle(ctx, parent)
 	if err != nil {
 		return nil, err
 	}
 	// The named turn is checked first so that a client forking from a
 	// running turn is told exactly that.
 	if in.LastTurnID != "" {
-		t, err := s.sessions.Turn(ctx, parent.ID, in.LastTurnID)
+		t, err := s.reads.Turn(ctx, parent.ID, in.LastTurnID)
 		if err != nil {
 			return nil, err
 		}

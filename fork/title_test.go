@@ -7,7 +7,7 @@ import (
 
 	"tuttid/ent/turn"
 	"tuttid/fork"
-	"tuttid/session"
+	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
 
@@ -94,7 +94,7 @@ func TestForkTitleRules(t *testing.T) {
 				e.st.Session(p)
 			},
 			forks: []titleFork{{source: parentID}},
-			want:  []string{session.UntitledTitle + "(fork1)"},
+			want:  []string{sessionread.UntitledTitle + "(fork1)"},
 		},
 		{
 			name:  "explicit title is used as given without a suffix",

@@ -23,7 +23,7 @@ func (r *activityEventResolver) MessageID(ctx context.Context, obj *activity.Eve
 
 // Activity is the resolver for the activity field.
 func (r *subscriptionResolver) Activity(ctx context.Context, workspaceID string, agentSessionID *string, afterSeq *int64) (<-chan *activity.Event, error) {
-	return r.Sessions.Subscribe(ctx, workspaceID, deref(agentSessionID), afterSeq)
+	return r.Reads.Subscribe(ctx, workspaceID, deref(agentSessionID), afterSeq)
 }
 
 // ActivityEvent returns generated.ActivityEventResolver implementation.

@@ -13,6 +13,7 @@ import (
 	"tuttid/graph"
 	"tuttid/instance"
 	"tuttid/session"
+	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
 
@@ -39,9 +40,9 @@ func TestAvailabilityFields(t *testing.T) {
 	rt := agenttest.Idle()
 	broker := activity.New(activity.Options{})
 	t.Cleanup(broker.Close)
-	sessions := session.New(session.Config{Store: db.Store, Runtime: rt, Publisher: broker, Subscriber: broker})
+	sessions := session.New(session.Config{Store: db.Store, Runtime: rt, Publisher: broker})
 	forks := fork.New(fork.Config{Store: db.Store, Sessions: sessions, Runtime: rt})
-	c := client.New(graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Forks: forks, Instances: b}))
+	c := client.New(graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Reads: sessionread.New(sessionread.Config{Store: db.Store, Subscriber: broker}), Forks: forks, Instances: b}))
 
 	type view struct {
 		Workspace struct {

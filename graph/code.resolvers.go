@@ -93,7 +93,7 @@ func (r *mutationResolver) ApplySessionChanges(ctx context.Context, input model.
 			return nil, apperr.New(apperr.SessionNotFound, "session %q does not exist in workspace %q", *input.TargetAgentSessionID, input.WorkspaceID)
 		}
 	} else {
-		if target, err = r.Sessions.Parent(ctx, source); err != nil {
+		if target, err = r.Reads.Parent(ctx, source); err != nil {
 			return nil, err
 		}
 		if target == nil {

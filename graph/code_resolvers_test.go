@@ -18,6 +18,7 @@ import (
 	"tuttid/graph"
 	"tuttid/session"
 	sessioncodesvc "tuttid/sessioncode"
+	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
 
@@ -33,7 +34,7 @@ func TestSessionCodeListQueryCount(t *testing.T) {
 		t.Cleanup(broker.Close)
 		code := sessioncodesvc.New(sessioncodesvc.Config{Store: st})
 		sessions := session.New(session.Config{Store: st, Runtime: agenttest.Idle(), Publisher: broker, Code: code})
-		h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Code: code,
+		h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Reads: sessionread.New(sessionread.Config{Store: st}), Code: code,
 			Forks: fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: agenttest.Idle()})})
 		db.Workspace(storetest.Workspace{ID: "ws"})
 		for i := range n {
@@ -120,7 +121,7 @@ func TestSharedChangesListReadsTheCheckoutOnce(t *testing.T) {
 	db := storetest.New(t)
 	code := sessioncodesvc.New(sessioncodesvc.Config{Store: db.Store, Git: codebranch.New(codebranch.Config{Bin: bin})})
 	sessions := session.New(session.Config{Store: db.Store, Runtime: agenttest.Idle(), Code: code})
-	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Code: code,
+	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Reads: sessionread.New(sessionread.Config{Store: db.Store}), Code: code,
 		Forks: fork.New(fork.Config{Store: db.Store, Sessions: sessions, Runtime: agenttest.Idle()})})
 	db.Workspace(storetest.Workspace{ID: "ws"})
 	c := client.New(h)

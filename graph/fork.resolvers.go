@@ -28,7 +28,7 @@ func (r *mutationResolver) ForkSession(ctx context.Context, input model.ForkSess
 
 // ForkTree is the resolver for the forkTree field.
 func (r *queryResolver) ForkTree(ctx context.Context, workspaceID string, agentSessionID string) ([]*model.ForkTreeNode, error) {
-	nodes, err := r.Sessions.Tree(ctx, workspaceID, agentSessionID)
+	nodes, err := r.Reads.Tree(ctx, workspaceID, agentSessionID)
 	return treeNodes(nodes), err
 }
 

@@ -19,6 +19,7 @@ import (
 	"tuttid/instance"
 	"tuttid/session"
 	"tuttid/sessioncode"
+	"tuttid/sessionread"
 )
 
 // complexityLimit rejects queries that would fan out without bound (a fork
@@ -28,7 +29,9 @@ const complexityLimit = 5000
 // HandlerConfig is what NewHandler serves and how.
 type HandlerConfig struct {
 	Sessions *session.Service
-	Forks    *fork.Service
+	// Reads is the read model the queries and subscriptions page through.
+	Reads *sessionread.Reader
+	Forks *fork.Service
 	// Code answers the code fields (nil: they answer null).
 	Code *sessioncode.Service
 	// Instances says which sessions' owners are up
@@ -52,7 +55,7 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Forks: cfg.Forks, Code: cfg.Code, Instances: cfg.Instances}, Complexity: complexity()}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Reads: cfg.Reads, Forks: cfg.Forks, Code: cfg.Code, Instances: cfg.Instances}, Complexity: complexity()}))
 	ws := transport.Websocket{
 		// ka messages for graphql-ws; pings for graphql-transport-ws, where a
 		// missing pong is tolerated (browsers' clients do not all answer).
@@ -111,7 +114,7 @@ func complexity() generated.ComplexityRoot {
 	c.AgentSession.Messages = connection
 	c.AgentSession.TurnConnection = connection
 	// An unpaged turns list is costed as a default page: what it answers
-	// is bounded when it runs (session.MaxTurnList, MaxTurnListBytes).
+	// is bounded when it runs (sessionread.MaxTurnList, MaxTurnListBytes).
 	c.AgentSession.Turns = connection
 	c.Workspace.Sessions = func(childComplexity int, first *int, after *string, last *int, before *string, _, _ *bool) int {
 		return connection(childComplexity, first, after, last, before)

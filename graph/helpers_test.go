@@ -19,6 +19,7 @@ import (
 	"tuttid/fork"
 	"tuttid/graph"
 	"tuttid/session"
+	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
 
@@ -46,9 +47,9 @@ func newEnv(t *testing.T, rt agent.Runtime) *env {
 	st, queries := db.Counting()
 	broker := activity.New(activity.Options{})
 	t.Cleanup(broker.Close)
-	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker, Subscriber: broker})
+	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker})
 	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: rt})
-	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Forks: forks})
+	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Reads: sessionread.New(sessionread.Config{Store: st, Subscriber: broker}), Forks: forks})
 	return &env{t: t, ctx: t.Context(), db: db, sessions: sessions, broker: broker, c: client.New(h), queries: queries}
 }
 

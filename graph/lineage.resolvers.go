@@ -16,7 +16,7 @@ import (
 
 // ForkPoints is the resolver for the forkPoints field.
 func (r *agentSessionResolver) ForkPoints(ctx context.Context, obj *ent.AgentSession) ([]*lineage.ForkPoint, error) {
-	points, err := r.Sessions.ForkPoints(ctx, obj)
+	points, err := r.Reads.ForkPoints(ctx, obj)
 	return forkPoints(points), err
 }
 
@@ -35,7 +35,7 @@ func (r *mutationResolver) UpdateSession(ctx context.Context, input model.Update
 // CompareSessions is the resolver for the compareSessions field.
 func (r *queryResolver) CompareSessions(ctx context.Context, workspaceID string, a string, b string) (*lineage.Comparison, error) {
 	withMessages := selected(ctx, "sharedTurns", "messages") || selected(ctx, "aOnly", "messages") || selected(ctx, "bOnly", "messages")
-	return r.Sessions.Compare(ctx, workspaceID, a, b, withMessages)
+	return r.Reads.Compare(ctx, workspaceID, a, b, withMessages)
 }
 
 // ForkPoint returns generated.ForkPointResolver implementation.

@@ -5,13 +5,17 @@ import (
 	"tuttid/instance"
 	"tuttid/session"
 	"tuttid/sessioncode"
+	"tuttid/sessionread"
 )
 
 // Resolver holds the services the resolvers translate GraphQL to: the
-// session domain for everything but the fork, which is its own saga.
+// session domain's commands, its read model, and the fork, which is its
+// own saga.
 type Resolver struct {
 	Sessions *session.Service
-	Forks    *fork.Service
+	// Reads is the read model: what queries page through.
+	Reads *sessionread.Reader
+	Forks *fork.Service
 	// Code is the code side of sessions (checkpoints, changes, apply).
 	Code *sessioncode.Service
 	// Instances: the owners' liveness; nil when every session is available.

@@ -21,17 +21,17 @@ func (r *mutationResolver) CreateWorkspace(ctx context.Context, input model.Crea
 
 // Workspace is the resolver for the workspace field.
 func (r *queryResolver) Workspace(ctx context.Context, id string) (*ent.Workspace, error) {
-	return r.Sessions.Workspace(ctx, id)
+	return r.Reads.Workspace(ctx, id)
 }
 
 // Workspaces is the resolver for the workspaces field.
 func (r *queryResolver) Workspaces(ctx context.Context) ([]*ent.Workspace, error) {
-	return r.Sessions.Workspaces(ctx)
+	return r.Reads.Workspaces(ctx)
 }
 
 // Sessions is the resolver for the sessions field.
 func (r *workspaceResolver) Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) (*model.AgentSessionConnection, error) {
-	p, err := r.Resolver.Sessions.Sessions(ctx, obj.ID, deref(includeHidden), archived, paging.Args{First: first, After: after, Last: last, Before: before})
+	p, err := r.Resolver.Reads.Sessions(ctx, obj.ID, deref(includeHidden), archived, paging.Args{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}

@@ -13,11 +13,12 @@ import (
 	"tuttid/graph/model"
 	"tuttid/paging"
 	"tuttid/session"
+	"tuttid/sessionread"
 )
 
 // DisplayTitle is the resolver for the displayTitle field.
 func (r *agentSessionResolver) DisplayTitle(ctx context.Context, obj *ent.AgentSession) (string, error) {
-	return r.Sessions.DisplayTitle(ctx, obj)
+	return r.Reads.DisplayTitle(ctx, obj)
 }
 
 // RuntimeContext is the resolver for the runtimeContext field.
@@ -27,33 +28,33 @@ func (r *agentSessionResolver) RuntimeContext(ctx context.Context, obj *ent.Agen
 
 // Parent is the resolver for the parent field.
 func (r *agentSessionResolver) Parent(ctx context.Context, obj *ent.AgentSession) (*ent.AgentSession, error) {
-	return r.Sessions.Parent(ctx, obj)
+	return r.Reads.Parent(ctx, obj)
 }
 
 // ForkedFrom is the resolver for the forkedFrom field.
 func (r *agentSessionResolver) ForkedFrom(ctx context.Context, obj *ent.AgentSession) (*ent.SessionFork, error) {
-	return r.Sessions.ForkedFrom(ctx, obj)
+	return r.Reads.ForkedFrom(ctx, obj)
 }
 
 // Children is the resolver for the children field.
 func (r *agentSessionResolver) Children(ctx context.Context, obj *ent.AgentSession) ([]*ent.AgentSession, error) {
-	return r.Sessions.Children(ctx, obj)
+	return r.Reads.Children(ctx, obj)
 }
 
 // Ancestors is the resolver for the ancestors field.
 func (r *agentSessionResolver) Ancestors(ctx context.Context, obj *ent.AgentSession) ([]*ent.AgentSession, error) {
-	return r.Sessions.Ancestors(ctx, obj)
+	return r.Reads.Ancestors(ctx, obj)
 }
 
 // ForkTree is the resolver for the forkTree field.
 func (r *agentSessionResolver) ForkTree(ctx context.Context, obj *ent.AgentSession) ([]*model.ForkTreeNode, error) {
-	nodes, err := r.Sessions.Tree(ctx, obj.WorkspaceID, obj.ID)
+	nodes, err := r.Reads.Tree(ctx, obj.WorkspaceID, obj.ID)
 	return treeNodes(nodes), err
 }
 
 // Turns is the resolver for the turns field.
 func (r *agentSessionResolver) Turns(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) ([]*ent.Turn, error) {
-	return r.Sessions.Turns(ctx, obj.ID, session.TurnArgs{
+	return r.Reads.Turns(ctx, obj.ID, sessionread.TurnArgs{
 		Args:         paging.Args{First: first, After: after, Last: last, Before: before},
 		WithMessages: selected(ctx, "messages"),
 	})
@@ -61,7 +62,7 @@ func (r *agentSessionResolver) Turns(ctx context.Context, obj *ent.AgentSession,
 
 // TurnConnection is the resolver for the turnConnection field.
 func (r *agentSessionResolver) TurnConnection(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) (*model.TurnConnection, error) {
-	p, err := r.Sessions.TurnPage(ctx, obj.ID, session.TurnArgs{
+	p, err := r.Reads.TurnPage(ctx, obj.ID, sessionread.TurnArgs{
 		Args:         paging.Args{First: first, After: after, Last: last, Before: before, SkipTotal: !selected(ctx, "totalCount")},
 		WithMessages: selected(ctx, "edges", "node", "messages"),
 	})
@@ -73,7 +74,7 @@ func (r *agentSessionResolver) TurnConnection(ctx context.Context, obj *ent.Agen
 
 // Messages is the resolver for the messages field.
 func (r *agentSessionResolver) Messages(ctx context.Context, obj *ent.AgentSession, first *int, after *string, last *int, before *string) (*model.MessageConnection, error) {
-	p, err := r.Sessions.Messages(ctx, obj.ID, paging.Args{First: first, After: after, Last: last, Before: before, SkipTotal: !selected(ctx, "totalCount")})
+	p, err := r.Reads.Messages(ctx, obj.ID, paging.Args{First: first, After: after, Last: last, Before: before, SkipTotal: !selected(ctx, "totalCount")})
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func (r *queryResolver) Session(ctx context.Context, workspaceID string, id stri
 
 // Messages is the resolver for the messages field.
 func (r *turnResolver) Messages(ctx context.Context, obj *ent.Turn) ([]*ent.Message, error) {
-	return r.Sessions.TurnMessages(ctx, obj)
+	return r.Reads.TurnMessages(ctx, obj)
 }
 
 // AgentSession returns generated.AgentSessionResolver implementation.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/client"
 
-	"tuttid/session"
+	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
 
@@ -155,7 +155,7 @@ func TestTurnBounds(t *testing.T) {
 	e.workspace("ws")
 	const mib = 1 << 20
 	e.db.Sessions(
-		manyTurns("many", 0, session.MaxTurnList+1, 0),
+		manyTurns("many", 0, sessionread.MaxTurnList+1, 0),
 		manyTurns("s", 1, 12, 3*mib/2), // 18 MiB in all, over the list's 16 MiB
 		manyTurns("huge", 2, 2, 5*mib), // each turn over a page's budget
 	)
@@ -172,7 +172,7 @@ func TestTurnBounds(t *testing.T) {
 			}
 		}
 		e.post(`query { session(workspaceId: "ws", id: "many") { turns(last: 3) { id } turnConnection(first: 500) { totalCount } } }`, &out)
-		if len(out.Session.Turns) != 3 || out.Session.Turns[2].ID != fmt.Sprintf("many-t%d", session.MaxTurnList+1) || out.Session.TurnConnection.TotalCount != session.MaxTurnList+1 {
+		if len(out.Session.Turns) != 3 || out.Session.Turns[2].ID != fmt.Sprintf("many-t%d", sessionread.MaxTurnList+1) || out.Session.TurnConnection.TotalCount != sessionread.MaxTurnList+1 {
 			t.Errorf("window: %+v", out.Session)
 		}
 	})
@@ -217,8 +217,8 @@ func TestTurnBounds(t *testing.T) {
 			CompareSessions struct{ AOnly, BOnly []turnWithMessages }
 		}
 		e.post(`query { compareSessions(workspaceId: "ws", a: "huge", b: "many") { aOnly { id messages { id } } bOnly { id messages { id } } } }`, &within)
-		if a, b := within.CompareSessions.AOnly, within.CompareSessions.BOnly; len(a) != 2 || len(b) != session.MaxTurnList+1 || len(a[0].Messages) == 0 {
-			t.Errorf("within the bound: %d and %d turns, want 2 and %d, with messages", len(a), len(b), session.MaxTurnList+1)
+		if a, b := within.CompareSessions.AOnly, within.CompareSessions.BOnly; len(a) != 2 || len(b) != sessionread.MaxTurnList+1 || len(a[0].Messages) == 0 {
+			t.Errorf("within the bound: %d and %d turns, want 2 and %d, with messages", len(a), len(b), sessionread.MaxTurnList+1)
 		}
 	})
 

@@ -12,6 +12,7 @@ import (
 func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
 	h := graph.NewHandler(graph.HandlerConfig{
 		Sessions:        s.Sessions,
+		Reads:           s.Reads,
 		Forks:           s.Forks,
 		Code:            s.Code,
 		Instances:       s.Instances,

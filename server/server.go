@@ -23,6 +23,7 @@ import (
 	"tuttid/rest"
 	"tuttid/session"
 	"tuttid/sessioncode"
+	"tuttid/sessionread"
 	"tuttid/store"
 )
 
@@ -79,7 +80,9 @@ type Server struct {
 	// feed shared by the instances of the database on PostgreSQL.
 	Broker   activity.Feed
 	Sessions *session.Service
-	Forks    *fork.Service
+	// Reads is the read model the transports page through.
+	Reads *sessionread.Reader
+	Forks *fork.Service
 	// Instances is this instance's registration; forward carries commands
 	// to the owners of other instances' sessions (nil on SQLite: one
 	// instance per database).
@@ -174,8 +177,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
-	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Outbox: outboxOf(s.Broker), Subscriber: s.Broker, Logger: log,
+	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Outbox: outboxOf(s.Broker), Logger: log,
 		InstanceID: id, Worktrees: s.Code, Code: s.Code, Crash: crashAt(cfg.CrashAt)})
+	s.Reads = sessionread.New(sessionread.Config{Store: st, Subscriber: s.Broker})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt), InstanceID: id, Code: s.Code})
 

@@ -7,7 +7,7 @@ import (
 
 	"tuttid/agent/agenttest"
 	"tuttid/ent"
-	"tuttid/session"
+	"tuttid/sessionread"
 	"tuttid/sqlbatch"
 )
 
@@ -75,7 +75,7 @@ func TestTurnBoundsOverHTTP(t *testing.T) {
 	id := h.seedSession(ws, "codex", "thread-1")
 	ctx := t.Context()
 	var builders []*ent.TurnCreate
-	for i := range session.MaxTurnList + 1 {
+	for i := range sessionread.MaxTurnList + 1 {
 		builders = append(builders, h.srv.Store.Client.Turn.Create().SetTurnID(fmt.Sprintf("t%04d", i)).
 			SetAgentSessionID(id).SetStatus("COMPLETED"))
 	}
@@ -87,7 +87,7 @@ func TestTurnBoundsOverHTTP(t *testing.T) {
 	vars := map[string]any{"ws": ws, "id": id}
 	errs := h.do(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { turns { id } } }`, vars, nil)
 	if len(errs) != 1 || errs[0].Code() != "result_too_large" || !strings.Contains(errs[0].Message, "turnConnection") {
-		t.Errorf("unpaged turns of %d: %+v", session.MaxTurnList+1, errs)
+		t.Errorf("unpaged turns of %d: %+v", sessionread.MaxTurnList+1, errs)
 	}
 	var out struct {
 		Session struct {
@@ -95,7 +95,7 @@ func TestTurnBoundsOverHTTP(t *testing.T) {
 		}
 	}
 	h.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { turns(last: 1) { id } } }`, vars, &out)
-	if len(out.Session.Turns) != 1 || out.Session.Turns[0].ID != fmt.Sprintf("t%04d", session.MaxTurnList) {
+	if len(out.Session.Turns) != 1 || out.Session.Turns[0].ID != fmt.Sprintf("t%04d", sessionread.MaxTurnList) {
 		t.Errorf("turns(last: 1): %+v", out.Session.Turns)
 	}
 	// Every session's unpaged turns with their messages: a fan-out the

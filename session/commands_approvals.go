@@ -48,7 +48,7 @@ func (s *Service) RespondToApproval(ctx context.Context, in RespondInput) (*ent.
 			return nil, apperr.New(apperr.InvalidInput, "answers must be a JSON object")
 		}
 	}
-	a, err := s.mustSession(ctx, in.WorkspaceID, in.AgentSessionID)
+	a, err := s.read.RequireSession(ctx, in.WorkspaceID, in.AgentSessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ type StartInput struct {
 
 // Start creates a session and its provider thread.
 func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, error) {
-	w, err := s.mustWorkspace(ctx, in.WorkspaceID)
+	w, err := s.read.RequireWorkspace(ctx, in.WorkspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	if err := validate.Message("text", text, validate.MaxMessageLen); err != nil {
 		return nil, err
 	}
-	a, err := s.mustSession(ctx, workspaceID, sessionID)
+	a, err := s.read.RequireSession(ctx, workspaceID, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ const (
 )
 
 func (s *Service) tryReleaseClaim(ctx context.Context, a *ent.AgentSession) error {
-	started, err := s.HasRunningTurn(ctx, a.ID)
+	started, err := s.read.HasRunningTurn(ctx, a.ID)
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (s *Service) ensureTurn(ctx context.Context, a *ent.AgentSession, turnID st
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, apperr.Storage(err, "store the turn")
 	}
-	t, err := s.Turn(ctx, a.ID, turnID)
+	t, err := s.read.Turn(ctx, a.ID, turnID)
 	if err == nil && t == nil {
 		err = apperr.New(apperr.Internal, "turn %q was stored but cannot be read", turnID)
 	}
@@ -256,11 +256,11 @@ func (s *Service) Interrupt(ctx context.Context, workspaceID, sessionID, turnID 
 	if err := validate.ID("turnId", turnID); err != nil {
 		return nil, err
 	}
-	a, err := s.mustSession(ctx, workspaceID, sessionID)
+	a, err := s.read.RequireSession(ctx, workspaceID, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.Turn(ctx, a.ID, turnID)
+	t, err := s.read.Turn(ctx, a.ID, turnID)
 	if err != nil {
 		return nil, err
 	}
@@ -306,11 +306,11 @@ func (s *Service) Steer(ctx context.Context, in SteerInput) (*ent.Turn, error) {
 	if err := validate.Message("text", in.Text, validate.MaxMessageLen); err != nil {
 		return nil, err
 	}
-	a, err := s.mustSession(ctx, in.WorkspaceID, in.SessionID)
+	a, err := s.read.RequireSession(ctx, in.WorkspaceID, in.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.Turn(ctx, a.ID, in.TurnID)
+	t, err := s.read.Turn(ctx, a.ID, in.TurnID)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func (s *Service) Steer(ctx context.Context, in SteerInput) (*ent.Turn, error) {
 // Delete removes a session, its messages, turns and lineage rows, and
 // archives its provider thread. A running turn is interrupted first.
 func (s *Service) Delete(ctx context.Context, workspaceID, sessionID string, opts ...DeleteOptions) (string, error) {
-	a, err := s.mustSession(ctx, workspaceID, sessionID)
+	a, err := s.read.RequireSession(ctx, workspaceID, sessionID)
 	if err != nil {
 		return "", err
 	}

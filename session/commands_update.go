@@ -32,7 +32,7 @@ type UpdateInput struct {
 // the WORKTREE sessions' worktrees again before it commits: when one
 // cannot be made, it fails (agent.fork_code_failed) and changes nothing.
 func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession, error) {
-	a, err := s.mustSession(ctx, in.WorkspaceID, in.AgentSessionID)
+	a, err := s.read.RequireSession(ctx, in.WorkspaceID, in.AgentSessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func notIn(ids, set []string) []string {
 // Running turns are interrupted first. SESSION_DELETED is published for
 // each, descendants before their ancestors. It returns the session's id.
 func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID string, opts ...DeleteOptions) (string, error) {
-	a, err := s.mustSession(ctx, workspaceID, sessionID)
+	a, err := s.read.RequireSession(ctx, workspaceID, sessionID)
 	if err != nil {
 		return "", err
 	}

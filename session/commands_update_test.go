@@ -95,7 +95,7 @@ func TestUpdateArchivesBranchAndRestoresWithAncestors(t *testing.T) {
 
 	// The default listing leaves the branch out; archived=true lists it.
 	list := func(archived *bool) []string {
-		p, err := e.svc.Sessions(ctx, "w", false, archived, paging.Args{})
+		p, err := e.reads().Sessions(ctx, "w", false, archived, paging.Args{})
 		if err != nil {
 			t.Fatal(err)
 		}

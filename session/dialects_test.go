@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/message"
-	"tuttid/paging"
 	"tuttid/sqlbatch"
 	"tuttid/store"
 	"tuttid/store/pgtest"
@@ -43,33 +41,6 @@ func onBoth(t *testing.T, fn func(t *testing.T, e *testEnv)) {
 			fn(t, &testEnv{st: storetest.Wrap(t, st), svc: New(Config{Store: st})})
 		})
 	}
-}
-
-// TestPageBytesCountBytesOnBothBackends: the page bound sizes messages
-// with octet_length, in bytes, on both (2-byte characters: a page of two
-// 3 MiB messages; counted in characters it would be three).
-func TestPageBytesCountBytesOnBothBackends(t *testing.T) {
-	onBoth(t, func(t *testing.T, e *testEnv) {
-		e.st.Workspace(storetest.Workspace{ID: "w"})
-		a := e.st.Session(storetest.Session{ID: "s", Workspace: "w"})
-		text := strings.Repeat("é", 3<<20/2) // 3 MiB
-		e.insert(t, a, msg("m1", "assistant", text), msg("m2", "assistant", text), msg("m3", "assistant", text))
-		p, err := e.svc.Messages(context.Background(), a.ID, paging.Args{First: intp(50)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := versions(p.Nodes); !slices.Equal(got, []int64{1, 2}) || !p.HasNextPage {
-			t.Errorf("first page = %v (more: %v), want [1 2] and more", got, p.HasNextPage)
-		}
-		// The same bound on a list's pages (messagePages) and on turns (turnSizes).
-		pages, err := e.svc.messagePages(context.Background(), []string{a.ID}, paging.Window{Limit: 50})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := versions(pages[a.ID].Nodes); !slices.Equal(got, []int64{1, 2}) {
-			t.Errorf("list page = %v, want [1 2]", got)
-		}
-	})
 }
 
 // TestInsertHistoryOnBothBackends: UPDATE ... RETURNING reserves the

@@ -9,6 +9,7 @@ import (
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/message"
+	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
 
@@ -84,6 +85,27 @@ func (e *testEnv) upsert(t *testing.T, a *ent.AgentSession, m agent.RuntimeMessa
 
 func msg(id, role, text string) agent.RuntimeMessage {
 	return agent.RuntimeMessage{ID: id, Role: role, Kind: "item", Text: text, Status: "completed"}
+}
+
+func versions(ms []*ent.Message) []int64 {
+	out := make([]int64, len(ms))
+	for i, m := range ms {
+		out[i] = m.Version
+	}
+	return out
+}
+
+func seq(from, to int64) []int64 {
+	var out []int64
+	for v := from; v <= to; v++ {
+		out = append(out, v)
+	}
+	return out
+}
+
+// reads is the read model on the env's store, to check what was stored.
+func (e *testEnv) reads() *sessionread.Reader {
+	return sessionread.New(sessionread.Config{Store: e.st.Store})
 }
 
 func intp(v int) *int       { return &v }

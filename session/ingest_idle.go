@@ -73,7 +73,7 @@ func (s *Service) settleIdle(ctx context.Context, thread string, turnIDs []strin
 }
 
 func (s *Service) settleIdleTurn(ctx context.Context, a *ent.AgentSession, turnID string) error {
-	t, err := s.Turn(ctx, a.ID, turnID)
+	t, err := s.read.Turn(ctx, a.ID, turnID)
 	if err != nil || t == nil || t.Status != turn.StatusIN_PROGRESS {
 		return err
 	}

@@ -7,7 +7,8 @@
 //	            update (rename, archive), delete, approvals
 //	ingest_*    what the provider reports, stored durably
 //	recover_*   settling at start what the previous run left running
-//	read_*      the read model the transports page through
+//	read_*      what a command reads (the read model the transports page
+//	            through is package sessionread)
 //	store_*     row writes the others share (and the fork, in its transaction)
 //	input_*     checking and resolving what a client sends
 //	runtime_*   what the runtime's answers mean here (errors, thread
@@ -25,6 +26,7 @@ import (
 	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/keylock"
+	"tuttid/sessionread"
 	"tuttid/store"
 
 	"github.com/google/uuid"
@@ -38,10 +40,11 @@ type Service struct {
 	// outbox, when set, keeps a stored change's events with its
 	// transaction (store_outbox.go).
 	outbox activity.Outbox
-	sub    Subscriber
-	log    *slog.Logger
-	now    func() time.Time
-	newID  func() string
+	// read is the read model; commands look sessions and turns up there.
+	read  *sessionread.Reader
+	log   *slog.Logger
+	now   func() time.Time
+	newID func() string
 	// instanceID owns the sessions this service starts; Reconcile settles
 	// only those (several instances may share the database).
 	instanceID string
@@ -70,9 +73,7 @@ type Config struct {
 	// process killed after the commit does not lose them; nil: they are
 	// published after the commit (store_outbox.go).
 	Outbox activity.Outbox
-	// Subscriber serves subscriptions to the activity (nil: none).
-	Subscriber Subscriber
-	Logger     *slog.Logger
+	Logger *slog.Logger
 	// Code records sessions' files in their repository (nil: nothing is
 	// recorded).
 	Code Code
@@ -92,7 +93,7 @@ type Config struct {
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, outbox: cfg.Outbox, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
+	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, outbox: cfg.Outbox, read: sessionread.New(sessionread.Config{Store: cfg.Store}), log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
 		instanceID: cfg.InstanceID, worktrees: cfg.Worktrees, code: cfg.Code, crash: cfg.Crash}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -49,7 +49,7 @@ func TestVersionsPerSession(t *testing.T) {
 		a    *ent.AgentSession
 		want []int64
 	}{{a, []int64{1, 2, 3, 4, 5, 6}}, {b, []int64{1, 2, 3}}} {
-		p, err := e.svc.Messages(ctx, tc.a.ID, paging.Args{})
+		p, err := e.reads().Messages(ctx, tc.a.ID, paging.Args{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestUpsertKeepsVersion(t *testing.T) {
 		t.Fatalf("last_message_version = %d, want 5 (the update reserved none)", s.LastMessageVersion)
 	}
 	// A cursor taken before the update still finds the rest of the list.
-	p, err := e.svc.Messages(ctx, a.ID, paging.Args{First: intp(10), After: strp(paging.Cursor("m", 3))})
+	p, err := e.reads().Messages(ctx, a.ID, paging.Args{First: intp(10), After: strp(paging.Cursor("m", 3))})
 	if err != nil {
 		t.Fatal(err)
 	}

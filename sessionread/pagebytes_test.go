@@ -1,4 +1,4 @@
-package session
+package sessionread_test
 
 import (
 	"context"

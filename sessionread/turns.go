@@ -1,4 +1,4 @@
-package session
+package sessionread
 
 import (
 	"context"
@@ -42,7 +42,7 @@ type TurnArgs struct {
 // a page ends early once its turns' messages exceed TurnPageBytes (Relay
 // allows fewer rows than asked; the flag in the direction of travel says
 // there are more).
-func (s *Service) TurnPage(ctx context.Context, sessionID string, args TurnArgs) (paging.Page[*ent.Turn], error) {
+func (s *Reader) TurnPage(ctx context.Context, sessionID string, args TurnArgs) (paging.Page[*ent.Turn], error) {
 	w, err := args.Check("t")
 	if err != nil {
 		return paging.Page[*ent.Turn]{}, err
@@ -81,7 +81,7 @@ func (s *Service) TurnPage(ctx context.Context, sessionID string, args TurnArgs)
 // Turns lists a session's turns, oldest first: all of them (at most
 // MaxTurnList), or the window args give. It never answers a partial list:
 // over its bounds it fails with result_too_large.
-func (s *Service) Turns(ctx context.Context, sessionID string, args TurnArgs) ([]*ent.Turn, error) {
+func (s *Reader) Turns(ctx context.Context, sessionID string, args TurnArgs) ([]*ent.Turn, error) {
 	w, err := args.Check("t")
 	if err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func cursorRowID(s string) (int, error) {
 
 // turnSizes returns, by provider turn id, the bytes of text and content of
 // each turn's messages, without reading them into memory.
-func (s *Service) turnSizes(ctx context.Context, sessionID string, turns []*ent.Turn) (map[string]int64, error) {
+func (s *Reader) turnSizes(ctx context.Context, sessionID string, turns []*ent.Turn) (map[string]int64, error) {
 	ids := make([]string, len(turns))
 	for i, t := range turns {
 		ids[i] = t.TurnID

@@ -1,4 +1,4 @@
-package session
+package sessionread
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 )
 
 // Session returns a session of a workspace, or nil when there is none.
-func (s *Service) Session(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error) {
+func (s *Reader) Session(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error) {
 	a, err := s.store.Client.AgentSession.Query().
 		Where(agentsession.ID(id), agentsession.WorkspaceID(workspaceID)).Only(ctx)
 	if ent.IsNotFound(err) {
@@ -31,8 +31,8 @@ func (s *Service) Session(ctx context.Context, workspaceID, id string) (*ent.Age
 	return a, nil
 }
 
-// mustSession returns the session or agent.session_not_found.
-func (s *Service) mustSession(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error) {
+// RequireSession returns the session or agent.session_not_found.
+func (s *Reader) RequireSession(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error) {
 	if err := validate.ID("workspaceId", workspaceID); err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (s *Service) mustSession(ctx context.Context, workspaceID, id string) (*ent
 }
 
 // Messages pages through a session's messages in version order.
-func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Args) (paging.Page[*ent.Message], error) {
+func (s *Reader) Messages(ctx context.Context, sessionID string, args paging.Args) (paging.Page[*ent.Message], error) {
 	w, err := args.Check("m")
 	if err != nil {
 		return paging.Page[*ent.Message]{}, err
@@ -95,7 +95,7 @@ func (s *Service) Messages(ctx context.Context, sessionID string, args paging.Ar
 
 // Sessions pages through a workspace's sessions, oldest first: only the
 // archived ones, or only the others, or (archived nil) both.
-func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidden bool, archived *bool, args paging.Args) (paging.Page[*ent.AgentSession], error) {
+func (s *Reader) Sessions(ctx context.Context, workspaceID string, includeHidden bool, archived *bool, args paging.Args) (paging.Page[*ent.AgentSession], error) {
 	w, err := args.Check("s")
 	if err != nil {
 		return paging.Page[*ent.AgentSession]{}, err
@@ -138,7 +138,7 @@ func (s *Service) Sessions(ctx context.Context, workspaceID string, includeHidde
 }
 
 // TurnMessages lists a turn's messages in version order.
-func (s *Service) TurnMessages(ctx context.Context, t *ent.Turn) ([]*ent.Message, error) {
+func (s *Reader) TurnMessages(ctx context.Context, t *ent.Turn) ([]*ent.Message, error) {
 	if tl := turnList(ctx, t); tl != nil {
 		// The turn was listed: one query for the messages of the list.
 		byTurn, err := readahead.Load(tl, turnMessages{}, func() (map[string][]*ent.Message, error) {
@@ -166,7 +166,7 @@ const maxDisplayTitle = 60
 
 // DisplayTitle is the session's title, or when it is empty the fallback the
 // GUI shows: the first line of its first user message, else UntitledTitle.
-func (s *Service) DisplayTitle(ctx context.Context, a *ent.AgentSession) (string, error) {
+func (s *Reader) DisplayTitle(ctx context.Context, a *ent.AgentSession) (string, error) {
 	if a.Title != "" {
 		return a.Title, nil
 	}
@@ -211,17 +211,17 @@ func FallbackTitle(text string) string {
 
 // CheckSubscription verifies that a workspace, and the session when one
 // is named, exist before a client subscribes to their activity.
-func (s *Service) CheckSubscription(ctx context.Context, workspaceID, sessionID string) error {
+func (s *Reader) CheckSubscription(ctx context.Context, workspaceID, sessionID string) error {
 	if sessionID != "" {
-		_, err := s.mustSession(ctx, workspaceID, sessionID)
+		_, err := s.RequireSession(ctx, workspaceID, sessionID)
 		return err
 	}
-	_, err := s.mustWorkspace(ctx, workspaceID)
+	_, err := s.RequireWorkspace(ctx, workspaceID)
 	return err
 }
 
 // HasRunningTurn reports whether a session has a turn in progress.
-func (s *Service) HasRunningTurn(ctx context.Context, sessionID string) (bool, error) {
+func (s *Reader) HasRunningTurn(ctx context.Context, sessionID string) (bool, error) {
 	running, err := s.store.Client.Turn.Query().
 		Where(turn.AgentSessionID(sessionID), turn.StatusEQ(turn.StatusIN_PROGRESS)).Exist(ctx)
 	if err != nil {
@@ -232,7 +232,7 @@ func (s *Service) HasRunningTurn(ctx context.Context, sessionID string) (bool, e
 
 // Turn returns a session's turn by its provider id, or nil when there is
 // none.
-func (s *Service) Turn(ctx context.Context, sessionID, turnID string) (*ent.Turn, error) {
+func (s *Reader) Turn(ctx context.Context, sessionID, turnID string) (*ent.Turn, error) {
 	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), turn.TurnID(turnID)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, nil
@@ -246,7 +246,7 @@ func (s *Service) Turn(ctx context.Context, sessionID, turnID string) (*ent.Turn
 // Idle reports whether a session is quiet enough to be forked: its status
 // is READY or COMPLETED and none of its turns is running. running tells
 // the caller which of the two it is not, for its message.
-func (s *Service) Idle(ctx context.Context, a *ent.AgentSession) (idle, running bool, err error) {
+func (s *Reader) Idle(ctx context.Context, a *ent.AgentSession) (idle, running bool, err error) {
 	running, err = s.HasRunningTurn(ctx, a.ID)
 	if err != nil {
 		return false, false, err

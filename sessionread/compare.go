@@ -1,4 +1,4 @@
-package session
+package sessionread
 
 import (
 	"context"
@@ -12,15 +12,15 @@ import (
 // part (lineage.Compare); either missing is agent.session_not_found. With
 // the turns' messages, the lists are bounded as an unpaged turn list is:
 // over MaxTurnListBytes the comparison fails with result_too_large.
-func (s *Service) Compare(ctx context.Context, workspaceID, a, b string, withMessages bool) (*lineage.Comparison, error) {
-	if _, err := s.mustWorkspace(ctx, workspaceID); err != nil {
+func (s *Reader) Compare(ctx context.Context, workspaceID, a, b string, withMessages bool) (*lineage.Comparison, error) {
+	if _, err := s.RequireWorkspace(ctx, workspaceID); err != nil {
 		return nil, err
 	}
-	sa, err := s.mustSession(ctx, workspaceID, a)
+	sa, err := s.RequireSession(ctx, workspaceID, a)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := s.mustSession(ctx, workspaceID, b)
+	sb, err := s.RequireSession(ctx, workspaceID, b)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (s *Service) Compare(ctx context.Context, workspaceID, a, b string, withMes
 }
 
 // ForkPoints returns where a session was forked from (lineage.ForkPoints).
-func (s *Service) ForkPoints(ctx context.Context, a *ent.AgentSession) ([]lineage.ForkPoint, error) {
+func (s *Reader) ForkPoints(ctx context.Context, a *ent.AgentSession) ([]lineage.ForkPoint, error) {
 	points, err := lineage.ForkPoints(ctx, s.store.Client, a.WorkspaceID, a.ID)
 	if err != nil {
 		return nil, apperr.Storage(err, "read the session's fork points")
@@ -50,7 +50,7 @@ func (s *Service) ForkPoints(ctx context.Context, a *ent.AgentSession) ([]lineag
 
 // checkListBytes fails a comparison whose listed turns' messages hold more
 // than MaxTurnListBytes: a's shared and own turns, and b's own.
-func (s *Service) checkListBytes(ctx context.Context, c *lineage.Comparison) error {
+func (s *Reader) checkListBytes(ctx context.Context, c *lineage.Comparison) error {
 	var total int64
 	for _, side := range []struct {
 		id    string

@@ -1,4 +1,4 @@
-package session
+package sessionread
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // load for the whole list (see readAhead).
 
 // Parent returns a session's direct parent, or nil for a root.
-func (s *Service) Parent(ctx context.Context, a *ent.AgentSession) (*ent.AgentSession, error) {
+func (s *Reader) Parent(ctx context.Context, a *ent.AgentSession) (*ent.AgentSession, error) {
 	if p := sessionList(ctx, a.ID); p != nil {
 		m, err := readahead.Load(p, parentsKey{}, func() (map[string]*ent.AgentSession, error) {
 			return lineage.ParentsOf(ctx, s.store.Client, p.Scope, p.IDs)
@@ -32,7 +32,7 @@ func (s *Service) Parent(ctx context.Context, a *ent.AgentSession) (*ent.AgentSe
 }
 
 // Children returns a session's direct forks, oldest first.
-func (s *Service) Children(ctx context.Context, a *ent.AgentSession) ([]*ent.AgentSession, error) {
+func (s *Reader) Children(ctx context.Context, a *ent.AgentSession) ([]*ent.AgentSession, error) {
 	if p := sessionList(ctx, a.ID); p != nil {
 		m, err := readahead.Load(p, childrenKey{}, func() (map[string][]*ent.AgentSession, error) {
 			return lineage.ChildrenOf(ctx, s.store.Client, p.Scope, p.IDs)
@@ -51,7 +51,7 @@ func (s *Service) Children(ctx context.Context, a *ent.AgentSession) ([]*ent.Age
 
 // ForkedFrom returns the lineage row where a session is the child, or nil
 // for a root.
-func (s *Service) ForkedFrom(ctx context.Context, a *ent.AgentSession) (*ent.SessionFork, error) {
+func (s *Reader) ForkedFrom(ctx context.Context, a *ent.AgentSession) (*ent.SessionFork, error) {
 	if p := sessionList(ctx, a.ID); p != nil {
 		m, err := readahead.Load(p, forkedFromKey{}, func() (map[string]*ent.SessionFork, error) {
 			return lineage.ForkedFromOf(ctx, s.store.Client, p.Scope, p.IDs)
@@ -69,7 +69,7 @@ func (s *Service) ForkedFrom(ctx context.Context, a *ent.AgentSession) (*ent.Ses
 }
 
 // Ancestors returns a session's ancestors, root first and parent last.
-func (s *Service) Ancestors(ctx context.Context, a *ent.AgentSession) ([]*ent.AgentSession, error) {
+func (s *Reader) Ancestors(ctx context.Context, a *ent.AgentSession) ([]*ent.AgentSession, error) {
 	out, err := lineage.Ancestors(ctx, s.store.Client, a.WorkspaceID, a.ID)
 	if err != nil {
 		return nil, apperr.Storage(err, "read the session's ancestors")
@@ -78,7 +78,7 @@ func (s *Service) Ancestors(ctx context.Context, a *ent.AgentSession) ([]*ent.Ag
 }
 
 // Tree returns the fork tree a session belongs to, from its root.
-func (s *Service) Tree(ctx context.Context, workspaceID, sessionID string) ([]lineage.Node, error) {
+func (s *Reader) Tree(ctx context.Context, workspaceID, sessionID string) ([]lineage.Node, error) {
 	nodes, err := lineage.Tree(ctx, s.store.Client, workspaceID, sessionID)
 	if err != nil {
 		return nil, apperr.Storage(err, "read the fork tree")

@@ -1,4 +1,4 @@
-package session
+package sessionread_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"tuttid/activity"
 	"tuttid/apperr"
+	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
 
@@ -15,7 +16,7 @@ func TestSubscribe(t *testing.T) {
 	st := storetest.New(t)
 	b := activity.New(activity.Options{})
 	t.Cleanup(b.Close)
-	e := &testEnv{st: st, svc: New(Config{Store: st.Store, Publisher: b, Subscriber: b})}
+	e := &testEnv{st: st, svc: sessionread.New(sessionread.Config{Store: st.Store, Subscriber: b})}
 	e.st.Workspace(storetest.Workspace{ID: "ws"})
 	e.st.Workspace(storetest.Workspace{ID: "other"})
 	e.st.Session(storetest.Session{ID: "s1", Workspace: "ws"})

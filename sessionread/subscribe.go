@@ -1,4 +1,4 @@
-package session
+package sessionread
 
 import (
 	"context"
@@ -20,7 +20,7 @@ type Subscriber interface {
 // after afterSeq when it is given, then live ones. The channel is closed
 // when the subscription ends (ctx done, or the subscriber dropped after a
 // Resync event).
-func (s *Service) Subscribe(ctx context.Context, workspaceID, sessionID string, afterSeq *int64) (<-chan *activity.Event, error) {
+func (s *Reader) Subscribe(ctx context.Context, workspaceID, sessionID string, afterSeq *int64) (<-chan *activity.Event, error) {
 	if err := s.CheckSubscription(ctx, workspaceID, sessionID); err != nil {
 		return nil, err
 	}

@@ -1,10 +1,8 @@
-package session_test
+package sessionread_test
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"tuttid/ent"
 	"tuttid/paging"
 	"tuttid/session"
+	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
 
@@ -39,7 +38,7 @@ func BenchmarkMessagesPage(b *testing.B) {
 	}
 	seed("large", 100_000)
 	seed("small", 1_000)
-	svc := session.New(session.Config{Store: st.Store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	svc := sessionread.New(sessionread.Config{Store: st.Store})
 	page := func(id string, n int64) time.Duration {
 		first, after := 50, paging.Cursor("m", n/2)
 		t0 := time.Now()

@@ -1,4 +1,4 @@
-package session
+package sessionread
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // firstUserTexts returns, by session id, the text of each session's first
 // user message with text (what DisplayTitle falls back to).
-func (s *Service) firstUserTexts(ctx context.Context, sessionIDs []string) (map[string]string, error) {
+func (s *Reader) firstUserTexts(ctx context.Context, sessionIDs []string) (map[string]string, error) {
 	first := "SELECT agent_session_id, MIN(version) FROM " + message.Table +
 		" WHERE role = 'user' AND text <> '' AND agent_session_id IN (" + sqlbatch.Placeholders(len(sessionIDs)) + ")" +
 		" GROUP BY agent_session_id"
@@ -37,7 +37,7 @@ func (s *Service) firstUserTexts(ctx context.Context, sessionIDs []string) (map[
 
 // messagePages returns, by session id, the same page of each session's
 // messages: the first or last w.Limit, without cursors.
-func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w paging.Window) (map[string]paging.Page[*ent.Message], error) {
+func (s *Reader) messagePages(ctx context.Context, sessionIDs []string, w paging.Window) (map[string]paging.Page[*ent.Message], error) {
 	var counts []struct {
 		AgentSessionID string `json:"agent_session_id"`
 		Count          int    `json:"count"`
@@ -87,7 +87,7 @@ func (s *Service) messagePages(ctx context.Context, sessionIDs []string, w pagin
 
 // turnsMessages returns, by provider turn id, the messages of a session's
 // turns in version order, in one query.
-func (s *Service) turnsMessages(ctx context.Context, sessionID string, turnIDs []string) (map[string][]*ent.Message, error) {
+func (s *Reader) turnsMessages(ctx context.Context, sessionID string, turnIDs []string) (map[string][]*ent.Message, error) {
 	q := s.store.Client.Message.Query().Where(message.AgentSessionID(sessionID))
 	if len(turnIDs) <= paging.MaxPage {
 		q.Where(message.TurnIDIn(turnIDs...))

@@ -1,4 +1,4 @@
-package session
+package sessionread_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"tuttid/ent"
 	"tuttid/paging"
 	"tuttid/readahead"
+	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
 
@@ -23,7 +24,7 @@ func TestReadFailuresAreStorageUnavailable(t *testing.T) {
 	if _, err := e.svc.Sessions(listed, "ws", true, nil, paging.Args{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.Turns(listed, a.ID, TurnArgs{}); err != nil {
+	if _, err := e.svc.Turns(listed, a.ID, sessionread.TurnArgs{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.st.DB.Close(); err != nil {
@@ -41,7 +42,7 @@ func TestReadFailuresAreStorageUnavailable(t *testing.T) {
 			"Messages":     func() error { _, err := e.svc.Messages(ctx, a.ID, paging.Args{Last: intp(1)}); return err },
 			"TurnMessages": func() error { _, err := e.svc.TurnMessages(ctx, turn); return err },
 			"Session":      func() error { _, err := e.svc.Session(ctx, "ws", a.ID); return err },
-			"Turns":        func() error { _, err := e.svc.Turns(ctx, a.ID, TurnArgs{}); return err },
+			"Turns":        func() error { _, err := e.svc.Turns(ctx, a.ID, sessionread.TurnArgs{}); return err },
 		}
 		for what, read := range reads {
 			if code := apperr.CodeOf(read()); code != apperr.StorageUnavailable {

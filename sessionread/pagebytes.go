@@ -1,4 +1,4 @@
-package session
+package sessionread
 
 import (
 	"context"
@@ -34,7 +34,7 @@ type pageFit struct {
 
 // fitMessages sizes window w of a session's messages before they are
 // read (sizeExpr reads no text).
-func (s *Service) fitMessages(ctx context.Context, sessionID string, w paging.Window) (pageFit, error) {
+func (s *Reader) fitMessages(ctx context.Context, sessionID string, w paging.Window) (pageFit, error) {
 	var q strings.Builder
 	q.WriteString("SELECT " + message.FieldVersion + ", " + sizeExpr + " FROM " + message.Table +
 		" WHERE " + message.FieldAgentSessionID + " = ?")

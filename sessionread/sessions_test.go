@@ -1,4 +1,4 @@
-package session
+package sessionread_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/paging"
+	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
 
@@ -356,8 +357,8 @@ func TestFallbackTitle(t *testing.T) {
 	for _, tc := range []struct {
 		name, text, want string
 	}{
-		{"empty", "", UntitledTitle},
-		{"only whitespace", " \n\t\n  \r\n", UntitledTitle},
+		{"empty", "", sessionread.UntitledTitle},
+		{"only whitespace", " \n\t\n  \r\n", sessionread.UntitledTitle},
 		{"one line", "Build the login page", "Build the login page"},
 		{"first non-empty line", "\n\n   \n  Fix the bug  \nsecond line", "Fix the bug"},
 		{"whitespace folded", "  Fix \t the   bug\r\nmore", "Fix the bug"},
@@ -368,12 +369,12 @@ func TestFallbackTitle(t *testing.T) {
 		{"folded before counting", "a" + strings.Repeat(" ", 100) + "b", "a b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := FallbackTitle(tc.text)
+			got := sessionread.FallbackTitle(tc.text)
 			if got != tc.want {
-				t.Fatalf("FallbackTitle(%q) = %q, want %q", tc.text, got, tc.want)
+				t.Fatalf("sessionread.FallbackTitle(%q) = %q, want %q", tc.text, got, tc.want)
 			}
-			if n := len([]rune(got)); n > maxDisplayTitle {
-				t.Fatalf("title of %d runes, more than %d", n, maxDisplayTitle)
+			if n := len([]rune(got)); n > sessionread.MaxDisplayTitle {
+				t.Fatalf("title of %d runes, more than %d", n, sessionread.MaxDisplayTitle)
 			}
 		})
 	}
@@ -408,8 +409,8 @@ func TestDisplayTitle(t *testing.T) {
 	}{
 		{titled, "Explicit"},
 		{fromUser, "First question"},
-		{onlyAssistant, UntitledTitle},
-		{empty, UntitledTitle},
+		{onlyAssistant, sessionread.UntitledTitle},
+		{empty, sessionread.UntitledTitle},
 	} {
 		got, err := e.svc.DisplayTitle(ctx, tc.a)
 		if err != nil {
