@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"tuttid/codex/codextest"
-	"tuttid/ent/turn"
+	"tuttid/ent/agentsession"
 	"tuttid/fork"
 	"tuttid/session"
 )
@@ -129,21 +129,22 @@ func BenchmarkForkStorage(b *testing.B) {
 // sendTurns runs turns from..to-1 of a session to completion.
 func sendTurns(b testing.TB, ctx context.Context, sessions *session.Service, id string, from, to int) {
 	for i := from; i < to; i++ {
-		t, err := sessions.Send(ctx, "w", id, fmt.Sprintf("turn %d", i))
-		if err != nil {
+		if _, err := sessions.Send(ctx, "w", id, fmt.Sprintf("turn %d", i)); err != nil {
 			b.Fatal(err)
 		}
+		// The session is READY again only once the turn is stored
+		// completed (session.completeTurn).
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			cur, err := sessions.Turn(ctx, id, t.TurnID)
+			cur, err := sessions.Session(ctx, "w", id)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if cur.Status == turn.StatusCOMPLETED {
+			if cur.Status == agentsession.StatusREADY {
 				break
 			}
-			if cur.Status != turn.StatusIN_PROGRESS || time.Now().After(deadline) {
-				b.Fatalf("turn %d ended %s", i, cur.Status)
+			if cur.Status != agentsession.StatusWORKING || time.Now().After(deadline) {
+				b.Fatalf("turn %d left the session %s", i, cur.Status)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
