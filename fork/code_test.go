@@ -43,8 +43,8 @@ func codeEnv(t *testing.T) (*env, string, string) {
 	runGit(t, repo, "commit", "-q", "-m", "first")
 	dataDir := filepath.Join(root, "data")
 	code := sc.New(sc.Config{Store: e.st.Store, DataDir: dataDir, Logger: e.logger})
-	e.sess = session.New(session.Config{Store: e.st.Store, Runtime: e.rt, Publisher: e.pub, Logger: e.logger, Worktrees: code})
-	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Runtime: e.rt, Logger: e.logger, Code: code})
+	e.sess = session.New(session.Config{Store: e.st.Store, Runtime: e.rt, Publisher: e.pub, Logger: e.logger, Worktrees: code, Accounts: e.acc})
+	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Accounts: e.acc, Runtime: e.rt, Logger: e.logger, Code: code})
 	e.st.Workspace(storetest.Workspace{ID: "ws-code", RootPath: repo})
 	p := defaultParent()
 	p.ID, p.Workspace, p.Cwd, p.Thread = "parent-code", "ws-code", repo, "thread-parent-code"

@@ -39,7 +39,7 @@ func TestForkSpoolDiskFullSaysThreadArchived(t *testing.T) {
 	t.Parallel()
 	dir := smallTmpfs(t, "16k")
 	e := newEnv(t)
-	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Runtime: e.rt, Logger: e.logger, SpoolDir: dir})
+	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Accounts: e.acc, Runtime: e.rt, Logger: e.logger, SpoolDir: dir})
 	e.st.Session(defaultParent())
 	before := e.counts()
 	st := &pageStream{pages: 4, turnsPerPage: 2, textBytes: 64 << 10}

@@ -69,10 +69,6 @@ type Sessions interface {
 	SessionCwd(ctx context.Context, a *ent.AgentSession) (string, error)
 	// LockSession holds the session against sends until unlock is called.
 	LockSession(sessionID string) (unlock func())
-	// CheckModelSettings refuses a reasoning effort the model lacks.
-	CheckModelSettings(ctx context.Context, st agent.ComposerSettings) error
-	// CheckSignedIn refuses, at once, a fork Codex could not run.
-	CheckSignedIn(ctx context.Context, what string) error
 	// StageForked stages the events of a child and its lineage row in the
 	// transaction that stores them; Announce publishes them once it
 	// commits (on PostgreSQL they outlive a kill -9 between the two).
@@ -101,6 +97,7 @@ type Service struct {
 	store    *store.Store
 	sessions Sessions
 	reads    Reads
+	accounts session.Accounts
 	rt       agent.Runtime
 	log      *slog.Logger
 	now      func() time.Time
@@ -118,6 +115,10 @@ type Service struct {
 type Config struct {
 	Store    *store.Store
 	Sessions Sessions
+	// Accounts refuses, at once, a fork Codex could not run (not signed
+	// in, an effort the model lacks): *account.Service; nil: refuses
+	// nothing.
+	Accounts session.Accounts
 	// Reads reads the parent; nil: a sessionread.Reader on Store.
 	Reads   Reads
 	Runtime agent.Runtime
@@ -142,9 +143,12 @@ type Config struct {
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, sessions: cfg.Sessions, reads: cfg.Reads, rt: cfg.Runtime,
+	s := &Service{store: cfg.Store, sessions: cfg.Sessions, reads: cfg.Reads, accounts: cfg.Accounts, rt: cfg.Runtime,
 		log: cfg.Logger, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash, lostWait: cfg.LostWait, spoolDir: cfg.SpoolDir,
 		instanceID: cfg.InstanceID, code: cfg.Code}
+	if s.accounts == nil {
+		s.accounts = session.NoAccounts()
+	}
 	if s.reads == nil {
 		s.reads = sessionread.New(sessionread.Config{Store: cfg.Store})
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"tuttid/account"
 	"tuttid/activity"
 	"tuttid/activity/activitytest"
 	"tuttid/agent"
@@ -78,6 +79,7 @@ type env struct {
 	st     *storetest.Store
 	rt     *agenttest.Runtime
 	sess   *session.Service
+	acc    *account.Service
 	svc    *fork.Service
 	pub    *activitytest.Recorder
 	logs   *logtest.Buffer
@@ -93,8 +95,9 @@ func newEnv(t *testing.T) *env {
 	logger, logs := logtest.New(slog.LevelDebug)
 	e := &env{t: t, ctx: t.Context(), st: st, rt: agenttest.New(), logs: logs, logger: logger}
 	e.pub = &activitytest.Recorder{Inspect: e.checkCommitted}
-	e.sess = session.New(session.Config{Store: st.Store, Runtime: e.rt, Publisher: e.pub, Logger: logger})
-	e.svc = fork.New(fork.Config{Store: st.Store, Sessions: e.sess, Runtime: e.rt, Logger: logger})
+	e.acc = account.New(account.Config{Store: st.Store, Runtime: e.rt, Publisher: e.pub, Logger: logger})
+	e.sess = session.New(session.Config{Store: st.Store, Runtime: e.rt, Publisher: e.pub, Logger: logger, Accounts: e.acc})
+	e.svc = fork.New(fork.Config{Store: st.Store, Sessions: e.sess, Accounts: e.acc, Runtime: e.rt, Logger: logger})
 	st.Workspace(storetest.Workspace{ID: wsID, RootPath: workspaceRoot})
 	st.Workspace(storetest.Workspace{ID: otherWsID, RootPath: workspaceRoot})
 	return e

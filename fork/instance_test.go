@@ -20,7 +20,7 @@ func TestReconcileSettlesOnlyItsOwnEntries(t *testing.T) {
 	e.st.Client.ForkJournal.UpdateOne(mine).SetInstanceID("a").ExecX(e.ctx)
 	e.st.Client.ForkJournal.UpdateOne(theirs).SetInstanceID("b").ExecX(e.ctx)
 
-	svc := fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Runtime: e.rt, Logger: e.logger, InstanceID: "a"})
+	svc := fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Accounts: e.acc, Runtime: e.rt, Logger: e.logger, InstanceID: "a"})
 	if err := svc.Reconcile(e.ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func (localStream) OnLocalDisk() bool { return true }
 func TestForkDoesNotSpoolLocalHistoryAgain(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Runtime: e.rt, Logger: e.logger,
+	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Accounts: e.acc, Runtime: e.rt, Logger: e.logger,
 		SpoolDir: filepath.Join(t.TempDir(), "missing")})
 	e.st.Session(defaultParent())
 	st := localStream{&pageStream{pages: 3, turnsPerPage: 2}}

@@ -84,7 +84,7 @@ func TestCleanOrphansBesideServerSparesLiveThreads(t *testing.T) {
 	cleaner := agenttest.New()
 	cleaner.SetListed([]agent.ThreadInfo{{ThreadID: agenttest.ChildThreadID(1), ForkedFromID: parentThread}}, nil)
 	cleaner.FailArchive(errors.New("thread has an active writer"))
-	clean := fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Runtime: cleaner, Logger: e.logger})
+	clean := fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Accounts: e.acc, Runtime: cleaner, Logger: e.logger})
 	_, _ = clean.CleanOrphans(e.ctx, 5*time.Minute)
 	release()
 	if err := <-done; err != nil {

@@ -46,7 +46,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	}
 	// Before the journal and before anything else of the parent: a fork
 	// Codex cannot run fails at once and leaves nothing behind.
-	if err := s.sessions.CheckSignedIn(ctx, "fork the session"); err != nil {
+	if err := s.accounts.CheckSignedIn(ctx, "fork the session"); err != nil {
 		return nil, err
 	}
 	// The cwd is checked again now (it was when the parent was made), and
@@ -76,7 +76,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.sessions.CheckModelSettings(ctx, settings); err != nil {
+	if err := s.accounts.CheckModelSettings(ctx, settings); err != nil {
 		return nil, err
 	}
 	visible := in.Visible == nil || *in.Visible

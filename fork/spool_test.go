@@ -21,7 +21,7 @@ import (
 func TestForkSpoolFailureIsStorageUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Runtime: e.rt, Logger: e.logger,
+	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Accounts: e.acc, Runtime: e.rt, Logger: e.logger,
 		SpoolDir: filepath.Join(t.TempDir(), "missing")})
 	e.st.Session(defaultParent())
 	before := e.counts()

@@ -50,7 +50,7 @@ func (r *slowCodex) FindForks(ctx context.Context, in agent.FindForksInput) ([]a
 func newSlowCodex(t *testing.T, e *env, late string, hang bool, lostWait time.Duration) *slowCodex {
 	r := &slowCodex{Runtime: e.rt, late: late, deliver: make(chan struct{}), hang: hang, unhang: make(chan struct{})}
 	t.Cleanup(func() { close(r.unhang) })
-	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Runtime: r, Logger: e.logger, LostWait: lostWait})
+	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Accounts: e.acc, Runtime: r, Logger: e.logger, LostWait: lostWait})
 	return r
 }
 

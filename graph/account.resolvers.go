@@ -44,7 +44,7 @@ func (r *agentSessionResolver) TokenUsage(ctx context.Context, obj *ent.AgentSes
 
 // StartCodexLogin is the resolver for the startCodexLogin field.
 func (r *mutationResolver) StartCodexLogin(ctx context.Context, input model.StartCodexLoginInput) (*model.CodexLogin, error) {
-	l, err := r.Sessions.StartLogin(ctx, agent.LoginInput{Method: agent.LoginMethod(input.Method), APIKey: deref(input.APIKey)})
+	l, err := r.Accounts.StartLogin(ctx, agent.LoginInput{Method: agent.LoginMethod(input.Method), APIKey: deref(input.APIKey)})
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (r *mutationResolver) StartCodexLogin(ctx context.Context, input model.Star
 
 // CancelCodexLogin is the resolver for the cancelCodexLogin field.
 func (r *mutationResolver) CancelCodexLogin(ctx context.Context, loginID string) (bool, error) {
-	if err := r.Sessions.CancelLogin(ctx, loginID); err != nil {
+	if err := r.Accounts.CancelLogin(ctx, loginID); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -61,7 +61,7 @@ func (r *mutationResolver) CancelCodexLogin(ctx context.Context, loginID string)
 
 // LogoutCodex is the resolver for the logoutCodex field.
 func (r *mutationResolver) LogoutCodex(ctx context.Context) (*model.CodexAccount, error) {
-	a, err := r.Sessions.Logout(ctx)
+	a, err := r.Accounts.Logout(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (r *mutationResolver) SteerTurn(ctx context.Context, input model.SteerTurnI
 
 // CodexAccount is the resolver for the codexAccount field.
 func (r *queryResolver) CodexAccount(ctx context.Context) (*model.CodexAccount, error) {
-	a, err := r.Sessions.Account(ctx)
+	a, err := r.Accounts.Account(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (r *queryResolver) CodexAccount(ctx context.Context) (*model.CodexAccount, 
 
 // Models is the resolver for the models field.
 func (r *queryResolver) Models(ctx context.Context) ([]*model.CodexModel, error) {
-	ms, err := r.Sessions.Models(ctx)
+	ms, err := r.Accounts.Models(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (r *queryResolver) Models(ctx context.Context) ([]*model.CodexModel, error)
 
 // RateLimits is the resolver for the rateLimits field.
 func (r *queryResolver) RateLimits(ctx context.Context) (*model.CodexRateLimits, error) {
-	l, err := r.Sessions.RateLimits(ctx)
+	l, err := r.Accounts.RateLimits(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	coderws "github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"tuttid/account"
 	"tuttid/apperr"
 	"tuttid/fork"
 	"tuttid/graph/generated"
@@ -31,7 +32,9 @@ type HandlerConfig struct {
 	Sessions *session.Service
 	// Reads is the read model the queries and subscriptions page through.
 	Reads *sessionread.Reader
-	Forks *fork.Service
+	// Accounts answers the account's queries and mutations.
+	Accounts *account.Service
+	Forks    *fork.Service
 	// Code answers the code fields (nil: they answer null).
 	Code *sessioncode.Service
 	// Instances says which sessions' owners are up
@@ -55,7 +58,7 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Reads: cfg.Reads, Forks: cfg.Forks, Code: cfg.Code, Instances: cfg.Instances}, Complexity: complexity()}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Reads: cfg.Reads, Accounts: cfg.Accounts, Forks: cfg.Forks, Code: cfg.Code, Instances: cfg.Instances}, Complexity: complexity()}))
 	ws := transport.Websocket{
 		// ka messages for graphql-ws; pings for graphql-transport-ws, where a
 		// missing pong is tolerated (browsers' clients do not all answer).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/99designs/gqlgen/client"
 
+	"tuttid/account"
 	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/agent/agenttest"
@@ -47,9 +48,10 @@ func newEnv(t *testing.T, rt agent.Runtime) *env {
 	st, queries := db.Counting()
 	broker := activity.New(activity.Options{})
 	t.Cleanup(broker.Close)
-	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker})
-	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: rt})
-	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Reads: sessionread.New(sessionread.Config{Store: st, Subscriber: broker}), Forks: forks})
+	accounts := account.New(account.Config{Store: st, Runtime: rt, Publisher: broker})
+	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker, Accounts: accounts})
+	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Accounts: accounts, Runtime: rt})
+	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Accounts: accounts, Reads: sessionread.New(sessionread.Config{Store: st, Subscriber: broker}), Forks: forks})
 	return &env{t: t, ctx: t.Context(), db: db, sessions: sessions, broker: broker, c: client.New(h), queries: queries}
 }
 

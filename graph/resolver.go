@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"tuttid/account"
 	"tuttid/fork"
 	"tuttid/instance"
 	"tuttid/session"
@@ -9,13 +10,15 @@ import (
 )
 
 // Resolver holds the services the resolvers translate GraphQL to: the
-// session domain's commands, its read model, and the fork, which is its
+// session domain's commands, its read model, the account, and the fork, which is its
 // own saga.
 type Resolver struct {
 	Sessions *session.Service
 	// Reads is the read model: what queries page through.
 	Reads *sessionread.Reader
-	Forks *fork.Service
+	// Accounts is Codex's account: sign-in, logins, models, rate limits.
+	Accounts *account.Service
+	Forks    *fork.Service
 	// Code is the code side of sessions (checkpoints, changes, apply).
 	Code *sessioncode.Service
 	// Instances: the owners' liveness; nil when every session is available.

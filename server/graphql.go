@@ -13,6 +13,7 @@ func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
 	h := graph.NewHandler(graph.HandlerConfig{
 		Sessions:        s.Sessions,
 		Reads:           s.Reads,
+		Accounts:        s.Accounts,
 		Forks:           s.Forks,
 		Code:            s.Code,
 		Instances:       s.Instances,

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"tuttid/account"
 	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/codex"
@@ -82,7 +83,9 @@ type Server struct {
 	Sessions *session.Service
 	// Reads is the read model the transports page through.
 	Reads *sessionread.Reader
-	Forks *fork.Service
+	// Accounts is Codex's account (sign-in, logins, models, rate limits).
+	Accounts *account.Service
+	Forks    *fork.Service
 	// Instances is this instance's registration; forward carries commands
 	// to the owners of other instances' sessions (nil on SQLite: one
 	// instance per database).
@@ -177,10 +180,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
+	s.Accounts = account.New(account.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Logger: log})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Outbox: outboxOf(s.Broker), Logger: log,
-		InstanceID: id, Worktrees: s.Code, Code: s.Code, Crash: crashAt(cfg.CrashAt)})
+		InstanceID: id, Accounts: s.Accounts, Worktrees: s.Code, Code: s.Code, Crash: crashAt(cfg.CrashAt)})
 	s.Reads = sessionread.New(sessionread.Config{Store: st, Subscriber: s.Broker})
-	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
+	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Reads: s.Reads, Accounts: s.Accounts, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt), InstanceID: id, Code: s.Code})
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {

@@ -50,10 +50,10 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.CheckModelSettings(ctx, settings); err != nil {
+	if err := s.accounts.CheckModelSettings(ctx, settings); err != nil {
 		return nil, err
 	}
-	if err := s.CheckSignedIn(ctx, "start the session"); err != nil {
+	if err := s.accounts.CheckSignedIn(ctx, "start the session"); err != nil {
 		return nil, err
 	}
 	visible := in.Visible == nil || *in.Visible
@@ -102,7 +102,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.CheckSignedIn(ctx, "start the turn"); err != nil {
+	if err := s.accounts.CheckSignedIn(ctx, "start the turn"); err != nil {
 		return nil, err
 	}
 	// The stored cwd was checked when the session started; a directory in

@@ -46,7 +46,7 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 		// Codex is back: turns settled without its record take it now.
 		return s.revisitUnsettled(ctx)
 	case agent.EventAccountUpdated:
-		return s.onAccountUpdated(ctx, e)
+		return s.accounts.Updated(ctx, e)
 	case agent.EventRateLimits:
 		// The runtime keeps the latest for the rateLimits query.
 		s.log.DebugContext(ctx, "provider rate limits updated")

@@ -33,8 +33,8 @@ func RuntimeError(err error, what string) *apperr.Error {
 	}
 }
 
-// signInHint says how a person signs Codex in from tuttid.
-const signInHint = "sign in to Codex first: in the GUI's \"Sign in to Codex\" dialog, or with the startCodexLogin mutation (method API_KEY, CHATGPT or DEVICE_CODE)"
+// SignInHint says how a person signs Codex in from tuttid.
+const SignInHint = "sign in to Codex first: in the GUI's \"Sign in to Codex\" dialog, or with the startCodexLogin mutation (method API_KEY, CHATGPT or DEVICE_CODE)"
 
 // NotSignedIn is agent.provider_not_signed_in, saying how to sign in.
 // The provider's own text is not shown: it is the cause, kept for logs.
@@ -42,5 +42,5 @@ func NotSignedIn(err error, what string) *apperr.Error {
 	if err == nil {
 		err = agent.ErrNotSignedIn
 	}
-	return apperr.Wrap(err, apperr.ProviderNotSignedIn, "could not %s: Codex is not signed in; %s", what, signInHint)
+	return apperr.Wrap(err, apperr.ProviderNotSignedIn, "could not %s: Codex is not signed in; %s", what, SignInHint)
 }

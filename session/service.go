@@ -50,9 +50,8 @@ type Service struct {
 	instanceID string
 	guards     keylock.Locks
 	lanes      lanes // ingestion's per-thread lanes (ingest_lanes.go)
-	// loginCancels: logins cancelled through tuttid, whose completion is
-	// not a failure (login_cancels.go).
-	loginCancels loginCancels
+	// accounts refuses what Codex could not run (package account).
+	accounts Accounts
 	// worktrees archives, restores and removes WORKTREE sessions'
 	// worktrees (code_lifecycle.go); nil: none.
 	worktrees Worktrees
@@ -83,6 +82,10 @@ type Config struct {
 	// InstanceID is this tuttid instance (package instance): it owns the
 	// sessions it starts, and Reconcile touches only those.
 	InstanceID string
+	// Accounts checks sign-in and model settings before a turn and takes
+	// the account notifications (*account.Service); nil: nothing is
+	// refused, and the notifications are dropped.
+	Accounts Accounts
 	// Worktrees is the code side of archive, restore and delete
 	// (*sessioncode.Service); nil when sessions have no code side.
 	Worktrees Worktrees
@@ -94,9 +97,12 @@ type Config struct {
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, outbox: cfg.Outbox, read: sessionread.New(sessionread.Config{Store: cfg.Store}), log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
-		instanceID: cfg.InstanceID, worktrees: cfg.Worktrees, code: cfg.Code, crash: cfg.Crash}
+		instanceID: cfg.InstanceID, accounts: cfg.Accounts, worktrees: cfg.Worktrees, code: cfg.Code, crash: cfg.Crash}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if s.accounts == nil {
+		s.accounts = noAccounts{}
 	}
 	if s.now == nil {
 		s.now = time.Now

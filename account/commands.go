@@ -1,4 +1,4 @@
-package session
+package account
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"tuttid/agent"
 	"tuttid/apperr"
+	"tuttid/session"
 	"tuttid/validate"
 )
 
@@ -27,7 +28,7 @@ func (s *Service) Account(ctx context.Context) (agent.Account, error) {
 	}
 	a, err := acc.Account(ctx, agent.ProviderCodex)
 	if err != nil {
-		return agent.Account{}, RuntimeError(err, "read Codex's account")
+		return agent.Account{}, session.RuntimeError(err, "read Codex's account")
 	}
 	return a, nil
 }
@@ -46,9 +47,9 @@ func (s *Service) CheckSignedIn(ctx context.Context, what string) error {
 	}
 	if a.CredentialsRefused {
 		return apperr.Wrap(agent.ErrNotSignedIn, apperr.ProviderNotSignedIn,
-			"could not %s: Codex's credentials were refused or have expired; %s", what, signInHint)
+			"could not %s: Codex's credentials were refused or have expired; %s", what, session.SignInHint)
 	}
-	return NotSignedIn(agent.ErrNotSignedIn, what)
+	return session.NotSignedIn(agent.ErrNotSignedIn, what)
 }
 
 // StartLogin starts a Codex sign-in. The API key goes to the runtime and
@@ -112,7 +113,7 @@ func (s *Service) CancelLogin(ctx context.Context, loginID string) error {
 	s.loginCancels.add(loginID)
 	if err := acc.CancelLogin(ctx, agent.ProviderCodex, loginID); err != nil {
 		s.loginCancels.take(loginID)
-		return RuntimeError(err, "cancel the login")
+		return session.RuntimeError(err, "cancel the login")
 	}
 	return nil
 }
@@ -125,7 +126,7 @@ func (s *Service) Logout(ctx context.Context) (agent.Account, error) {
 	}
 	a, err := acc.Logout(ctx, agent.ProviderCodex)
 	if err != nil {
-		return agent.Account{}, RuntimeError(err, "sign Codex out")
+		return agent.Account{}, session.RuntimeError(err, "sign Codex out")
 	}
 	s.log.InfoContext(ctx, "codex signed out")
 	return a, nil
@@ -139,7 +140,7 @@ func (s *Service) Models(ctx context.Context) ([]agent.Model, error) {
 	}
 	m, err := acc.Models(ctx, agent.ProviderCodex)
 	if err != nil {
-		return nil, RuntimeError(err, "list Codex's models")
+		return nil, session.RuntimeError(err, "list Codex's models")
 	}
 	return m, nil
 }
@@ -152,7 +153,7 @@ func (s *Service) RateLimits(ctx context.Context) (*agent.RateLimits, error) {
 	}
 	l, err := acc.RateLimits(ctx, agent.ProviderCodex)
 	if err != nil {
-		return nil, RuntimeError(err, "read Codex's rate limits")
+		return nil, session.RuntimeError(err, "read Codex's rate limits")
 	}
 	return l, nil
 }
@@ -173,9 +174,5 @@ func (s *Service) CheckModelSettings(ctx context.Context, st agent.ComposerSetti
 		}
 		models = m
 	}
-	if err := agent.CheckEffort(models, st.Model, st.ReasoningEffort); err != nil {
-		return apperr.Wrap(err, apperr.InvalidInput, "settings.reasoningEffort: %s",
-			strings.TrimPrefix(err.Error(), agent.ErrInvalidSettings.Error()+": "))
-	}
-	return nil
+	return session.CheckEffort(models, st)
 }

@@ -1,4 +1,4 @@
-package session
+package account
 
 import (
 	"bytes"
@@ -14,22 +14,33 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
+	"tuttid/session"
 	"tuttid/store/storetest"
 )
 
-// accountEnv is a Service over agenttest's runtime, which has accounts
-// and steering, with its activity and log recorded.
+// testEnv is an account Service and a session Service asking it, over
+// agenttest's runtime (which has accounts), with the activity and log
+// recorded.
+type testEnv struct {
+	st       *storetest.Store
+	svc      *Service
+	sessions *session.Service
+}
+
 func accountEnv(t *testing.T) (*testEnv, *activitytest.Recorder, *agenttest.Runtime, *bytes.Buffer) {
 	t.Helper()
-	e := newTestEnv(t)
+	st := storetest.New(t)
 	rec, rt, logs := &activitytest.Recorder{}, agenttest.New(), &bytes.Buffer{}
-	e.svc = New(Config{Store: e.st.Store, Publisher: rec, Runtime: rt,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e := &testEnv{st: st, svc: New(Config{Store: st.Store, Runtime: rt, Publisher: rec, Logger: log})}
+	e.sessions = session.New(session.Config{Store: st.Store, Publisher: rec, Runtime: rt, Logger: log, Accounts: e.svc})
 	e.st.Workspace(storetest.Workspace{ID: "w", RootPath: t.TempDir()})
 	e.st.Session(storetest.Session{ID: "s1", Workspace: "w", Thread: "thread-1",
 		Turns: []storetest.Turn{{ID: "done"}, {ID: "running", Status: turn.StatusIN_PROGRESS}}})
 	return e, rec, rt, logs
 }
+
+func strp(v string) *string { return &v }
 
 // TestNotSignedInRefusesAtOnce: while Codex is not signed in, starting a
 // session and sending a message fail with agent.provider_not_signed_in,
@@ -40,9 +51,9 @@ func TestNotSignedInRefusesAtOnce(t *testing.T) {
 	e, _, rt, _ := accountEnv(t)
 	ctx := context.Background()
 	rt.SetAccount(agent.Account{RequiresAuth: true})
-	_, err := e.svc.Start(ctx, StartInput{WorkspaceID: "w"})
+	_, err := e.sessions.Start(ctx, session.StartInput{WorkspaceID: "w"})
 	checkNotSignedIn(t, "start", err)
-	_, err = e.svc.Send(ctx, "w", "s1", "say hi")
+	_, err = e.sessions.Send(ctx, "w", "s1", "say hi")
 	checkNotSignedIn(t, "send", err)
 	a, gerr := e.st.Client.AgentSession.Get(ctx, "s1")
 	if gerr != nil || a.Status != agentsession.StatusREADY {
@@ -53,14 +64,14 @@ func TestNotSignedInRefusesAtOnce(t *testing.T) {
 	}
 	// Refused credentials say so.
 	rt.SetAccount(agent.Account{RequiresAuth: true, AuthMode: "apiKey", CredentialsRefused: true})
-	_, err = e.svc.Send(ctx, "w", "s1", "say hi")
+	_, err = e.sessions.Send(ctx, "w", "s1", "say hi")
 	checkNotSignedIn(t, "send after refused credentials", err)
 	if !strings.Contains(apperr.From(err).Message, "refused or have expired") {
 		t.Errorf("send after refused credentials = %v; want it to say they were refused", err)
 	}
 	// Signed in again: the start goes through.
 	rt.SetAccount(agent.Account{SignedIn: true, RequiresAuth: true, AuthMode: "apiKey"})
-	if _, err := e.svc.Start(ctx, StartInput{WorkspaceID: "w"}); err != nil {
+	if _, err := e.sessions.Start(ctx, session.StartInput{WorkspaceID: "w"}); err != nil {
 		t.Errorf("start once signed in: %v", err)
 	}
 }
@@ -114,60 +125,16 @@ func TestCheckModelSettings(t *testing.T) {
 		})
 	}
 	// Start uses it: an effort Codex's list allows passes, one it lacks not.
-	_, err := e.svc.Start(context.Background(), StartInput{WorkspaceID: "w",
-		Settings: SettingsOverride{Model: strp("big"), ReasoningEffort: strp("max")}})
+	_, err := e.sessions.Start(context.Background(), session.StartInput{WorkspaceID: "w",
+		Settings: session.SettingsOverride{Model: strp("big"), ReasoningEffort: strp("max")}})
 	if err != nil {
 		t.Errorf("start on big/max: %v", err)
 	}
-	_, err = e.svc.Start(context.Background(), StartInput{WorkspaceID: "w",
-		Settings: SettingsOverride{Model: strp("gpt-test-mini"), ReasoningEffort: strp("xhigh")}})
+	_, err = e.sessions.Start(context.Background(), session.StartInput{WorkspaceID: "w",
+		Settings: session.SettingsOverride{Model: strp("gpt-test-mini"), ReasoningEffort: strp("xhigh")}})
 	if apperr.CodeOf(err) != apperr.InvalidInput {
 		t.Errorf("start on gpt-test-mini/xhigh = %v, want invalid_input", err)
 	}
-}
-
-// TestSteer: the running turn is steered through the runtime; a finished
-// turn, or one Codex no longer runs, is agent.turn_not_running (409).
-func TestSteer(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name, turnID, text string
-		runtimeErr         error
-		want               apperr.Code // "" success
-	}{
-		{"running", "running", "also add tests", nil, ""},
-		{"finished", "done", "also", nil, apperr.TurnNotRunning},
-		{"not running at Codex", "running", "also", fmt.Errorf("%w: no active turn to steer", agent.ErrTurnNotRunning), apperr.TurnNotRunning},
-		{"unknown turn", "nope", "also", nil, apperr.TurnNotFound},
-		{"empty text", "running", "  ", nil, apperr.InvalidInput},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e, _, rt, _ := accountEnv(t)
-			rt.FailSteers(tc.runtimeErr)
-			tr, err := e.svc.Steer(context.Background(), SteerInput{WorkspaceID: "w", SessionID: "s1", TurnID: tc.turnID, Text: tc.text})
-			if got := codeOrEmpty(err); got != tc.want {
-				t.Fatalf("Steer = %v; want code %q", err, tc.want)
-			}
-			if tc.want == apperr.TurnNotRunning && apperr.CodeOf(err).HTTPStatus() != 409 {
-				t.Errorf("status %d, want 409", apperr.CodeOf(err).HTTPStatus())
-			}
-			if tc.want != "" {
-				return
-			}
-			steers := rt.Steers()
-			if tr == nil || tr.TurnID != "running" || len(steers) != 1 ||
-				steers[0] != (agent.SteerInput{Provider: agent.ProviderCodex, ThreadID: "thread-1", TurnID: "running", Text: tc.text}) {
-				t.Errorf("turn %+v, steers %+v", tr, steers)
-			}
-		})
-	}
-}
-
-func codeOrEmpty(err error) apperr.Code {
-	if err == nil {
-		return ""
-	}
-	return apperr.CodeOf(err)
 }
 
 // TestLoginKeyStaysWithCodex: the API key reaches the runtime, and no
