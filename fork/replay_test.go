@@ -276,7 +276,7 @@ func TestReplayAfterChildDeletedMakesNoSecondChild(t *testing.T) {
 	e := newEnv(t)
 	e.st.Session(defaultParent())
 	res := e.mustFork(input("req"))
-	if _, err := e.sess.Delete(e.ctx, wsID, res.Session.ID); err != nil {
+	if _, err := e.sess.Delete(e.ctx, session.DeleteInput{WorkspaceID: wsID, SessionID: res.Session.ID}); err != nil {
 		t.Fatal(err)
 	}
 	before := e.counts()

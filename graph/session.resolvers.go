@@ -121,11 +121,8 @@ func (r *mutationResolver) InterruptTurn(ctx context.Context, input model.Interr
 
 // DeleteSession is the resolver for the deleteSession field.
 func (r *mutationResolver) DeleteSession(ctx context.Context, input model.DeleteSessionInput) (string, error) {
-	opts := session.DeleteOptions{DiscardChanges: deref(input.DiscardChanges)}
-	if deref(input.Subtree) {
-		return r.Sessions.DeleteSubtree(ctx, input.WorkspaceID, input.AgentSessionID, opts)
-	}
-	return r.Sessions.Delete(ctx, input.WorkspaceID, input.AgentSessionID, opts)
+	return r.Sessions.Delete(ctx, session.DeleteInput{WorkspaceID: input.WorkspaceID, SessionID: input.AgentSessionID,
+		Subtree: deref(input.Subtree), DiscardChanges: deref(input.DiscardChanges)})
 }
 
 // Session is the resolver for the session field.

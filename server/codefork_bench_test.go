@@ -112,7 +112,7 @@ func BenchmarkWorktreeFork(b *testing.B) {
 		}
 		_ = srv.Runtime.Archive(ctx, parent.Provider, rf.Session.ThreadID)
 		benchRun(b, repo, "git", "worktree", "remove", "--force", path)
-		if _, err := srv.Sessions.Delete(ctx, w.ID, res.Session.ID, session.DeleteOptions{DiscardChanges: true}); err != nil {
+		if _, err := srv.Sessions.Delete(ctx, session.DeleteInput{WorkspaceID: w.ID, SessionID: res.Session.ID, DiscardChanges: true}); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -10,7 +10,6 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/predicate"
-	"tuttid/ent/turn"
 	"tuttid/lineage"
 	"tuttid/validate"
 )
@@ -169,80 +168,4 @@ func notIn(ids, set []string) []string {
 		}
 	}
 	return out
-}
-
-// DeleteSubtree removes a session and every session forked from it,
-// transitively, in one transaction, and archives their provider threads.
-// Running turns are interrupted first. SESSION_DELETED is published for
-// each, descendants before their ancestors. It returns the session's id.
-func (s *Service) DeleteSubtree(ctx context.Context, workspaceID, sessionID string, opts ...DeleteOptions) (string, error) {
-	a, err := s.read.RequireSession(ctx, workspaceID, sessionID)
-	if err != nil {
-		return "", err
-	}
-	c := s.store.Client
-	nodes, err := lineage.Subtree(ctx, c, a.WorkspaceID, a.ID)
-	if err != nil {
-		return "", apperr.Storage(err, "read the session's forks")
-	}
-	// Forks of these sessions in flight finish first (each holds its
-	// parent's lock); in id order, as any caller that holds several does.
-	ids := make([]string, len(nodes))
-	for i, n := range nodes {
-		ids[i] = n.Session.ID
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		defer s.LockSession(id)()
-	}
-	code, err := s.prepareDelete(ctx, ids, opts)
-	if err != nil {
-		return "", err
-	}
-
-	running, err := c.Turn.Query().Where(turn.StatusEQ(turn.StatusIN_PROGRESS),
-		predicate.Turn(lineage.ColumnInSubtree(turn.FieldAgentSessionID, a.WorkspaceID, a.ID))).
-		WithSession().All(ctx)
-	if err != nil {
-		return "", apperr.Storage(err, "read the running turns")
-	}
-	for _, t := range running {
-		if t.Edges.Session != nil {
-			s.interruptBeforeDelete(ctx, t.Edges.Session, t.TurnID)
-		}
-	}
-
-	if s.code != nil {
-		// Their refs go while their code rows still name the repository.
-		for _, id := range ids {
-			s.code.Forget(ctx, id)
-		}
-	}
-	// Read and delete in one transaction: what is deleted is what is
-	// reported, including forks made while the locks were awaited.
-	var gone Staged
-	err = s.store.WithTx(ctx, func(tx *ent.Tx) error {
-		if nodes, err = lineage.Subtree(ctx, tx.Client(), a.WorkspaceID, a.ID); err != nil {
-			return err
-		}
-		if _, err := tx.AgentSession.Delete().Where(lineage.InSubtree(a.WorkspaceID, a.ID)).Exec(ctx); err != nil {
-			return err
-		}
-		slices.Reverse(nodes)
-		events := make([]activity.Event, len(nodes))
-		for i, n := range nodes {
-			events[i] = deletedEvent(n.Session)
-		}
-		gone, err = s.stage(ctx, tx, events...)
-		return err
-	})
-	if err != nil {
-		return "", apperr.Storage(err, "delete the sessions")
-	}
-	s.finishDelete(ctx, code)
-	for _, n := range nodes {
-		s.archiveThread(ctx, n.Session)
-	}
-	s.Announce(ctx, gone)
-	return a.ID, nil
 }

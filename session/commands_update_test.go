@@ -193,7 +193,7 @@ func TestDeleteSubtree(t *testing.T) {
 	e, rec, rt := branchTree(t)
 	ctx := context.Background()
 	e.st.Client.Turn.Create().SetAgentSessionID("a1").SetTurnID("running").ExecX(ctx) // IN_PROGRESS
-	id, err := e.svc.DeleteSubtree(ctx, "w", "a")
+	id, err := e.svc.Delete(ctx, DeleteInput{WorkspaceID: "w", SessionID: "a", Subtree: true})
 	if err != nil || id != "a" {
 		t.Fatalf("DeleteSubtree = %q, %v", id, err)
 	}
@@ -227,7 +227,7 @@ func TestDeleteSubtree(t *testing.T) {
 	if want := []string{"running"}; !slices.Equal(interrupted, want) {
 		t.Fatalf("interrupted %v, want %v", interrupted, want)
 	}
-	if _, err := e.svc.DeleteSubtree(ctx, "w", "a"); apperr.CodeOf(err) != apperr.SessionNotFound {
+	if _, err := e.svc.Delete(ctx, DeleteInput{WorkspaceID: "w", SessionID: "a", Subtree: true}); apperr.CodeOf(err) != apperr.SessionNotFound {
 		t.Fatalf("deleting again: %v, want session_not_found", err)
 	}
 }
