@@ -14,7 +14,7 @@ import (
 )
 
 // nextTitle is the default title of a new fork: <base>(fork<num>), where
-// base is the parent's title as shown (session.Service.DisplayTitle, so an
+// base is the parent's title as shown (sessionread.Reader.DisplayTitle, so an
 // untitled parent contributes its fallback) and num is one more than both
 // the parent's direct forks (the spec's count) and the highest number any
 // session of the workspace already carries after that base. So a number is

@@ -11,7 +11,7 @@
 //   - Every conversion between service and model types is in convert.go
 //     (connections through one edges helper, "" as null, stored JSON).
 //   - Fields that cost a query per row are read ahead for the whole list
-//     (readAhead installs session's read-ahead around each query and
+//     (readAhead installs the read model's read-ahead around each query and
 //     mutation); selected tells a resolver what the query asks for, so
 //     that an unselected totalCount or messages costs nothing.
 //   - Errors leave through presentError: a stable extensions.code and a

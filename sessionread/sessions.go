@@ -74,7 +74,7 @@ func (s *Reader) Messages(ctx context.Context, sessionID string, args paging.Arg
 		}
 	}
 	// The page's rows are sized first and read by their versions, so that
-	// it stays under MaxPageBytes (read_pagebytes.go).
+	// it stays under MaxPageBytes (pagebytes.go).
 	fit, err := s.fitMessages(ctx, sessionID, w)
 	if err != nil {
 		return paging.Page[*ent.Message]{}, err
