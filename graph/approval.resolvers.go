@@ -16,12 +16,12 @@ import (
 
 // PendingApprovals is the resolver for the pendingApprovals field.
 func (r *agentSessionResolver) PendingApprovals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error) {
-	return r.Sessions.PendingApprovals(ctx, obj.ID)
+	return r.Reads.PendingApprovals(ctx, obj.ID)
 }
 
 // Approvals is the resolver for the approvals field.
 func (r *agentSessionResolver) Approvals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error) {
-	return r.Sessions.Approvals(ctx, obj.ID)
+	return r.Reads.Approvals(ctx, obj.ID)
 }
 
 // ItemID is the resolver for the itemId field.

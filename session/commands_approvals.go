@@ -66,7 +66,7 @@ func (s *Service) RespondToApproval(ctx context.Context, in RespondInput) (*ent.
 	if !slices.Contains(req.AvailableDecisions, string(in.Decision)) {
 		return nil, apperr.New(apperr.InvalidInput, "decision %s is not offered for this request (offered: %v)", in.Decision, req.AvailableDecisions)
 	}
-	err = s.approver().RespondToApproval(ctx, agent.ApprovalResponse{Provider: a.Provider, ID: req.ID, Decision: in.Decision, Answers: in.Answers})
+	err = s.rt.RespondToApproval(ctx, agent.ApprovalResponse{Provider: a.Provider, ID: req.ID, Decision: in.Decision, Answers: in.Answers})
 	switch {
 	case errors.Is(err, agent.ErrApprovalNotPending):
 		// The provider no longer waits for it: answered a moment ago, or
@@ -88,30 +88,6 @@ func alreadyResolved(req *ent.ApprovalRequest) error {
 		return apperr.New(apperr.ApprovalAlreadyResolved, "approval request %q was already resolved (%s)", req.ID, *req.Decision)
 	}
 	return apperr.New(apperr.ApprovalAlreadyResolved, "approval request %q is no longer pending (its turn ended)", req.ID)
-}
-
-func (s *Service) approver() agent.Approver { return s.rt }
-
-// PendingApprovals lists a session's unresolved requests, oldest first.
-func (s *Service) PendingApprovals(ctx context.Context, sessionID string) ([]*ent.ApprovalRequest, error) {
-	rows, err := s.store.Client.ApprovalRequest.Query().
-		Where(approvalrequest.AgentSessionID(sessionID), approvalrequest.ResolvedAtIsNil()).
-		Order(ent.Asc(approvalrequest.FieldCreatedAt), ent.Asc(approvalrequest.FieldID)).All(ctx)
-	if err != nil {
-		return nil, apperr.Storage(err, "read the approval requests")
-	}
-	return rows, nil
-}
-
-// Approvals lists all of a session's requests, oldest first.
-func (s *Service) Approvals(ctx context.Context, sessionID string) ([]*ent.ApprovalRequest, error) {
-	rows, err := s.store.Client.ApprovalRequest.Query().
-		Where(approvalrequest.AgentSessionID(sessionID)).
-		Order(ent.Asc(approvalrequest.FieldCreatedAt), ent.Asc(approvalrequest.FieldID)).All(ctx)
-	if err != nil {
-		return nil, apperr.Storage(err, "read the approval requests")
-	}
-	return rows, nil
 }
 
 // onApprovalRequested stores a request and tells subscribers.
@@ -199,7 +175,7 @@ func (s *Service) cancelPendingApprovals(ctx context.Context, a *ent.AgentSessio
 // cancelApprovalsOfPreviousRun resolves as CANCEL every request left
 // pending by the previous process: its Codex child, which asked, is gone.
 func (s *Service) cancelApprovalsOfPreviousRun(ctx context.Context, now time.Time) (int, error) {
-	n, err := s.store.Client.ApprovalRequest.Update().Where(approvalrequest.ResolvedAtIsNil()).Where(s.ownApprovals()...).
+	n, err := s.store.Client.ApprovalRequest.Update().Where(approvalrequest.ResolvedAtIsNil()).Where(s.own.approvals()...).
 		SetDecision(approvalrequest.DecisionCANCEL).SetResolvedAt(now).SetResolvedBy("restart").
 		Save(ctx)
 	if err != nil {

@@ -53,7 +53,7 @@ func TestApprovalRequestLifecycle(t *testing.T) {
 	ask("a1", "turn-1")
 	ask("a2", "turn-1")
 	ask("a3", "turn-2")
-	if p, err := e.svc.PendingApprovals(ctx, a.ID); err != nil || len(p) != 3 || p[0].ID != "a1" {
+	if p, err := e.reads().PendingApprovals(ctx, a.ID); err != nil || len(p) != 3 || p[0].ID != "a1" {
 		t.Fatalf("pending = %v, %v", p, err)
 	}
 	resolve("a1", agent.DecisionAccept, "user")
@@ -99,7 +99,7 @@ func TestApprovalRequestLifecycle(t *testing.T) {
 	if n, _ := e.st.Client.ApprovalRequest.Query().Where(approvalrequest.ResolvedAtIsNil()).Count(ctx); n != 0 {
 		t.Fatalf("%d still pending", n)
 	}
-	all, err := e.svc.Approvals(ctx, a.ID)
+	all, err := e.reads().Approvals(ctx, a.ID)
 	if err != nil || len(all) != 3 {
 		t.Fatalf("approvals = %v, %v", all, err)
 	}

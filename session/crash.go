@@ -9,10 +9,3 @@ const CrashTurnStartSent = "turn.start_sent"
 // end and its session's READY are committed, their events not yet handed
 // to the feed (on PostgreSQL they wait in the outbox, store_outbox.go).
 const CrashTurnCommitted = "turn.committed"
-
-// crashPoint fires the crash hook (Config.Crash) at point, if any.
-func (s *Service) crashPoint(point string) {
-	if s.crash != nil {
-		s.crash(point)
-	}
-}

@@ -17,8 +17,8 @@ import (
 // (ingest_lanes.go), stored in the order the provider sent them; Ingest
 // returns once every lane has stopped.
 func (s *Service) Ingest(ctx context.Context) {
-	s.openLanes()
-	defer s.waitLanes()
+	s.lanes.accept()
+	defer s.lanes.drain()
 	stopRevisits := s.revisitUntilSettled(ctx)
 	defer stopRevisits()
 	events := s.rt.Events()
@@ -30,7 +30,7 @@ func (s *Service) Ingest(ctx context.Context) {
 			if !ok {
 				return
 			}
-			s.dispatch(ctx, e)
+			s.lanes.dispatch(ctx, e)
 		}
 	}
 }

@@ -45,7 +45,7 @@ func (s *Service) checkAfterIdle(ctx context.Context, thread string, turnIDs []s
 		if ctx.Err() != nil {
 			return
 		}
-		s.enqueue(ctx, thread, laneJob{run: func(ctx context.Context) { s.settleIdle(ctx, thread, turnIDs) }})
+		s.lanes.enqueue(ctx, thread, laneJob{run: func(ctx context.Context) { s.settleIdle(ctx, thread, turnIDs) }})
 	})
 }
 
@@ -82,7 +82,7 @@ func (s *Service) settleIdleTurn(ctx context.Context, a *ent.AgentSession, turnI
 	switch {
 	case err != nil:
 		reason += unsettledMark
-		s.setAllSettled(false)
+		s.lanes.setAllSettled(false)
 	case found:
 		if err := s.storeRecorded(ctx, a, rec); err != nil {
 			return err
@@ -187,6 +187,6 @@ func (s *Service) rereadLater(ctx context.Context, thread, turnID string, attemp
 		if ctx.Err() != nil {
 			return
 		}
-		s.enqueue(ctx, thread, laneJob{run: func(ctx context.Context) { s.rereadTurn(ctx, thread, turnID, attempt+1) }})
+		s.lanes.enqueue(ctx, thread, laneJob{run: func(ctx context.Context) { s.rereadTurn(ctx, thread, turnID, attempt+1) }})
 	})
 }

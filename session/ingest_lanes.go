@@ -30,10 +30,12 @@ type lane struct {
 // lanes is the set of thread lanes and what their events left to re-read.
 // The zero value is ready.
 type lanes struct {
-	mu   sync.Mutex
-	by   map[string]*lane
-	wg   sync.WaitGroup
-	lost map[string]bool // thread "\x00" turn: a turn one of whose events was not stored
+	// store stores one event durably (Service.storeEvent).
+	store func(ctx context.Context, e agent.Event)
+	mu    sync.Mutex
+	by    map[string]*lane
+	wg    sync.WaitGroup
+	lost  map[string]bool // thread "\x00" turn: a turn one of whose events was not stored
 	// idleGrace is how long a turn may stay running after its thread went
 	// idle before it is settled from Codex (zero: defaultIdleGrace).
 	idleGrace time.Duration
@@ -61,8 +63,7 @@ const holdFor = 10 * time.Minute
 var errTurnFailed = errors.New("its turn was failed")
 
 // enqueue adds a job to a thread's lane, starting the lane if it is idle.
-func (s *Service) enqueue(ctx context.Context, thread string, j laneJob) {
-	l := &s.lanes
+func (l *lanes) enqueue(ctx context.Context, thread string, j laneJob) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.open {
@@ -82,55 +83,55 @@ func (s *Service) enqueue(ctx context.Context, thread string, j laneJob) {
 	}
 	ln.running = true
 	l.wg.Add(1)
-	go s.runLane(ctx, thread, ln)
+	go l.runLane(ctx, thread, ln)
 }
 
 // runLane runs a lane's jobs in order until it is empty.
-func (s *Service) runLane(ctx context.Context, thread string, ln *lane) {
-	defer s.lanes.wg.Done()
+func (l *lanes) runLane(ctx context.Context, thread string, ln *lane) {
+	defer l.wg.Done()
 	for {
-		s.lanes.mu.Lock()
+		l.mu.Lock()
 		if len(ln.queue) == 0 || ctx.Err() != nil {
 			ln.running = false
 			ln.queue = nil
-			delete(s.lanes.by, thread)
-			s.lanes.mu.Unlock()
+			delete(l.by, thread)
+			l.mu.Unlock()
 			return
 		}
 		j := ln.queue[0]
 		ln.queue = ln.queue[1:]
-		s.lanes.mu.Unlock()
+		l.mu.Unlock()
 		if j.run != nil {
 			j.run(ctx)
 			continue
 		}
-		s.storeEvent(ctx, *j.event)
+		l.store(ctx, *j.event)
 	}
 }
 
 // dispatch routes one runtime event to its lane. A runtime-level event
 // waits for what every existing thread lane had queued before it.
-func (s *Service) dispatch(ctx context.Context, e agent.Event) {
+func (l *lanes) dispatch(ctx context.Context, e agent.Event) {
 	if e.ThreadID != "" {
-		s.enqueue(ctx, e.ThreadID, laneJob{event: &e})
+		l.enqueue(ctx, e.ThreadID, laneJob{event: &e})
 		return
 	}
 	var before sync.WaitGroup
-	s.lanes.mu.Lock()
-	threads := make([]string, 0, len(s.lanes.by))
-	for th := range s.lanes.by {
+	l.mu.Lock()
+	threads := make([]string, 0, len(l.by))
+	for th := range l.by {
 		if th != "" {
 			threads = append(threads, th)
 		}
 	}
-	s.lanes.mu.Unlock()
+	l.mu.Unlock()
 	for _, th := range threads {
 		before.Add(1)
-		s.enqueue(ctx, th, laneJob{run: func(context.Context) { before.Done() }})
+		l.enqueue(ctx, th, laneJob{run: func(context.Context) { before.Done() }})
 	}
-	s.enqueue(ctx, "", laneJob{run: func(ctx context.Context) {
+	l.enqueue(ctx, "", laneJob{run: func(ctx context.Context) {
 		before.Wait()
-		s.storeEvent(ctx, e)
+		l.store(ctx, e)
 	}})
 }
 
@@ -152,10 +153,10 @@ func (s *Service) storeEvent(ctx context.Context, e agent.Event) {
 	if malformed(e) {
 		return
 	}
-	s.markLost(e)
+	s.lanes.markLost(e)
 	if errors.Is(err, errTurnFailed) {
 		// The turn ended (failed by tuttid): take what Codex recorded now.
-		if e.Kind == agent.EventTurnCompleted && s.takeLost(e.ThreadID, e.TurnID) {
+		if e.Kind == agent.EventTurnCompleted && s.lanes.takeLost(e.ThreadID, e.TurnID) {
 			s.rereadTurn(ctx, e.ThreadID, e.TurnID, 0)
 		}
 		return
@@ -186,50 +187,50 @@ func eventTurn(e agent.Event) string {
 	return e.TurnID
 }
 
-func (s *Service) markLost(e agent.Event) {
+func (l *lanes) markLost(e agent.Event) {
 	turnID := eventTurn(e)
 	if e.ThreadID == "" || turnID == "" {
 		return
 	}
-	s.lanes.mu.Lock()
-	defer s.lanes.mu.Unlock()
-	if s.lanes.lost == nil {
-		s.lanes.lost = map[string]bool{}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost == nil {
+		l.lost = map[string]bool{}
 	}
-	s.lanes.lost[e.ThreadID+"\x00"+turnID] = true
+	l.lost[e.ThreadID+"\x00"+turnID] = true
 }
 
 // takeLost reports whether a turn had an event that was not stored, and
 // forgets it.
-func (s *Service) takeLost(thread, turnID string) bool {
-	s.lanes.mu.Lock()
-	defer s.lanes.mu.Unlock()
+func (l *lanes) takeLost(thread, turnID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	k := thread + "\x00" + turnID
-	lost := s.lanes.lost[k]
-	delete(s.lanes.lost, k)
+	lost := l.lost[k]
+	delete(l.lost, k)
 	return lost
 }
 
 // afterStored: once the end of a turn is stored, a turn that lost an event
 // on the way takes Codex's record of its items (the user's prompt among them).
 func (s *Service) afterStored(ctx context.Context, e agent.Event) {
-	if e.Kind != agent.EventTurnCompleted || !s.takeLost(e.ThreadID, e.TurnID) {
+	if e.Kind != agent.EventTurnCompleted || !s.lanes.takeLost(e.ThreadID, e.TurnID) {
 		return
 	}
 	s.rereadTurn(ctx, e.ThreadID, e.TurnID, 0)
 }
 
-// openLanes lets jobs in (Ingest starts).
-func (s *Service) openLanes() {
-	s.lanes.mu.Lock()
-	s.lanes.open = true
-	s.lanes.mu.Unlock()
+// accept lets jobs in (Ingest starts).
+func (l *lanes) accept() {
+	l.mu.Lock()
+	l.open = true
+	l.mu.Unlock()
 }
 
-// waitLanes takes no more jobs and waits until every lane has stopped.
-func (s *Service) waitLanes() {
-	s.lanes.mu.Lock()
-	s.lanes.open = false
-	s.lanes.mu.Unlock()
-	s.lanes.wg.Wait()
+// drain takes no more jobs and waits until every lane has stopped.
+func (l *lanes) drain() {
+	l.mu.Lock()
+	l.open = false
+	l.mu.Unlock()
+	l.wg.Wait()
 }

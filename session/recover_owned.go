@@ -15,35 +15,39 @@ import (
 // their session, so they are filtered here: a predicate on the session in
 // their query would keep PostgreSQL off their partial index.
 
-func (s *Service) ownSessions() []predicate.AgentSession {
-	if s.instanceID == "" {
+// owner is this instance's id, as the filters of what it settles ("":
+// every session).
+type owner string
+
+func (o owner) sessions() []predicate.AgentSession {
+	if string(o) == "" {
 		return nil
 	}
-	return []predicate.AgentSession{agentsession.InstanceID(s.instanceID)}
+	return []predicate.AgentSession{agentsession.InstanceID(string(o))}
 }
 
-func (s *Service) ownItems() []predicate.Message {
-	if s.instanceID == "" {
+func (o owner) items() []predicate.Message {
+	if string(o) == "" {
 		return nil
 	}
-	return []predicate.Message{message.HasSessionWith(agentsession.InstanceID(s.instanceID))}
+	return []predicate.Message{message.HasSessionWith(agentsession.InstanceID(string(o)))}
 }
 
-func (s *Service) ownApprovals() []predicate.ApprovalRequest {
-	if s.instanceID == "" {
+func (o owner) approvals() []predicate.ApprovalRequest {
+	if string(o) == "" {
 		return nil
 	}
-	return []predicate.ApprovalRequest{approvalrequest.HasSessionWith(agentsession.InstanceID(s.instanceID))}
+	return []predicate.ApprovalRequest{approvalrequest.HasSessionWith(agentsession.InstanceID(string(o)))}
 }
 
-// ownTurns keeps the turns (read WithSession) of this instance's sessions.
-func (s *Service) ownTurns(turns []*ent.Turn) []*ent.Turn {
-	if s.instanceID == "" {
+// turns keeps the turns (read WithSession) of this instance's sessions.
+func (o owner) turns(turns []*ent.Turn) []*ent.Turn {
+	if string(o) == "" {
 		return turns
 	}
 	out := turns[:0]
 	for _, t := range turns {
-		if t.Edges.Session != nil && t.Edges.Session.InstanceID == s.instanceID {
+		if t.Edges.Session != nil && t.Edges.Session.InstanceID == string(o) {
 			out = append(out, t)
 		}
 	}

@@ -23,7 +23,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.Client.Message.Update().Where(inProgressItems()).Where(s.ownItems()...).
+	if err := s.store.Client.Message.Update().Where(inProgressItems()).Where(s.own.items()...).
 		SetStatus(agent.ItemFailed).SetUpdatedAt(now).Exec(ctx); err != nil {
 		return apperr.Storage(err, "close the items of the previous run")
 	}
@@ -34,7 +34,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	// A session FAILED by its thread's system error had it in the previous
 	// run's Codex; this run's reloads the thread before its next turn.
 	sessions, err := s.store.Client.AgentSession.Update().
-		Where(agentsession.StatusIn(agentsession.StatusWORKING, agentsession.StatusFAILED)).Where(s.ownSessions()...).
+		Where(agentsession.StatusIn(agentsession.StatusWORKING, agentsession.StatusFAILED)).Where(s.own.sessions()...).
 		SetStatus(agentsession.StatusREADY).SetUpdatedAt(now).
 		Save(ctx)
 	if err != nil {
@@ -59,7 +59,7 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, apperr.Storage(err, "read the turns of the previous run")
 	}
-	running = s.ownTurns(running)
+	running = s.own.turns(running)
 	// Codex is asked for just these turns (its newest), not whole histories.
 	wanted := map[string][]string{} // turn ids by session
 	for _, t := range running {
@@ -89,7 +89,7 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 		status, reason, code := turn.StatusFAILED, "tuttid stopped while the turn was running", ""
 		if unreadable {
 			reason += unsettledMark
-			s.setAllSettled(false)
+			s.lanes.setAllSettled(false)
 		}
 		if rec, ok := h[t.TurnID]; ok {
 			if err := s.storeRecorded(ctx, a, rec); err != nil {

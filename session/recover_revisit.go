@@ -39,7 +39,7 @@ func (s *Service) revisitUntilSettled(ctx context.Context) (stop func()) {
 				return
 			case <-tick.C:
 			}
-			if s.allSettled() {
+			if s.lanes.allSettled() {
 				continue
 			}
 			left, err := s.unsettledTurns(ctx)
@@ -47,13 +47,13 @@ func (s *Service) revisitUntilSettled(ctx context.Context) (stop func()) {
 				continue
 			}
 			if len(left) == 0 {
-				s.setAllSettled(true)
+				s.lanes.setAllSettled(true)
 				continue
 			}
 			// Each on its thread's lane, in order with its events.
 			for _, t := range left {
 				th := t.Edges.Session.ProviderSessionID
-				s.enqueue(ctx, th, laneJob{run: func(ctx context.Context) { s.revisitTurn(ctx, t) }})
+				s.lanes.enqueue(ctx, th, laneJob{run: func(ctx context.Context) { s.revisitTurn(ctx, t) }})
 			}
 		}
 	}()
@@ -67,21 +67,21 @@ func (s *Service) unsettledTurns(ctx context.Context) ([]*ent.Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.ownTurns(turns), nil // another instance's are read from its Codex
+	return s.own.turns(turns), nil // another instance's are read from its Codex
 }
 
-func (s *Service) allSettled() bool {
-	s.lanes.mu.Lock()
-	defer s.lanes.mu.Unlock()
-	return s.lanes.noneUnsettled
+func (l *lanes) allSettled() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.noneUnsettled
 }
 
 // setAllSettled records whether a turn may carry unsettledMark: false
 // whenever one is marked.
-func (s *Service) setAllSettled(none bool) {
-	s.lanes.mu.Lock()
-	s.lanes.noneUnsettled = none
-	s.lanes.mu.Unlock()
+func (l *lanes) setAllSettled(none bool) {
+	l.mu.Lock()
+	l.noneUnsettled = none
+	l.mu.Unlock()
 }
 
 // revisitUnsettled revisits every unsettled turn now.

@@ -48,6 +48,7 @@ type Service struct {
 	// instanceID owns the sessions this service starts; Reconcile settles
 	// only those (several instances may share the database).
 	instanceID string
+	own        owner // filters what Reconcile settles (recover_owned.go)
 	guards     keylock.Locks
 	lanes      lanes // ingestion's per-thread lanes (ingest_lanes.go)
 	// accounts refuses what Codex could not run (package account).
@@ -58,7 +59,7 @@ type Service struct {
 	// code records the session's files at its start and turn ends
 	// (code.go); nil: none.
 	code Code
-	// crash is the crash tests' hook (crash.go); nil: none.
+	// crash is the crash tests' hook (crash.go); a no-op when unset.
 	crash func(point string)
 }
 
@@ -100,6 +101,11 @@ func New(cfg Config) *Service {
 		instanceID: cfg.InstanceID, accounts: cfg.Accounts, worktrees: cfg.Worktrees, code: cfg.Code, crash: cfg.Crash}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	s.own = owner(s.instanceID)
+	s.lanes.store = s.storeEvent
+	if s.crash == nil {
+		s.crash = func(string) {}
 	}
 	if s.accounts == nil {
 		s.accounts = noAccounts{}

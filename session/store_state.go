@@ -73,7 +73,7 @@ func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID 
 	if err != nil {
 		return err
 	}
-	s.crashPoint(CrashTurnCommitted)
+	s.crash(CrashTurnCommitted)
 	// Detach from the committed transaction: subscribers may query through them.
 	t.Unwrap()
 	if ready != nil {

@@ -97,7 +97,7 @@ func (s *Service) settlePendingTurns(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pending = s.ownTurns(pending)
+	pending = s.own.turns(pending)
 	for _, p := range pending {
 		if _, err := s.settlePending(ctx, p, turn.StatusIN_PROGRESS); err != nil {
 			return err
@@ -114,7 +114,7 @@ func (s *Service) settlePending(ctx context.Context, p *ent.Turn, status turn.St
 	switch {
 	case err != nil:
 		s.log.WarnContext(ctx, "reconcile: Codex's record unavailable for a turn being started", "session", a.ID, "err", err)
-		s.setAllSettled(false)
+		s.lanes.setAllSettled(false)
 		return nil, p.Update().SetStatus(turn.StatusFAILED).SetCompletedAt(s.now()).
 			SetError("tuttid stopped while the turn was starting" + unsettledMark).Exec(ctx)
 	case !found:
@@ -124,7 +124,7 @@ func (s *Service) settlePending(ctx context.Context, p *ent.Turn, status turn.St
 	reason := ""
 	if status == turn.StatusFAILED {
 		reason = "tuttid stopped while the turn was running" + unsettledMark
-		s.setAllSettled(false)
+		s.lanes.setAllSettled(false)
 	}
 	t, err := s.replacePending(ctx, p, id, status, reason)
 	if err != nil {
