@@ -103,7 +103,7 @@ func (s *Service) onApprovalRequested(ctx context.Context, a *ent.AgentSession, 
 	if created.IsZero() {
 		created = s.now()
 	}
-	return s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+	return s.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
 		row, err := c.ApprovalRequest.Create().
 			SetID(r.ID).SetAgentSessionID(a.ID).SetWorkspaceID(a.WorkspaceID).
 			SetTurnID(r.TurnID).SetItemID(r.ItemID).SetKind(approvalrequest.Kind(r.Kind)).
@@ -122,7 +122,7 @@ func (s *Service) onApprovalRequested(ctx context.Context, a *ent.AgentSession, 
 // It returns the row as stored.
 func (s *Service) resolveApproval(ctx context.Context, a *ent.AgentSession, id string, d agent.ApprovalDecision, by string) (*ent.ApprovalRequest, error) {
 	var row *ent.ApprovalRequest
-	err := s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+	err := s.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
 		n, err := c.ApprovalRequest.Update().
 			Where(approvalrequest.ID(id), approvalrequest.AgentSessionID(a.ID), approvalrequest.ResolvedAtIsNil()).
 			SetDecision(approvalrequest.Decision(d)).SetResolvedAt(s.now()).SetResolvedBy(by).
@@ -146,7 +146,7 @@ func (s *Service) resolveApproval(ctx context.Context, a *ent.AgentSession, id s
 	if err != nil {
 		return nil, apperr.Storage(err, "record the approval decision")
 	}
-	if row != nil && s.outbox != nil {
+	if row != nil && s.changes.outbox != nil {
 		row = row.Unwrap() // the transaction's: the caller may query through it
 	}
 	return row, nil

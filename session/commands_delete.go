@@ -115,7 +115,7 @@ func (s *Service) deleteRows(ctx context.Context, a *ent.AgentSession, subtree b
 			events[i] = deletedEvent(d)
 		}
 		var err error
-		gone, err = s.stage(ctx, tx, events...)
+		gone, err = s.changes.stage(ctx, tx, events...)
 		return err
 	})
 	return gone, deleted, err

@@ -63,7 +63,7 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 		return nil, RuntimeError(err, "start the session")
 	}
 	var a *ent.AgentSession
-	created, err := s.change(ctx, func(c *ent.Client) ([]activity.Event, error) {
+	created, err := s.changes.change(ctx, func(c *ent.Client) ([]activity.Event, error) {
 		var err error
 		a, err = CreateRecord(ctx, c, NewSession{
 			ID: s.newID(), WorkspaceID: w.ID, Provider: agent.ProviderCodex, ThreadID: rs.ThreadID, InstanceID: s.instanceID,
@@ -80,7 +80,7 @@ func (s *Service) Start(ctx context.Context, in StartInput) (*ent.AgentSession, 
 			"orphan_thread", rs.ThreadID, "workspace", w.ID, "err", err)
 		return nil, apperr.Storage(err, "store the new session")
 	}
-	if s.outbox != nil {
+	if s.changes.outbox != nil {
 		a = a.Unwrap() // the transaction's: the caller may query through it
 	}
 	if s.code != nil {
@@ -120,7 +120,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	unlock := s.LockSession(a.ID)
 	unlockState := s.lockState(a.ID)
 	var claimed int
-	err = s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+	err = s.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
 		var err error
 		claimed, err = c.AgentSession.Update().
 			Where(agentsession.ID(a.ID), agentsession.StatusNEQ(agentsession.StatusWORKING)).
@@ -214,7 +214,7 @@ func (s *Service) tryReleaseClaim(ctx context.Context, a *ent.AgentSession) erro
 		return nil
 	}
 	defer s.lockState(a.ID)()
-	err = s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+	err = s.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
 		n, err := c.AgentSession.Update().
 			Where(agentsession.ID(a.ID), agentsession.StatusEQ(agentsession.StatusWORKING)).
 			SetStatus(a.Status).SetUpdatedAt(s.now()).Save(ctx)

@@ -117,7 +117,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*ent.AgentSession
 			events[i] = sessionUpdated(&cp)
 		}
 		var err error
-		updates, err = s.stage(ctx, tx, events...)
+		updates, err = s.changes.stage(ctx, tx, events...)
 		return err
 	})
 	if err != nil {

@@ -27,14 +27,14 @@ func (s *Service) onTurnRetrying(ctx context.Context, a *ent.AgentSession, e age
 			return err
 		}
 	}
-	s.publish(ctx, activity.Event{Kind: activity.TurnRetrying, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t, Error: msg})
+	s.changes.publish(ctx, activity.Event{Kind: activity.TurnRetrying, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Turn: t, Error: msg})
 	return nil
 }
 
 // onTokenUsage stores a session's usage (it survives a restart) and
 // publishes it.
 func (s *Service) onTokenUsage(ctx context.Context, a *ent.AgentSession, u agent.TokenUsage) error {
-	return s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+	return s.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
 		updated, err := c.AgentSession.UpdateOneID(a.ID).SetTokenUsage(&u).Save(ctx)
 		if ent.IsNotFound(err) {
 			return nil, nil // deleted meanwhile
@@ -55,7 +55,7 @@ func (s *Service) publishToEveryWorkspace(ctx context.Context, ev activity.Event
 	}
 	for _, id := range ids {
 		ev.WorkspaceID = id
-		s.publish(ctx, ev)
+		s.changes.publish(ctx, ev)
 	}
 	return nil
 }
@@ -75,7 +75,7 @@ func (s *Service) onWarning(ctx context.Context, e agent.Event) error {
 		switch {
 		case err == nil:
 			ev.WorkspaceID, ev.AgentSessionID = a.WorkspaceID, a.ID
-			s.publish(ctx, ev)
+			s.changes.publish(ctx, ev)
 			return nil
 		case !ent.IsNotFound(err):
 			return err

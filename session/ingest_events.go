@@ -105,7 +105,7 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 		}
 		return s.onTokenUsage(ctx, a, *e.TokenUsage)
 	case agent.EventMessageDelta:
-		s.publish(ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: a.WorkspaceID,
+		s.changes.publish(ctx, activity.Event{Kind: activity.MessageDelta, WorkspaceID: a.WorkspaceID,
 			AgentSessionID: a.ID, Delta: e.Delta, ItemID: e.ItemID, DeltaKind: e.ItemKind})
 		return nil
 	}
@@ -145,7 +145,7 @@ func (s *Service) onThreadStatus(ctx context.Context, a *ent.AgentSession, st ag
 // publishes SESSION_UPDATED, then the events of then (staged with it).
 func (s *Service) setStatus(ctx context.Context, a *ent.AgentSession, want agentsession.Status, then ...activity.Event) error {
 	defer s.lockState(a.ID)()
-	return s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+	return s.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
 		updated, err := c.AgentSession.UpdateOneID(a.ID).Where(agentsession.StatusNEQ(want)).
 			SetStatus(want).SetUpdatedAt(s.now()).Save(ctx)
 		if ent.IsNotFound(err) {
@@ -225,7 +225,7 @@ func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.Runti
 		if added {
 			kind = activity.MessageAdded
 		}
-		st, err = s.stage(ctx, tx, activity.Event{Kind: kind, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Message: saved})
+		st, err = s.changes.stage(ctx, tx, activity.Event{Kind: kind, WorkspaceID: a.WorkspaceID, AgentSessionID: a.ID, Message: saved})
 		return err
 	})
 	if err != nil {

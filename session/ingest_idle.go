@@ -153,7 +153,7 @@ func (s *Service) rereadTurn(ctx context.Context, thread, turnID string, attempt
 	// A turn tuttid failed for an event it could not store, and that
 	// Codex completed, is whole again once its record is stored.
 	if rec.Status == agent.TurnCompleted {
-		err := s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+		err := s.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
 			n, err := c.Turn.Update().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID),
 				turn.StatusEQ(turn.StatusFAILED), turn.ErrorHasPrefix(lostEventReason)).
 				SetStatus(turn.StatusCOMPLETED).SetError("").Save(ctx)

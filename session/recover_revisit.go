@@ -138,7 +138,7 @@ func (s *Service) revisitTurn(ctx context.Context, t *ent.Turn) {
 			}
 		}
 	}
-	err = s.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+	err = s.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
 		if err := c.Turn.UpdateOneID(cur.ID).SetStatus(status).SetError(reason).SetErrorCode(code).Exec(ctx); err != nil {
 			return nil, err
 		}

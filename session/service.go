@@ -19,27 +19,25 @@
 package session
 
 import (
-	"context"
 	"log/slog"
 	"time"
+
+	"github.com/google/uuid"
 
 	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/keylock"
 	"tuttid/sessionread"
 	"tuttid/store"
-
-	"github.com/google/uuid"
 )
 
 // Service runs session operations against the store and the runtime.
 type Service struct {
 	store *store.Store
 	rt    agent.Runtime
-	pub   activity.Publisher
-	// outbox, when set, keeps a stored change's events with its
-	// transaction (store_outbox.go).
-	outbox activity.Outbox
+	// changes writes stored changes and hands on their events, through
+	// the outbox when there is one (store_outbox.go).
+	changes changes
 	// read is the read model; commands look sessions and turns up there.
 	read  *sessionread.Reader
 	log   *slog.Logger
@@ -97,7 +95,7 @@ type Config struct {
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, outbox: cfg.Outbox, read: sessionread.New(sessionread.Config{Store: cfg.Store}), log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
+	s := &Service{store: cfg.Store, rt: cfg.Runtime, changes: changes{store: cfg.Store, outbox: cfg.Outbox, pub: cfg.Publisher}, read: sessionread.New(sessionread.Config{Store: cfg.Store}), log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
 		instanceID: cfg.InstanceID, accounts: cfg.Accounts, worktrees: cfg.Worktrees, code: cfg.Code, crash: cfg.Crash}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -117,12 +115,6 @@ func New(cfg Config) *Service {
 		s.newID = NewID
 	}
 	return s
-}
-
-func (s *Service) publish(ctx context.Context, e activity.Event) {
-	if s.pub != nil {
-		s.pub.Publish(ctx, e)
-	}
 }
 
 // LockSession serializes the operations on one session that must not

@@ -5,6 +5,7 @@ import (
 
 	"tuttid/activity"
 	"tuttid/ent"
+	"tuttid/store"
 )
 
 // The events of a stored change go out with its transaction where the
@@ -17,6 +18,24 @@ import (
 // Events that announce no stored change (MESSAGE_DELTA, TURN_RETRYING,
 // ACCOUNT_UPDATED, PROVIDER_WARNING) are published as they come.
 
+// changes writes a stored change and hands on its events: staged with the
+// transaction where there is an outbox, else published after the commit.
+type changes struct {
+	store  *store.Store
+	outbox activity.Outbox
+	pub    activity.Publisher
+}
+
+// publish hands an event to the feed now (nil publisher: dropped).
+func (c *changes) publish(ctx context.Context, e activity.Event) {
+	if c.pub != nil {
+		c.pub.Publish(ctx, e)
+	}
+}
+
+// Announce publishes the events of a committed transaction (StageForked).
+func (s *Service) Announce(ctx context.Context, st Staged) { s.changes.announce(ctx, st) }
+
 // Staged is what a transaction staged: Announce publishes it once the
 // transaction committed, never before.
 type Staged struct {
@@ -27,25 +46,25 @@ type Staged struct {
 // stage stages events in the transaction tx (see Staged). Without an
 // outbox the events are kept as they are, their entities shared: a caller
 // that unwraps them from tx after the commit unwraps the published ones.
-func (s *Service) stage(ctx context.Context, tx activity.Execer, events ...activity.Event) (Staged, error) {
-	if s.outbox == nil {
+func (c *changes) stage(ctx context.Context, tx activity.Execer, events ...activity.Event) (Staged, error) {
+	if c.outbox == nil {
 		return Staged{events: events}, nil
 	}
-	keys, err := s.outbox.Stage(ctx, tx, events...)
+	keys, err := c.outbox.Stage(ctx, tx, events...)
 	if err != nil {
 		return Staged{}, err
 	}
 	return Staged{keys: keys}, nil
 }
 
-// Announce publishes the events of a committed transaction (StageForked).
-func (s *Service) Announce(ctx context.Context, st Staged) {
-	if s.outbox != nil {
-		s.outbox.Committed(ctx, st.keys)
+// announce publishes the events of a committed transaction.
+func (c *changes) announce(ctx context.Context, st Staged) {
+	if c.outbox != nil {
+		c.outbox.Committed(ctx, st.keys)
 		return
 	}
 	for _, e := range st.events {
-		s.publish(ctx, e)
+		c.publish(ctx, e)
 	}
 }
 
@@ -53,30 +72,30 @@ func (s *Service) Announce(ctx context.Context, st Staged) {
 // announcing it, and returns them staged for Announce: with an outbox in
 // one transaction with them, without one on the store's client as before
 // (write's entities are then not a transaction's).
-func (s *Service) change(ctx context.Context, write func(c *ent.Client) ([]activity.Event, error)) (Staged, error) {
-	if s.outbox == nil {
-		events, err := write(s.store.Client)
+func (c *changes) change(ctx context.Context, write func(cl *ent.Client) ([]activity.Event, error)) (Staged, error) {
+	if c.outbox == nil {
+		events, err := write(c.store.Client)
 		return Staged{events: events}, err
 	}
 	var st Staged
-	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
+	err := c.store.WithTx(ctx, func(tx *ent.Tx) error {
 		events, err := write(tx.Client())
 		if err != nil || len(events) == 0 {
 			return err
 		}
-		st, err = s.stage(ctx, tx, events...)
+		st, err = c.stage(ctx, tx, events...)
 		return err
 	})
 	return st, err
 }
 
 // commit is change, then Announce.
-func (s *Service) commit(ctx context.Context, write func(c *ent.Client) ([]activity.Event, error)) error {
-	st, err := s.change(ctx, write)
+func (c *changes) commit(ctx context.Context, write func(cl *ent.Client) ([]activity.Event, error)) error {
+	st, err := c.change(ctx, write)
 	if err != nil {
 		return err
 	}
-	s.Announce(ctx, st)
+	c.announce(ctx, st)
 	return nil
 }
 
@@ -85,7 +104,7 @@ func (s *Service) commit(ctx context.Context, write func(c *ent.Client) ([]activ
 // them once it committed (what Forked publishes, but kept with the commit
 // where there is an outbox).
 func (s *Service) StageForked(ctx context.Context, tx *ent.Tx, child *ent.AgentSession, row *ent.SessionFork) (Staged, error) {
-	return s.stage(ctx, tx, forkedEvents(child, row)...)
+	return s.changes.stage(ctx, tx, forkedEvents(child, row)...)
 }
 
 func forkedEvents(child *ent.AgentSession, row *ent.SessionFork) []activity.Event {

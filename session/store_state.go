@@ -67,7 +67,7 @@ func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID 
 		if ready != nil {
 			events = append(events, sessionUpdated(ready))
 		}
-		st, err = s.stage(ctx, tx, events...)
+		st, err = s.changes.stage(ctx, tx, events...)
 		return err
 	})
 	if err != nil {

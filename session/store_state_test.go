@@ -128,7 +128,7 @@ func TestSetStatusReadsTheStore(t *testing.T) {
 	ctx := context.Background()
 	e := newTestEnv(t)
 	pub, problems := checking(e.st.Store)
-	e.svc.pub = pub
+	e.svc.changes.pub = pub
 	e.st.Workspace(storetest.Workspace{ID: "w"})
 	stale := e.st.Session(storetest.Session{ID: "s1", Workspace: "w"}) // READY
 	if err := e.st.Client.AgentSession.UpdateOneID("s1").SetStatus(agentsession.StatusWORKING).Exec(ctx); err != nil {
