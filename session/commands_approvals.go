@@ -12,6 +12,7 @@ import (
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/approvalrequest"
+	"tuttid/store"
 	"tuttid/validate"
 )
 
@@ -80,7 +81,7 @@ func (s *Service) RespondToApproval(ctx context.Context, in RespondInput) (*ent.
 	case err != nil:
 		return nil, RuntimeError(err, "answer the approval request")
 	}
-	return s.resolveApproval(ctx, a, req.ID, in.Decision, "user")
+	return s.approvals.resolve(ctx, a, req.ID, in.Decision, "user")
 }
 
 func alreadyResolved(req *ent.ApprovalRequest) error {
@@ -90,8 +91,17 @@ func alreadyResolved(req *ent.ApprovalRequest) error {
 	return apperr.New(apperr.ApprovalAlreadyResolved, "approval request %q is no longer pending (its turn ended)", req.ID)
 }
 
-// onApprovalRequested stores a request and tells subscribers.
-func (s *Service) onApprovalRequested(ctx context.Context, a *ent.AgentSession, r agent.ApprovalRequest) error {
+// approvalRows stores the requests Codex asks a person to decide and
+// their answers.
+type approvalRows struct {
+	store   *store.Store
+	changes *changes
+	now     func() time.Time
+	own     owner
+}
+
+// requested stores a request and tells subscribers.
+func (ar *approvalRows) requested(ctx context.Context, a *ent.AgentSession, r agent.ApprovalRequest) error {
 	if r.ID == "" {
 		return errors.New("approval request without an id")
 	}
@@ -101,9 +111,9 @@ func (s *Service) onApprovalRequested(ctx context.Context, a *ent.AgentSession, 
 	}
 	created := r.CreatedAt
 	if created.IsZero() {
-		created = s.now()
+		created = ar.now()
 	}
-	return s.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+	return ar.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
 		row, err := c.ApprovalRequest.Create().
 			SetID(r.ID).SetAgentSessionID(a.ID).SetWorkspaceID(a.WorkspaceID).
 			SetTurnID(r.TurnID).SetItemID(r.ItemID).SetKind(approvalrequest.Kind(r.Kind)).
@@ -117,15 +127,15 @@ func (s *Service) onApprovalRequested(ctx context.Context, a *ent.AgentSession, 
 	})
 }
 
-// resolveApproval records a resolution once: the first writer wins (the
+// resolve records a resolution once: the first writer wins (the
 // person's answer, or the provider's settling it), and only it publishes.
 // It returns the row as stored.
-func (s *Service) resolveApproval(ctx context.Context, a *ent.AgentSession, id string, d agent.ApprovalDecision, by string) (*ent.ApprovalRequest, error) {
+func (ar *approvalRows) resolve(ctx context.Context, a *ent.AgentSession, id string, d agent.ApprovalDecision, by string) (*ent.ApprovalRequest, error) {
 	var row *ent.ApprovalRequest
-	err := s.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
+	err := ar.changes.commit(ctx, func(c *ent.Client) ([]activity.Event, error) {
 		n, err := c.ApprovalRequest.Update().
 			Where(approvalrequest.ID(id), approvalrequest.AgentSessionID(a.ID), approvalrequest.ResolvedAtIsNil()).
-			SetDecision(approvalrequest.Decision(d)).SetResolvedAt(s.now()).SetResolvedBy(by).
+			SetDecision(approvalrequest.Decision(d)).SetResolvedAt(ar.now()).SetResolvedBy(by).
 			Save(ctx)
 		if err != nil {
 			return nil, err
@@ -146,16 +156,16 @@ func (s *Service) resolveApproval(ctx context.Context, a *ent.AgentSession, id s
 	if err != nil {
 		return nil, apperr.Storage(err, "record the approval decision")
 	}
-	if row != nil && s.changes.outbox != nil {
+	if row != nil && ar.changes.outbox != nil {
 		row = row.Unwrap() // the transaction's: the caller may query through it
 	}
 	return row, nil
 }
 
-// cancelPendingApprovals resolves as CANCEL the requests still pending in
+// cancelPending resolves as CANCEL the requests still pending in
 // a turn that ended (or, with turnID "", in the whole session).
-func (s *Service) cancelPendingApprovals(ctx context.Context, a *ent.AgentSession, turnID, by string) error {
-	q := s.store.Client.ApprovalRequest.Query().
+func (ar *approvalRows) cancelPending(ctx context.Context, a *ent.AgentSession, turnID, by string) error {
+	q := ar.store.Client.ApprovalRequest.Query().
 		Where(approvalrequest.AgentSessionID(a.ID), approvalrequest.ResolvedAtIsNil())
 	if turnID != "" {
 		q = q.Where(approvalrequest.TurnID(turnID))
@@ -165,17 +175,17 @@ func (s *Service) cancelPendingApprovals(ctx context.Context, a *ent.AgentSessio
 		return err
 	}
 	for _, id := range ids {
-		if _, err := s.resolveApproval(ctx, a, id, agent.DecisionCancel, by); err != nil {
+		if _, err := ar.resolve(ctx, a, id, agent.DecisionCancel, by); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// cancelApprovalsOfPreviousRun resolves as CANCEL every request left
+// cancelOfPreviousRun resolves as CANCEL every request left
 // pending by the previous process: its Codex child, which asked, is gone.
-func (s *Service) cancelApprovalsOfPreviousRun(ctx context.Context, now time.Time) (int, error) {
-	n, err := s.store.Client.ApprovalRequest.Update().Where(approvalrequest.ResolvedAtIsNil()).Where(s.own.approvals()...).
+func (ar *approvalRows) cancelOfPreviousRun(ctx context.Context, now time.Time) (int, error) {
+	n, err := ar.store.Client.ApprovalRequest.Update().Where(approvalrequest.ResolvedAtIsNil()).Where(ar.own.approvals()...).
 		SetDecision(approvalrequest.DecisionCANCEL).SetResolvedAt(now).SetResolvedBy("restart").
 		Save(ctx)
 	if err != nil {

@@ -147,7 +147,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 	ctx = context.WithoutCancel(ctx)
 	// Stored before turn/start is written, so that a crash before the reply
 	// leaves a turn to settle from Codex (store_turn_pending.go).
-	pending, err := s.storePendingTurn(ctx, a)
+	pending, err := s.pending.store(ctx, a)
 	if err != nil {
 		s.releaseClaim(ctx, a)
 		return nil, apperr.Storage(err, "store the turn")
@@ -157,7 +157,7 @@ func (s *Service) Send(ctx context.Context, workspaceID, sessionID, text string)
 		ModelProvider: ModelProviderOf(a),
 	})
 	if err != nil {
-		s.dropPendingTurn(ctx, a, pending)
+		s.pending.drop(ctx, a, pending)
 		s.releaseClaim(ctx, a)
 		return nil, RuntimeError(err, "start the turn")
 	}
@@ -233,7 +233,7 @@ func (s *Service) tryReleaseClaim(ctx context.Context, a *ent.AgentSession) erro
 // ensureTurn stores a turn the provider started, unless ingestion already
 // did (the provider's notifications can overtake the turn/start reply).
 func (s *Service) ensureTurn(ctx context.Context, a *ent.AgentSession, turnID string) (*ent.Turn, error) {
-	if err := s.adoptPendingTurn(ctx, a, turnID); err != nil {
+	if err := s.pending.adopt(ctx, a, turnID); err != nil {
 		return nil, apperr.Storage(err, "store the turn")
 	}
 	err := s.store.Client.Turn.Create().

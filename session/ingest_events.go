@@ -90,12 +90,12 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 		if e.Approval == nil {
 			return errors.New("approval event without a request")
 		}
-		return s.onApprovalRequested(ctx, a, *e.Approval)
+		return s.approvals.requested(ctx, a, *e.Approval)
 	case agent.EventApprovalResolved:
 		if e.Resolution == nil {
 			return errors.New("approval event without a resolution")
 		}
-		_, err := s.resolveApproval(ctx, a, e.Resolution.ID, e.Resolution.Decision, e.Resolution.By)
+		_, err := s.approvals.resolve(ctx, a, e.Resolution.ID, e.Resolution.Decision, e.Resolution.By)
 		return err
 	case agent.EventTurnRetrying:
 		return s.onTurnRetrying(ctx, a, e)
@@ -201,7 +201,7 @@ func (s *Service) onTurnCompleted(ctx context.Context, a *ent.AgentSession, e ag
 	}
 	// Requests still waiting end with their turn, as CANCEL, before the
 	// turn's end is published.
-	if err := s.cancelPendingApprovals(ctx, a, e.TurnID, "turn_ended"); err != nil {
+	if err := s.approvals.cancelPending(ctx, a, e.TurnID, "turn_ended"); err != nil {
 		return err
 	}
 	return s.completeTurn(ctx, a, e.TurnID, status, reason, code)

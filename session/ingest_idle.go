@@ -96,7 +96,7 @@ func (s *Service) settleIdleTurn(ctx context.Context, a *ent.AgentSession, turnI
 	}
 	s.log.WarnContext(ctx, "ingest: thread idle without the turn's end; settled", "session", a.ID,
 		"turn", turnID, "status", status, "from_codex", found)
-	if err := s.cancelPendingApprovals(ctx, a, turnID, "turn_ended"); err != nil {
+	if err := s.approvals.cancelPending(ctx, a, turnID, "turn_ended"); err != nil {
 		return err
 	}
 	if status == turn.StatusCOMPLETED {

@@ -98,7 +98,7 @@ func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) (b
 		}
 	}
 	s.log.ErrorContext(ctx, "ingest: turn failed: an event could not be stored", "session", a.ID, "turn", turnID, "err", cause)
-	if err := s.cancelPendingApprovals(ctx, a, turnID, "turn_ended"); err != nil {
+	if err := s.approvals.cancelPending(ctx, a, turnID, "turn_ended"); err != nil {
 		return false, err
 	}
 	// FAILED, its open items failed, the session READY, all published.

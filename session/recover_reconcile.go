@@ -27,7 +27,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		SetStatus(agent.ItemFailed).SetUpdatedAt(now).Exec(ctx); err != nil {
 		return apperr.Storage(err, "close the items of the previous run")
 	}
-	approvals, err := s.cancelApprovalsOfPreviousRun(ctx, now)
+	approvals, err := s.approvals.cancelOfPreviousRun(ctx, now)
 	if err != nil {
 		return err
 	}

@@ -33,8 +33,10 @@ import (
 
 // Service runs session operations against the store and the runtime.
 type Service struct {
-	store *store.Store
-	rt    agent.Runtime
+	store     *store.Store
+	rt        agent.Runtime
+	approvals approvalRows // commands_approvals.go
+	pending   pendingTurns // store_turn_pending.go
 	// changes writes stored changes and hands on their events, through
 	// the outbox when there is one (store_outbox.go).
 	changes changes
@@ -102,6 +104,10 @@ func New(cfg Config) *Service {
 	}
 	s.own = owner(s.instanceID)
 	s.lanes.store = s.storeEvent
+	// now and newID are read at each call: tests set them after New.
+	now := func() time.Time { return s.now() }
+	s.approvals = approvalRows{store: cfg.Store, changes: &s.changes, now: now, own: s.own}
+	s.pending = pendingTurns{db: cfg.Store, guards: &s.guards, log: s.log, now: now, newID: func() string { return s.newID() }}
 	if s.crash == nil {
 		s.crash = func(string) {}
 	}

@@ -2,11 +2,15 @@ package session
 
 import (
 	"context"
+	"log/slog"
+	"time"
 
 	"tuttid/agent"
 	"tuttid/ent"
 	"tuttid/ent/turn"
+	"tuttid/keylock"
 	"tuttid/lineage"
+	"tuttid/store"
 )
 
 // A turn is stored before turn/start is written, under a client-side id
@@ -21,31 +25,41 @@ const pendingTurnPrefix = lineage.PendingTurnPrefix
 
 func isPendingTurn(turnID string) bool { return lineage.IsPendingTurn(turnID) }
 
-// storePendingTurn stores a session's turn about to be sent.
-func (s *Service) storePendingTurn(ctx context.Context, a *ent.AgentSession) (*ent.Turn, error) {
-	return s.store.Client.Turn.Create().SetTurnID(pendingTurnPrefix + s.newID()).SetAgentSessionID(a.ID).
-		SetStatus(turn.StatusIN_PROGRESS).SetStartedAt(s.now()).Save(ctx)
+// pendingTurns stores the turn a send makes before Codex names it, and
+// swaps it for the turn Codex reports.
+type pendingTurns struct {
+	db     *store.Store
+	guards *keylock.Locks
+	log    *slog.Logger
+	now    func() time.Time
+	newID  func() string
 }
 
-// dropPendingTurn removes a pending turn whose turn/start failed (unless
+// store stores a session's turn about to be sent.
+func (pt *pendingTurns) store(ctx context.Context, a *ent.AgentSession) (*ent.Turn, error) {
+	return pt.db.Client.Turn.Create().SetTurnID(pendingTurnPrefix + pt.newID()).SetAgentSessionID(a.ID).
+		SetStatus(turn.StatusIN_PROGRESS).SetStartedAt(pt.now()).Save(ctx)
+}
+
+// drop removes a pending turn whose turn/start failed (unless
 // Codex's id took its place meanwhile).
-func (s *Service) dropPendingTurn(ctx context.Context, a *ent.AgentSession, p *ent.Turn) {
-	defer s.guards.Lock("turn\x00" + a.ID)()
-	_, err := s.store.Client.Turn.Delete().Where(turn.ID(p.ID), turn.TurnIDHasPrefix(pendingTurnPrefix)).Exec(ctx)
+func (pt *pendingTurns) drop(ctx context.Context, a *ent.AgentSession, p *ent.Turn) {
+	defer pt.guards.Lock("turn\x00" + a.ID)()
+	_, err := pt.db.Client.Turn.Delete().Where(turn.ID(p.ID), turn.TurnIDHasPrefix(pendingTurnPrefix)).Exec(ctx)
 	if err != nil {
-		s.log.ErrorContext(ctx, "send: pending turn not removed", "session", a.ID, "turn", p.TurnID, "err", err)
+		pt.log.ErrorContext(ctx, "send: pending turn not removed", "session", a.ID, "turn", p.TurnID, "err", err)
 	}
 }
 
-// adoptPendingTurn: a turn id Codex names for a session with a pending
+// adopt: a turn id Codex names for a session with a pending
 // turn, and that tuttid does not have, is that turn's: the pending row is
 // replaced by one with Codex's id and the same start.
-func (s *Service) adoptPendingTurn(ctx context.Context, a *ent.AgentSession, turnID string) error {
+func (pt *pendingTurns) adopt(ctx context.Context, a *ent.AgentSession, turnID string) error {
 	if isPendingTurn(turnID) {
 		return nil
 	}
-	defer s.guards.Lock("turn\x00" + a.ID)()
-	p, err := s.store.Client.Turn.Query().
+	defer pt.guards.Lock("turn\x00" + a.ID)()
+	p, err := pt.db.Client.Turn.Query().
 		Where(turn.AgentSessionID(a.ID), turn.TurnIDHasPrefix(pendingTurnPrefix), turn.StatusEQ(turn.StatusIN_PROGRESS)).
 		Order(ent.Asc(turn.FieldStartedAt)).First(ctx)
 	if ent.IsNotFound(err) {
@@ -54,26 +68,26 @@ func (s *Service) adoptPendingTurn(ctx context.Context, a *ent.AgentSession, tur
 	if err != nil {
 		return err
 	}
-	known, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Exist(ctx)
+	known, err := pt.db.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.TurnID(turnID)).Exist(ctx)
 	if err != nil || known {
 		return err // an older turn's id: the pending turn waits for its own
 	}
-	_, err = s.replacePending(ctx, p, turnID, turn.StatusIN_PROGRESS, "")
+	_, err = pt.replace(ctx, p, turnID, turn.StatusIN_PROGRESS, "")
 	return err
 }
 
-// replacePending swaps a pending turn for Codex's turn id in one
+// replace swaps a pending turn for Codex's turn id in one
 // transaction (turn ids are immutable).
-func (s *Service) replacePending(ctx context.Context, p *ent.Turn, turnID string, status turn.Status, reason string) (*ent.Turn, error) {
+func (pt *pendingTurns) replace(ctx context.Context, p *ent.Turn, turnID string, status turn.Status, reason string) (*ent.Turn, error) {
 	var t *ent.Turn
-	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
+	err := pt.db.WithTx(ctx, func(tx *ent.Tx) error {
 		if err := tx.Turn.DeleteOneID(p.ID).Exec(ctx); err != nil {
 			return err
 		}
 		c := tx.Turn.Create().SetTurnID(turnID).SetAgentSessionID(p.AgentSessionID).SetStatus(status).
 			SetError(reason).SetStartedAt(p.StartedAt)
 		if status != turn.StatusIN_PROGRESS {
-			c.SetCompletedAt(s.now())
+			c.SetCompletedAt(pt.now())
 		}
 		var err error
 		t, err = c.Save(ctx)
@@ -126,7 +140,7 @@ func (s *Service) settlePending(ctx context.Context, p *ent.Turn, status turn.St
 		reason = "tuttid stopped while the turn was running" + unsettledMark
 		s.lanes.setAllSettled(false)
 	}
-	t, err := s.replacePending(ctx, p, id, status, reason)
+	t, err := s.pending.replace(ctx, p, id, status, reason)
 	if err != nil {
 		return nil, err
 	}
