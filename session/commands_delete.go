@@ -73,7 +73,7 @@ func (s *Service) Delete(ctx context.Context, in DeleteInput) (string, error) {
 			s.code.Forget(ctx, id)
 		}
 	}
-	gone, deleted, err := s.deleteRows(ctx, a, in.Subtree)
+	gone, deleted, err := deleteRows(ctx, &s.changes, a, in.Subtree)
 	if err != nil {
 		return "", apperr.Storage(err, "delete the sessions")
 	}
@@ -88,10 +88,10 @@ func (s *Service) Delete(ctx context.Context, in DeleteInput) (string, error) {
 // deleteRows deletes a (and with subtree its forks) in one transaction:
 // what is deleted is what is reported, including forks made while the
 // locks were awaited. The events are staged descendants first.
-func (s *Service) deleteRows(ctx context.Context, a *ent.AgentSession, subtree bool) (Staged, []*ent.AgentSession, error) {
+func deleteRows(ctx context.Context, ch *changes, a *ent.AgentSession, subtree bool) (Staged, []*ent.AgentSession, error) {
 	var gone Staged
 	deleted := []*ent.AgentSession{a}
-	err := s.store.WithTx(ctx, func(tx *ent.Tx) error {
+	err := ch.store.WithTx(ctx, func(tx *ent.Tx) error {
 		if !subtree {
 			if err := tx.AgentSession.DeleteOneID(a.ID).Exec(ctx); err != nil {
 				return err
@@ -115,7 +115,7 @@ func (s *Service) deleteRows(ctx context.Context, a *ent.AgentSession, subtree b
 			events[i] = deletedEvent(d)
 		}
 		var err error
-		gone, err = s.changes.stage(ctx, tx, events...)
+		gone, err = ch.stage(ctx, tx, events...)
 		return err
 	})
 	return gone, deleted, err

@@ -48,14 +48,14 @@ func (s *Service) onTokenUsage(ctx context.Context, a *ent.AgentSession, u agent
 
 // publishToEveryWorkspace publishes ev, which belongs to no session, once
 // per workspace: it reaches every subscription.
-func (s *Service) publishToEveryWorkspace(ctx context.Context, ev activity.Event) error {
-	ids, err := s.store.Client.Workspace.Query().IDs(ctx)
+func (c *changes) publishToEveryWorkspace(ctx context.Context, ev activity.Event) error {
+	ids, err := c.store.Client.Workspace.Query().IDs(ctx)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
 		ev.WorkspaceID = id
-		s.changes.publish(ctx, ev)
+		c.publish(ctx, ev)
 	}
 	return nil
 }
@@ -81,5 +81,5 @@ func (s *Service) onWarning(ctx context.Context, e agent.Event) error {
 			return err
 		}
 	}
-	return s.publishToEveryWorkspace(ctx, ev)
+	return s.changes.publishToEveryWorkspace(ctx, ev)
 }

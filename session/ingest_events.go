@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"time"
 
 	"tuttid/activity"
 	"tuttid/agent"
@@ -122,7 +123,7 @@ func (s *Service) onThreadStatus(ctx context.Context, a *ent.AgentSession, st ag
 		// Codex reports the thread idle just before turn/completed; READY
 		// then waits for onTurnCompleted, so clients see TURN_COMPLETED
 		// first and a refetch on READY finds the turn finished.
-		running, err := s.runningTurnIDs(ctx, a.ID)
+		running, err := runningTurnIDs(ctx, s.store.Client, a.ID)
 		if err != nil {
 			return err
 		}
@@ -239,10 +240,10 @@ func (s *Service) onItem(ctx context.Context, a *ent.AgentSession, m agent.Runti
 
 // closeOpenItems marks a turn's messages still in progress with the way
 // the turn ended, so that none stays in progress forever.
-func (s *Service) closeOpenItems(ctx context.Context, c *ent.Client, sessionID, turnID, status string) error {
+func closeOpenItems(ctx context.Context, now time.Time, c *ent.Client, sessionID, turnID, status string) error {
 	return c.Message.Update().
 		Where(message.AgentSessionID(sessionID), message.TurnID(turnID), message.Status(agent.ItemInProgress)).
-		SetStatus(status).SetUpdatedAt(s.now()).Exec(ctx)
+		SetStatus(status).SetUpdatedAt(now).Exec(ctx)
 }
 
 // recoverFailed makes the sessions a crashed provider left FAILED usable

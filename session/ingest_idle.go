@@ -28,8 +28,8 @@ const idleTurnEnd = "Codex's thread went idle without a readable end of this tur
 // record was unavailable.
 var rereadPauses = []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute}
 
-func (s *Service) runningTurnIDs(ctx context.Context, sessionID string) ([]string, error) {
-	return s.store.Client.Turn.Query().
+func runningTurnIDs(ctx context.Context, c *ent.Client, sessionID string) ([]string, error) {
+	return c.Turn.Query().
 		Where(turn.AgentSessionID(sessionID), turn.StatusEQ(turn.StatusIN_PROGRESS)).
 		Select(turn.FieldTurnID).Strings(ctx)
 }
@@ -49,8 +49,8 @@ func (s *Service) checkAfterIdle(ctx context.Context, thread string, turnIDs []s
 	})
 }
 
-func (s *Service) sessionOfThread(ctx context.Context, thread string) (*ent.AgentSession, error) {
-	a, err := s.store.Client.AgentSession.Query().Where(agentsession.ProviderSessionID(thread)).First(ctx)
+func sessionOfThread(ctx context.Context, c *ent.Client, thread string) (*ent.AgentSession, error) {
+	a, err := c.AgentSession.Query().Where(agentsession.ProviderSessionID(thread)).First(ctx)
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}
@@ -58,7 +58,7 @@ func (s *Service) sessionOfThread(ctx context.Context, thread string) (*ent.Agen
 }
 
 func (s *Service) settleIdle(ctx context.Context, thread string, turnIDs []string) {
-	a, err := s.sessionOfThread(ctx, thread)
+	a, err := sessionOfThread(ctx, s.store.Client, thread)
 	if err != nil || a == nil {
 		if err != nil {
 			s.log.ErrorContext(ctx, "ingest: idle thread's session unreadable", "thread", thread, "err", err)
@@ -78,7 +78,7 @@ func (s *Service) settleIdleTurn(ctx context.Context, a *ent.AgentSession, turnI
 		return err
 	}
 	status, reason, code := turn.StatusFAILED, idleTurnEnd, ""
-	rec, found, err := s.record(ctx, a, turnID)
+	rec, found, err := recordOf(ctx, s.rt, a, turnID)
 	switch {
 	case err != nil:
 		reason += unsettledMark
@@ -100,19 +100,19 @@ func (s *Service) settleIdleTurn(ctx context.Context, a *ent.AgentSession, turnI
 		return err
 	}
 	if status == turn.StatusCOMPLETED {
-		if err := s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, agent.ItemIncomplete); err != nil {
+		if err := closeOpenItems(ctx, s.now(), s.store.Client, a.ID, turnID, agent.ItemIncomplete); err != nil {
 			return err
 		}
 	}
 	return s.completeTurn(ctx, a, turnID, status, reason, code)
 }
 
-// record reads Codex's record of one turn.
-func (s *Service) record(ctx context.Context, a *ent.AgentSession, turnID string) (agent.RuntimeTurn, bool, error) {
-	if s.rt == nil || a.ProviderSessionID == "" {
+// recordOf reads Codex's record of one turn.
+func recordOf(ctx context.Context, rt agent.Runtime, a *ent.AgentSession, turnID string) (agent.RuntimeTurn, bool, error) {
+	if rt == nil || a.ProviderSessionID == "" {
 		return agent.RuntimeTurn{}, false, nil
 	}
-	turns, err := s.rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ThreadID: a.ProviderSessionID,
+	turns, err := rt.History(ctx, agent.HistoryInput{Provider: a.Provider, ThreadID: a.ProviderSessionID,
 		TurnIDs: []string{turnID}})
 	if err != nil {
 		return agent.RuntimeTurn{}, false, err
@@ -128,11 +128,11 @@ func (s *Service) record(ctx context.Context, a *ent.AgentSession, turnID string
 // rereadTurn stores Codex's record of a turn's items; when Codex cannot
 // be read it tries again later.
 func (s *Service) rereadTurn(ctx context.Context, thread, turnID string, attempt int) {
-	a, err := s.sessionOfThread(ctx, thread)
+	a, err := sessionOfThread(ctx, s.store.Client, thread)
 	if err != nil || a == nil {
 		return
 	}
-	rec, found, err := s.record(ctx, a, turnID)
+	rec, found, err := recordOf(ctx, s.rt, a, turnID)
 	if err != nil {
 		s.log.WarnContext(ctx, "ingest: Codex's record of the turn unavailable; re-read later", "session", a.ID,
 			"turn", turnID, "err", err)

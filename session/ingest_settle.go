@@ -90,7 +90,7 @@ func (s *Service) failTurnOf(ctx context.Context, e agent.Event, cause error) (b
 		return false, err
 	}
 	if t.Status != turn.StatusIN_PROGRESS {
-		return false, s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, agent.ItemFailed)
+		return false, closeOpenItems(ctx, s.now(), s.store.Client, a.ID, turnID, agent.ItemFailed)
 	}
 	if s.rt != nil {
 		if ierr := s.rt.Interrupt(ctx, agent.InterruptInput{Provider: a.Provider, ThreadID: a.ProviderSessionID, TurnID: turnID}); ierr != nil {
@@ -154,7 +154,7 @@ func (s *Service) settleOpenItems(ctx context.Context, a *ent.AgentSession, turn
 			}
 		}
 	}
-	return s.closeOpenItems(ctx, s.store.Client, a.ID, turnID, agent.ItemIncomplete)
+	return closeOpenItems(ctx, s.now(), s.store.Client, a.ID, turnID, agent.ItemIncomplete)
 }
 
 // storeRecorded stores the items of a turn as Codex recorded them and

@@ -112,7 +112,7 @@ func (s *Service) settleRunningTurns(ctx context.Context) (int, error) {
 		if status == turn.StatusCOMPLETED {
 			end = agent.ItemIncomplete
 		}
-		if err := s.closeOpenItems(ctx, s.store.Client, a.ID, t.TurnID, end); err != nil {
+		if err := closeOpenItems(ctx, s.now(), s.store.Client, a.ID, t.TurnID, end); err != nil {
 			return 0, apperr.Storage(err, "close the items of the previous run")
 		}
 		s.log.WarnContext(ctx, "reconcile: turn left running by the previous run settled", "session", a.ID,

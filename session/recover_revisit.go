@@ -42,7 +42,7 @@ func (s *Service) revisitUntilSettled(ctx context.Context) (stop func()) {
 			if s.lanes.allSettled() {
 				continue
 			}
-			left, err := s.unsettledTurns(ctx)
+			left, err := unsettledTurns(ctx, s.store.Client, s.own)
 			if err != nil {
 				continue
 			}
@@ -60,14 +60,14 @@ func (s *Service) revisitUntilSettled(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-func (s *Service) unsettledTurns(ctx context.Context) ([]*ent.Turn, error) {
-	turns, err := s.store.Client.Turn.Query().
+func unsettledTurns(ctx context.Context, c *ent.Client, own owner) ([]*ent.Turn, error) {
+	turns, err := c.Turn.Query().
 		Where(turn.StatusEQ(turn.StatusFAILED), turn.ErrorHasSuffix(unsettledMark)).
 		WithSession().All(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return s.own.turns(turns), nil // another instance's are read from its Codex
+	return own.turns(turns), nil // another instance's are read from its Codex
 }
 
 func (l *lanes) allSettled() bool {
@@ -86,7 +86,7 @@ func (l *lanes) setAllSettled(none bool) {
 
 // revisitUnsettled revisits every unsettled turn now.
 func (s *Service) revisitUnsettled(ctx context.Context) error {
-	left, err := s.unsettledTurns(ctx)
+	left, err := unsettledTurns(ctx, s.store.Client, s.own)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (s *Service) revisitTurn(ctx context.Context, t *ent.Turn) {
 		}
 		return
 	}
-	rec, found, err := s.record(ctx, a, t.TurnID)
+	rec, found, err := recordOf(ctx, s.rt, a, t.TurnID)
 	if err != nil {
 		s.log.DebugContext(ctx, "revisit: Codex's record still unavailable", "session", a.ID, "turn", t.TurnID, "err", err)
 		return
@@ -143,7 +143,7 @@ func (s *Service) revisitTurn(ctx context.Context, t *ent.Turn) {
 			return nil, err
 		}
 		if status == turn.StatusCOMPLETED {
-			if err := s.closeOpenItems(ctx, c, a.ID, t.TurnID, agent.ItemIncomplete); err != nil {
+			if err := closeOpenItems(ctx, s.now(), c, a.ID, t.TurnID, agent.ItemIncomplete); err != nil {
 				s.log.ErrorContext(ctx, "revisit: items not closed", "session", a.ID, "turn", t.TurnID, "err", err)
 			}
 		}

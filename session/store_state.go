@@ -49,7 +49,7 @@ func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID 
 		}
 		if status != turn.StatusCOMPLETED {
 			// Items the provider never completed end with their turn.
-			if err := s.closeOpenItems(ctx, tx.Client(), a.ID, turnID, itemEnd(status)); err != nil {
+			if err := closeOpenItems(ctx, s.now(), tx.Client(), a.ID, turnID, itemEnd(status)); err != nil {
 				return err
 			}
 		}
