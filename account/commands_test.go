@@ -32,7 +32,7 @@ func accountEnv(t *testing.T) (*testEnv, *activitytest.Recorder, *agenttest.Runt
 	st := storetest.New(t)
 	rec, rt, logs := &activitytest.Recorder{}, agenttest.New(), &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e := &testEnv{st: st, svc: New(Config{Store: st.Store, Runtime: rt, Publisher: rec, Logger: log})}
+	e := &testEnv{st: st, svc: New(Config{Runtime: rt, Logger: log})}
 	e.sessions = session.New(session.Config{Store: st.Store, Publisher: rec, Runtime: rt, Logger: log, Accounts: e.svc})
 	e.st.Workspace(storetest.Workspace{ID: "w", RootPath: t.TempDir()})
 	e.st.Session(storetest.Session{ID: "s1", Workspace: "w", Thread: "thread-1",

@@ -7,11 +7,12 @@ import (
 	"tuttid/agent"
 )
 
-// Updated tells every workspace's subscribers that the account
-// changed (a login completed or failed, a logout, refused credentials).
-func (s *Service) Updated(ctx context.Context, e agent.Event) error {
+// Updated takes an account notification (a login completed or failed, a
+// logout, refused credentials) and returns the ACCOUNT_UPDATED event that
+// session publishes to every workspace; ok is false for none.
+func (s *Service) Updated(ctx context.Context, e agent.Event) (ev activity.Event, ok bool) {
 	if e.Account == nil {
-		return nil
+		return activity.Event{}, false
 	}
 	acct := *e.Account
 	if e.Error != "" && e.LoginID != "" && s.loginCancels.take(e.LoginID) {
@@ -21,22 +22,5 @@ func (s *Service) Updated(ctx context.Context, e agent.Event) error {
 	}
 	s.log.InfoContext(ctx, "codex account updated", "signed_in", acct.SignedIn, "auth_mode", acct.AuthMode,
 		"login", e.LoginID, "error", e.Error, "credentials_refused", acct.CredentialsRefused)
-	return s.publishToEveryWorkspace(ctx, activity.Event{Kind: activity.AccountUpdated, Account: &acct, Error: e.Error})
-}
-
-// publishToEveryWorkspace publishes ev, which belongs to no session, once
-// per workspace: it reaches every subscription.
-func (s *Service) publishToEveryWorkspace(ctx context.Context, ev activity.Event) error {
-	if s.pub == nil {
-		return nil
-	}
-	ids, err := s.store.Client.Workspace.Query().IDs(ctx)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		ev.WorkspaceID = id
-		s.pub.Publish(ctx, ev)
-	}
-	return nil
+	return activity.Event{Kind: activity.AccountUpdated, Account: &acct, Error: e.Error}, true
 }

@@ -95,7 +95,7 @@ func newEnv(t *testing.T) *env {
 	logger, logs := logtest.New(slog.LevelDebug)
 	e := &env{t: t, ctx: t.Context(), st: st, rt: agenttest.New(), logs: logs, logger: logger}
 	e.pub = &activitytest.Recorder{Inspect: e.checkCommitted}
-	e.acc = account.New(account.Config{Store: st.Store, Runtime: e.rt, Publisher: e.pub, Logger: logger})
+	e.acc = account.New(account.Config{Runtime: e.rt, Logger: logger})
 	e.sess = session.New(session.Config{Store: st.Store, Runtime: e.rt, Publisher: e.pub, Logger: logger, Accounts: e.acc})
 	e.svc = fork.New(fork.Config{Store: st.Store, Sessions: e.sess, Accounts: e.acc, Runtime: e.rt, Logger: logger})
 	st.Workspace(storetest.Workspace{ID: wsID, RootPath: workspaceRoot})

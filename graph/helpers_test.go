@@ -48,7 +48,7 @@ func newEnv(t *testing.T, rt agent.Runtime) *env {
 	st, queries := db.Counting()
 	broker := activity.New(activity.Options{})
 	t.Cleanup(broker.Close)
-	accounts := account.New(account.Config{Store: st, Runtime: rt, Publisher: broker})
+	accounts := account.New(account.Config{Runtime: rt})
 	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker, Accounts: accounts})
 	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Accounts: accounts, Runtime: rt})
 	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Accounts: accounts, Reads: sessionread.New(sessionread.Config{Store: st, Subscriber: broker}), Forks: forks})

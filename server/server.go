@@ -180,7 +180,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
-	s.Accounts = account.New(account.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Logger: log})
+	s.Accounts = account.New(account.Config{Runtime: s.Runtime, Logger: log})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Outbox: outboxOf(s.Broker), Logger: log,
 		InstanceID: id, Accounts: s.Accounts, Worktrees: s.Code, Code: s.Code, Crash: crashAt(cfg.CrashAt)})
 	s.Reads = sessionread.New(sessionread.Config{Store: st, Subscriber: s.Broker})

@@ -47,7 +47,10 @@ func (s *Service) HandleEvent(ctx context.Context, e agent.Event) error {
 		// Codex is back: turns settled without its record take it now.
 		return s.revisitUnsettled(ctx)
 	case agent.EventAccountUpdated:
-		return s.accounts.Updated(ctx, e)
+		if ev, ok := s.accounts.Updated(ctx, e); ok {
+			return s.changes.publishToEveryWorkspace(ctx, ev)
+		}
+		return nil
 	case agent.EventRateLimits:
 		// The runtime keeps the latest for the rateLimits query.
 		s.log.DebugContext(ctx, "provider rate limits updated")

@@ -1,21 +1,26 @@
 // Package session is the agent-session domain: workspaces, sessions,
-// turns and messages, and the ingestion of what the provider reports. It
-// has no GraphQL in it; the transports translate to it. A file's prefix
-// says which job it serves:
+// turns and messages, the commands on them, and the ingestion of what the
+// provider reports. It has no GraphQL in it; the transports translate to
+// it. What the transports read is package sessionread (the commands look
+// sessions up through it); Codex's account is package account, which
+// session asks before a turn (Accounts). A file's prefix says which job it
+// serves:
 //
-//	commands_*  what a client asks: workspaces, start, send, interrupt,
-//	            update (rename, archive), delete, approvals
+//	commands_*  what a client asks: workspaces, start, send, steer,
+//	            interrupt, update (rename, archive), delete, approvals
 //	ingest_*    what the provider reports, stored durably
 //	recover_*   settling at start what the previous run left running
-//	read_*      what a command reads (the read model the transports page
-//	            through is package sessionread)
-//	store_*     row writes the others share (and the fork, in its transaction)
+//	read_*      what a command reads
+//	store_*     row writes the others share (and the fork, in its
+//	            transaction); stored changes and their events (changes)
 //	input_*     checking and resolving what a client sends
 //	runtime_*   what the runtime's answers mean here (errors, thread
 //	            metadata, turn statuses)
+//	code*       the code side of sessions (package sessioncode's hooks)
 //
-// Mechanisms it uses live in packages of their own: keylock, sqlbatch,
-// validate, paging.
+// Service holds the commands; each job's own state is a type of its own
+// (lanes, owner, changes, approvalRows, pendingTurns). Mechanisms it uses
+// live in packages of their own: keylock, sqlbatch, validate, readahead.
 package session
 
 import (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"tuttid/activity"
 	"tuttid/agent"
 	"tuttid/apperr"
 )
@@ -18,8 +19,9 @@ type Accounts interface {
 	CheckSignedIn(ctx context.Context, what string) error
 	// CheckModelSettings refuses a reasoning effort the model lacks.
 	CheckModelSettings(ctx context.Context, st agent.ComposerSettings) error
-	// Updated takes an account notification (agent.EventAccountUpdated).
-	Updated(ctx context.Context, e agent.Event) error
+	// Updated takes an account notification (agent.EventAccountUpdated)
+	// and returns the event to publish to every workspace, if any.
+	Updated(ctx context.Context, e agent.Event) (activity.Event, bool)
 }
 
 // NoAccounts is the Accounts of a service wired without them.
@@ -36,7 +38,9 @@ func (noAccounts) CheckModelSettings(_ context.Context, st agent.ComposerSetting
 	}
 	return CheckEffort(nil, st)
 }
-func (noAccounts) Updated(context.Context, agent.Event) error { return nil }
+func (noAccounts) Updated(context.Context, agent.Event) (activity.Event, bool) {
+	return activity.Event{}, false
+}
 
 // CheckEffort refuses, as invalid_input, a reasoning effort the model
 // lacks in models (nil: the static list).
