@@ -40,7 +40,7 @@ test: tools
 # counterpart is TestPostgresReconcileUsesPartialIndexes;
 # TestReconcileSettlesUnfinishedEntries compares a nanosecond time it wrote
 # with the one read back (PostgreSQL keeps microseconds).
-PG_PACKAGES := ./store/... ./session/ ./fork/ ./lineage/ ./graph/ ./instance/ ./forward/ ./server/
+PG_PACKAGES := ./store/... ./session/ ./sessionread/ ./fork/ ./lineage/ ./graph/ ./instance/ ./forward/ ./server/
 PG_SKIP     := ^(TestReconcileReadsOnlyWhatWasInProgress|TestIngestRetriesFailedWrite|TestIngestFailsTurnWhenWritesKeepFailing|TestForkWritesWhileTheProviderSends|TestForkJournalWriteFailsBeforeProvider|TestForkJournalRecordsEachEnding|TestForkPublishesNothingOnFailure|TestForkPersistenceFailureRollsBackAndLogsOrphan|TestReconcileSettlesUnfinishedEntries|TestTurnThatLostAnEventIsReadAgainAtItsEnd|TestSendStartedButNotStoredAnswersTheTurn|TestRefusedSendReleasesTheSessionWhenTheDiskIsBack)$$
 test-postgres: tools
 	CODEX_BIN=$(CODEX_BIN) TUTTID_TEST_DB=postgres $(GO_TEST) $(TEST_FLAGS) -skip '$(PG_SKIP)' $(PG_PACKAGES)
