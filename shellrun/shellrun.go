@@ -63,6 +63,11 @@ type Command struct {
 	// Drain bounds the reading of output after the shell exits; 0 means
 	// DefaultDrain.
 	Drain time.Duration
+	// OnStart, when set, is called once the command runs, with its process
+	// group id (the shell's pid): a caller records it so that a start of
+	// tuttid after a crash can kill a group left running (a kill -9 of
+	// tuttid does not reach it).
+	OnStart func(pgid int)
 	// BaseEnv replaces os.Environ() as the environment the TUTTID_*
 	// variables are stripped from (tests); nil means os.Environ().
 	BaseEnv []string
@@ -137,6 +142,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		return Result{ExitCode: -1}, fmt.Errorf("shellrun: start in %s: %w", c.Dir, err)
 	}
 	pw.Close() // the command's processes hold the only write ends now
+	if c.OnStart != nil {
+		c.OnStart(cmd.Process.Pid)
+	}
 
 	tail := &tailBuffer{max: max}
 	copied := make(chan struct{})

@@ -205,6 +205,24 @@ func TestRunContextCancel(t *testing.T) {
 	}
 }
 
+// OnStart gets the process group id while the command runs: killing that
+// group ends the run (what a start after a crash does).
+func TestRunOnStart(t *testing.T) {
+	var pgid int
+	res, err := Run(context.Background(), Command{
+		Dir: t.TempDir(), Line: "sleep 30; echo never",
+		OnStart: func(g int) {
+			pgid = g
+			if err := syscall.Kill(-g, syscall.SIGKILL); err != nil {
+				t.Errorf("kill the group %d: %v", g, err)
+			}
+		},
+	})
+	if err != nil || pgid <= 0 || res.ExitCode != -1 || res.TimedOut || res.Output != "" {
+		t.Fatalf("Run = %+v, %v (pgid %d)", res, err, pgid)
+	}
+}
+
 func TestRunStartFailure(t *testing.T) {
 	res, err := Run(context.Background(), Command{Dir: filepath.Join(t.TempDir(), "missing"), Line: "true"})
 	if err == nil || res.ExitCode != -1 || res.Passed() {
