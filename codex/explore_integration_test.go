@@ -9,6 +9,7 @@ package codex_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -366,8 +367,9 @@ func TestExploreInjectItems(t *testing.T) {
 	model := codextest.StartModelServer(t)
 	home := codextest.NewCodexHome(t, model.URL())
 	c := startRawCodex(t, home)
-	thread := c.startThread(t.TempDir())
-	c.turn(thread, "first question")
+	cwd := t.TempDir()
+	thread := c.startThread(cwd)
+	first := c.turn(thread, "first question")
 
 	// The reply is an empty object; no notification says anything was added.
 	from := c.mark()
@@ -385,7 +387,7 @@ func TestExploreInjectItems(t *testing.T) {
 
 	// The next model request of the thread carries the items in order,
 	// between the first turn and the new user message, the developer one too.
-	c.turn(thread, "second question")
+	second := c.turn(thread, "second question")
 	reqs := model.RequestsFor(thread)
 	if len(reqs) != 2 {
 		t.Fatalf("%d model requests, want 2", len(reqs))
@@ -423,6 +425,41 @@ func TestExploreInjectItems(t *testing.T) {
 			if strings.Contains(it.Text, "EXPLORE-") {
 				t.Fatalf("thread/read shows an injected item: %+v", it)
 			}
+		}
+	}
+
+	// A fork takes the injected items with it when they lie before the fork
+	// point: the whole conversation and through the second turn carry them;
+	// through the first turn (they came after it) does not.
+	for _, tc := range []struct {
+		name, lastTurnID string
+		want             []string
+	}{
+		{"whole", "", []string{"user:first question", "assistant:reply: first question",
+			"user:EXPLORE-USER branch b1 did X", "assistant:EXPLORE-ASSISTANT noted", "developer:EXPLORE-DEVELOPER summary of b1",
+			"user:second question", "assistant:reply: second question", "user:in the fork"}},
+		{"through turn 2", second.ID, []string{"user:first question", "assistant:reply: first question",
+			"user:EXPLORE-USER branch b1 did X", "assistant:EXPLORE-ASSISTANT noted", "developer:EXPLORE-DEVELOPER summary of b1",
+			"user:second question", "assistant:reply: second question", "user:in the fork"}},
+		{"through turn 1", first.ID, []string{"user:first question", "assistant:reply: first question", "user:in the fork"}},
+	} {
+		params := map[string]any{"threadId": thread, "cwd": cwd, "excludeTurns": true}
+		if tc.lastTurnID != "" {
+			params["lastTurnId"] = tc.lastTurnID
+		}
+		var fork struct {
+			Thread struct {
+				ID string `json:"id"`
+			} `json:"thread"`
+		}
+		c.call("thread/fork", params, &fork)
+		c.turn(fork.Thread.ID, "in the fork")
+		creqs := model.RequestsFor(fork.Thread.ID)
+		if len(creqs) != 1 {
+			t.Fatalf("fork %s: %d requests", tc.name, len(creqs))
+		}
+		if got := inputTexts(t, creqs[0]); !slices.Equal(got, tc.want) {
+			t.Errorf("fork %s: input %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
 
@@ -464,6 +501,61 @@ func TestExploreInjectItems(t *testing.T) {
 	}
 	if n := len(got); n < 3 || got[n-2] != "user:EXPLORE-USER after resume" || got[n-1] != "user:third question" || !slices.Contains(got, "developer:EXPLORE-DEVELOPER summary of b1") {
 		t.Fatalf("request after resume = %q", got)
+	}
+}
+
+// Injected while a turn runs, the items act like input sent to that turn
+// (as turn/steer does): after the reply in flight, Codex sends one more
+// model request IN THE SAME TURN, ending with the injected items, and the
+// model answers them. Explore refuses to tell a WORKING parent for that
+// reason (the summary would cost a model call and a reply in the person's
+// turn).
+func TestExploreInjectDuringTurn(t *testing.T) {
+	model := codextest.StartModelServer(t)
+	home := codextest.NewCodexHome(t, model.URL())
+	model.SetReply(func(r codextest.Request) codextest.Reply {
+		if r.LastUserText() == "slow" {
+			return codextest.Reply{Text: "slow reply", Delay: 2 * time.Second}
+		}
+		return codextest.DefaultReply(r)
+	})
+	c := startRawCodex(t, home)
+	thread := c.startThread(t.TempDir())
+	from := c.mark()
+	var res struct {
+		Turn rawTurn `json:"turn"`
+	}
+	c.call("turn/start", map[string]any{
+		"threadId": thread, "input": []any{map[string]any{"type": "text", "text": "slow"}},
+	}, &res)
+	ctx, cancel := context.WithTimeout(context.Background(), realWait)
+	defer cancel()
+	if _, err := model.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	c.call("thread/inject_items", map[string]any{"threadId": thread, "items": exploreInjected[:1]}, nil)
+	done := c.waitTurnCompleted(from, res.Turn.ID)
+	if done.Status != "completed" {
+		t.Fatalf("turn = %+v", done)
+	}
+	c.turn(thread, "next")
+	reqs := model.RequestsFor(thread)
+	var got [][]string
+	for _, r := range reqs {
+		got = append(got, inputTexts(t, r))
+	}
+	want := [][]string{
+		{"user:slow"},
+		{"user:slow", "assistant:slow reply", "user:EXPLORE-USER branch b1 did X"},
+		{"user:slow", "assistant:slow reply", "user:EXPLORE-USER branch b1 did X", "assistant:reply: EXPLORE-USER branch b1 did X", "user:next"},
+	}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("requests = %q\nwant %q", got, want)
+	}
+	// The second request belongs to the first turn: its turn id is in
+	// the turn metadata header.
+	if md := reqs[1].Header.Get("X-Codex-Turn-Metadata"); !strings.Contains(md, res.Turn.ID) {
+		t.Fatalf("request 2 turn metadata %s, want turn %s", md, res.Turn.ID)
 	}
 }
 
