@@ -761,6 +761,46 @@ func TestExploreReviewStart(t *testing.T) {
 	}
 }
 
+// review_model in config.toml names the reviewer's model: its requests
+// carry it, so a test (or a person) can give reviews a model of their own,
+// and the model server can answer them by name.
+func TestExploreReviewModel(t *testing.T) {
+	model := codextest.StartModelServer(t)
+	// A top-level key: before Config's first table.
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("review_model = \"mock-review\"\n"+codextest.Config(model.URL())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := gitRepo(t)
+	model.SetModelReply("mock-review", func(codextest.Request) codextest.Reply {
+		return codextest.Reply{Text: reviewJSON(dir)}
+	})
+	c := startRawCodex(t, home)
+	thread := c.startThread(dir)
+	from := c.mark()
+	var res struct {
+		Turn rawTurn `json:"turn"`
+	}
+	c.call("review/start", map[string]any{"threadId": thread, "target": map[string]any{"type": "uncommittedChanges"}}, &res)
+	c.waitTurnCompleted(from, res.Turn.ID)
+	reqs := model.ModelRequests("mock-review")
+	if len(reqs) != 1 || len(model.Requests()) != 1 {
+		t.Fatalf("review requests by model: %d of %d", len(reqs), len(model.Requests()))
+	}
+	var exited string
+	for _, n := range c.notesSince(from) {
+		var p struct {
+			Item rawItem `json:"item"`
+		}
+		if n.Method == "item/completed" && json.Unmarshal(n.Params, &p) == nil && p.Item.Type == "exitedReviewMode" {
+			exited = p.Item.Review
+		}
+	}
+	if !strings.Contains(exited, "[P1] Add subtracts") {
+		t.Fatalf("exitedReviewMode = %q", exited)
+	}
+}
+
 func gitOut(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
