@@ -27,6 +27,19 @@ import (
 	"tuttid/codex/codextest"
 )
 
+// exploreWait bounds every wait on Codex. This file depends on no other
+// test file of the package, so the runtime's refactors leave it alone.
+const exploreWait = 30 * time.Second
+
+// exploreLog passes Codex's stderr to the test log.
+type exploreLog struct{ t *testing.T }
+
+func (w exploreLog) Write(p []byte) (int, error) {
+	defer func() { _ = recover() }() // a line after the test ended
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
 // rawMsg is one JSON-RPC line from the app-server: a reply (ID, Result or
 // Error), a notification (Method, Params) or a server request (both).
 type rawMsg struct {
@@ -76,7 +89,7 @@ func startRawCodex(t *testing.T, home string) *rawCodex {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = testLog{t}
+	cmd.Stderr = exploreLog{t}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -148,10 +161,10 @@ func (c *rawCodex) mark() int {
 }
 
 // waitFor returns the first message at or after from that matches, waiting
-// up to realWait.
+// up to exploreWait.
 func (c *rawCodex) waitFor(what string, from int, match func(rawMsg) bool) (rawMsg, int) {
 	c.t.Helper()
-	deadline := time.NewTimer(realWait)
+	deadline := time.NewTimer(exploreWait)
 	defer deadline.Stop()
 	for i := from; ; {
 		c.mu.Lock()
@@ -528,7 +541,7 @@ func TestExploreInjectDuringTurn(t *testing.T) {
 	c.call("turn/start", map[string]any{
 		"threadId": thread, "input": []any{map[string]any{"type": "text", "text": "slow"}},
 	}, &res)
-	ctx, cancel := context.WithTimeout(context.Background(), realWait)
+	ctx, cancel := context.WithTimeout(context.Background(), exploreWait)
 	defer cancel()
 	if _, err := model.WaitRequests(ctx, 1); err != nil {
 		t.Fatal(err)
