@@ -500,11 +500,12 @@ func TestExploreInjectItems(t *testing.T) {
 		t.Fatalf("inject into an unloaded thread: %v, want an error", err)
 	}
 	c2.call("thread/resume", map[string]any{"threadId": thread}, nil)
-	c2.call("thread/inject_items", map[string]any{"threadId": thread, "items": []any{
-		map[string]any{"type": "message", "role": "user", "content": []any{
-			map[string]any{"type": "input_text", "text": "EXPLORE-USER after resume"},
-		}},
-	}}, nil)
+	// The same items twice are kept twice: Codex does not deduplicate.
+	again := []any{map[string]any{"type": "message", "role": "user", "content": []any{
+		map[string]any{"type": "input_text", "text": "EXPLORE-USER after resume"},
+	}}}
+	c2.call("thread/inject_items", map[string]any{"threadId": thread, "items": again}, nil)
+	c2.call("thread/inject_items", map[string]any{"threadId": thread, "items": again}, nil)
 	c2.turn(thread, "third question")
 	reqs = model.RequestsFor(thread)
 	got = inputTexts(t, reqs[len(reqs)-1])
@@ -512,7 +513,7 @@ func TestExploreInjectItems(t *testing.T) {
 	if slices.Contains(got, "nonsense") {
 		t.Fatalf("the unknown item reached the model: %q", got)
 	}
-	if n := len(got); n < 3 || got[n-2] != "user:EXPLORE-USER after resume" || got[n-1] != "user:third question" || !slices.Contains(got, "developer:EXPLORE-DEVELOPER summary of b1") {
+	if n := len(got); n < 4 || got[n-3] != "user:EXPLORE-USER after resume" || got[n-2] != "user:EXPLORE-USER after resume" || got[n-1] != "user:third question" || !slices.Contains(got, "developer:EXPLORE-DEVELOPER summary of b1") {
 		t.Fatalf("request after resume = %q", got)
 	}
 }
