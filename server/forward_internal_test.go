@@ -81,7 +81,7 @@ func TestOwnerCommandSession(t *testing.T) {
 // one any instance carries out: a new mutation fails here until someone
 // says which, so a command that calls the session's Codex cannot be added
 // without its @owner. Each @owner names fields the schema has.
-func TestEveryMutationDeclaresWhereItRuns(t *testing.T) {
+func TestOwnerDeclaredByEveryMutation(t *testing.T) {
 	onOwner := map[string]bool{
 		"sendMessage": true, "steerTurn": true, "interruptTurn": true, "forkSession": true,
 		"respondToApproval": true, "deleteSession": true, "applySessionChanges": true, "updateSession": true,
