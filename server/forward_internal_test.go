@@ -2,12 +2,15 @@ package server
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"tuttid/graph/generated"
+	"tuttid/rest"
 )
 
 // Forwarded requests carry the owner's advertise host: a registered
@@ -147,4 +150,45 @@ func schemaPath(s *ast.Schema, f *ast.FieldDefinition, path string) error {
 // schema is the schema gqlgen embeds, as the server serves it.
 func schema() *ast.Schema {
 	return generated.NewExecutableSchema(generated.Config{}).Schema()
+}
+
+// The REST fork's route declares that it runs on its parent's owner, with
+// the wildcards of its pattern that hold the ids; the server's router
+// hands such a route's requests to the forwarding with those ids.
+func TestOwnerOfRESTFork(t *testing.T) {
+	s := &Server{}
+	rt := s.newRouter(&auth{off: true}, 1<<20)
+	var fork *route
+	for i, r := range rt.routes {
+		if r.pattern == rest.ForkPath {
+			fork = &rt.routes[i]
+		}
+	}
+	if fork == nil || fork.owner == nil || fork.access != api {
+		t.Fatalf("the REST fork's route: %+v, want an api route that declares its owner", fork)
+	}
+
+	// A route with an owner: its requests reach onOwner's handler with
+	// the ids its wildcards hold.
+	var got []string
+	r := &router{mux: http.NewServeMux(), auth: &auth{off: true}, maxBody: 1 << 20,
+		onOwner: func(p sessionInPath, h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				got = append(got, req.PathValue(p.workspace), req.PathValue(p.session))
+				h.ServeHTTP(w, req)
+			})
+		}}
+	r.handle(route{pattern: rest.ForkPath, access: api, owner: fork.owner}, http.NotFoundHandler())
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/v1/workspaces/w1/agent-sessions/s1/fork", nil))
+	if len(got) != 2 || got[0] != "w1" || got[1] != "s1" {
+		t.Errorf("ids from the path: %q, want [w1 s1]", got)
+	}
+
+	// A wildcard the pattern lacks is refused where the route is declared.
+	defer func() {
+		if recover() == nil {
+			t.Error("a route whose owner names a wildcard its pattern lacks was registered")
+		}
+	}()
+	r.handle(route{pattern: "/v1/sessions/{id}/x", access: api, owner: &sessionInPath{workspace: "ws", session: "id"}}, http.NotFoundHandler())
 }
