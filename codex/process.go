@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"tuttid/agent"
+	"tuttid/jsonrpc"
 )
 
 // process is one running app-server and the client talking to it.
 type process struct {
 	gen       uint64 // which launch this is; threads loaded here remember it
 	cmd       *exec.Cmd
-	conn      *conn
+	conn      *jsonrpc.Conn
 	stdin     *os.File
 	startedAt time.Time
 	exited    chan struct{}  // closed once the process is reaped and its pipes closed
@@ -39,7 +40,7 @@ func resolveBin(bin string) (string, error) {
 }
 
 // spawn starts the app-server and performs the initialize handshake.
-func spawn(ctx context.Context, cfg Config, gen uint64, h connHandlers) (*process, error) {
+func spawn(ctx context.Context, cfg Config, gen uint64, h jsonrpc.Handlers) (*process, error) {
 	path, err := resolveBin(cfg.Bin)
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func spawn(ctx context.Context, cfg Config, gen uint64, h connHandlers) (*proces
 		stdin:     stdinW,
 		startedAt: time.Now(),
 		exited:    make(chan struct{}),
-		conn:      newConn(stdoutR, stdinW, cfg.MaxLineBytes, log, h),
+		conn:      jsonrpc.New(stdoutR, stdinW, cfg.MaxLineBytes, log, h),
 		watchdog:  watchdog,
 	}
 	stderrDone := make(chan struct{})
@@ -119,7 +120,7 @@ func (p *process) reap(stdoutR, stderrR *os.File, stderrDone <-chan struct{}) {
 	}
 	closeAll(stdoutR, stderrR, p.stdin)
 	<-p.conn.Done()
-	p.conn.waitRequests() // their writes fail now that stdin is closed
+	p.conn.WaitRequests() // their writes fail now that stdin is closed
 	<-stderrDone
 	close(p.exited)
 }
@@ -143,11 +144,11 @@ func (p *process) handshake(ctx context.Context, cfg Config) error {
 	if cfg.ExperimentalPlanMode {
 		params.Capabilities = &capabilities{ExperimentalAPI: true}
 	}
-	if err := p.conn.call(ctx, "initialize", params, nil); err != nil {
-		return handshakeError(err)
+	if err := p.conn.Call(ctx, "initialize", params, nil); err != nil {
+		return handshakeError(callError("initialize", err))
 	}
-	if err := p.conn.notify("initialized", nil); err != nil {
-		return handshakeError(err)
+	if err := p.conn.Notify("initialized", nil); err != nil {
+		return handshakeError(callError("initialized", err))
 	}
 	return nil
 }
@@ -191,13 +192,13 @@ func logStderr(r io.Reader, maxLine int, log interface {
 }, tail *stderrTail) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, err := readLine(br, maxLine)
+		line, err := jsonrpc.ReadLine(br, maxLine)
 		if len(line) > 0 {
 			text := string(trimNewline(line))
 			log.Debug("codex app-server stderr", "line", text)
 			tail.add(text)
 		}
-		if err != nil && !errors.Is(err, errLineTooLong) {
+		if err != nil && !errors.Is(err, jsonrpc.ErrLineTooLong) {
 			return
 		}
 	}

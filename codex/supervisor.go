@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tuttid/agent"
+	"tuttid/jsonrpc"
 )
 
 // The supervisor: the app-server process's launch, its restart with
@@ -80,12 +81,12 @@ func (r *Runtime) spawn(ctx context.Context) (*process, error) {
 	r.gen++
 	gen := r.gen
 	r.mu.Unlock()
-	return spawn(ctx, r.cfg, gen, connHandlers{
-		notify: func(method string, params json.RawMessage) { r.onNotification(gen, method, params) },
-		request: func(id json.RawMessage, method string, params json.RawMessage) func(context.Context) (any, *rpcError) {
+	return spawn(ctx, r.cfg, gen, jsonrpc.Handlers{
+		Notify: func(method string, params json.RawMessage) { r.onNotification(gen, method, params) },
+		Request: func(id json.RawMessage, method string, params json.RawMessage) jsonrpc.Answer {
 			return r.approvals.receive(gen, id, method, params)
 		},
-		sent: r.cfg.OnSent,
+		Sent: r.cfg.OnSent,
 	})
 }
 
@@ -219,17 +220,17 @@ func (r *Runtime) call(ctx context.Context, p *process, method string, params, o
 }
 
 // callOrLate is call; when late is set, a reply that comes after the call
-// gave up is handed to it (conn.callOrLate).
+// gave up is handed to it (jsonrpc.Conn.CallOrLate).
 func (r *Runtime) callOrLate(ctx context.Context, p *process, method string, params, out any, late func(json.RawMessage)) error {
 	return r.callStreamed(ctx, p, method, params, out, late, nil)
 }
 
 // callStreamed is callOrLate with the reply line read by decode as it
-// arrives (conn.callStreamed), when decode is set.
-func (r *Runtime) callStreamed(ctx context.Context, p *process, method string, params, out any, late func(json.RawMessage), decode replyDecoder) error {
+// arrives (jsonrpc.Conn.CallStreamed), when decode is set.
+func (r *Runtime) callStreamed(ctx context.Context, p *process, method string, params, out any, late func(json.RawMessage), decode jsonrpc.ReplyDecoder) error {
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
 	defer cancel()
-	err := p.conn.callStreamed(cctx, method, params, out, late, decode)
+	err := callError(method, p.conn.CallStreamed(cctx, method, params, out, late, decode))
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("codex app-server did not answer within %s: %w", r.cfg.RequestTimeout, err)
 	}
