@@ -8,16 +8,18 @@
 // turn. Codex threads are Tutti provider sessions; Codex turns and items are
 // projected to agent.RuntimeTurn and agent.RuntimeMessage.
 //
-// The JSON-RPC peer over the process's stdio is package jsonrpc (calls,
-// notifications, Codex's requests, the line bound); this package gives its
-// failures their meaning (errors.go's callError: a stream that ended is
+// The child process (its process group, the watchdog that kills it with
+// tuttid, its stderr, stop and reaping) is package codex/appserver; the
+// JSON-RPC peer over its stdio is package jsonrpc (calls, notifications,
+// Codex's requests, the line bound). This package gives their failures
+// their meaning (errors.go's callError: a stream that ended is
 // agent.ErrRuntimeUnavailable, a reply over the line bound
 // agent.ErrProviderFailed).
 //
 // Where things are: runtime.go is the Runtime and what it remembers of
 // threads; supervisor.go launches, watches and restarts the process and
-// calls it; process.go (and proc_*.go) is the child process and its
-// jsonrpc.Conn; adapter.go the agent.Runtime methods (thread/start,
+// calls it; process.go is one launch (the binary found, the child started,
+// the initialize handshake; env.go its environment); adapter.go the agent.Runtime methods (thread/start,
 // turn/start, fork, history); history.go reads a thread in
 // thread/turns/list pages; forkreply.go decodes a fork's reply turn by turn
 // (a jsonrpc.ReplyDecoder) with jsonscan.go's strict scanner, into a
