@@ -59,8 +59,8 @@ bench: tools
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME) ./rest/
 	$(GO) test -run '^$$' -fuzz '^FuzzTitle$$' -fuzztime $(FUZZ_TIME) ./fork/
-	$(GO) test -run '^$$' -fuzz '^FuzzReadLine$$' -fuzztime $(FUZZ_TIME) ./codex/
-	$(GO) test -run '^$$' -fuzz '^FuzzConnReader$$' -fuzztime $(FUZZ_TIME) ./codex/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadLine$$' -fuzztime $(FUZZ_TIME) ./jsonrpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzConnReader$$' -fuzztime $(FUZZ_TIME) ./jsonrpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzUnquote$$' -fuzztime $(FUZZ_TIME) ./codex/
 
 tools: $(CODEX_LOCAL)

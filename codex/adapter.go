@@ -10,6 +10,7 @@ import (
 
 	"tuttid/agent"
 	"tuttid/historyspool"
+	"tuttid/jsonrpc"
 )
 
 // Start implements agent.Runtime: thread/start.
@@ -219,7 +220,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	// ends at once, which measured as fast or faster there; so is one of
 	// unknown size (paged reads suit any size).
 	var spool *historyspool.Spool
-	var decode replyDecoder
+	var decode jsonrpc.ReplyDecoder
 	if in.HistoryBytesHint > r.forkStreamAbove {
 		if sp, err := historyspool.New(r.cfg.SpoolDir); err != nil {
 			r.log.Warn("codex: cannot spool a fork's history; reading it in pages", "thread", in.ParentThreadID, "err", err)
@@ -238,7 +239,7 @@ func (r *Runtime) Fork(ctx context.Context, in agent.RuntimeForkInput) (agent.Ru
 	}
 	var resp wireThreadResponse
 	if err := r.callStreamed(ctx, p, "thread/fork", params, &resp, late, decode); err != nil {
-		if errors.Is(err, errReplyUndecodable) {
+		if errors.Is(err, jsonrpc.ErrReplyUndecodable) {
 			err = fmt.Errorf("%w: %w", agent.ErrRequestLost, err)
 		}
 		// Codex may have made the thread before it died or timed out.

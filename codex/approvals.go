@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"tuttid/agent"
+	"tuttid/jsonrpc"
 )
 
 // approvals answers Codex's server-to-client requests. In workspace-write
@@ -52,17 +53,17 @@ func newApprovals(log *slog.Logger, modeOf func(string) string, push func(agent.
 // so the request event comes before anything Codex reports after asking.
 // The returned func runs on its own goroutine and may wait for a person
 // until ctx ends (the app-server's stream closed).
-func (a *approvals) receive(gen uint64, id json.RawMessage, method string, params json.RawMessage) func(ctx context.Context) (any, *rpcError) {
+func (a *approvals) receive(gen uint64, id json.RawMessage, method string, params json.RawMessage) jsonrpc.Answer {
 	shape, known := requestShapes[method]
 	if !known {
-		return func(context.Context) (any, *rpcError) { return a.unsupported(method, params) }
+		return func(context.Context) (any, *jsonrpc.Error) { return a.unsupported(method, params) }
 	}
 	req := shape.describe(params)
 	req.Method = method
 	req.Details = append(json.RawMessage(nil), params...)
 	mode := a.modeOf(req.ThreadID)
 	if mode != agent.PermissionWorkspaceWrite {
-		return func(context.Context) (any, *rpcError) { return a.byPolicy(mode, req, shape), nil }
+		return func(context.Context) (any, *jsonrpc.Error) { return a.byPolicy(mode, req, shape), nil }
 	}
 
 	req.ID = uuid.Must(uuid.NewV7()).String()
@@ -77,14 +78,14 @@ func (a *approvals) receive(gen uint64, id json.RawMessage, method string, param
 	a.push(agent.Event{Kind: agent.EventApprovalRequested, Provider: agent.ProviderCodex,
 		ThreadID: req.ThreadID, TurnID: req.TurnID, Method: method, Approval: &ev})
 
-	return func(ctx context.Context) (any, *rpcError) {
+	return func(ctx context.Context) (any, *jsonrpc.Error) {
 		select {
 		case resp := <-p.answer:
 			return shape.encode(resp.Decision, p.req.Details, resp.Answers), nil
 		case <-ctx.Done():
 			// The app-server is gone; nobody reads an answer now.
 			a.settle(p.req.ID, "runtime_exit")
-			return nil, &rpcError{Code: codeMethodNotFound, Message: "app-server stream closed"}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "app-server stream closed"}
 		}
 	}
 }
@@ -194,7 +195,7 @@ func (a *approvals) byPolicy(mode string, req agent.ApprovalRequest, shape reque
 
 // unsupported answers the requests that are not questions for a person:
 // dynamic tool calls (tuttid registers none), auth refresh, attestation.
-func (a *approvals) unsupported(method string, params json.RawMessage) (any, *rpcError) {
+func (a *approvals) unsupported(method string, params json.RawMessage) (any, *jsonrpc.Error) {
 	if method == "item/tool/call" {
 		a.log.Warn("codex: dynamic tool call failed (tuttid registers no dynamic tools)", "params", preview(params))
 		return map[string]any{"success": false, "contentItems": []any{
@@ -202,7 +203,16 @@ func (a *approvals) unsupported(method string, params json.RawMessage) (any, *rp
 		}}, nil
 	}
 	a.log.Warn("codex: unsupported server request rejected", "method", method)
-	return nil, &rpcError{Code: codeMethodNotFound, Message: "method not supported by tuttid: " + method}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not supported by tuttid: " + method}
+}
+
+// preview is the start of a request's params, enough for a log line.
+func preview(b []byte) string {
+	const n = 200
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
 }
 
 // requestShape is how one request method reads and is answered.

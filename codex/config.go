@@ -3,6 +3,8 @@ package codex
 import (
 	"log/slog"
 	"time"
+
+	"tuttid/jsonrpc"
 )
 
 // Config configures a Runtime. The zero value is usable: it runs `codex
@@ -91,7 +93,7 @@ func (c Config) withDefaults() Config {
 		c.StopGrace = 3 * time.Second
 	}
 	if c.MaxLineBytes <= 0 {
-		c.MaxLineBytes = defaultMaxLineBytes()
+		c.MaxLineBytes = jsonrpc.DefaultMaxLineBytes()
 	}
 	return c
 }

@@ -8,14 +8,23 @@
 // turn. Codex threads are Tutti provider sessions; Codex turns and items are
 // projected to agent.RuntimeTurn and agent.RuntimeMessage.
 //
+// The child process (its process group, the watchdog that kills it with
+// tuttid, its stderr, stop and reaping) is package codex/appserver; the
+// JSON-RPC peer over its stdio is package jsonrpc (calls, notifications,
+// Codex's requests, the line bound). This package gives their failures
+// their meaning (errors.go's callError: a stream that ended is
+// agent.ErrRuntimeUnavailable, a reply over the line bound
+// agent.ErrProviderFailed).
+//
 // Where things are: runtime.go is the Runtime and what it remembers of
 // threads; supervisor.go launches, watches and restarts the process and
-// calls it; process.go (and proc_*.go) is the child process; conn.go the
-// JSON-RPC connection over its stdio (streamreply.go: a reply decoded as it
-// is read); adapter.go the agent.Runtime methods (thread/start, turn/start,
-// fork, history); history.go reads a thread in thread/turns/list pages;
-// forkreply.go decodes a fork's reply turn by turn with jsonscan.go's
-// strict scanner, into forkspool.go's spool; params.go the requests and the
+// calls it; process.go is one launch (the binary found, the child started,
+// the initialize handshake; env.go its environment); adapter.go the agent.Runtime methods (thread/start,
+// turn/start, fork, history); history.go reads a thread in
+// thread/turns/list pages; forkreply.go decodes a fork's reply turn by turn
+// (a jsonrpc.ReplyDecoder) with jsonscan.go's strict scanner, into a
+// historyspool spool (failedhistory.go: a history stream that failed
+// before its first page); params.go the requests and the
 // settings that build them, wire.go the replies and notifications as Codex
 // sends them; events.go and items.go turn notifications and items into
 // agent events and messages; approvals.go answers what Codex asks;

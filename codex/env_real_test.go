@@ -52,7 +52,7 @@ func TestCodexEnvironmentHoldsNoTuttidSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pgid := p.cmd.Process.Pid
+	pgid := p.Pid()
 	var group []int
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if group = liveGroup(t, pgid); hasRealCodex(group) || time.Now().After(deadline) {

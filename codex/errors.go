@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"tuttid/agent"
+	"tuttid/jsonrpc"
 )
 
 // Conditions the adapter handles itself; they never reach callers except
@@ -38,6 +39,28 @@ var errorTable = []struct {
 	{"method not found", errMethodUnsupported},
 }
 
+// callError names the call a failure of the JSON-RPC stream belongs to
+// and gives it its meaning in agent's contract: a stream that ended is the
+// runtime unavailable (the supervisor restarts Codex); a reply over the
+// line bound is the provider failing that call alone. An error reply
+// passes through, for mapError.
+func callError(method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	hint := ""
+	if errors.Is(err, jsonrpc.ErrLineTooLong) {
+		hint = " (codex.Config.MaxLineBytes)"
+	}
+	switch {
+	case errors.Is(err, jsonrpc.ErrClosed):
+		return fmt.Errorf("codex %s: %w: %w%s", method, agent.ErrRuntimeUnavailable, err, hint)
+	case errors.Is(err, jsonrpc.ErrLineTooLong):
+		return fmt.Errorf("codex %s: %w: %w%s", method, agent.ErrProviderFailed, err, hint)
+	}
+	return fmt.Errorf("codex %s: %w", method, err)
+}
+
 // mapError turns what a call returned into the package's error contract:
 // a Codex error reply becomes an *agent.ProviderError (wrapping
 // agent.ErrProviderFailed and the precise sentinel); anything else
@@ -46,12 +69,12 @@ func mapError(method string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var re *rpcError
+	var re *jsonrpc.Error
 	if !errors.As(err, &re) {
 		return err
 	}
 	pe := &agent.ProviderError{Method: method, Code: re.Code, Message: re.Message}
-	if re.Code == codeMethodNotFound {
+	if re.Code == jsonrpc.CodeMethodNotFound {
 		pe.Kind = errMethodUnsupported
 	}
 	msg := strings.ToLower(re.Message)

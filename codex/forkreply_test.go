@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tuttid/agent"
+	"tuttid/jsonrpc"
 )
 
 // forkReplyLine is a thread/fork reply with n turns whose replies are
@@ -81,33 +82,29 @@ func TestDecodeForkReply(t *testing.T) {
 	}
 }
 
-// TestConnStreamedReply: a call with a reply decoder gets the result it
-// returns, the lines after the reply are read as ever, a call without
-// one on the same connection is answered as before, and an error reply
-// to a streamed call is an error.
-func TestConnStreamedReply(t *testing.T) {
-	p := newPipePeer(t, 0, nil)
+// TestForkReplyStreamedOverConn: a thread/fork call with decodeForkReply
+// as its reply decoder gets every turn and the rest of the result, the
+// lines after the reply are read as ever, and a reply the decoder cannot
+// read is jsonrpc.ErrReplyUndecodable (the generic cases: jsonrpc's
+// TestConnStreamedReply).
+func TestForkReplyStreamedOverConn(t *testing.T) {
+	p := newRPCPipe(t, 0)
 	ctx := context.Background()
 	var turns []agent.RuntimeTurn
 	done := make(chan error, 1)
 	var resp wireThreadResponse
-	// The reader idles between lines when the call is made (the case CI
-	// once caught: a reader that looked for streamed calls before the
-	// line came read the reply whole).
+	// The reader idles between lines when the call is made.
 	p.send(t, `{"method":"before","params":{}}`)
 	if n := <-p.note; n != "before" {
 		t.Fatalf("notification: %q", n)
 	}
 	time.Sleep(20 * time.Millisecond)
 	go func() {
-		done <- p.c.callStreamed(ctx, "thread/fork", nil, &resp, nil, func(line io.Reader) (json.RawMessage, error) {
+		done <- p.c.CallStreamed(ctx, "thread/fork", nil, &resp, nil, func(line io.Reader) (json.RawMessage, error) {
 			return decodeForkReply(line, func(t agent.RuntimeTurn) { turns = append(turns, t) })
 		})
 	}()
-	m := p.next(t)
-	var id int
-	json.Unmarshal(m["id"], &id)
-	line, _ := forkReplyLine(id, 3, 200_000)
+	line, _ := forkReplyLine(p.nextID(t), 3, 200_000)
 	p.send(t, line, `{"method":"thread/started","params":{}}`)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -118,34 +115,13 @@ func TestConnStreamedReply(t *testing.T) {
 	if n := <-p.note; n != "thread/started" {
 		t.Fatalf("notification after the reply: %q", n)
 	}
-	plain := p.callAsync(ctx, "other")
-	m = p.next(t)
-	json.Unmarshal(m["id"], &id)
-	p.send(t, fmt.Sprintf(`{"id":%d,"result":{"ok":true}}`, id))
-	if r := <-plain; r.err != nil || r.out["ok"] != true {
-		t.Fatalf("plain call: %+v", r)
-	}
 	go func() {
-		done <- p.c.callStreamed(ctx, "thread/fork", nil, &resp, nil, func(io.Reader) (json.RawMessage, error) {
-			return nil, errors.New("must not be called for an error")
-		})
-	}()
-	m = p.next(t)
-	json.Unmarshal(m["id"], &id)
-	p.send(t, fmt.Sprintf(`{"id":%d,"error":{"code":-32600,"message":"no rollout found"}}`, id))
-	var re *rpcError
-	if err := <-done; !errors.As(err, &re) || re.Message != "no rollout found" {
-		t.Fatalf("error reply: %v", err)
-	}
-	go func() {
-		done <- p.c.callStreamed(ctx, "thread/fork", nil, &resp, nil, func(line io.Reader) (json.RawMessage, error) {
+		done <- p.c.CallStreamed(ctx, "thread/fork", nil, &resp, nil, func(line io.Reader) (json.RawMessage, error) {
 			return decodeForkReply(line, func(agent.RuntimeTurn) {})
 		})
 	}()
-	m = p.next(t)
-	json.Unmarshal(m["id"], &id)
-	p.send(t, fmt.Sprintf(`{"id":%d,"result":{"thread":{"turns":[{"id":]}}}`, id), `{"method":"after","params":{}}`)
-	if err := <-done; !errors.Is(err, errReplyUndecodable) {
+	p.send(t, fmt.Sprintf(`{"id":%d,"result":{"thread":{"turns":[{"id":]}}}`, p.nextID(t)), `{"method":"after","params":{}}`)
+	if err := <-done; !errors.Is(err, jsonrpc.ErrReplyUndecodable) {
 		t.Fatalf("undecodable reply: %v", err)
 	}
 	if n := <-p.note; n != "after" {

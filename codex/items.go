@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	"tuttid/agent"
+	"tuttid/jsonrpc"
 )
 
 // itemProjection says how one ThreadItem type appears in tuttid.
@@ -42,9 +43,9 @@ var itemProjections = map[string]itemProjection{
 }
 
 // itemFields are an item's top-level fields, each still JSON. They are
-// lineRaw, pieces of the item's bytes, not copies: a 5 MB reply's text
+// jsonrpc.LineRaw, pieces of the item's bytes, not copies: a 5 MB reply's text
 // field would otherwise be copied once more before it is decoded.
-type itemFields map[string]lineRaw
+type itemFields map[string]jsonrpc.LineRaw
 
 // projectItem maps one ThreadItem. started says the item came from
 // item/started (so it is still running unless it says otherwise).

@@ -69,13 +69,13 @@ func TestCodexLifetimeHelper(t *testing.T) {
 	// that Codex cannot learn of this process's death from an end of file:
 	// only a signal can stop it in time.
 	holder := exec.Command("sleep", "60")
-	holder.ExtraFiles = []*os.File{p.stdin}
+	holder.ExtraFiles = []*os.File{p.Stdin()}
 	holder.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := holder.Start(); err != nil {
 		fmt.Println("holder:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("codex %d holder %d\n", p.cmd.Process.Pid, holder.Process.Pid)
+	fmt.Printf("codex %d holder %d\n", p.Pid(), holder.Process.Pid)
 	select {}
 }
 
@@ -218,7 +218,7 @@ func TestCodexOutlivesTheThreadThatStartedIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := p.cmd.Process.Pid
+	pid := p.Pid()
 	time.Sleep(500 * time.Millisecond) // the locked thread is gone by now
 	if state, _, ok := procStat(pid); !ok || state == "Z" {
 		t.Fatalf("codex (pid %d) died with the thread that started it (state %q)", pid, state)

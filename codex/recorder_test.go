@@ -111,7 +111,7 @@ func KillAppServer(rt *Runtime) error {
 	if err != nil {
 		return err
 	}
-	p.kill()
+	p.Kill()
 	return nil
 }
 

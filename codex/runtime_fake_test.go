@@ -272,7 +272,7 @@ func killCurrent(t *testing.T, rt *Runtime) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.kill()
+	p.Kill()
 }
 
 func TestFakeDownFailsFastAndCloseInterruptsBackoff(t *testing.T) {
@@ -281,8 +281,8 @@ func TestFakeDownFailsFastAndCloseInterruptsBackoff(t *testing.T) {
 	})
 	sess := g.start(t, defaultSettings)
 	p, _ := g.rt.current()
-	p.kill()
-	<-p.exited
+	p.Kill()
+	<-p.Exited()
 	// Wait until the supervisor noticed (it reports before backing off).
 	deadline := time.Now().Add(wait)
 	for g.rt.Health(context.Background()) == nil {

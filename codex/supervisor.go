@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tuttid/agent"
+	"tuttid/jsonrpc"
 )
 
 // The supervisor: the app-server process's launch, its restart with
@@ -80,12 +81,12 @@ func (r *Runtime) spawn(ctx context.Context) (*process, error) {
 	r.gen++
 	gen := r.gen
 	r.mu.Unlock()
-	return spawn(ctx, r.cfg, gen, connHandlers{
-		notify: func(method string, params json.RawMessage) { r.onNotification(gen, method, params) },
-		request: func(id json.RawMessage, method string, params json.RawMessage) func(context.Context) (any, *rpcError) {
+	return spawn(ctx, r.cfg, gen, jsonrpc.Handlers{
+		Notify: func(method string, params json.RawMessage) { r.onNotification(gen, method, params) },
+		Request: func(id json.RawMessage, method string, params json.RawMessage) jsonrpc.Answer {
 			return r.approvals.receive(gen, id, method, params)
 		},
-		sent: r.cfg.OnSent,
+		Sent: r.cfg.OnSent,
 	})
 }
 
@@ -96,16 +97,16 @@ func (r *Runtime) supervise(p *process) {
 	for {
 		if p != nil {
 			select {
-			case <-p.conn.Done():
+			case <-p.Conn().Done():
 			case <-r.ctx.Done():
-				p.stop(r.cfg.StopGrace)
+				p.Stop(r.cfg.StopGrace)
 				r.setDown(p, fmt.Errorf("%w: codex runtime closed", agent.ErrRuntimeUnavailable))
 				return
 			}
-			p.kill() // the stream ended; make sure the process did too
-			<-p.exited
+			p.Kill() // the stream ended; make sure the process did too
+			<-p.Exited()
 			r.crashed(p)
-			if time.Since(p.startedAt) > r.cfg.RestartBackoffMax {
+			if time.Since(p.StartedAt()) > r.cfg.RestartBackoffMax {
 				backoff = r.cfg.RestartBackoffMin // it ran fine for a while
 			}
 		}
@@ -154,11 +155,11 @@ func (r *Runtime) setDown(p *process, err error) {
 // finished before its conn was done), so these come after them.
 func (r *Runtime) crashed(p *process) {
 	exit := "exit status 0"
-	if p.waitErr != nil {
-		exit = p.waitErr.Error()
+	if p.WaitErr() != nil {
+		exit = p.WaitErr().Error()
 	}
 	reason := fmt.Sprintf("codex app-server exited unexpectedly (%s)", exit)
-	r.log.Error("codex app-server died", "gen", p.gen, "exit", p.waitErr, "stream", p.conn.Err())
+	r.log.Error("codex app-server died", "gen", p.gen, "exit", p.WaitErr(), "stream", p.Conn().Err())
 	r.setDown(p, fmt.Errorf("%w: %s; restarting", agent.ErrRuntimeUnavailable, reason))
 	// Requests the dead process asked resolve as CANCEL before its turns
 	// are reported failed.
@@ -219,17 +220,17 @@ func (r *Runtime) call(ctx context.Context, p *process, method string, params, o
 }
 
 // callOrLate is call; when late is set, a reply that comes after the call
-// gave up is handed to it (conn.callOrLate).
+// gave up is handed to it (jsonrpc.Conn.CallOrLate).
 func (r *Runtime) callOrLate(ctx context.Context, p *process, method string, params, out any, late func(json.RawMessage)) error {
 	return r.callStreamed(ctx, p, method, params, out, late, nil)
 }
 
 // callStreamed is callOrLate with the reply line read by decode as it
-// arrives (conn.callStreamed), when decode is set.
-func (r *Runtime) callStreamed(ctx context.Context, p *process, method string, params, out any, late func(json.RawMessage), decode replyDecoder) error {
+// arrives (jsonrpc.Conn.CallStreamed), when decode is set.
+func (r *Runtime) callStreamed(ctx context.Context, p *process, method string, params, out any, late func(json.RawMessage), decode jsonrpc.ReplyDecoder) error {
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
 	defer cancel()
-	err := p.conn.callStreamed(cctx, method, params, out, late, decode)
+	err := callError(method, p.Conn().CallStreamed(cctx, method, params, out, late, decode))
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("codex app-server did not answer within %s: %w", r.cfg.RequestTimeout, err)
 	}

@@ -1,6 +1,10 @@
 package codex
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"tuttid/jsonrpc"
+)
 
 // Codex app-server v2 protocol shapes (0.169.0), only the fields tuttid
 // reads. Field names follow `codex app-server generate-ts`.
@@ -62,9 +66,9 @@ type wireTurnNotification struct {
 }
 
 type wireItemNotification struct {
-	ThreadID string  `json:"threadId"`
-	TurnID   string  `json:"turnId"`
-	Item     lineRaw `json:"item"` // projectItem copies what it keeps
+	ThreadID string          `json:"threadId"`
+	TurnID   string          `json:"turnId"`
+	Item     jsonrpc.LineRaw `json:"item"` // projectItem copies what it keeps
 }
 
 type wireAgentMessageDelta struct {

@@ -41,6 +41,14 @@ type env struct {
 // runtime (for tests that only read or are refused first).
 func newEnv(t *testing.T, rt agent.Runtime) *env {
 	t.Helper()
+	return newEnvCounting(t, rt, nil)
+}
+
+// newEnvCounting is newEnv whose mutations are checked against @owner
+// (checkOwner) with sessionCalls, the runtime's calls on sessions so far
+// (nil: agenttest's own records).
+func newEnvCounting(t *testing.T, rt agent.Runtime, sessionCalls func() int) *env {
+	t.Helper()
 	if rt == nil {
 		rt = agenttest.Idle()
 	}
@@ -52,6 +60,14 @@ func newEnv(t *testing.T, rt agent.Runtime) *env {
 	sessions := session.New(session.Config{Store: st, Runtime: rt, Publisher: broker, Accounts: accounts})
 	forks := fork.New(fork.Config{Store: st, Sessions: sessions, Accounts: accounts, Runtime: rt})
 	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Accounts: accounts, Reads: sessionread.New(sessionread.Config{Store: st, Subscriber: broker}), Forks: forks})
+	if sessionCalls == nil {
+		if fake, ok := rt.(*agenttest.Runtime); ok {
+			sessionCalls = func() int { return fakeSessionCalls(fake) }
+		}
+	}
+	if sessionCalls != nil {
+		h.AroundOperations(checkOwner(t, sessionCalls))
+	}
 	return &env{t: t, ctx: t.Context(), db: db, sessions: sessions, broker: broker, c: client.New(h), queries: queries}
 }
 
@@ -115,14 +131,15 @@ func newCodexEnv(t *testing.T) *env {
 	t.Helper()
 	model := codextest.StartModelServer(t)
 	home := codextest.NewCodexHome(t, model.URL())
+	calls := &codexSessionCalls{}
 	rt := codex.New(codex.Config{Bin: codextest.Binary(t), Env: append(os.Environ(), "CODEX_HOME="+home),
-		Logger: slog.New(slog.DiscardHandler), ClientVersion: "test"})
+		Logger: slog.New(slog.DiscardHandler), ClientVersion: "test", OnSent: calls.sent})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	if err := rt.Launch(ctx); err != nil {
 		t.Fatalf("launch codex: %v", err)
 	}
-	e := newEnv(t, rt)
+	e := newEnvCounting(t, rt, calls.count)
 	ingestCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); e.sessions.Ingest(ingestCtx) }()

@@ -30,9 +30,13 @@ type Handler struct {
 	Logger *slog.Logger
 }
 
+// ForkPath is the fork's path pattern (POST). The server declares it too:
+// the fork runs on the instance that owns the session the path names.
+const ForkPath = "/v1/workspaces/{workspaceID}/agent-sessions/{agentSessionID}/fork"
+
 // Register adds the routes to mux.
 func (h *Handler) Register(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/workspaces/{workspaceID}/agent-sessions/{agentSessionID}/fork", h.fork)
+	mux.HandleFunc("POST "+ForkPath, h.fork)
 	mux.HandleFunc("GET /v1/openapi.json", serveOpenAPI)
 }
 

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"regexp"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -48,24 +48,60 @@ func forwardedBy(ctx context.Context) string {
 	return by
 }
 
-// ownerCommands are the mutations that need the session's Codex, each with
-// whether a given input does (updateSession only when it archives or
-// restores: a rename is a database write any instance makes).
-var ownerCommands = map[string]func(input map[string]any) bool{
-	"sendMessage":         always,
-	"steerTurn":           always,
-	"interruptTurn":       always,
-	"forkSession":         always,
-	"respondToApproval":   always,
-	"deleteSession":       always,
-	"applySessionChanges": always,
-	"updateSession": func(input map[string]any) bool {
-		_, ok := input["archived"]
-		return ok
-	},
+// ownerDirective marks, in the schema, a mutation that needs its
+// session's Codex (graph/schema.graphqls: @owner). The schema is the one
+// list of those commands; the forwarding reads the declaration off the
+// validated operation's field definitions.
+const ownerDirective = "owner"
+
+// ownerCommand says whether a mutation field, with these arguments, is a
+// command that runs on its session's owner, and which session: the ids
+// at the paths its @owner names, "" when absent (the owner lookup, or the
+// resolver, refuses those).
+func ownerCommand(def *ast.FieldDefinition, args map[string]any) (ws, sid string, ok bool) {
+	if def == nil {
+		return "", "", false
+	}
+	d := def.Directives.ForName(ownerDirective)
+	if d == nil {
+		return "", "", false
+	}
+	decl := d.ArgumentMap(nil)
+	if when, _ := decl["ifSet"].(string); when != "" {
+		if _, set := argumentAt(args, when); !set {
+			return "", "", false
+		}
+	}
+	wsPath, _ := decl["workspace"].(string)
+	sidPath, _ := decl["session"].(string)
+	// Without the argument that holds the session (which validation
+	// requires), there is no session to go to.
+	if arg, _ := argumentAt(args, strings.SplitN(sidPath, ".", 2)[0]); arg == nil {
+		return "", "", false
+	}
+	w, _ := argumentAt(args, wsPath)
+	s, _ := argumentAt(args, sidPath)
+	ws, _ = w.(string)
+	sid, _ = s.(string)
+	return ws, sid, true
 }
 
-func always(map[string]any) bool { return true }
+// argumentAt is the value at a dot-separated path of arguments ("input.
+// agentSessionId": the argument input, its field agentSessionId), and
+// whether it is set (null included).
+func argumentAt(args map[string]any, path string) (any, bool) {
+	var v any = args
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
 
 // forwardOperations is the GraphQL side: a mutation whose commands belong
 // to a session another instance owns is re-sent there whole. A mutation
@@ -79,16 +115,10 @@ func (s *Server) forwardOperations(ctx context.Context, next graphql.OperationHa
 	var owner *instance.Info
 	local := ""
 	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Mutation"}) {
-		needs, ok := ownerCommands[f.Name]
+		ws, sid, ok := ownerCommand(f.Definition, f.ArgumentMap(oc.Variables))
 		if !ok {
 			continue
 		}
-		input, _ := f.ArgumentMap(oc.Variables)["input"].(map[string]any)
-		if input == nil || !needs(input) {
-			continue
-		}
-		ws, _ := input["workspaceId"].(string)
-		sid, _ := input["agentSessionId"].(string)
 		o, err := s.forward.Owner(ctx, ws, sid, forwardedBy(ctx))
 		if err != nil {
 			return answerOnce(errorResponse(f.Alias, err))
@@ -152,20 +182,16 @@ func errorResponse(alias string, err error) *graphql.Response {
 	return &graphql.Response{Errors: gqlerror.List{e}, Data: json.RawMessage("null")}
 }
 
-// restForkPath is the REST fork (rest.Handler): its command runs on the
-// parent's owner.
-var restForkPath = regexp.MustCompile(`^/v1/workspaces/([^/]+)/agent-sessions/([^/]+)/fork$`)
-
-// forwardREST re-sends a REST fork of another instance's session to that
-// instance and passes its answer back (status, type and body).
-func (s *Server) forwardREST(next http.Handler) http.Handler {
+// forwardREST re-sends the POST of a route that declares an owner
+// (routes.go), when another instance owns the session its path names, to
+// that instance and passes its answer back (status, type and body).
+func (s *Server) forwardREST(p sessionInPath, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m := restForkPath.FindStringSubmatch(r.URL.Path)
-		if s.forward == nil || m == nil || r.Method != http.MethodPost {
+		if s.forward == nil || r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
 		}
-		owner, err := s.forward.Owner(r.Context(), m[1], m[2], forwardedBy(r.Context()))
+		owner, err := s.forward.Owner(r.Context(), r.PathValue(p.workspace), r.PathValue(p.session), forwardedBy(r.Context()))
 		if err != nil {
 			rest.WriteError(w, apperr.From(err))
 			return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"tuttid/apperr"
 	"tuttid/rest"
@@ -50,7 +51,15 @@ type route struct {
 	// files: built files (JS, CSS), which keep their handler's cache
 	// policy; every other answer is Cache-Control: no-store.
 	files bool
+	// owner, when set, makes the route's POST a command that needs the
+	// session's Codex: it runs on the instance that owns the session its
+	// path names, and any other forwards it there (forward.go).
+	owner *sessionInPath
 }
+
+// sessionInPath names the wildcards of a route's pattern that hold the
+// workspace and session ids.
+type sessionInPath struct{ workspace, session string }
 
 // router is the server's route table: the only way onto its mux.
 type router struct {
@@ -58,6 +67,8 @@ type router struct {
 	auth    *auth
 	maxBody int64
 	routes  []route // as registered, for the test that each has an access
+	// onOwner wraps the handler of a route that declares an owner.
+	onOwner func(sessionInPath, http.Handler) http.Handler
 }
 
 // graphiqlAssets is where the GraphiQL page loads its files from.
@@ -65,12 +76,16 @@ const graphiqlAssets = "/graphiql/assets/"
 
 // newRouter declares every route of the HTTP surface with its access.
 func (s *Server) newRouter(a *auth, maxBody int64) *router {
-	rt := &router{mux: http.NewServeMux(), auth: a, maxBody: maxBody}
+	rt := &router{mux: http.NewServeMux(), auth: a, maxBody: maxBody,
+		onOwner: func(p sessionInPath, h http.Handler) http.Handler { return markForwarded(s.forwardREST(p, h)) }}
 	rt.handle(route{pattern: "/query", access: api, graphQL: true}, checkQueryBody(s.graphQL(a, maxBody)))
-	// The REST routes (rest.Handler.Register) share one access.
+	// The REST routes (rest.Handler.Register) share one access; the fork
+	// runs on its parent's owner.
 	v1 := http.NewServeMux()
 	(&rest.Handler{Forks: s.Forks, Logger: s.log}).Register(v1)
-	rt.handle(route{pattern: "/v1/", access: api}, markForwarded(s.forwardREST(v1)))
+	rt.handle(route{pattern: "/v1/", access: api}, v1)
+	rt.handle(route{pattern: rest.ForkPath, access: api,
+		owner: &sessionInPath{workspace: "workspaceID", session: "agentSessionID"}}, v1)
 	// Without a method in the pattern: other methods answer 405, not the
 	// catch-all's 404.
 	rt.handle(route{pattern: "/healthz", access: public}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -100,6 +115,15 @@ func (s *Server) newRouter(a *auth, maxBody int64) *router {
 func (rt *router) handle(r route, h http.Handler) {
 	if r.access == undeclared {
 		panic("server: route " + r.pattern + " declares no access")
+	}
+	if o := r.owner; o != nil {
+		// A misnamed wildcard would read "": every fork would look local.
+		for _, w := range []string{o.workspace, o.session} {
+			if !strings.Contains(r.pattern, "{"+w+"}") {
+				panic("server: route " + r.pattern + " has no wildcard {" + w + "}")
+			}
+		}
+		h = rt.onOwner(*o, h)
 	}
 	rt.routes = append(rt.routes, r)
 	if r.access == page {

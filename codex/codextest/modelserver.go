@@ -81,6 +81,7 @@ type Request struct {
 	Body []byte
 
 	items    []inputItem
+	model    string
 	parseErr error
 }
 
@@ -107,6 +108,7 @@ type contentPart struct {
 func ParseRequest(body []byte) Request {
 	r := Request{Body: body, Header: http.Header{}}
 	var b struct {
+		Model string      `json:"model"`
 		Input []inputItem `json:"input"`
 	}
 	if err := json.Unmarshal(body, &b); err != nil {
@@ -114,6 +116,7 @@ func ParseRequest(body []byte) Request {
 		return r
 	}
 	r.items = b.Input
+	r.model = b.Model
 	return r
 }
 
@@ -389,6 +392,7 @@ type ModelServer struct {
 	forgotten int      // requests dropped by ForgetRequests
 	other     []string // method and path of non-model requests
 	reply     func(Request) Reply
+	byModel   map[string]func(Request) Reply // modelreply.go
 	logf      func(format string, args ...any)
 	tb        testing.TB    // when set, logs go to tb.Logf with this server as a helper
 	arrived   chan struct{} // closed and replaced on every model request
@@ -567,6 +571,9 @@ func (m *ModelServer) serveResponses(w http.ResponseWriter, r *http.Request) {
 	close(m.arrived)
 	m.arrived = make(chan struct{})
 	replyFn := m.reply
+	if f, ok := m.byModel[req.model]; ok {
+		replyFn = f
+	}
 	m.mu.Unlock()
 
 	if req.parseErr != nil {
@@ -583,7 +590,7 @@ func (m *ModelServer) serveResponses(w http.ResponseWriter, r *http.Request) {
 		replyFn = DefaultReply
 	}
 	reply := replyFn(req)
-	m.log("codextest: model request %d thread=%s user=%q -> %s", req.Seq, req.ThreadID(), req.LastUserText(), describeReply(reply))
+	m.log("codextest: model request %d thread=%s model=%s user=%q -> %s", req.Seq, req.ThreadID(), req.model, req.LastUserText(), describeReply(reply))
 
 	if reply.Status != 0 && reply.Status != http.StatusOK {
 		msg := reply.ErrorMessage

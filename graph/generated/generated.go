@@ -2164,6 +2164,7 @@ extend type Mutation {
   that is not running: agent.turn_not_running.
   """
   steerTurn(input: SteerTurnInput!): Turn!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
 }
 
 extend type AgentSession {
@@ -2344,6 +2345,7 @@ extend type Mutation {
   APPROVAL_RESOLVED.
   """
   respondToApproval(input: RespondToApprovalInput!): ApprovalRequest!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
 }
 
 extend enum ActivityKind {
@@ -2371,6 +2373,7 @@ extend type Mutation {
   SESSION_UPDATED for the target.
   """
   applySessionChanges(input: ApplySessionChangesInput!): ApplySessionChangesPayload!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
   "Changes a workspace's settings; fields left out are kept."
   updateWorkspace(input: UpdateWorkspaceInput!): Workspace!
 }
@@ -2521,6 +2524,7 @@ extend type Mutation {
   SESSION_FORKED. docs/api.md, "Forking".
   """
   forkSession(input: ForkSessionInput!): ForkSessionPayload!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
 }
 
 "The lineage row of one fork: source is the parent, target the child."
@@ -2648,6 +2652,7 @@ extend type Mutation {
   Publishes SESSION_UPDATED for each session changed.
   """
   updateSession(input: UpdateSessionInput!): AgentSession!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId", ifSet: "input.archived")
 }
 
 type SessionComparison {
@@ -2716,6 +2721,16 @@ scalar Int64
 scalar JSON
 "An opaque position in a connection; pass it back as after or before."
 scalar Cursor
+
+"""
+The mutation is a command that needs the session's Codex (or its files),
+which only the instance that owns the session has (AgentSession.instanceId):
+another instance that receives it forwards the whole operation there and
+answers what the owner answered (docs/instances.md). workspace and session
+say where the ids are: an argument, then fields of it, dot-separated. With
+ifSet, only an input that sets that field (even to null) is such a command.
+"""
+directive @owner(workspace: String!, session: String!, ifSet: String) on FIELD_DEFINITION
 
 # Each domain file (session, fork, activity) extends Query and Mutation
 # with its own fields; this one holds the workspaces and what all share.
@@ -2792,11 +2807,13 @@ extend type Mutation {
   agent.session_busy while a turn runs.
   """
   sendMessage(input: SendMessageInput!): Turn!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
   """
   Asks Codex to stop a running turn; it ends INTERRUPTED. agent.session_not_busy
   when the turn is not running (or not yet running at Codex).
   """
   interruptTurn(input: InterruptTurnInput!): Turn!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
   """
   Deletes a session (with subtree: true, every session forked from it too) in
   one transaction: running turns are interrupted first, the Codex threads
@@ -2804,6 +2821,7 @@ extend type Mutation {
   one SESSION_DELETED per session, descendants first.
   """
   deleteSession(input: DeleteSessionInput!): ID!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
 }
 
 "A session's status, committed before the activity event that reports it."

@@ -1,4 +1,4 @@
-package codex
+package jsonrpc
 
 import (
 	"bufio"
@@ -6,38 +6,37 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
-
-	"tuttid/agent"
 )
 
-// pipePeer is the server side of a conn over in-memory pipes.
+// pipePeer is the other side of a Conn over in-memory pipes.
 type pipePeer struct {
-	c    *conn
+	c    *Conn
 	in   *bufio.Reader  // what the client wrote
 	out  *io.PipeWriter // what the client reads
 	note chan string    // notifications the client got
 }
 
-func newPipePeer(t *testing.T, maxLine int, request func(string, json.RawMessage) (any, *rpcError)) *pipePeer {
+func newPipePeer(t *testing.T, maxLine int, request func(string, json.RawMessage) (any, *Error)) *pipePeer {
 	t.Helper()
 	cr, sw := io.Pipe() // server -> client
 	sr, cw := io.Pipe() // client -> server
 	p := &pipePeer{in: bufio.NewReader(sr), out: sw, note: make(chan string, 16)}
-	h := connHandlers{notify: func(m string, _ json.RawMessage) { p.note <- m }}
+	h := Handlers{Notify: func(m string, _ json.RawMessage) { p.note <- m }}
 	if request != nil {
-		h.request = func(_ json.RawMessage, method string, params json.RawMessage) func(context.Context) (any, *rpcError) {
-			return func(context.Context) (any, *rpcError) { return request(method, params) }
+		h.Request = func(_ json.RawMessage, method string, params json.RawMessage) Answer {
+			return func(context.Context) (any, *Error) { return request(method, params) }
 		}
 	}
-	p.c = newConn(cr, cw, maxLine, testLogger(t), h)
+	p.c = New(cr, cw, maxLine, testLogger(t), h)
 	t.Cleanup(func() {
 		sw.Close()
 		sr.Close()
 		<-p.c.Done()
-		p.c.waitRequests()
+		p.c.WaitRequests()
 	})
 	return p
 }
@@ -77,7 +76,7 @@ func (p *pipePeer) callAsync(ctx context.Context, method string) <-chan callResu
 	ch := make(chan callResult, 1)
 	go func() {
 		var out map[string]any
-		err := p.c.call(ctx, method, map[string]any{"x": 1}, &out)
+		err := p.c.Call(ctx, method, map[string]any{"x": 1}, &out)
 		ch <- callResult{out, err}
 	}()
 	return ch
@@ -159,10 +158,10 @@ func TestConnErrorReplyIsRPCError(t *testing.T) {
 	p := newPipePeer(t, 0, nil)
 	res := p.callAsync(context.Background(), "x")
 	id := string(p.next(t)["id"])
-	p.send(t, `{"id":`+id+`,"error":{"code":-32600,"message":"thread not found: T"}}`)
+	p.send(t, `{"id":`+id+`,"error":{"code":-32600,"message":"no such thing: T"}}`)
 	r := recv(t, res)
-	var re *rpcError
-	if !errors.As(r.err, &re) || re.Code != -32600 || re.Message != "thread not found: T" {
+	var re *Error
+	if !errors.As(r.err, &re) || re.Code != -32600 || re.Message != "no such thing: T" {
 		t.Fatalf("err = %v", r.err)
 	}
 }
@@ -175,22 +174,22 @@ func TestConnStreamEndFailsPendingAtOnce(t *testing.T) {
 	p.next(t)
 	p.out.Close()
 	for _, ch := range []<-chan callResult{a, b} {
-		if r := recv(t, ch); !errors.Is(r.err, agent.ErrRuntimeUnavailable) {
+		if r := recv(t, ch); !errors.Is(r.err, ErrClosed) {
 			t.Fatalf("pending call = %v", r.err)
 		}
 	}
 	recv(t, p.c.Done())
-	if err := p.c.call(context.Background(), "after", nil, nil); !errors.Is(err, agent.ErrRuntimeUnavailable) {
+	if err := p.c.Call(context.Background(), "after", nil, nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("call after end = %v", err)
 	}
 }
 
 func TestConnAnswersEveryServerRequest(t *testing.T) {
-	p := newPipePeer(t, 0, func(method string, _ json.RawMessage) (any, *rpcError) {
+	p := newPipePeer(t, 0, func(method string, _ json.RawMessage) (any, *Error) {
 		if method == "known" {
 			return map[string]string{"decision": "accept"}, nil
 		}
-		return nil, &rpcError{Code: codeMethodNotFound, Message: "nope"}
+		return nil, &Error{Code: CodeMethodNotFound, Message: "nope"}
 	})
 	p.send(t, `{"id":0,"method":"known","params":{}}`)
 	if m := p.next(t); string(m["id"]) != "0" || string(m["result"]) != `{"decision":"accept"}` {
@@ -208,7 +207,7 @@ func TestConnAnswersEveryServerRequest(t *testing.T) {
 
 func TestConnNoHandlerRejectsServerRequests(t *testing.T) {
 	p := newPipePeer(t, 0, nil)
-	p.send(t, `{"id":7,"method":"item/commandExecution/requestApproval","params":{}}`)
+	p.send(t, `{"id":7,"method":"some/request","params":{}}`)
 	if m := p.next(t); string(m["id"]) != "7" || !strings.Contains(string(m["error"]), "-32601") {
 		t.Fatalf("answer = %v", m)
 	}
@@ -219,7 +218,7 @@ func TestReadLine(t *testing.T) {
 		name  string
 		input string
 		max   int
-		want  []string // "!" marks errLineTooLong
+		want  []string // "!" marks ErrLineTooLong
 	}{
 		{"plain", "a\nbb\n", 10, []string{"a\n", "bb\n"}},
 		{"no final newline", "a\nbb", 10, []string{"a\n", "bb"}},
@@ -231,8 +230,8 @@ func TestReadLine(t *testing.T) {
 			br := bufio.NewReaderSize(strings.NewReader(c.input), 16)
 			var got []string
 			for {
-				line, err := readLine(br, c.max)
-				if errors.Is(err, errLineTooLong) {
+				line, err := ReadLine(br, c.max)
+				if errors.Is(err, ErrLineTooLong) {
 					got = append(got, "!")
 					continue
 				}
@@ -258,7 +257,7 @@ func TestConnOverLongReplyFailsItsCall(t *testing.T) {
 	id := string(p.next(t)["id"])
 	go io.WriteString(p.out, `{"id":`+id+`,"result":{"big":"`+strings.Repeat("z", 4096)+`"}}`+"\n")
 	r := recv(t, res)
-	if !errors.Is(r.err, agent.ErrProviderFailed) || !strings.Contains(r.err.Error(), "1024-byte line limit") {
+	if !errors.Is(r.err, ErrLineTooLong) || !strings.Contains(r.err.Error(), "1024-byte line limit") {
 		t.Fatalf("over-long reply: %v", r.err)
 	}
 	res2 := p.callAsync(context.Background(), "next")
@@ -270,14 +269,14 @@ func TestConnOverLongReplyFailsItsCall(t *testing.T) {
 }
 
 // A notification over the line limit cannot be skipped without losing an
-// event: the connection ends with a clear error and pending calls fail.
+// message: the stream ends with a clear error and pending calls fail.
 func TestConnOverLongNotificationEndsConnection(t *testing.T) {
 	p := newPipePeer(t, 1024, nil)
 	res := p.callAsync(context.Background(), "waiting")
 	p.next(t)
-	go io.WriteString(p.out, `{"method":"item/completed","params":{"text":"`+strings.Repeat("n", 4096)+`"}}`+"\n")
+	go io.WriteString(p.out, `{"method":"some/notification","params":{"text":"`+strings.Repeat("n", 4096)+`"}}`+"\n")
 	r := recv(t, res)
-	if !errors.Is(r.err, agent.ErrRuntimeUnavailable) || !strings.Contains(r.err.Error(), "1024-byte limit") {
+	if !errors.Is(r.err, ErrClosed) || !strings.Contains(r.err.Error(), "1024-byte limit") {
 		t.Fatalf("pending call after an over-long notification: %v", r.err)
 	}
 	select {
@@ -295,8 +294,8 @@ func TestReplyID(t *testing.T) {
 	}{
 		{`{"id":12,"result":{"thr`, 12, true},
 		{`{"id":3,"error":{"code"`, 3, true},
-		{`{"id":7,"method":"item/`, 0, false},
-		{`{"method":"turn/started"`, 0, false},
+		{`{"id":7,"method":"some/`, 0, false},
+		{`{"method":"some/notification"`, 0, false},
 		{`{"id":"x","result":1}`, 0, false},
 		{`{"id":`, 0, false},
 	} {
@@ -316,14 +315,28 @@ func TestConnLateReplyReachesHandler(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- p.c.callOrLate(ctx, "thread/fork", map[string]any{}, nil, func(r json.RawMessage) { got <- string(r) })
+		errc <- p.c.CallOrLate(ctx, "make", map[string]any{}, nil, func(r json.RawMessage) { got <- string(r) })
 	}()
 	id := string(p.next(t)["id"])
 	if err := recv(t, errc); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("call = %v, want a deadline", err)
 	}
-	p.send(t, `{"id":`+id+`,"result":{"thread":{"id":"late"}}}`)
-	if r := recv(t, got); r != `{"thread":{"id":"late"}}` {
+	p.send(t, `{"id":`+id+`,"result":{"made":{"id":"late"}}}`)
+	if r := recv(t, got); r != `{"made":{"id":"late"}}` {
 		t.Fatalf("late handler got %s", r)
 	}
+}
+
+// testLogger sends logs to the test log, visible with -v or on failure.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	defer func() { _ = recover() }() // a log line after the test ended
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }

@@ -1,4 +1,4 @@
-package codex
+package jsonrpc
 
 import (
 	"bufio"
@@ -9,9 +9,9 @@ import (
 )
 
 // streamedReply says whether the next line is the successful reply to a
-// call made with a replyDecoder (callStreamed), reading no further than
+// call made with a ReplyDecoder (CallStreamed), reading no further than
 // its first bytes.
-func (c *conn) streamedReply(br *bufio.Reader) (int64, bool) {
+func (c *Conn) streamedReply(br *bufio.Reader) (int64, bool) {
 	// The line's head is waited for before the streamed calls are looked
 	// at: a call registers before its request is written, so a reply can
 	// never arrive ahead of its registration, but a check made while the
@@ -60,7 +60,7 @@ func resultReplyID(head []byte) (int64, bool) {
 // readStreamed gives the reply line to its call's decoder and delivers
 // what it returns; the line is consumed to its end either way. It fails
 // only when the stream itself does.
-func (c *conn) readStreamed(br *bufio.Reader, id int64) error {
+func (c *Conn) readStreamed(br *bufio.Reader, id int64) error {
 	c.mu.Lock()
 	decode := c.streams[id]
 	delete(c.streams, id)
@@ -91,11 +91,11 @@ func (c *conn) readStreamed(br *bufio.Reader, id int64) error {
 		return lr.err
 	}
 	if !ok {
-		c.log.Debug("codex: late or unknown streamed reply discarded", "id", id)
+		c.log.Debug("jsonrpc: late or unknown streamed reply discarded", "id", id)
 		return nil
 	}
 	if err != nil {
-		ch <- rpcResult{err: fmt.Errorf("%w: %w", errReplyUndecodable, err)}
+		ch <- rpcResult{err: fmt.Errorf("%w: %w", ErrReplyUndecodable, err)}
 		return nil
 	}
 	ch <- rpcResult{result: result}

@@ -1,4 +1,4 @@
-package codex
+package appserver
 
 import (
 	"strings"

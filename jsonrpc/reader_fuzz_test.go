@@ -1,4 +1,4 @@
-package codex
+package jsonrpc
 
 import (
 	"bufio"
@@ -11,13 +11,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"tuttid/agent"
 )
 
 // FuzzReadLine checks the line reader against a plain model: the input
 // split after each newline; a line whose content (without its newline) is
-// over max bytes is skipped with errLineTooLong (or, when it is the last
+// over max bytes is skipped with ErrLineTooLong (or, when it is the last
 // one without a newline, ends the stream); every other line comes back
 // whole. A small bufio buffer exercises lines longer than the buffer.
 func FuzzReadLine(f *testing.F) {
@@ -37,11 +35,11 @@ func FuzzReadLine(f *testing.F) {
 			} else {
 				want, rest, last = rest, nil, true
 			}
-			got, err := readLine(br, int(max))
+			got, err := ReadLine(br, int(max))
 			content := bytes.TrimSuffix(want, []byte("\n"))
 			switch {
 			case len(content) > int(max) && !last:
-				if !errors.Is(err, errLineTooLong) || got != nil {
+				if !errors.Is(err, ErrLineTooLong) || got != nil {
 					t.Fatalf("line %q over %d bytes: got %q, %v", want, max, got, err)
 				}
 			case len(content) > int(max):
@@ -62,27 +60,26 @@ func FuzzReadLine(f *testing.F) {
 	})
 }
 
-// FuzzConnReader feeds arbitrary app-server output to a connection's
-// reader: it never panics, notifies exactly the notifications of the lines
-// within the limit, in order, up to the first over-long line that is not a
-// reply (an event it cannot drop: the connection ends there), and ends with
-// the runtime unavailable.
+// FuzzConnReader feeds arbitrary peer output to a Conn's reader: it never
+// panics, notifies exactly the notifications of the lines within the
+// limit, in order, up to the first over-long line that is not a reply (a
+// message it cannot drop: the stream ends there), and ends with ErrClosed.
 func FuzzConnReader(f *testing.F) {
-	f.Add([]byte(`{"method":"turn/started","params":{"threadId":"t"}}` + "\n" + `{"id":7,"method":"item/commandExecution/requestApproval","params":{}}` + "\n"))
-	f.Add([]byte(`{"id":1,"result":{"thread":{"id":"t"}}}` + "\n" + `{"id":"x","error":{"code":-1,"message":"m"}}` + "\n"))
+	f.Add([]byte(`{"method":"some/started","params":{"id":"t"}}` + "\n" + `{"id":7,"method":"some/request","params":{}}` + "\n"))
+	f.Add([]byte(`{"id":1,"result":{"made":{"id":"t"}}}` + "\n" + `{"id":"x","error":{"code":-1,"message":"m"}}` + "\n"))
 	f.Add([]byte("not json\n{}\n[]\nnull\n{\"id\":null,\"method\":\"\"}\n"))
 	f.Add([]byte(`{"method":"a"}`)) // no final newline
 	f.Add([]byte(`{"id":3,"result":"` + strings.Repeat("r", 300) + "\"}\n" + `{"method":"kept"}` + "\n" +
 		`{"method":"big","params":"` + strings.Repeat("p", 300) + "\"}\n" + `{"method":"lost"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var methods []string
-		h := connHandlers{
-			notify: func(method string, params json.RawMessage) { methods = append(methods, method) },
-			request: func(json.RawMessage, string, json.RawMessage) func(context.Context) (any, *rpcError) {
-				return func(context.Context) (any, *rpcError) { return nil, &rpcError{Code: -1, Message: "no"} }
+		h := Handlers{
+			Notify: func(method string, params json.RawMessage) { methods = append(methods, method) },
+			Request: func(json.RawMessage, string, json.RawMessage) Answer {
+				return func(context.Context) (any, *Error) { return nil, &Error{Code: -1, Message: "no"} }
 			},
 		}
-		c := newConn(bytes.NewReader(data), io.Discard, 256, slog.New(slog.DiscardHandler), h)
+		c := New(bytes.NewReader(data), io.Discard, 256, slog.New(slog.DiscardHandler), h)
 		<-c.Done()
 		c.reqs.Wait()
 		// The model: each line within the limit, decoded on its own; a
@@ -106,7 +103,7 @@ func FuzzConnReader(f *testing.F) {
 		if !slices.Equal(methods, want) {
 			t.Fatalf("notified %q, want %q", methods, want)
 		}
-		if !errors.Is(c.Err(), agent.ErrRuntimeUnavailable) {
+		if !errors.Is(c.Err(), ErrClosed) {
 			t.Fatalf("the stream ended with %v", c.Err())
 		}
 	})

@@ -1,4 +1,4 @@
-package codex
+package jsonrpc
 
 import (
 	"context"
@@ -45,10 +45,10 @@ func TestBigLinesLeaveNothingBehind(t *testing.T) {
 	p := newPipePeer(t, 0, nil)
 	before := liveHeap()
 
-	writeBigLine(t, p.out, `{"method":"item/completed","params":{"item":{"type":"agentMessage","text":"`, size, `"}}}`)
+	writeBigLine(t, p.out, `{"method":"some/notification","params":{"item":{"type":"message","text":"`, size, `"}}}`)
 	select {
 	case m := <-p.note:
-		if m != "item/completed" {
+		if m != "some/notification" {
 			t.Fatalf("notified %q", m)
 		}
 	case <-time.After(30 * time.Second):
@@ -60,7 +60,7 @@ func TestBigLinesLeaveNothingBehind(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res := p.callAsync(ctx, "thread/turns/list")
+	res := p.callAsync(ctx, "big")
 	id := string(p.next(t)["id"])
 	writeBigLine(t, p.out, `{"id":`+id+`,"result":{"text":"`, size, `"}}`)
 	r := <-res
@@ -76,13 +76,13 @@ func TestBigLinesLeaveNothingBehind(t *testing.T) {
 	}
 }
 
-// Params handed to a handler are pieces of their own line (lineRaw, no
+// Params handed to a handler are pieces of their own line (LineRaw, no
 // copy): the next lines must not overwrite them.
 func TestParamsSurviveLaterLines(t *testing.T) {
 	kept := make(chan json.RawMessage, 3)
 	cr, sw := io.Pipe()
 	_, cw := io.Pipe()
-	c := newConn(cr, cw, 0, testLogger(t), connHandlers{notify: func(_ string, params json.RawMessage) { kept <- params }})
+	c := New(cr, cw, 0, testLogger(t), Handlers{Notify: func(_ string, params json.RawMessage) { kept <- params }})
 	t.Cleanup(func() { sw.Close(); <-c.Done() })
 	want := []string{`{"n":"` + strings.Repeat("a", 100<<10) + `"}`, `{"n":"` + strings.Repeat("b", 100<<10) + `"}`, `{"n":"c"}`}
 	for _, params := range want {

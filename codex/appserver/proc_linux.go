@@ -1,6 +1,6 @@
 //go:build linux
 
-package codex
+package appserver
 
 import (
 	"os/exec"
