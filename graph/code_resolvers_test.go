@@ -12,7 +12,7 @@ import (
 
 	"tuttid/activity"
 	"tuttid/agent/agenttest"
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/ent/sessioncode"
 	"tuttid/fork"
 	"tuttid/graph"
@@ -118,7 +118,7 @@ func TestSharedChangesListReadsTheCheckoutOnce(t *testing.T) {
 		return strings.Count(string(b), "\n")
 	}
 	db := storetest.New(t)
-	code := sessioncodesvc.New(sessioncodesvc.Config{Store: db.Store, Git: codebranch.New(codebranch.Config{Bin: bin})})
+	code := sessioncodesvc.New(sessioncodesvc.Config{Store: db.Store, Git: gitrepo.New(gitrepo.Config{Bin: bin})})
 	sessions := session.New(session.Config{Store: db.Store, Runtime: agenttest.Idle(), Code: code})
 	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Code: code,
 		Forks: fork.New(fork.Config{Store: db.Store, Sessions: sessions, Runtime: agenttest.Idle()})})

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/codex/codextest"
 	entsessioncode "tuttid/ent/sessioncode"
 )
@@ -244,11 +244,11 @@ func sameLines(a, b string) bool {
 func (h *harness) worktreeChild(childID, checkpoint string, repo string) string {
 	h.t.Helper()
 	ctx := context.Background()
-	r, err := codebranch.New(codebranch.Config{}).Open(ctx, repo)
+	r, err := gitrepo.New(gitrepo.Config{}).Open(ctx, repo)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	wt, err := r.CreateWorktree(ctx, codebranch.WorktreeOptions{Checkpoint: checkpoint, Path: filepath.Join(h.t.TempDir(), "wt")})
+	wt, err := r.CreateWorktree(ctx, gitrepo.WorktreeOptions{Checkpoint: checkpoint, Path: filepath.Join(h.t.TempDir(), "wt")})
 	if err != nil {
 		h.t.Fatal(err)
 	}

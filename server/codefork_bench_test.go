@@ -13,7 +13,7 @@ import (
 
 	"tuttid/agent"
 	"tuttid/benchtest"
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/codex/codextest"
 	"tuttid/ent/turn"
 	"tuttid/fork"
@@ -66,11 +66,11 @@ func BenchmarkWorktreeFork(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	r, err := codebranch.New(codebranch.Config{}).Open(ctx, repo)
+	r, err := gitrepo.New(gitrepo.Config{}).Open(ctx, repo)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cp, err := r.Checkpoint(ctx, codebranch.CheckpointOptions{Ref: codebranch.TurnRef(parent.ID, turnID)})
+	cp, err := r.Checkpoint(ctx, gitrepo.CheckpointOptions{Ref: gitrepo.TurnRef(parent.ID, turnID)})
 	if err != nil {
 		b.Fatal(err)
 	}

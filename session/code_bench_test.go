@@ -117,7 +117,7 @@ func percentile(d []time.Duration, p int) time.Duration {
 }
 
 // benchCodeRepo makes a committed repository of n files of 10 KB in 100
-// directories (codebranch's BenchmarkCheckpoint's).
+// directories (gitrepo's BenchmarkCheckpoint's).
 func benchCodeRepo(b *testing.B, n int) string {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "repo")

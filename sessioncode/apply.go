@@ -6,7 +6,7 @@ import (
 
 	"tuttid/activity"
 	"tuttid/apperr"
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
 )
@@ -16,7 +16,7 @@ type ApplyResult struct {
 	// Applied: the target's files got the changes (never in a dry run).
 	Applied bool
 	// Files: what changes (or would change) in the target's files.
-	Files []codebranch.FileChange
+	Files []gitrepo.FileChange
 	// Conflicts: paths the merge cannot settle; nothing was written.
 	Conflicts []string
 }
@@ -81,7 +81,7 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 			target.ID, to.Root, source.ID, from.Root)
 	}
 	res, err := to.Apply(ctx, from, src.BaseCommit, dryRun)
-	if errors.Is(err, codebranch.ErrTargetChanged) {
+	if errors.Is(err, gitrepo.ErrTargetChanged) {
 		return ApplyResult{}, apperr.Wrap(err, apperr.SessionBusy, "the files of session %q changed while merging; nothing was written, try again", target.ID)
 	}
 	if err != nil {
@@ -97,8 +97,8 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 	}
 	// What was brought back, kept as a checkpoint of the source: delete's
 	// "changes never applied" compares against it.
-	if cp, err := from.Checkpoint(ctx, codebranch.CheckpointOptions{
-		Ref: codebranch.SessionRef(source.ID, "applied"), Index: s.indexPath(source.ID), Time: s.now(),
+	if cp, err := from.Checkpoint(ctx, gitrepo.CheckpointOptions{
+		Ref: gitrepo.SessionRef(source.ID, "applied"), Index: s.indexPath(source.ID), Time: s.now(),
 	}); err != nil {
 		s.log.WarnContext(ctx, "code: applied checkpoint failed", "session", source.ID, "err", err)
 	} else if err := s.store.Client.SessionCode.UpdateOne(src).SetAppliedCommit(cp.Commit).SetUpdatedAt(s.now()).Exec(ctx); err != nil {
@@ -114,7 +114,7 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 
 // targetRepo is the checkout whose files an apply writes: the target's
 // code row's, or its cwd's, held (holdForRead) until release is called.
-func (s *Service) targetRepo(ctx context.Context, target *ent.AgentSession) (_ *codebranch.Repo, release func(), err error) {
+func (s *Service) targetRepo(ctx context.Context, target *ent.AgentSession) (_ *gitrepo.Repo, release func(), err error) {
 	row, err := s.Row(ctx, target.ID)
 	if err != nil {
 		return nil, nil, apperr.Storage(err, "read the target's code")
@@ -135,7 +135,7 @@ func (s *Service) targetRepo(ctx context.Context, target *ent.AgentSession) (_ *
 	if err != nil {
 		release()
 		s.forgetRepo(dir)
-		if errors.Is(err, codebranch.ErrNotARepository) {
+		if errors.Is(err, gitrepo.ErrNotARepository) {
 			return nil, nil, apperr.New(apperr.InvalidInput, "target session %q does not work in a git repository", target.ID)
 		}
 		return nil, nil, apperr.Wrap(err, apperr.Internal, "read the repository of session %q", target.ID)

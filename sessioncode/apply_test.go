@@ -9,7 +9,7 @@ import (
 
 	"tuttid/activity"
 	"tuttid/apperr"
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/sessioncode"
@@ -24,12 +24,12 @@ func (k *kit) worktreeChild(parent *ent.AgentSession, id, baseCommit string) *en
 	if err != nil || prow == nil {
 		k.t.Fatalf("parent row: %v", err)
 	}
-	r, err := codebranch.New(codebranch.Config{Bin: gitBin}).Open(k.ctx, prow.RepositoryRoot)
+	r, err := gitrepo.New(gitrepo.Config{Bin: gitBin}).Open(k.ctx, prow.RepositoryRoot)
 	if err != nil {
 		k.t.Fatal(err)
 	}
 	path := filepath.Join(k.data, "worktrees", "w1", id)
-	wt, err := r.CreateWorktree(k.ctx, codebranch.WorktreeOptions{Checkpoint: baseCommit, Path: path})
+	wt, err := r.CreateWorktree(k.ctx, gitrepo.WorktreeOptions{Checkpoint: baseCommit, Path: path})
 	if err != nil {
 		k.t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestChangesOfAWorktreeArchivedWhileRead(t *testing.T) {
 	if _, err := os.Stat(stale.RepositoryRoot); !os.IsNotExist(err) {
 		t.Fatalf("the worktree is still there: %v", err)
 	}
-	for name, read := range map[string]func(context.Context, *ent.SessionCode) (codebranch.Diff, error){
+	for name, read := range map[string]func(context.Context, *ent.SessionCode) (gitrepo.Diff, error){
 		"Changes": k.svc.Changes, "ChangedFiles": k.svc.ChangedFiles,
 	} {
 		d, err := read(k.ctx, stale)

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"tuttid/apperr"
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
 )
@@ -33,7 +33,7 @@ func (s *Service) worktreeRows(ctx context.Context, ids []string) ([]*ent.Sessio
 
 // repoOf opens the repository a row's worktree belongs to: from its common
 // directory, which outlives the worktree.
-func (s *Service) repoOf(ctx context.Context, c *ent.SessionCode) (*codebranch.Repo, error) {
+func (s *Service) repoOf(ctx context.Context, c *ent.SessionCode) (*gitrepo.Repo, error) {
 	dir := c.RepositoryRoot
 	if c.Mode == sessioncode.ModeWORKTREE {
 		dir = strings.TrimSuffix(c.CommonDir, "/.git")
@@ -76,7 +76,7 @@ func (s *Service) archiveOne(ctx context.Context, c *ent.SessionCode) error {
 	if err != nil {
 		return err
 	}
-	cp, err := wt.Checkpoint(ctx, codebranch.CheckpointOptions{Ref: codebranch.SessionRef(c.AgentSessionID, "archive"), Time: s.now()})
+	cp, err := wt.Checkpoint(ctx, gitrepo.CheckpointOptions{Ref: gitrepo.SessionRef(c.AgentSessionID, "archive"), Time: s.now()})
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (s *Service) archiveOne(ctx context.Context, c *ent.SessionCode) error {
 	if err != nil {
 		return err
 	}
-	if err := repo.RemoveWorktree(ctx, c.WorktreePath, codebranch.RemoveOptions{}); err != nil {
+	if err := repo.RemoveWorktree(ctx, c.WorktreePath, gitrepo.RemoveOptions{}); err != nil {
 		return err
 	}
 	s.log.InfoContext(ctx, "archive: worktree removed; its files are kept as a checkpoint",
@@ -189,23 +189,23 @@ func (s *Service) restoreOne(ctx context.Context, c *ent.SessionCode) error {
 	// Anything else there (not a worktree of the repository, or one whose
 	// files changed since) is someone's, and stays.
 	if _, err := os.Lstat(c.WorktreePath); err == nil {
-		err := repo.RemoveWorktree(ctx, c.WorktreePath, codebranch.RemoveOptions{UnchangedFrom: c.ArchiveCommit})
-		if errors.Is(err, codebranch.ErrNotAWorktree) || errors.Is(err, codebranch.ErrHasChanges) {
+		err := repo.RemoveWorktree(ctx, c.WorktreePath, gitrepo.RemoveOptions{UnchangedFrom: c.ArchiveCommit})
+		if errors.Is(err, gitrepo.ErrNotAWorktree) || errors.Is(err, gitrepo.ErrHasChanges) {
 			return fmt.Errorf("%w: %w", errPathTaken, err)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	opts := codebranch.WorktreeOptions{Checkpoint: c.ArchiveCommit, Path: c.WorktreePath, Branch: c.Branch, CopyIncluded: true}
+	opts := gitrepo.WorktreeOptions{Checkpoint: c.ArchiveCommit, Path: c.WorktreePath, Branch: c.Branch, CopyIncluded: true}
 	wt, err := repo.CreateWorktree(ctx, opts)
-	if errors.Is(err, codebranch.ErrInvalidBranch) || (err != nil && c.Branch != "" && strings.Contains(err.Error(), "already")) {
+	if errors.Is(err, gitrepo.ErrInvalidBranch) || (err != nil && c.Branch != "" && strings.Contains(err.Error(), "already")) {
 		// The branch is gone or checked out elsewhere: the files still come
 		// back, on a detached HEAD.
 		opts.Branch = ""
 		wt, err = repo.CreateWorktree(ctx, opts)
 	}
-	if errors.Is(err, codebranch.ErrDestinationExists) {
+	if errors.Is(err, gitrepo.ErrDestinationExists) {
 		return fmt.Errorf("%w: %w", errPathTaken, err)
 	}
 	if err != nil {
@@ -216,7 +216,7 @@ func (s *Service) restoreOne(ctx context.Context, c *ent.SessionCode) error {
 		// Unrecorded, the worktree goes again: its files are the
 		// checkpoint's, just written.
 		if rmErr := repo.RemoveWorktree(context.WithoutCancel(ctx), c.WorktreePath,
-			codebranch.RemoveOptions{UnchangedFrom: c.ArchiveCommit}); rmErr != nil {
+			gitrepo.RemoveOptions{UnchangedFrom: c.ArchiveCommit}); rmErr != nil {
 			s.log.WarnContext(ctx, "restore: an unrecorded worktree is left; the next restore replaces it",
 				"session", c.AgentSessionID, "worktree", c.WorktreePath, "err", rmErr)
 		}
@@ -256,7 +256,7 @@ func (s *Service) PrepareDelete(ctx context.Context, ids []string, discard bool)
 		if len(paths) > 0 {
 			return nil, apperr.New(apperr.SessionHasChanges,
 				"session %q's worktree holds changes never applied back: %s; apply them (applySessionChanges) or delete with discardChanges: true",
-				c.AgentSessionID, (&codebranch.ChangesError{Paths: paths}).Error())
+				c.AgentSessionID, (&gitrepo.ChangesError{Paths: paths}).Error())
 		}
 	}
 	return d, nil
@@ -274,7 +274,7 @@ func (s *Service) unapplied(ctx context.Context, c *ent.SessionCode) ([]string, 
 		return nil, err
 	}
 	defer release()
-	var d codebranch.Diff
+	var d gitrepo.Diff
 	if c.WorktreePresent {
 		if _, err := os.Stat(c.WorktreePath); err != nil {
 			// Deleted by hand: its files are gone already; nothing tuttid
@@ -322,11 +322,11 @@ func (s *Service) Finish(ctx context.Context, d *Deletion) {
 		}
 		if c.Mode == sessioncode.ModeWORKTREE && c.WorktreePath != "" && s.ownsPath(c.WorktreePath) {
 			release := s.holdForRemoval(c.AgentSessionID)
-			err := repo.RemoveWorktree(ctx, c.WorktreePath, codebranch.RemoveOptions{})
+			err := repo.RemoveWorktree(ctx, c.WorktreePath, gitrepo.RemoveOptions{})
 			release()
 			switch {
 			case err == nil:
-			case !errors.Is(err, codebranch.ErrNotAWorktree):
+			case !errors.Is(err, gitrepo.ErrNotAWorktree):
 				s.log.WarnContext(ctx, "delete: worktree not removed", "session", c.AgentSessionID, "worktree", c.WorktreePath, "err", err)
 			case c.WorktreePresent:
 				// Not a worktree git knows: a directory tuttid recorded

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"tuttid/apperr"
-	"tuttid/codebranch/gittest"
+	"tuttid/gitrepo/gittest"
 	"tuttid/ent"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	entsql "entgo.io/ent/dialect/sql"
 
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
 	"tuttid/ent/turn"
@@ -32,17 +32,17 @@ func (s *Service) SessionStarted(ctx context.Context, a *ent.AgentSession) {
 	defer s.guards.Lock(a.ID)()
 	r, err := s.open(ctx, a.Cwd)
 	if err != nil {
-		if !errors.Is(err, codebranch.ErrNotARepository) {
+		if !errors.Is(err, gitrepo.ErrNotARepository) {
 			s.log.WarnContext(ctx, "code: cannot read the session's repository", "session", a.ID, "err", err)
 		}
 		return
 	}
-	cp, err := r.Checkpoint(ctx, codebranch.CheckpointOptions{
-		Ref: codebranch.SessionRef(a.ID, "start"), Index: s.indexPath(a.ID), Time: s.now(),
+	cp, err := r.Checkpoint(ctx, gitrepo.CheckpointOptions{
+		Ref: gitrepo.SessionRef(a.ID, "start"), Index: s.indexPath(a.ID), Time: s.now(),
 	})
 	if err != nil {
 		s.log.WarnContext(ctx, "code: start checkpoint failed", "session", a.ID, "err", err)
-		cp = codebranch.Checkpoint{}
+		cp = gitrepo.Checkpoint{}
 	}
 	s.remember(a.ID, cp)
 	if _, err := s.ensureRow(ctx, a, r, cp.Commit); err != nil {
@@ -52,7 +52,7 @@ func (s *Service) SessionStarted(ctx context.Context, a *ent.AgentSession) {
 
 // ensureRow returns the session's code row, making a SHARED one (with
 // start as its start_commit) when it has none.
-func (s *Service) ensureRow(ctx context.Context, a *ent.AgentSession, r *codebranch.Repo, start string) (*ent.SessionCode, error) {
+func (s *Service) ensureRow(ctx context.Context, a *ent.AgentSession, r *gitrepo.Repo, start string) (*ent.SessionCode, error) {
 	err := s.store.Client.SessionCode.Create().
 		SetAgentSessionID(a.ID).SetWorkspaceID(a.WorkspaceID).SetMode(sessioncode.ModeSHARED).
 		SetRepositoryRoot(r.Root).SetCommonDir(r.CommonDir).SetStartCommit(start).
@@ -85,7 +85,7 @@ func (s *Service) TurnEnded(ctx context.Context, a *ent.AgentSession, turnID str
 	defer s.guards.Lock(a.ID)()
 	cp, err := s.turnCheckpoint(ctx, a, turnID)
 	if err != nil {
-		if !errors.Is(err, codebranch.ErrNotARepository) {
+		if !errors.Is(err, gitrepo.ErrNotARepository) {
 			s.log.WarnContext(ctx, "code: turn checkpoint failed", "session", a.ID, "turn", turnID, "err", err)
 		}
 		return Checkpoint{}, false
@@ -118,8 +118,8 @@ func (s *Service) turnCheckpoint(ctx context.Context, a *ent.AgentSession, turnI
 		return Checkpoint{}, err
 	}
 	now := s.now()
-	opts := codebranch.CheckpointOptions{
-		Ref: codebranch.TurnRef(a.ID, turnID), Previous: prev, Index: s.indexPath(a.ID), Time: now,
+	opts := gitrepo.CheckpointOptions{
+		Ref: gitrepo.TurnRef(a.ID, turnID), Previous: prev, Index: s.indexPath(a.ID), Time: now,
 	}
 	if last, ok := s.remembered(a.ID, prev); ok {
 		opts.PreviousTree, opts.PreviousHead = last.Tree, last.Head

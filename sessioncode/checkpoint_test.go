@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/ent/sessioncode"
 )
 
@@ -147,7 +147,7 @@ func TestCheckpointFailureAndLateRow(t *testing.T) {
 	}
 }
 
-var _ = codebranch.RefPrefix
+var _ = gitrepo.RefPrefix
 
 // A SHARED fork child (its copied turns carry no checkpoint, and no one
 // recorded its start): its first turn's diff starts from the parent's

@@ -3,7 +3,7 @@ package sessioncode
 import (
 	"context"
 
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 )
 
 // Forget drops what the session kept in its repository: every ref under
@@ -14,7 +14,7 @@ import (
 // logged: the session goes anyway, its refs are only clutter.
 func (s *Service) Forget(ctx context.Context, sessionID string) {
 	defer s.guards.Lock(sessionID)()
-	s.remember(sessionID, codebranch.Checkpoint{})
+	s.remember(sessionID, gitrepo.Checkpoint{})
 	if p := s.indexPath(sessionID); p != "" {
 		if err := s.git.RemoveIndex(ctx, p); err != nil {
 			s.log.WarnContext(ctx, "code: kept index not removed", "session", sessionID, "err", err)
@@ -33,7 +33,7 @@ func (s *Service) Forget(ctx context.Context, sessionID string) {
 		s.log.WarnContext(ctx, "code: repository gone; the session's refs stay", "session", sessionID, "err", err)
 		return
 	}
-	if err := r.DeleteRefs(ctx, codebranch.SessionRefPrefix(sessionID)); err != nil {
+	if err := r.DeleteRefs(ctx, gitrepo.SessionRefPrefix(sessionID)); err != nil {
 		s.log.WarnContext(ctx, "code: the session's refs were not deleted", "session", sessionID, "err", err)
 	}
 }
@@ -41,7 +41,7 @@ func (s *Service) Forget(ctx context.Context, sessionID string) {
 // refsRepo opens a checkout of the repository whose refs a row names: its
 // own root when it is still there (a removed worktree is not), else the
 // repository's shared git directory.
-func (s *Service) refsRepo(ctx context.Context, root, commonDir string) (*codebranch.Repo, error) {
+func (s *Service) refsRepo(ctx context.Context, root, commonDir string) (*gitrepo.Repo, error) {
 	if r, err := s.open(ctx, root); err == nil && (commonDir == "" || r.CommonDir == commonDir) {
 		return r, nil
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"tuttid/activity/activitytest"
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
@@ -40,7 +40,7 @@ func newKit(t *testing.T) *kit {
 	st.Workspace(storetest.Workspace{ID: "w1", RootPath: "/"})
 	pub := &activitytest.Recorder{}
 	data := t.TempDir()
-	svc := sessioncode.New(sessioncode.Config{Store: st.Store, Git: codebranch.New(codebranch.Config{Bin: gitBin}),
+	svc := sessioncode.New(sessioncode.Config{Store: st.Store, Git: gitrepo.New(gitrepo.Config{Bin: gitBin}),
 		DataDir: data, Publisher: pub})
 	t.Cleanup(func() { svc.Wait(context.Background()) }) // before data goes
 	return &kit{t: t, ctx: context.Background(), st: st, svc: svc, pub: pub, data: data}
@@ -155,7 +155,7 @@ func personState(t *testing.T, dir string) string {
 	}, "\n--\n")
 }
 
-func paths(d *codebranch.Diff) []string {
+func paths(d *gitrepo.Diff) []string {
 	var out []string
 	for _, f := range d.Files {
 		out = append(out, string(f.Status)+" "+f.Path)

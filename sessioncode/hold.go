@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"tuttid/apperr"
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
 )
@@ -58,7 +58,7 @@ func (s *Service) holdForRemoval(sessionID string) (release func()) {
 // between checkpoints): at its shared git directory, which no archive or
 // delete removes, so git never runs in a worktree going away. A row with
 // no recorded common directory opens its checkout.
-func (s *Service) commitsRepo(ctx context.Context, row *ent.SessionCode) (*codebranch.Repo, error) {
+func (s *Service) commitsRepo(ctx context.Context, row *ent.SessionCode) (*gitrepo.Repo, error) {
 	if row.CommonDir == "" {
 		return s.refsRepo(ctx, row.RepositoryRoot, "")
 	}

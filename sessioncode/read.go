@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/sessioncode"
@@ -19,7 +19,7 @@ import (
 //
 // withPatch false leaves Patch empty (one git call fewer): a list of the
 // turn's files needs none.
-func (s *Service) TurnDiff(ctx context.Context, t *ent.Turn, withPatch bool) (*codebranch.Diff, error) {
+func (s *Service) TurnDiff(ctx context.Context, t *ent.Turn, withPatch bool) (*gitrepo.Diff, error) {
 	if t.CheckpointCommit == "" {
 		return nil, nil
 	}
@@ -36,7 +36,7 @@ func (s *Service) TurnDiff(ctx context.Context, t *ent.Turn, withPatch bool) (*c
 	}
 	if prev == t.CheckpointCommit {
 		// A turn that changed nothing: no git to ask.
-		return &codebranch.Diff{Files: []codebranch.FileChange{}}, nil
+		return &gitrepo.Diff{Files: []gitrepo.FileChange{}}, nil
 	}
 	if prev == "" {
 		prev = t.CheckpointHead // "" is the empty tree: an unborn HEAD
@@ -80,43 +80,43 @@ func (s *Service) Branch(ctx context.Context, row *ent.SessionCode) (string, err
 // Changes is the session's files now against its base (WORKTREE) or its
 // checkout's HEAD (SHARED); an archived worktree answers with the files it
 // was archived with.
-func (s *Service) Changes(ctx context.Context, row *ent.SessionCode) (codebranch.Diff, error) {
+func (s *Service) Changes(ctx context.Context, row *ent.SessionCode) (gitrepo.Diff, error) {
 	return s.changes(ctx, row, true)
 }
 
 // ChangedFiles is Changes without the patch.
-func (s *Service) ChangedFiles(ctx context.Context, row *ent.SessionCode) (codebranch.Diff, error) {
+func (s *Service) ChangedFiles(ctx context.Context, row *ent.SessionCode) (gitrepo.Diff, error) {
 	return s.changes(ctx, row, false)
 }
 
-func (s *Service) changes(ctx context.Context, row *ent.SessionCode, withPatch bool) (codebranch.Diff, error) {
+func (s *Service) changes(ctx context.Context, row *ent.SessionCode, withPatch bool) (gitrepo.Diff, error) {
 	if row.Mode != sessioncode.ModeWORKTREE {
 		key := fmt.Sprintf("%s\x00%t", row.RepositoryRoot, withPatch)
-		return memoized(ctx, key, func() (codebranch.Diff, error) { return s.changesNow(ctx, row, withPatch) })
+		return memoized(ctx, key, func() (gitrepo.Diff, error) { return s.changesNow(ctx, row, withPatch) })
 	}
 	return s.changesNow(ctx, row, withPatch)
 }
 
 // changesNow reads the changes with the session's worktree held: whole,
 // or (archived meanwhile) from the archive checkpoint.
-func (s *Service) changesNow(ctx context.Context, row *ent.SessionCode, withPatch bool) (codebranch.Diff, error) {
+func (s *Service) changesNow(ctx context.Context, row *ent.SessionCode, withPatch bool) (gitrepo.Diff, error) {
 	row, release, err := s.holdForRead(ctx, row)
 	if err != nil {
-		return codebranch.Diff{}, err
+		return gitrepo.Diff{}, err
 	}
 	defer release()
 	return s.changesOf(ctx, row, withPatch)
 }
 
-func (s *Service) changesOf(ctx context.Context, row *ent.SessionCode, withPatch bool) (codebranch.Diff, error) {
+func (s *Service) changesOf(ctx context.Context, row *ent.SessionCode, withPatch bool) (gitrepo.Diff, error) {
 	tree, r, err := s.filesNow(ctx, row)
 	if err != nil {
-		return codebranch.Diff{}, err
+		return gitrepo.Diff{}, err
 	}
 	base := row.BaseCommit
 	if row.Mode != sessioncode.ModeWORKTREE || base == "" {
 		if base, err = r.Head(ctx); err != nil {
-			return codebranch.Diff{}, err
+			return gitrepo.Diff{}, err
 		}
 	}
 	if !withPatch {
@@ -128,7 +128,7 @@ func (s *Service) changesOf(ctx context.Context, row *ent.SessionCode, withPatch
 // filesNow is a tree of the session's files now (a snapshot of its
 // checkout, or its archive checkpoint while archived) and a repository to
 // read it in. Its callers hold the session's worktree (holdForRead).
-func (s *Service) filesNow(ctx context.Context, row *ent.SessionCode) (string, *codebranch.Repo, error) {
+func (s *Service) filesNow(ctx context.Context, row *ent.SessionCode) (string, *gitrepo.Repo, error) {
 	if row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
 		r, err := s.commitsRepo(ctx, row)
 		if err != nil {
@@ -141,7 +141,7 @@ func (s *Service) filesNow(ctx context.Context, row *ent.SessionCode) (string, *
 		s.forgetRepo(row.RepositoryRoot)
 		return "", nil, err
 	}
-	snap, err := r.Snapshot(ctx, codebranch.SnapshotOptions{})
+	snap, err := r.Snapshot(ctx, gitrepo.SnapshotOptions{})
 	if err != nil {
 		return "", nil, err
 	}
@@ -155,7 +155,7 @@ type Comparison struct {
 	Base *Checkpoint
 	// AChanges, BChanges: each side's files now against Base; Diff: a's
 	// files now to b's.
-	AChanges, BChanges, Diff codebranch.Diff
+	AChanges, BChanges, Diff gitrepo.Diff
 }
 
 // Compare sets the code of a and b side by side; nil unless both have

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 )
 
 // A request that reads many sessions of one checkout (the GUI's session
@@ -23,7 +23,7 @@ type readMemo struct {
 
 type memoDiff struct {
 	once sync.Once
-	d    codebranch.Diff
+	d    gitrepo.Diff
 	err  error
 }
 
@@ -36,7 +36,7 @@ func WithReadMemo(ctx context.Context) context.Context {
 
 // memoized runs read once per key in a request with a read memo, else
 // every time.
-func memoized(ctx context.Context, key string, read func() (codebranch.Diff, error)) (codebranch.Diff, error) {
+func memoized(ctx context.Context, key string, read func() (gitrepo.Diff, error)) (gitrepo.Diff, error) {
 	m, _ := ctx.Value(readMemoKey{}).(*readMemo)
 	if m == nil {
 		return read()

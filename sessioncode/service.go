@@ -3,7 +3,7 @@
 // at the end of each turn, gives a worktree fork its own checkout, answers
 // each branch's changes and brings one branch's changes back. It keeps its
 // state in the SessionCode rows and the Turn checkpoint columns, and does
-// its git through codebranch; it knows nothing of GraphQL.
+// its git through gitrepo; it knows nothing of GraphQL.
 package sessioncode
 
 import (
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"tuttid/activity"
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/keylock"
 	"tuttid/store"
 )
@@ -23,7 +23,7 @@ import (
 // Service is the code side of sessions. It is safe for concurrent use.
 type Service struct {
 	store   *store.Store
-	git     *codebranch.Git
+	git     *gitrepo.Git
 	dataDir string
 	pub     activity.Publisher
 	log     *slog.Logger
@@ -32,25 +32,25 @@ type Service struct {
 	// (setup.go).
 	setup setupState
 	// guards serializes the checkpoints of one session: they share its
-	// kept index (codebranch.SnapshotOptions.Index).
+	// kept index (gitrepo.SnapshotOptions.Index).
 	guards keylock.Locks
 	// checkouts: reads of a session's worktree hold it shared, archive,
 	// restore and delete alone (hold.go).
 	checkouts keylock.RWLocks
 
 	mu      sync.Mutex
-	repos   map[string]*codebranch.Repo // opened checkouts by directory
-	gitDirs map[string]*codebranch.Repo // repositories opened at their common git directory
+	repos   map[string]*gitrepo.Repo // opened checkouts by directory
+	gitDirs map[string]*gitrepo.Repo // repositories opened at their common git directory
 	// last is each session's latest checkpoint as written (its tree and
 	// head), so the next turn's end need not read it back from git.
-	last map[string]codebranch.Checkpoint
+	last map[string]gitrepo.Checkpoint
 }
 
 // Config wires a Service.
 type Config struct {
 	Store *store.Store
-	// Git runs git; codebranch.New with Logger when nil.
-	Git *codebranch.Git
+	// Git runs git; gitrepo.New with Logger when nil.
+	Git *gitrepo.Git
 	// DataDir holds the worktrees tuttid makes:
 	// <DataDir>/worktrees/<workspaceId>/<childSessionId>, and the sessions'
 	// kept indexes (<DataDir>/code/index/<sessionId>). Empty: no index is
@@ -67,12 +67,12 @@ type Config struct {
 // New returns a Service for cfg.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, git: cfg.Git, dataDir: cfg.DataDir, pub: cfg.Publisher, log: cfg.Logger, now: cfg.Now,
-		repos: map[string]*codebranch.Repo{}, gitDirs: map[string]*codebranch.Repo{}, last: map[string]codebranch.Checkpoint{}}
+		repos: map[string]*gitrepo.Repo{}, gitDirs: map[string]*gitrepo.Repo{}, last: map[string]gitrepo.Checkpoint{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if s.git == nil {
-		s.git = codebranch.New(codebranch.Config{Logger: s.log})
+		s.git = gitrepo.New(gitrepo.Config{Logger: s.log})
 	}
 	s.setup.timeout = cfg.SetupTimeout
 	if s.now == nil {
@@ -82,7 +82,7 @@ func New(cfg Config) *Service {
 }
 
 // Wait waits for the kept indexes being refreshed after their checkpoints
-// (codebranch refreshes them in the background).
+// (gitrepo refreshes them in the background).
 func (s *Service) Wait(ctx context.Context) error {
 	return s.git.Wait(ctx)
 }
@@ -98,7 +98,7 @@ func (s *Service) indexPath(sessionID string) string {
 // open finds the checkout holding dir, remembering it: a directory's
 // repository does not change under a session, and rev-parse costs a
 // process per turn end otherwise.
-func (s *Service) open(ctx context.Context, dir string) (*codebranch.Repo, error) {
+func (s *Service) open(ctx context.Context, dir string) (*gitrepo.Repo, error) {
 	s.mu.Lock()
 	r, ok := s.repos[dir]
 	s.mu.Unlock()
@@ -134,14 +134,14 @@ func (s *Service) publish(ctx context.Context, e activity.Event) {
 }
 
 // remembered is the session's last checkpoint if it is commit.
-func (s *Service) remembered(sessionID, commit string) (codebranch.Checkpoint, bool) {
+func (s *Service) remembered(sessionID, commit string) (gitrepo.Checkpoint, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cp, ok := s.last[sessionID]
 	return cp, ok && cp.Commit == commit
 }
 
-func (s *Service) remember(sessionID string, cp codebranch.Checkpoint) {
+func (s *Service) remember(sessionID string, cp gitrepo.Checkpoint) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cp.Commit == "" {

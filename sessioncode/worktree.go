@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"tuttid/apperr"
-	"tuttid/codebranch"
+	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
 )
@@ -57,7 +57,7 @@ type ForkCode struct {
 	PortBase    int
 
 	in     ForkCodeInput
-	parent *codebranch.Repo
+	parent *gitrepo.Repo
 	// release gives back the port base reserved for the setup.
 	release func()
 }
@@ -76,7 +76,7 @@ func (s *Service) WorktreePath(workspaceID, childID string) string {
 // nil for a SHARED fork of a session outside any repository.
 func (s *Service) PlanFork(ctx context.Context, in ForkCodeInput) (*ForkCode, error) {
 	repo, err := s.git.Open(ctx, in.ParentCwd)
-	if errors.Is(err, codebranch.ErrNotARepository) {
+	if errors.Is(err, gitrepo.ErrNotARepository) {
 		if in.Worktree {
 			return nil, apperr.New(apperr.ForkNotARepository,
 				"session %q works in %q, which is in no git repository; fork it with code mode SHARED", in.ParentSessionID, in.ParentCwd)
@@ -131,18 +131,18 @@ func (s *Service) Record(ctx context.Context, fc *ForkCode) error {
 	if fc == nil {
 		return nil
 	}
-	ref := codebranch.SessionRef(fc.in.ChildSessionID, "start")
+	ref := gitrepo.SessionRef(fc.in.ChildSessionID, "start")
 	if fc.Mode == ModeWorktree {
-		ref = codebranch.SessionRef(fc.in.ChildSessionID, "base")
+		ref = gitrepo.SessionRef(fc.in.ChildSessionID, "base")
 	}
-	var cp codebranch.Checkpoint
+	var cp gitrepo.Checkpoint
 	var err error
 	if fc.in.TurnCheckpoint != "" {
 		if cp, err = fc.parent.ReadCheckpoint(ctx, fc.in.TurnCheckpoint); err == nil {
 			err = fc.parent.SetRef(ctx, ref, cp.Commit)
 		}
 	} else {
-		cp, err = fc.parent.Checkpoint(ctx, codebranch.CheckpointOptions{Ref: ref, Time: s.now()})
+		cp, err = fc.parent.Checkpoint(ctx, gitrepo.CheckpointOptions{Ref: ref, Time: s.now()})
 	}
 	if err != nil {
 		if fc.Mode == ModeWorktree {
@@ -164,7 +164,7 @@ func (s *Service) MakeWorktree(ctx context.Context, fc *ForkCode, setup string) 
 	if fc == nil || fc.Mode != ModeWorktree {
 		return nil
 	}
-	wt, err := fc.parent.CreateWorktree(ctx, codebranch.WorktreeOptions{
+	wt, err := fc.parent.CreateWorktree(ctx, gitrepo.WorktreeOptions{
 		Checkpoint: fc.BaseCommit, Path: fc.WorktreePath, NewBranch: fc.Branch, CopyIncluded: true,
 	})
 	if err != nil {
@@ -183,16 +183,16 @@ func (s *Service) MakeWorktree(ctx context.Context, fc *ForkCode, setup string) 
 
 func worktreeErr(err error, fc *ForkCode) error {
 	switch {
-	case errors.Is(err, codebranch.ErrInvalidBranch):
+	case errors.Is(err, gitrepo.ErrInvalidBranch):
 		return apperr.Wrap(err, apperr.InvalidInput, "code.branch %q is not a branch name git accepts", fc.Branch)
-	case errors.Is(err, codebranch.ErrBranchExists):
+	case errors.Is(err, gitrepo.ErrBranchExists):
 		return apperr.Wrap(err, apperr.InvalidInput, "code.branch %q already exists; name a new branch", fc.Branch)
-	case errors.Is(err, codebranch.ErrUnsafeInclude):
+	case errors.Is(err, gitrepo.ErrUnsafeInclude):
 		return apperr.Wrap(err, apperr.ForkCodeFailed,
 			"the repository's .worktreeinclude names a file that leads out of the repository (a symlink); nothing was created")
-	case errors.Is(err, codebranch.ErrNoCommit):
+	case errors.Is(err, gitrepo.ErrNoCommit):
 		return apperr.Wrap(err, apperr.ForkCodeFailed, "the repository has no commit yet, so a worktree cannot be made; commit once first")
-	case errors.Is(err, codebranch.ErrDestinationExists):
+	case errors.Is(err, gitrepo.ErrDestinationExists):
 		return apperr.Wrap(err, apperr.ForkCodeFailed, "the worktree's directory %s already exists; nothing was created", fc.WorktreePath)
 	}
 	return apperr.Wrap(err, apperr.ForkCodeFailed, "the child's worktree could not be made; nothing was created")
@@ -208,8 +208,8 @@ func (s *Service) DropWorktree(ctx context.Context, fc *ForkCode) {
 	}
 	ctx = context.WithoutCancel(ctx)
 	if fc.Mode == ModeWorktree {
-		if err := fc.parent.RemoveWorktree(ctx, fc.WorktreePath, codebranch.RemoveOptions{}); err != nil &&
-			!errors.Is(err, codebranch.ErrNotAWorktree) {
+		if err := fc.parent.RemoveWorktree(ctx, fc.WorktreePath, gitrepo.RemoveOptions{}); err != nil &&
+			!errors.Is(err, gitrepo.ErrNotAWorktree) {
 			s.log.ErrorContext(ctx, "fork: the failed fork's worktree not removed; tuttid orphans lists it",
 				"child_session", fc.in.ChildSessionID, "worktree", fc.WorktreePath, "err", err)
 		}
@@ -226,7 +226,7 @@ func (s *Service) DropWorktree(ctx context.Context, fc *ForkCode) {
 func (s *Service) DropForkRefs(ctx context.Context, childID, parentCwd string) {
 	repo, err := s.git.Open(ctx, parentCwd)
 	if err != nil {
-		if !errors.Is(err, codebranch.ErrNotARepository) {
+		if !errors.Is(err, gitrepo.ErrNotARepository) {
 			s.log.WarnContext(ctx, "code: an unfinished fork's refs not removed", "session", childID, "err", err)
 		}
 		return
@@ -234,8 +234,8 @@ func (s *Service) DropForkRefs(ctx context.Context, childID, parentCwd string) {
 	s.dropRefs(ctx, repo, childID)
 }
 
-func (s *Service) dropRefs(ctx context.Context, repo *codebranch.Repo, childID string) {
-	if err := repo.DeleteRefs(context.WithoutCancel(ctx), codebranch.SessionRefPrefix(childID)); err != nil {
+func (s *Service) dropRefs(ctx context.Context, repo *gitrepo.Repo, childID string) {
+	if err := repo.DeleteRefs(context.WithoutCancel(ctx), gitrepo.SessionRefPrefix(childID)); err != nil {
 		s.log.WarnContext(ctx, "code: a session's refs not removed", "session", childID, "err", err)
 	}
 }
@@ -279,7 +279,7 @@ func (s *Service) RemoveOrphanWorktree(ctx context.Context, childID, path, paren
 		repo, err = s.git.Open(ctx, path)
 	}
 	if err == nil {
-		if rerr := repo.RemoveWorktree(ctx, path, codebranch.RemoveOptions{}); rerr != nil && !errors.Is(rerr, codebranch.ErrNotAWorktree) {
+		if rerr := repo.RemoveWorktree(ctx, path, gitrepo.RemoveOptions{}); rerr != nil && !errors.Is(rerr, gitrepo.ErrNotAWorktree) {
 			return rerr
 		}
 		s.dropRefs(ctx, repo, childID)

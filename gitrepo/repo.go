@@ -1,4 +1,4 @@
-package codebranch
+package gitrepo
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package codebranch is tuttid's git layer for code branches (the contract's
+// Package gitrepo is tuttid's git layer for code branches (the contract's
 // "Code branches: a fork takes the code with it"): checkpoints of a
 // session's files as commits reachable only from refs under refs/tuttid/,
 // the diff of two checkpoints, linked worktrees made from a checkpoint
@@ -28,4 +28,4 @@
 //     checkout's working files, or reports the conflicts.
 //   - Repo.DeleteRefs drops a session's refs (SessionRefPrefix); git gc
 //     then reclaims its checkpoints.
-package codebranch
+package gitrepo
