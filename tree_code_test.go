@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"tuttid/agent"
-	"tuttid/gitrepo"
 	"tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 	"tuttid/store"
 )
 

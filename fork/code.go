@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"tuttid/apperr"
+	"tuttid/codebranch"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/forkjournal"
-	"tuttid/sessioncode"
 )
 
 // CodeInput is a fork's code (the API's code: ForkCodeInput).
@@ -23,20 +23,20 @@ type CodeInput struct {
 }
 
 // Code is what the fork needs of the code side (satisfied by
-// *sessioncode.Service): plan a child's code, record its checkpoint, make
+// *codebranch.Service): plan a child's code, record its checkpoint, make
 // and drop its worktree, and clean the worktree of a fork that did not
 // finish.
 type Code interface {
-	PlanFork(ctx context.Context, in sessioncode.ForkCodeInput) (*sessioncode.ForkCode, error)
-	Record(ctx context.Context, fc *sessioncode.ForkCode) error
-	MakeWorktree(ctx context.Context, fc *sessioncode.ForkCode, setup string) error
-	DropWorktree(ctx context.Context, fc *sessioncode.ForkCode)
+	PlanFork(ctx context.Context, in codebranch.ForkCodeInput) (*codebranch.ForkCode, error)
+	Record(ctx context.Context, fc *codebranch.ForkCode) error
+	MakeWorktree(ctx context.Context, fc *codebranch.ForkCode, setup string) error
+	DropWorktree(ctx context.Context, fc *codebranch.ForkCode)
 	RemoveOrphanWorktree(ctx context.Context, childID, path, parentCwd string) error
 	OrphanWorktreeExists(ctx context.Context, path string) (bool, error)
 	DropForkRefs(ctx context.Context, childID, parentCwd string)
 }
 
-var _ Code = (*sessioncode.Service)(nil)
+var _ Code = (*codebranch.Service)(nil)
 
 // CrashWorktreeMade: the journal recorded the worktree and it is made (its
 // setup run); Codex is not yet called. A restart removes it.
@@ -62,14 +62,14 @@ func normalizeCode(c *CodeInput) (*CodeInput, error) {
 // planCode checks the fork's code before anything is written: a WORKTREE
 // fork of a session outside a repository, or from a turn without a
 // checkpoint, is refused here.
-func (s *Service) planCode(ctx context.Context, in Input, parent *ent.AgentSession, childID string) (*sessioncode.ForkCode, error) {
+func (s *Service) planCode(ctx context.Context, in Input, parent *ent.AgentSession, childID string) (*codebranch.ForkCode, error) {
 	if s.code == nil {
 		if in.Code != nil {
 			return nil, apperr.New(apperr.ForkCodeFailed, "this tuttid has no code branches configured")
 		}
 		return nil, nil
 	}
-	ci := sessioncode.ForkCodeInput{WorkspaceID: in.WorkspaceID, ParentSessionID: parent.ID, ChildSessionID: childID,
+	ci := codebranch.ForkCodeInput{WorkspaceID: in.WorkspaceID, ParentSessionID: parent.ID, ChildSessionID: childID,
 		ParentCwd: parent.Cwd, TurnID: in.LastTurnID}
 	if in.Code != nil {
 		ci.Worktree, ci.Branch = true, in.Code.Branch
@@ -89,11 +89,11 @@ func (s *Service) planCode(ctx context.Context, in Input, parent *ent.AgentSessi
 // makeCode records the fork's checkpoint and, for a WORKTREE fork, makes
 // the worktree (its path in the journal first, so that a crash leaves a
 // directory tuttid can find) and runs the workspace's setup there.
-func (s *Service) makeCode(ctx context.Context, entry *ent.ForkJournal, fc *sessioncode.ForkCode) error {
+func (s *Service) makeCode(ctx context.Context, entry *ent.ForkJournal, fc *codebranch.ForkCode) error {
 	if fc == nil {
 		return nil
 	}
-	if fc.Mode == sessioncode.ModeWorktree {
+	if fc.Mode == codebranch.ModeWorktree {
 		if err := s.store.Client.ForkJournal.UpdateOneID(entry.ID).SetWorktreePath(fc.WorktreePath).
 			SetUpdatedAt(s.now()).Exec(ctx); err != nil {
 			return apperr.Storage(err, "record the fork's worktree")
@@ -101,7 +101,7 @@ func (s *Service) makeCode(ctx context.Context, entry *ent.ForkJournal, fc *sess
 		entry.WorktreePath = fc.WorktreePath
 	}
 	if err := s.code.Record(ctx, fc); err != nil {
-		if fc.Mode == sessioncode.ModeWorktree {
+		if fc.Mode == codebranch.ModeWorktree {
 			return err
 		}
 		// A SHARED child works without its start recorded.
@@ -109,7 +109,7 @@ func (s *Service) makeCode(ctx context.Context, entry *ent.ForkJournal, fc *sess
 			"child_session", entry.ChildAgentSessionID, "err", err)
 		return nil
 	}
-	if fc.Mode != sessioncode.ModeWorktree {
+	if fc.Mode != codebranch.ModeWorktree {
 		return nil
 	}
 	w, err := s.store.Client.Workspace.Get(ctx, entry.WorkspaceID)
@@ -131,7 +131,7 @@ func (s *Service) makeCode(ctx context.Context, entry *ent.ForkJournal, fc *sess
 }
 
 // dropCode undoes makeCode when the fork fails after it.
-func (s *Service) dropCode(ctx context.Context, fc *sessioncode.ForkCode) {
+func (s *Service) dropCode(ctx context.Context, fc *codebranch.ForkCode) {
 	if fc != nil && s.code != nil {
 		s.code.DropWorktree(ctx, fc)
 	}

@@ -12,11 +12,11 @@ import (
 	"tuttid/agent"
 	"tuttid/agent/agenttest"
 	"tuttid/apperr"
+	sc "tuttid/codebranch"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/sessioncode"
 	"tuttid/fork"
 	"tuttid/session"
-	sc "tuttid/sessioncode"
 	"tuttid/store/storetest"
 )
 

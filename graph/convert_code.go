@@ -4,15 +4,15 @@ import (
 	"errors"
 
 	"tuttid/apperr"
+	"tuttid/codebranch"
 	"tuttid/gitrepo"
 	"tuttid/graph/model"
-	"tuttid/sessioncode"
 )
 
-// The code fields' values: gitrepo's and sessioncode's types as the
+// The code fields' values: gitrepo's and codebranch's types as the
 // schema's.
 
-func codeCheckpoint(cp *sessioncode.Checkpoint) *model.CodeCheckpoint {
+func codeCheckpoint(cp *codebranch.Checkpoint) *model.CodeCheckpoint {
 	if cp == nil || cp.Commit == "" {
 		return nil
 	}

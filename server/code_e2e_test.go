@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"tuttid/gitrepo"
 	"tuttid/codex/codextest"
 	entsessioncode "tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 )
 
 // Code branches on the real Codex: the agent edits files with a shell

@@ -13,10 +13,10 @@ import (
 
 	"tuttid/agent"
 	"tuttid/benchtest"
-	"tuttid/gitrepo"
 	"tuttid/codex/codextest"
 	"tuttid/ent/turn"
 	"tuttid/fork"
+	"tuttid/gitrepo"
 	"tuttid/logtest"
 	"tuttid/server"
 	"tuttid/session"

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"tuttid/gitrepo"
 	"tuttid/codex/codextest"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/sessioncode"
 	"tuttid/ent/turn"
+	"tuttid/gitrepo"
 )
 
 // gitRepo makes a repository with a commit, an uncommitted change, an

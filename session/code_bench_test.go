@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"tuttid/codebranch"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
-	"tuttid/sessioncode"
 	"tuttid/store/storetest"
 )
 
@@ -36,7 +36,7 @@ func BenchmarkTurnEndToReady(b *testing.B) {
 	repo := benchCodeRepo(b, n)
 	st := storetest.New(b)
 	st.Workspace(storetest.Workspace{ID: "w", RootPath: repo})
-	code := sessioncode.New(sessioncode.Config{Store: st.Store, DataDir: b.TempDir()})
+	code := codebranch.New(codebranch.Config{Store: st.Store, DataDir: b.TempDir()})
 	on := New(Config{Store: st.Store, Code: code})
 	off := New(Config{Store: st.Store})
 	sessions := map[*Service]*ent.AgentSession{

@@ -3,11 +3,11 @@ package session
 import (
 	"context"
 
-	"tuttid/sessioncode"
+	"tuttid/codebranch"
 )
 
 // Worktrees is what archive, restore and delete need of the code side
-// (satisfied by *sessioncode.Service): a WORKTREE session's worktree is
+// (satisfied by *codebranch.Service): a WORKTREE session's worktree is
 // removed when it is archived (its files kept as a checkpoint), made again
 // when it is restored, and checked for unapplied changes, then removed,
 // when it is deleted. RestoreWorktrees is all or nothing; its undo
@@ -15,11 +15,11 @@ import (
 type Worktrees interface {
 	ArchiveWorktrees(ctx context.Context, ids []string)
 	RestoreWorktrees(ctx context.Context, ids []string) (undo func(context.Context), err error)
-	PrepareDelete(ctx context.Context, ids []string, discard bool) (*sessioncode.Deletion, error)
-	Finish(ctx context.Context, d *sessioncode.Deletion)
+	PrepareDelete(ctx context.Context, ids []string, discard bool) (*codebranch.Deletion, error)
+	Finish(ctx context.Context, d *codebranch.Deletion)
 }
 
-var _ Worktrees = (*sessioncode.Service)(nil)
+var _ Worktrees = (*codebranch.Service)(nil)
 
 // DeleteOptions change a delete.
 type DeleteOptions struct {
@@ -38,14 +38,14 @@ func discard(opts []DeleteOptions) bool {
 }
 
 // prepareDelete refuses a delete that would lose unapplied changes.
-func (s *Service) prepareDelete(ctx context.Context, ids []string, opts []DeleteOptions) (*sessioncode.Deletion, error) {
+func (s *Service) prepareDelete(ctx context.Context, ids []string, opts []DeleteOptions) (*codebranch.Deletion, error) {
 	if s.worktrees == nil {
 		return nil, nil
 	}
 	return s.worktrees.PrepareDelete(ctx, ids, discard(opts))
 }
 
-func (s *Service) finishDelete(ctx context.Context, d *sessioncode.Deletion) {
+func (s *Service) finishDelete(ctx context.Context, d *codebranch.Deletion) {
 	if s.worktrees != nil && d != nil {
 		s.worktrees.Finish(ctx, d)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"tuttid/activity/activitytest"
 	"tuttid/apperr"
-	"tuttid/sessioncode"
+	"tuttid/codebranch"
 )
 
 // fakeWorktrees records what archive and restore ask of the code side; a
@@ -45,10 +45,10 @@ func (f *fakeWorktrees) RestoreWorktrees(_ context.Context, ids []string) (func(
 	}, nil
 }
 
-func (f *fakeWorktrees) PrepareDelete(context.Context, []string, bool) (*sessioncode.Deletion, error) {
+func (f *fakeWorktrees) PrepareDelete(context.Context, []string, bool) (*codebranch.Deletion, error) {
 	return nil, nil
 }
-func (f *fakeWorktrees) Finish(context.Context, *sessioncode.Deletion) {}
+func (f *fakeWorktrees) Finish(context.Context, *codebranch.Deletion) {}
 
 func sorted(ids []string) []string {
 	out := slices.Clone(ids)

@@ -11,7 +11,7 @@ import (
 
 type codesKey struct{}
 
-// CodeRow is a session's code row (sessioncode's: where its files are),
+// CodeRow is a session's code row (codebranch's: where its files are),
 // nil outside a repository. For sessions listed together, the first read
 // loads the rows of the whole list in one query (see readAhead).
 func (s *Service) CodeRow(ctx context.Context, a *ent.AgentSession) (*ent.SessionCode, error) {

@@ -1,4 +1,4 @@
-package sessioncode
+package codebranch
 
 import (
 	"context"
@@ -6,9 +6,9 @@ import (
 
 	"tuttid/activity"
 	"tuttid/apperr"
-	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 )
 
 // ApplyResult is the outcome of Apply.

@@ -1,4 +1,4 @@
-package sessioncode
+package codebranch
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"tuttid/apperr"
-	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 )
 
 // Code modes, as stored and as the API names them.

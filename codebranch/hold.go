@@ -1,4 +1,4 @@
-package sessioncode
+package codebranch
 
 import (
 	"context"
@@ -6,9 +6,9 @@ import (
 	"os"
 
 	"tuttid/apperr"
-	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 )
 
 // A read of a session's code runs git in its worktree (a snapshot of its

@@ -1,10 +1,10 @@
-// Package sessioncode is the code side of sessions (the contract's "Code
+// Package codebranch is the code side of sessions (the contract's "Code
 // branches: a fork takes the code with it"): it records a session's files
 // at the end of each turn, gives a worktree fork its own checkout, answers
 // each branch's changes and brings one branch's changes back. It keeps its
 // state in the SessionCode rows and the Turn checkpoint columns, and does
 // its git through gitrepo; it knows nothing of GraphQL.
-package sessioncode
+package codebranch
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package sessioncode_test
+package codebranch_test
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 
 	"tuttid/activity"
 	"tuttid/apperr"
-	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 )
 
 // worktreeChild makes what a WORKTREE fork of parent leaves (i24b's fork

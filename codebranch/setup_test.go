@@ -1,4 +1,4 @@
-package sessioncode
+package codebranch
 
 import (
 	"context"

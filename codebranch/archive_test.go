@@ -1,4 +1,4 @@
-package sessioncode_test
+package codebranch_test
 
 import (
 	"os"
@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"tuttid/apperr"
-	"tuttid/gitrepo/gittest"
 	"tuttid/ent"
+	"tuttid/gitrepo/gittest"
 )
 
 // archivedChildren makes WORKTREE children of a parent in newRepo, each

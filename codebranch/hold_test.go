@@ -1,4 +1,4 @@
-package sessioncode_test
+package codebranch_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package sessioncode
+package codebranch
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 
 	entsql "entgo.io/ent/dialect/sql"
 
-	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
 	"tuttid/ent/turn"
+	"tuttid/gitrepo"
 )
 
 // Checkpoint is what a turn's end recorded: the session's files as a

@@ -1,4 +1,4 @@
-package sessioncode
+package codebranch
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"tuttid/apperr"
-	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 )
 
 // Archive, restore and delete of WORKTREE sessions (the contract's

@@ -1,14 +1,14 @@
-package sessioncode
+package codebranch
 
 import (
 	"context"
 	"fmt"
 
-	"tuttid/gitrepo"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/sessioncode"
 	"tuttid/ent/turn"
+	"tuttid/gitrepo"
 )
 
 // TurnDiff is what a turn changed: the previous checkpoint of its session

@@ -1,4 +1,4 @@
-package sessioncode_test
+package codebranch_test
 
 import (
 	"os"
@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"tuttid/gitrepo"
 	"tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 )
 
 // A session in a repository: its start is recorded, each turn's end is a

@@ -1,4 +1,4 @@
-package sessioncode_test
+package codebranch_test
 
 import (
 	"context"
@@ -10,23 +10,23 @@ import (
 	"time"
 
 	"tuttid/activity/activitytest"
-	"tuttid/gitrepo"
+	"tuttid/codebranch"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
-	"tuttid/sessioncode"
+	"tuttid/gitrepo"
 	"tuttid/store/storetest"
 )
 
 const gitBin = "/usr/bin/git"
 
-// kit is a store, a sessioncode.Service with a data directory, and a
+// kit is a store, a codebranch.Service with a data directory, and a
 // recording publisher.
 type kit struct {
 	t    *testing.T
 	ctx  context.Context
 	st   *storetest.Store
-	svc  *sessioncode.Service
+	svc  *codebranch.Service
 	pub  *activitytest.Recorder
 	data string
 }
@@ -40,7 +40,7 @@ func newKit(t *testing.T) *kit {
 	st.Workspace(storetest.Workspace{ID: "w1", RootPath: "/"})
 	pub := &activitytest.Recorder{}
 	data := t.TempDir()
-	svc := sessioncode.New(sessioncode.Config{Store: st.Store, Git: gitrepo.New(gitrepo.Config{Bin: gitBin}),
+	svc := codebranch.New(codebranch.Config{Store: st.Store, Git: gitrepo.New(gitrepo.Config{Bin: gitBin}),
 		DataDir: data, Publisher: pub})
 	t.Cleanup(func() { svc.Wait(context.Background()) }) // before data goes
 	return &kit{t: t, ctx: context.Background(), st: st, svc: svc, pub: pub, data: data}
