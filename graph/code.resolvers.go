@@ -21,7 +21,7 @@ func (r *agentSessionResolver) Code(ctx context.Context, obj *ent.AgentSession) 
 	if r.Resolver.Code == nil {
 		return nil, nil
 	}
-	row, err := r.Sessions.CodeRow(ctx, obj)
+	row, err := r.Resolver.Code.ListedRow(ctx, obj)
 	if err != nil {
 		return nil, err
 	}

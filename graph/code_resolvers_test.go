@@ -32,7 +32,7 @@ func TestSessionCodeListQueryCount(t *testing.T) {
 		broker := activity.New(activity.Options{})
 		t.Cleanup(broker.Close)
 		code := codebranchsvc.New(codebranchsvc.Config{Store: st})
-		sessions := session.New(session.Config{Store: st, Runtime: agenttest.Idle(), Publisher: broker, Code: code})
+		sessions := session.New(session.Config{Store: st, Runtime: agenttest.Idle(), Publisher: broker, Code: code.Hooks()})
 		h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Code: code,
 			Forks: fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: agenttest.Idle()})})
 		db.Workspace(storetest.Workspace{ID: "ws"})
@@ -119,7 +119,7 @@ func TestSharedChangesListReadsTheCheckoutOnce(t *testing.T) {
 	}
 	db := storetest.New(t)
 	code := codebranchsvc.New(codebranchsvc.Config{Store: db.Store, Git: gitrepo.New(gitrepo.Config{Bin: bin})})
-	sessions := session.New(session.Config{Store: db.Store, Runtime: agenttest.Idle(), Code: code})
+	sessions := session.New(session.Config{Store: db.Store, Runtime: agenttest.Idle(), Code: code.Hooks()})
 	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Code: code,
 		Forks: fork.New(fork.Config{Store: db.Store, Sessions: sessions, Runtime: agenttest.Idle()})})
 	db.Workspace(storetest.Workspace{ID: "ws"})

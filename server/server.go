@@ -175,7 +175,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.Code = codebranch.New(codebranch.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Outbox: outboxOf(s.Broker), Subscriber: s.Broker, Logger: log,
-		InstanceID: id, Worktrees: s.Code, Code: s.Code, Crash: crashAt(cfg.CrashAt)})
+		InstanceID: id, Code: s.Code.Hooks(), Crash: crashAt(cfg.CrashAt)})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt), InstanceID: id, Code: s.Code})
 

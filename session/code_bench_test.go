@@ -37,7 +37,7 @@ func BenchmarkTurnEndToReady(b *testing.B) {
 	st := storetest.New(b)
 	st.Workspace(storetest.Workspace{ID: "w", RootPath: repo})
 	code := codebranch.New(codebranch.Config{Store: st.Store, DataDir: b.TempDir()})
-	on := New(Config{Store: st.Store, Code: code})
+	on := New(Config{Store: st.Store, Code: code.Hooks()})
 	off := New(Config{Store: st.Store})
 	sessions := map[*Service]*ent.AgentSession{
 		on:  st.Session(storetest.Session{ID: "on", Workspace: "w", Cwd: repo}),

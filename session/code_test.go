@@ -38,7 +38,7 @@ func TestTurnEndStoresCheckpoint(t *testing.T) {
 	pub := &activitytest.Recorder{}
 	code := codebranch.New(codebranch.Config{Store: st.Store, DataDir: t.TempDir()})
 	t.Cleanup(func() { code.Wait(context.Background()) }) // before its data directory goes
-	svc := New(Config{Store: st.Store, Publisher: pub, Code: code})
+	svc := New(Config{Store: st.Store, Publisher: pub, Code: code.Hooks()})
 	for i, tc := range []struct {
 		status turn.Status
 		inRepo bool

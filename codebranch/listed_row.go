@@ -1,4 +1,4 @@
-package session
+package codebranch
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 
 type codesKey struct{}
 
-// CodeRow is a session's code row (codebranch's: where its files are),
-// nil outside a repository. For sessions listed together, the first read
-// loads the rows of the whole list in one query (see readAhead).
-func (s *Service) CodeRow(ctx context.Context, a *ent.AgentSession) (*ent.SessionCode, error) {
-	if p := sessionList(ctx, a.ID); p != nil {
+// ListedRow is a session's code row (where its files are), nil outside a
+// repository. For sessions the read model listed together
+// (readahead.Sessions), the first read loads the rows of the whole list in
+// one query.
+func (s *Service) ListedRow(ctx context.Context, a *ent.AgentSession) (*ent.SessionCode, error) {
+	if p := readahead.From(ctx).ListOf(readahead.Sessions, a.ID); p != nil {
 		m, err := readahead.Load(p, codesKey{}, func() (map[string]*ent.SessionCode, error) {
 			rows, err := s.store.Client.SessionCode.Query().Where(sessioncode.AgentSessionIDIn(p.IDs...)).All(ctx)
 			if err != nil {
@@ -32,10 +33,7 @@ func (s *Service) CodeRow(ctx context.Context, a *ent.AgentSession) (*ent.Sessio
 		}
 		return m[a.ID], nil
 	}
-	row, err := s.store.Client.SessionCode.Query().Where(sessioncode.AgentSessionID(a.ID)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, nil
-	}
+	row, err := s.Row(ctx, a.ID)
 	if err != nil {
 		return nil, apperr.Storage(err, "read the session's code")
 	}
