@@ -65,9 +65,8 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 	if !src.WorktreePresent {
 		return ApplyResult{}, apperr.New(apperr.InvalidInput, "session %q is archived (its worktree is removed); restore it, then apply", source.ID)
 	}
-	from, err := s.open(ctx, src.RepositoryRoot)
+	from, err := s.repo(ctx, repoAt{dir: src.RepositoryRoot})
 	if err != nil {
-		s.forgetRepo(src.RepositoryRoot)
 		return ApplyResult{}, apperr.Wrap(err, apperr.InvalidInput, "the worktree of session %q cannot be read: %v", source.ID, err)
 	}
 	to, releaseTarget, err := s.targetRepo(ctx, target)
@@ -131,10 +130,9 @@ func (s *Service) targetRepo(ctx context.Context, target *ent.AgentSession) (_ *
 		release()
 		return nil, nil, apperr.New(apperr.InvalidInput, "target session %q is archived (its worktree is removed); restore it first", target.ID)
 	}
-	r, err := s.open(ctx, dir)
+	r, err := s.repo(ctx, repoAt{dir: dir})
 	if err != nil {
 		release()
-		s.forgetRepo(dir)
 		if errors.Is(err, gitrepo.ErrNotARepository) {
 			return nil, nil, apperr.New(apperr.InvalidInput, "target session %q does not work in a git repository", target.ID)
 		}

@@ -31,14 +31,14 @@ func (s *Service) worktreeRows(ctx context.Context, ids []string) ([]*ent.Sessio
 	return rows, nil
 }
 
-// repoOf opens the repository a row's worktree belongs to: from its common
+// repoOf opens the repository a row's worktree belongs to (repo): from its common
 // directory, which outlives the worktree.
 func (s *Service) repoOf(ctx context.Context, c *ent.SessionCode) (*gitrepo.Repo, error) {
 	dir := c.RepositoryRoot
 	if c.Mode == sessioncode.ModeWORKTREE {
 		dir = strings.TrimSuffix(c.CommonDir, "/.git")
 	}
-	r, err := s.git.Open(ctx, dir)
+	r, err := s.repo(ctx, repoAt{dir: dir})
 	if err != nil {
 		return nil, fmt.Errorf("open the repository of %s: %w", c.WorktreePath, err)
 	}
@@ -72,7 +72,7 @@ func (s *Service) archiveOne(ctx context.Context, c *ent.SessionCode) error {
 	if _, err := os.Stat(c.WorktreePath); err != nil {
 		return fmt.Errorf("the worktree is missing (deleted outside tuttid?): %w", err)
 	}
-	wt, err := s.git.Open(ctx, c.WorktreePath)
+	wt, err := s.repo(ctx, repoAt{dir: c.WorktreePath})
 	if err != nil {
 		return err
 	}
@@ -281,7 +281,7 @@ func (s *Service) unapplied(ctx context.Context, c *ent.SessionCode) ([]string, 
 			// holds is lost by deleting the session.
 			return nil, nil
 		}
-		wt, err := s.git.Open(ctx, c.WorktreePath)
+		wt, err := s.repo(ctx, repoAt{dir: c.WorktreePath})
 		if err != nil {
 			return nil, apperr.Wrap(err, apperr.Internal, "read session %q's worktree", c.AgentSessionID)
 		}

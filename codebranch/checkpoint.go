@@ -30,7 +30,7 @@ type Checkpoint struct {
 // not a condition of it.
 func (s *Service) SessionStarted(ctx context.Context, a *ent.AgentSession) {
 	defer s.guards.Lock(a.ID)()
-	r, err := s.open(ctx, a.Cwd)
+	r, err := s.repo(ctx, repoAt{dir: a.Cwd})
 	if err != nil {
 		if !errors.Is(err, gitrepo.ErrNotARepository) {
 			s.log.WarnContext(ctx, "code: cannot read the session's repository", "session", a.ID, "err", err)
@@ -101,9 +101,8 @@ func (s *Service) turnCheckpoint(ctx context.Context, a *ent.AgentSession, turnI
 	if row != nil && row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
 		return Checkpoint{}, nil // archived: its files are in archive_commit
 	}
-	r, err := s.open(ctx, a.Cwd)
+	r, err := s.repo(ctx, repoAt{dir: a.Cwd})
 	if err != nil {
-		s.forgetRepo(a.Cwd)
 		return Checkpoint{}, err
 	}
 	if row == nil {

@@ -28,7 +28,9 @@ func (s *Service) Forget(ctx context.Context, sessionID string) {
 	if row == nil {
 		return
 	}
-	r, err := s.refsRepo(ctx, row.RepositoryRoot, row.CommonDir)
+	// Its own checkout when it is still there (a removed worktree is
+	// not), else the repository's shared git directory.
+	r, err := s.repo(ctx, repoAt{dir: row.RepositoryRoot, gitDir: row.CommonDir})
 	if err != nil {
 		s.log.WarnContext(ctx, "code: repository gone; the session's refs stay", "session", sessionID, "err", err)
 		return
@@ -36,15 +38,4 @@ func (s *Service) Forget(ctx context.Context, sessionID string) {
 	if err := r.DeleteRefs(ctx, gitrepo.SessionRefPrefix(sessionID)); err != nil {
 		s.log.WarnContext(ctx, "code: the session's refs were not deleted", "session", sessionID, "err", err)
 	}
-}
-
-// refsRepo opens a checkout of the repository whose refs a row names: its
-// own root when it is still there (a removed worktree is not), else the
-// repository's shared git directory.
-func (s *Service) refsRepo(ctx context.Context, root, commonDir string) (*gitrepo.Repo, error) {
-	if r, err := s.open(ctx, root); err == nil && (commonDir == "" || r.CommonDir == commonDir) {
-		return r, nil
-	}
-	s.forgetRepo(root)
-	return s.git.OpenGitDir(ctx, commonDir)
 }

@@ -60,20 +60,11 @@ func (s *Service) holdForRemoval(sessionID string) (release func()) {
 // no recorded common directory opens its checkout.
 func (s *Service) commitsRepo(ctx context.Context, row *ent.SessionCode) (*gitrepo.Repo, error) {
 	if row.CommonDir == "" {
-		return s.refsRepo(ctx, row.RepositoryRoot, "")
+		return s.repo(ctx, repoAt{dir: row.RepositoryRoot})
 	}
-	s.mu.Lock()
-	r, ok := s.gitDirs[row.CommonDir]
-	s.mu.Unlock()
-	if ok {
-		return r, nil
-	}
-	r, err := s.git.OpenGitDir(ctx, row.CommonDir)
+	r, err := s.repo(ctx, repoAt{gitDir: row.CommonDir})
 	if err != nil {
 		return nil, fmt.Errorf("open the repository of session %s: %w", row.AgentSessionID, err)
 	}
-	s.mu.Lock()
-	s.gitDirs[row.CommonDir] = r
-	s.mu.Unlock()
 	return r, nil
 }

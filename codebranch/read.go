@@ -69,9 +69,8 @@ func (s *Service) Branch(ctx context.Context, row *ent.SessionCode) (string, err
 	if row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
 		return row.Branch, nil
 	}
-	r, err := s.open(ctx, row.RepositoryRoot)
+	r, err := s.repo(ctx, repoAt{dir: row.RepositoryRoot})
 	if err != nil {
-		s.forgetRepo(row.RepositoryRoot)
 		return "", err
 	}
 	return r.Branch(ctx)
@@ -136,9 +135,8 @@ func (s *Service) filesNow(ctx context.Context, row *ent.SessionCode) (string, *
 		}
 		return row.ArchiveCommit, r, nil
 	}
-	r, err := s.open(ctx, row.RepositoryRoot)
+	r, err := s.repo(ctx, repoAt{dir: row.RepositoryRoot})
 	if err != nil {
-		s.forgetRepo(row.RepositoryRoot)
 		return "", nil, err
 	}
 	snap, err := r.Snapshot(ctx, gitrepo.SnapshotOptions{})
@@ -241,7 +239,7 @@ func (s *Service) headOf(ctx context.Context, row *ent.SessionCode) (string, err
 	if row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
 		return row.BaseHead, nil
 	}
-	r, err := s.open(ctx, row.RepositoryRoot)
+	r, err := s.repo(ctx, repoAt{dir: row.RepositoryRoot})
 	if err != nil {
 		return "", err
 	}

@@ -9,7 +9,6 @@ package codebranch
 import (
 	"context"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -93,38 +92,6 @@ func (s *Service) indexPath(sessionID string) string {
 		return ""
 	}
 	return filepath.Join(s.dataDir, "code", "index", sessionID)
-}
-
-// open finds the checkout holding dir, remembering it: a directory's
-// repository does not change under a session, and rev-parse costs a
-// process per turn end otherwise.
-func (s *Service) open(ctx context.Context, dir string) (*gitrepo.Repo, error) {
-	s.mu.Lock()
-	r, ok := s.repos[dir]
-	s.mu.Unlock()
-	if ok {
-		// A remembered checkout may have gone since (an archived or
-		// deleted worktree): git would fail to chdir there.
-		if _, err := os.Stat(dir); err == nil {
-			return r, nil
-		}
-		s.forgetRepo(dir)
-	}
-	r, err := s.git.Open(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	s.repos[dir] = r
-	s.mu.Unlock()
-	return r, nil
-}
-
-// forgetRepo drops a remembered checkout (its directory went away).
-func (s *Service) forgetRepo(dir string) {
-	s.mu.Lock()
-	delete(s.repos, dir)
-	s.mu.Unlock()
 }
 
 func (s *Service) publish(ctx context.Context, e activity.Event) {

@@ -75,7 +75,7 @@ func (s *Service) WorktreePath(workspaceID, childID string) string {
 // parent's repository, the checkpoint a worktree starts from. It returns
 // nil for a SHARED fork of a session outside any repository.
 func (s *Service) PlanFork(ctx context.Context, in ForkCodeInput) (*ForkCode, error) {
-	repo, err := s.git.Open(ctx, in.ParentCwd)
+	repo, err := s.repo(ctx, repoAt{dir: in.ParentCwd})
 	if errors.Is(err, gitrepo.ErrNotARepository) {
 		if in.Worktree {
 			return nil, apperr.New(apperr.ForkNotARepository,
@@ -224,7 +224,7 @@ func (s *Service) DropWorktree(ctx context.Context, fc *ForkCode) {
 // stored (refs/tuttid/sessions/<child>/) from the repository of parentCwd;
 // a failure is logged (the refs are clutter, not a loss).
 func (s *Service) DropForkRefs(ctx context.Context, childID, parentCwd string) {
-	repo, err := s.git.Open(ctx, parentCwd)
+	repo, err := s.repo(ctx, repoAt{dir: parentCwd})
 	if err != nil {
 		if !errors.Is(err, gitrepo.ErrNotARepository) {
 			s.log.WarnContext(ctx, "code: an unfinished fork's refs not removed", "session", childID, "err", err)
@@ -274,9 +274,9 @@ func (s *Service) RemoveOrphanWorktree(ctx context.Context, childID, path, paren
 	if held {
 		return nil
 	}
-	repo, err := s.git.Open(ctx, parentCwd)
+	repo, err := s.repo(ctx, repoAt{dir: parentCwd})
 	if err != nil {
-		repo, err = s.git.Open(ctx, path)
+		repo, err = s.repo(ctx, repoAt{dir: path})
 	}
 	if err == nil {
 		if rerr := repo.RemoveWorktree(ctx, path, gitrepo.RemoveOptions{}); rerr != nil && !errors.Is(rerr, gitrepo.ErrNotAWorktree) {
