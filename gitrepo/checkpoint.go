@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"tuttid/gitfile"
 )
 
 // CheckpointOptions say where a checkpoint goes.
@@ -79,14 +80,14 @@ func (r *Repo) Checkpoint(ctx context.Context, opts CheckpointOptions) (Checkpoi
 }
 
 // setRef points ref at commit: directly when the repository allows it
-// (loose.go), else with git update-ref.
+// (gitfile.WriteLooseRef), else with git update-ref.
 func (r *Repo) setRef(ctx context.Context, ref, commit string) error {
 	if r.direct.refs {
-		err := writeLooseRef(r.CommonDir, ref, commit)
+		err := gitfile.WriteLooseRef(r.CommonDir, ref, commit)
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, errRefBusy) {
+		if !errors.Is(err, gitfile.ErrRefBusy) {
 			return err
 		}
 	}
@@ -104,7 +105,7 @@ func (r *Repo) commitTree(ctx context.Context, tree, parent string, opts Checkpo
 		when = time.Now()
 	}
 	if r.direct.objects {
-		id, err := writeLooseObject(r.CommonDir, "commit", commitBody(tree, parent, msg, when))
+		id, err := gitfile.WriteLooseObject(r.CommonDir, "commit", gitfile.CommitBody(tree, parent, msg, when))
 		if err == nil {
 			return id, nil
 		}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"tuttid/gitfile"
 )
 
 // Config configures the git binary and its environment.
@@ -40,12 +41,6 @@ type Git struct {
 	keepMu sync.Mutex
 }
 
-// Identity of every commit tuttid makes.
-const (
-	identityName  = "tuttid"
-	identityEmail = "tuttid@localhost"
-)
-
 // New returns a Git for cfg.
 func New(cfg Config) *Git {
 	bin := cfg.Bin
@@ -71,10 +66,10 @@ func New(cfg Config) *Git {
 		"GIT_TERMINAL_PROMPT=0",
 		// git status and diff must never refresh the user's index.
 		"GIT_OPTIONAL_LOCKS=0",
-		"GIT_AUTHOR_NAME="+identityName,
-		"GIT_AUTHOR_EMAIL="+identityEmail,
-		"GIT_COMMITTER_NAME="+identityName,
-		"GIT_COMMITTER_EMAIL="+identityEmail,
+		"GIT_AUTHOR_NAME="+gitfile.IdentityName,
+		"GIT_AUTHOR_EMAIL="+gitfile.IdentityEmail,
+		"GIT_COMMITTER_NAME="+gitfile.IdentityName,
+		"GIT_COMMITTER_EMAIL="+gitfile.IdentityEmail,
 	)
 	log := cfg.Logger
 	if log == nil {

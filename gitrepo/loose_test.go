@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tuttid/gitfile"
 )
 
 // The commit and ref a checkpoint writes itself are ones git reads back
@@ -81,7 +82,7 @@ func TestCommitBodyIsGits(t *testing.T) {
 	tree := gitT(t, repo, "write-tree")
 	head := gitT(t, repo, "rev-parse", "HEAD")
 	when := time.Unix(1_700_000_123, 0)
-	id, err := writeLooseObject(r.CommonDir, "commit", commitBody(tree, head, "tuttid checkpoint x", when))
+	id, err := gitfile.WriteLooseObject(r.CommonDir, "commit", gitfile.CommitBody(tree, head, "tuttid checkpoint x", when))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ type Repo struct {
 	// "" at the top level.
 	Prefix string
 	// direct: checkpoint commits and refs may be written without git
-	// (loose.go).
+	// (directwrites.go).
 	direct direct
 	// treeMismatch: a tree built in process differed from git's (a bug of
 	// this package); trees are built by git from then on.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"tuttid/gitfile"
 )
 
 // A snapshot's tree is built in process when it can be (directTree): git
@@ -30,21 +31,21 @@ import (
 // .gitattributes in the index or among the changes) and it is small;
 // otherwise git hash-object makes it, applying the repository's filters
 // as update-index does. Anything it does not handle exactly as git would
-// is errIndexUnsupported.
-func (r *Repo) directTree(ctx context.Context, indexPath string, update, remove []string) (string, map[string]*indexEntry, error) {
+// is gitfile.ErrIndexUnsupported.
+func (r *Repo) directTree(ctx context.Context, indexPath string, update, remove []string) (string, map[string]*gitfile.IndexEntry, error) {
 	if !r.direct.objects || r.treeMismatch.Load() {
-		return "", nil, fmt.Errorf("%w: direct writes off", errIndexUnsupported)
+		return "", nil, fmt.Errorf("%w: direct writes off", gitfile.ErrIndexUnsupported)
 	}
-	ix, err := readIndexFile(indexPath)
+	ix, err := gitfile.ReadIndex(indexPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		ix, err = &indexFile{}, nil // git reads a missing index as empty
+		ix, err = &gitfile.Index{}, nil // git reads a missing index as empty
 	}
 	if err != nil {
 		return "", nil, err
 	}
-	w := newObjectWriter(r.CommonDir)
+	w := gitfile.NewObjectWriter(r.CommonDir)
 	tree, changes, err := r.directChanges(ctx, w, ix, update, remove)
-	if werr := w.wait(); err == nil {
+	if werr := w.Wait(); err == nil {
 		err = werr
 	}
 	if err != nil {
@@ -56,20 +57,20 @@ func (r *Repo) directTree(ctx context.Context, indexPath string, update, remove 
 // maxPlainBlob: a larger file is hashed by git, which streams it.
 const maxPlainBlob = 1 << 20
 
-func (r *Repo) directChanges(ctx context.Context, w *objectWriter, ix *indexFile, update, remove []string) (string, map[string]*indexEntry, error) {
-	unsupported := func(format string, a ...any) (string, map[string]*indexEntry, error) {
-		return "", nil, fmt.Errorf("%w: "+format, append([]any{errIndexUnsupported}, a...)...)
+func (r *Repo) directChanges(ctx context.Context, w *gitfile.ObjectWriter, ix *gitfile.Index, update, remove []string) (string, map[string]*gitfile.IndexEntry, error) {
+	unsupported := func(format string, a ...any) (string, map[string]*gitfile.IndexEntry, error) {
+		return "", nil, fmt.Errorf("%w: "+format, append([]any{gitfile.ErrIndexUnsupported}, a...)...)
 	}
-	plain := r.direct.plainBlobs && !slices.ContainsFunc(ix.entries, func(e indexEntry) bool { return isAttributes(e.path) }) &&
+	plain := r.direct.plainBlobs && !slices.ContainsFunc(ix.Entries, func(e gitfile.IndexEntry) bool { return isAttributes(e.Path) }) &&
 		!slices.ContainsFunc(update, isAttributes)
-	changes := make(map[string]*indexEntry, len(update)+len(remove))
+	changes := make(map[string]*gitfile.IndexEntry, len(update)+len(remove))
 	for _, p := range remove {
 		changes[p] = nil
 	}
-	var hashed []*indexEntry
+	var hashed []*gitfile.IndexEntry
 	for _, p := range update {
-		old, had := ix.lookup(p)
-		if had && old.mode == 0o160000 {
+		old, had := ix.Lookup(p)
+		if had && old.Mode == 0o160000 {
 			return unsupported("submodule %s", p)
 		}
 		full := filepath.Join(r.Root, filepath.FromSlash(p))
@@ -80,12 +81,12 @@ func (r *Repo) directChanges(ctx context.Context, w *objectWriter, ix *indexFile
 		case err != nil:
 			return unsupported("%w", err)
 		case fi.Mode().IsRegular():
-			e := &indexEntry{path: p, mode: 0o100644}
+			e := &gitfile.IndexEntry{Path: p, Mode: 0o100644}
 			if fi.Mode()&0o100 != 0 {
-				e.mode = 0o100755
+				e.Mode = 0o100755
 			}
-			if !r.direct.fileMode && had && old.mode&^0o777 == 0o100000 {
-				e.mode = old.mode // git keeps the index's mode
+			if !r.direct.fileMode && had && old.Mode&^0o777 == 0o100000 {
+				e.Mode = old.Mode // git keeps the index's mode
 			}
 			changes[p] = e
 			if !plain || fi.Size() > maxPlainBlob {
@@ -96,13 +97,13 @@ func (r *Repo) directChanges(ctx context.Context, w *objectWriter, ix *indexFile
 			if err != nil {
 				return unsupported("%w", err)
 			}
-			e.oid = w.put("blob", content)
+			e.OID = w.Put("blob", content)
 		case fi.Mode()&fs.ModeSymlink != 0 && r.direct.symlinks:
 			target, err := os.Readlink(full)
 			if err != nil {
 				return unsupported("%w", err)
 			}
-			changes[p] = &indexEntry{path: p, mode: 0o120000, oid: w.put("blob", []byte(target))}
+			changes[p] = &gitfile.IndexEntry{Path: p, Mode: 0o120000, OID: w.Put("blob", []byte(target))}
 		default:
 			return unsupported("%s is %v", p, fi.Mode().Type())
 		}
@@ -110,7 +111,7 @@ func (r *Repo) directChanges(ctx context.Context, w *objectWriter, ix *indexFile
 	if err := r.hashFiles(ctx, hashed); err != nil {
 		return "", nil, err
 	}
-	tree, err := buildTree(w, ix, changes)
+	tree, err := gitfile.BuildTree(w, ix, changes)
 	return tree, changes, err
 }
 
@@ -141,41 +142,32 @@ func readRegular(path string) ([]byte, error) {
 	return b, err
 }
 
-// lookup finds p among the entries (in path order).
-func (ix *indexFile) lookup(p string) (indexEntry, bool) {
-	i, ok := slices.BinarySearchFunc(ix.entries, p, func(e indexEntry, p string) int { return strings.Compare(e.path, p) })
-	if !ok {
-		return indexEntry{}, false
-	}
-	return ix.entries[i], true
-}
-
 // hashFiles writes the files of entries as blobs (one git hash-object) and
 // sets their ids.
-func (r *Repo) hashFiles(ctx context.Context, entries []*indexEntry) error {
+func (r *Repo) hashFiles(ctx context.Context, entries []*gitfile.IndexEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
 	var in strings.Builder
 	for _, e := range entries {
-		if strings.ContainsAny(e.path, "\n\r") || strings.HasPrefix(e.path, "\"") {
+		if strings.ContainsAny(e.Path, "\n\r") || strings.HasPrefix(e.Path, "\"") {
 			// --stdin-paths reads lines (and would unquote a C-quoted one).
-			return fmt.Errorf("%w: path %q", errIndexUnsupported, e.path)
+			return fmt.Errorf("%w: path %q", gitfile.ErrIndexUnsupported, e.Path)
 		}
-		in.WriteString(e.path)
+		in.WriteString(e.Path)
 		in.WriteByte('\n')
 	}
 	out, err := r.git.run(ctx, call{dir: r.Root, stdin: strings.NewReader(in.String())}, "hash-object", "-w", "--stdin-paths")
 	if err != nil {
-		return fmt.Errorf("%w: hash files: %w", errIndexUnsupported, err)
+		return fmt.Errorf("%w: hash files: %w", gitfile.ErrIndexUnsupported, err)
 	}
 	ids := strings.Fields(string(out))
 	if len(ids) != len(entries) {
-		return fmt.Errorf("%w: hash-object gave %d ids for %d files", errIndexUnsupported, len(ids), len(entries))
+		return fmt.Errorf("%w: hash-object gave %d ids for %d files", gitfile.ErrIndexUnsupported, len(ids), len(entries))
 	}
 	for i, id := range ids {
-		if n, err := hex.Decode(entries[i].oid[:], []byte(id)); err != nil || n != 20 {
-			return fmt.Errorf("%w: hash-object id %q", errIndexUnsupported, id)
+		if n, err := hex.Decode(entries[i].OID[:], []byte(id)); err != nil || n != 20 {
+			return fmt.Errorf("%w: hash-object id %q", gitfile.ErrIndexUnsupported, id)
 		}
 	}
 	return nil
@@ -197,7 +189,7 @@ const refreshTimeout = 2 * time.Minute
 // changed again meanwhile) its tree must be the one built in process: a
 // difference would be a bug of this package, so it turns the in-process
 // path off for r and is logged.
-func (r *Repo) refreshKept(ctx context.Context, ix workIndex, update, remove []string, changes map[string]*indexEntry,
+func (r *Repo) refreshKept(ctx context.Context, ix workIndex, update, remove []string, changes map[string]*gitfile.IndexEntry,
 	untracked map[string]bool, tree, excludes string) {
 	after, done := r.git.startRefresh(ix.kept)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
@@ -252,14 +244,14 @@ func (r *Repo) refreshKept(ctx context.Context, ix workIndex, update, remove []s
 // sameEntries reports whether the index at path holds the changes as
 // given: each changed path with the same mode and id, each removed one
 // absent.
-func sameEntries(path string, changes map[string]*indexEntry) bool {
-	ix, err := readIndexFile(path)
+func sameEntries(path string, changes map[string]*gitfile.IndexEntry) bool {
+	ix, err := gitfile.ReadIndex(path)
 	if err != nil {
 		return false
 	}
 	for p, want := range changes {
-		got, ok := ix.lookup(p)
-		if ok != (want != nil) || ok && (got.mode != want.mode || got.oid != want.oid) {
+		got, ok := ix.Lookup(p)
+		if ok != (want != nil) || ok && (got.Mode != want.Mode || got.OID != want.OID) {
 			return false
 		}
 	}

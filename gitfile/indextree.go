@@ -1,4 +1,4 @@
-package gitrepo
+package gitfile
 
 import (
 	"bytes"
@@ -9,21 +9,21 @@ import (
 	"strings"
 )
 
-// buildTree writes, as git write-tree would, the tree of the index ix with
+// BuildTree writes, as git write-tree would, the tree of the index ix with
 // changes applied: a path mapped to an entry is added or replaced, to nil
 // removed. Only the directories that hold a change, or whose cache-tree
 // entry is invalid, are hashed and written; the others keep the id the
 // index's cache-tree records. It returns the top-level tree's id.
-func buildTree(w *objectWriter, ix *indexFile, changes map[string]*indexEntry) (string, error) {
-	entries := make([]indexEntry, 0, len(ix.entries)+len(changes))
+func BuildTree(w *ObjectWriter, ix *Index, changes map[string]*IndexEntry) (string, error) {
+	entries := make([]IndexEntry, 0, len(ix.Entries)+len(changes))
 	applied := map[string]bool{}
-	for _, e := range ix.entries {
-		c, ok := changes[e.path]
+	for _, e := range ix.Entries {
+		c, ok := changes[e.Path]
 		if !ok {
 			entries = append(entries, e)
 			continue
 		}
-		applied[e.path] = true
+		applied[e.Path] = true
 		if c != nil {
 			entries = append(entries, *c)
 		}
@@ -34,7 +34,7 @@ func buildTree(w *objectWriter, ix *indexFile, changes map[string]*indexEntry) (
 				entries = append(entries, *c)
 			}
 		}
-		slices.SortFunc(entries, func(a, b indexEntry) int { return strings.Compare(a.path, b.path) })
+		slices.SortFunc(entries, func(a, b IndexEntry) int { return strings.Compare(a.Path, b.Path) })
 	}
 	b := treeBuilder{w: w, trees: ix.trees, dirty: map[string]bool{}}
 	for p := range changes {
@@ -61,7 +61,7 @@ func parentDir(p string) string {
 }
 
 type treeBuilder struct {
-	w     *objectWriter
+	w     *ObjectWriter
 	trees map[string][20]byte // the cache-tree's valid entries
 	dirty map[string]bool     // directories holding a change
 }
@@ -69,14 +69,14 @@ type treeBuilder struct {
 // treeItem is one entry of a tree object.
 type treeItem struct {
 	name string
-	mode uint32
-	oid  [20]byte
+	Mode uint32
+	OID  [20]byte
 }
 
 // build returns the id of the tree of dir, whose entries (every path
 // under it, in path order) are list, queuing it to be written when it is
 // not known.
-func (b *treeBuilder) build(dir string, list []indexEntry) ([20]byte, error) {
+func (b *treeBuilder) build(dir string, list []IndexEntry) ([20]byte, error) {
 	if id, ok := b.trees[dir]; ok && !b.dirty[dir] {
 		return id, nil
 	}
@@ -86,29 +86,29 @@ func (b *treeBuilder) build(dir string, list []indexEntry) ([20]byte, error) {
 	}
 	items := make([]treeItem, 0, min(len(list), 64))
 	for i := 0; i < len(list); {
-		rest := list[i].path[base:]
+		rest := list[i].Path[base:]
 		slash := strings.IndexByte(rest, '/')
 		if slash < 0 {
-			items = append(items, treeItem{name: rest, mode: list[i].mode, oid: list[i].oid})
+			items = append(items, treeItem{name: rest, Mode: list[i].Mode, OID: list[i].OID})
 			i++
 			continue
 		}
-		sub := list[i].path[:base+slash]
+		sub := list[i].Path[:base+slash]
 		prefix := sub + "/"
 		j := i + 1
-		for j < len(list) && strings.HasPrefix(list[j].path, prefix) {
+		for j < len(list) && strings.HasPrefix(list[j].Path, prefix) {
 			j++
 		}
 		id, err := b.build(sub, list[i:j])
 		if err != nil {
 			return id, err
 		}
-		items = append(items, treeItem{name: rest[:slash], mode: 0o40000, oid: id})
+		items = append(items, treeItem{name: rest[:slash], Mode: 0o40000, OID: id})
 		i = j
 	}
 	// git's order: a directory sorts as if its name ended in "/".
 	key := func(t treeItem) string {
-		if t.mode == 0o40000 {
+		if t.Mode == 0o40000 {
 			return t.name + "/"
 		}
 		return t.name
@@ -119,13 +119,13 @@ func (b *treeBuilder) build(dir string, list []indexEntry) ([20]byte, error) {
 		if k > 0 && items[k-1].name == t.name || t.name == "" {
 			// A file and a directory of one name (or an empty name):
 			// git would refuse or repair it; let git decide.
-			return [20]byte{}, fmt.Errorf("%w: path %q", errIndexUnsupported, dir+"/"+t.name)
+			return [20]byte{}, fmt.Errorf("%w: path %q", ErrIndexUnsupported, dir+"/"+t.name)
 		}
-		body.WriteString(strconv.FormatUint(uint64(t.mode), 8))
+		body.WriteString(strconv.FormatUint(uint64(t.Mode), 8))
 		body.WriteByte(' ')
 		body.WriteString(t.name)
 		body.WriteByte(0)
-		body.Write(t.oid[:])
+		body.Write(t.OID[:])
 	}
-	return b.w.put("tree", body.Bytes()), nil
+	return b.w.Put("tree", body.Bytes()), nil
 }

@@ -1,18 +1,18 @@
-package gitrepo
+package gitfile
 
 import "sync"
 
-// objectWriters is how many loose objects an objectWriter writes at once.
+// objectWriters is how many loose objects an ObjectWriter writes at once.
 // Making a file is the cost of a loose object (0.4-0.8 ms on the machines
 // measured, most of it waiting on the file system), and a checkpoint of a
 // turn that changed 10 files in 10 directories writes about 20: four at
 // once took them from 17 to 7 ms.
 const objectWriters = 4
 
-// objectWriter writes loose objects in the background: put answers an
+// ObjectWriter writes loose objects in the background: put answers an
 // object's id at once and queues the object; wait returns once every
 // queued object is written, with the first failure.
-type objectWriter struct {
+type ObjectWriter struct {
 	commonDir string
 	jobs      chan objectJob
 	wg        sync.WaitGroup
@@ -27,8 +27,8 @@ type objectJob struct {
 	content []byte
 }
 
-func newObjectWriter(commonDir string) *objectWriter {
-	w := &objectWriter{commonDir: commonDir, jobs: make(chan objectJob, 64), queued: map[[20]byte]bool{}}
+func NewObjectWriter(commonDir string) *ObjectWriter {
+	w := &ObjectWriter{commonDir: commonDir, jobs: make(chan objectJob, 64), queued: map[[20]byte]bool{}}
 	for i := 0; i < objectWriters; i++ {
 		w.wg.Add(1)
 		go func() {
@@ -50,8 +50,8 @@ func newObjectWriter(commonDir string) *objectWriter {
 
 // put queues an object (content must not change afterwards) and returns
 // its id.
-func (w *objectWriter) put(kind string, content []byte) [20]byte {
-	id := objectID(kind, content)
+func (w *ObjectWriter) Put(kind string, content []byte) [20]byte {
+	id := ObjectID(kind, content)
 	w.mu.Lock()
 	seen := w.queued[id]
 	w.queued[id] = true
@@ -64,7 +64,7 @@ func (w *objectWriter) put(kind string, content []byte) [20]byte {
 
 // wait ends the writer: every queued object is written, or the first
 // failure is returned.
-func (w *objectWriter) wait() error {
+func (w *ObjectWriter) Wait() error {
 	close(w.jobs)
 	w.wg.Wait()
 	return w.err

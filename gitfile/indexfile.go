@@ -1,4 +1,4 @@
-package gitrepo
+package gitfile
 
 import (
 	"bytes"
@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // The index is read in process (never written: git writes it) so that a
@@ -15,28 +17,28 @@ import (
 // git's Documentation/gitformat-index.txt, versions 2 to 4. An index this
 // reader does not fully understand (a split or sparse index, entries in
 // conflict, skip-worktree or intent-to-add entries, another hash) is
-// errIndexUnsupported, and the snapshot goes through git as before.
+// ErrIndexUnsupported, and the snapshot goes through git as before.
 
-var errIndexUnsupported = errors.New("index not readable in process")
+var ErrIndexUnsupported = errors.New("index not readable in process")
 
-// indexEntry is one stage-0 entry of an index.
-type indexEntry struct {
-	path string
-	mode uint32
-	oid  [20]byte
+// IndexEntry is one stage-0 entry of an index.
+type IndexEntry struct {
+	Path string
+	Mode uint32
+	OID  [20]byte
 }
 
-// indexFile is what a snapshot needs of an index: its entries in path
+// Index is what a snapshot needs of an index: its entries in path
 // order and the trees its cache-tree extension still knows.
-type indexFile struct {
-	entries []indexEntry
+type Index struct {
+	Entries []IndexEntry
 	// trees maps a directory ("" for the top level, else "a/b") to its
 	// tree id, for the directories whose cache-tree entry is valid.
 	trees map[string][20]byte
 }
 
-// readIndexFile reads the index at path.
-func readIndexFile(path string) (*indexFile, error) {
+// ReadIndex reads the index at path.
+func ReadIndex(path string) (*Index, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -44,9 +46,9 @@ func readIndexFile(path string) (*indexFile, error) {
 	return parseIndex(b)
 }
 
-func parseIndex(b []byte) (*indexFile, error) {
-	bad := func(why string) (*indexFile, error) {
-		return nil, fmt.Errorf("%w: %s", errIndexUnsupported, why)
+func parseIndex(b []byte) (*Index, error) {
+	bad := func(why string) (*Index, error) {
+		return nil, fmt.Errorf("%w: %s", ErrIndexUnsupported, why)
 	}
 	if len(b) < 12+20 || string(b[:4]) != "DIRC" {
 		return bad("no index header")
@@ -57,7 +59,7 @@ func parseIndex(b []byte) (*indexFile, error) {
 	}
 	n := int(binary.BigEndian.Uint32(b[8:12]))
 	body := b[:len(b)-20] // the trailing checksum
-	ix := &indexFile{entries: make([]indexEntry, 0, n), trees: map[string][20]byte{}}
+	ix := &Index{Entries: make([]IndexEntry, 0, n), trees: map[string][20]byte{}}
 	pos := 12
 	var prev []byte
 	for i := 0; i < n; i++ {
@@ -66,8 +68,8 @@ func parseIndex(b []byte) (*indexFile, error) {
 			return bad("entry past the end")
 		}
 		start := pos
-		e := indexEntry{mode: binary.BigEndian.Uint32(b[pos+24 : pos+28])}
-		copy(e.oid[:], b[pos+40:pos+60])
+		e := IndexEntry{Mode: binary.BigEndian.Uint32(b[pos+24 : pos+28])}
+		copy(e.OID[:], b[pos+40:pos+60])
 		flags := binary.BigEndian.Uint16(b[pos+60 : pos+62])
 		pos += fixed
 		if flags&0x3000 != 0 {
@@ -107,13 +109,13 @@ func parseIndex(b []byte) (*indexFile, error) {
 			pos = start + (pos-start+end+8)&^7
 		}
 		prev = name
-		switch e.mode &^ 0o777 {
+		switch e.Mode &^ 0o777 {
 		case 0o100000, 0o120000, 0o160000:
 		default:
-			return bad("entry mode " + strconv.FormatUint(uint64(e.mode), 8)) // a sparse directory entry
+			return bad("entry mode " + strconv.FormatUint(uint64(e.Mode), 8)) // a sparse directory entry
 		}
-		e.path = string(name)
-		ix.entries = append(ix.entries, e)
+		e.Path = string(name)
+		ix.Entries = append(ix.Entries, e)
 	}
 	for pos+8 <= len(body) {
 		sig := string(b[pos : pos+4])
@@ -205,4 +207,13 @@ func parseCacheTree(data []byte, into map[string][20]byte) error {
 		return nil
 	}
 	return walk("")
+}
+
+// lookup finds p among the entries (in path order).
+func (ix *Index) Lookup(p string) (IndexEntry, bool) {
+	i, ok := slices.BinarySearchFunc(ix.Entries, p, func(e IndexEntry, p string) int { return strings.Compare(e.Path, p) })
+	if !ok {
+		return IndexEntry{}, false
+	}
+	return ix.Entries[i], true
 }
