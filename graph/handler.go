@@ -14,11 +14,11 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"tuttid/apperr"
+	"tuttid/codebranch"
 	"tuttid/fork"
 	"tuttid/graph/generated"
 	"tuttid/instance"
 	"tuttid/session"
-	"tuttid/sessioncode"
 )
 
 // complexityLimit rejects queries that would fan out without bound (a fork
@@ -30,7 +30,7 @@ type HandlerConfig struct {
 	Sessions *session.Service
 	Forks    *fork.Service
 	// Code answers the code fields (nil: they answer null).
-	Code *sessioncode.Service
+	Code *codebranch.Service
 	// Instances says which sessions' owners are up
 	// (AgentSession.available); nil: every session is available.
 	Instances *instance.Registry

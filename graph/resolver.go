@@ -1,10 +1,10 @@
 package graph
 
 import (
+	"tuttid/codebranch"
 	"tuttid/fork"
 	"tuttid/instance"
 	"tuttid/session"
-	"tuttid/sessioncode"
 )
 
 // Resolver holds the services the resolvers translate GraphQL to: the
@@ -13,7 +13,7 @@ type Resolver struct {
 	Sessions *session.Service
 	Forks    *fork.Service
 	// Code is the code side of sessions (checkpoints, changes, apply).
-	Code *sessioncode.Service
+	Code *codebranch.Service
 	// Instances: the owners' liveness; nil when every session is available.
 	Instances *instance.Registry
 }

@@ -16,13 +16,13 @@ import (
 
 	"tuttid/activity"
 	"tuttid/agent"
+	"tuttid/codebranch"
 	"tuttid/codex"
 	"tuttid/fork"
 	"tuttid/forward"
 	"tuttid/instance"
 	"tuttid/rest"
 	"tuttid/session"
-	"tuttid/sessioncode"
 	"tuttid/store"
 )
 
@@ -85,7 +85,7 @@ type Server struct {
 	// instance per database).
 	Instances *instance.Registry
 	forward   *forward.Forwarder
-	Code      *sessioncode.Service
+	Code      *codebranch.Service
 
 	log     *slog.Logger
 	noAuth  bool
@@ -173,9 +173,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
+	s.Code = codebranch.New(codebranch.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Outbox: outboxOf(s.Broker), Subscriber: s.Broker, Logger: log,
-		InstanceID: id, Worktrees: s.Code, Code: s.Code, Crash: crashAt(cfg.CrashAt)})
+		InstanceID: id, Code: s.Code.Hooks(), Crash: crashAt(cfg.CrashAt)})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt), InstanceID: id, Code: s.Code})
 

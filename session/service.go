@@ -50,11 +50,9 @@ type Service struct {
 	// loginCancels: logins cancelled through tuttid, whose completion is
 	// not a failure (login_cancels.go).
 	loginCancels loginCancels
-	// worktrees archives, restores and removes WORKTREE sessions'
-	// worktrees (code_lifecycle.go); nil: none.
-	worktrees Worktrees
-	// code records the session's files at its start and turn ends
-	// (code.go); nil: none.
+	// code is the code side: the session's files at its start and turn
+	// ends, its worktree through archive, restore and delete, the cwd rule
+	// (code*.go); nil: none.
 	code Code
 	// crash is the crash tests' hook (crash.go); nil: none.
 	crash func(point string)
@@ -73,8 +71,8 @@ type Config struct {
 	// Subscriber serves subscriptions to the activity (nil: none).
 	Subscriber Subscriber
 	Logger     *slog.Logger
-	// Code records sessions' files in their repository (nil: nothing is
-	// recorded).
+	// Code is the code side of sessions (codebranch.Service.Hooks); nil:
+	// sessions have none.
 	Code Code
 	// Now and NewID are for tests; they default to time.Now and UUIDv7.
 	Now   func() time.Time
@@ -82,9 +80,6 @@ type Config struct {
 	// InstanceID is this tuttid instance (package instance): it owns the
 	// sessions it starts, and Reconcile touches only those.
 	InstanceID string
-	// Worktrees is the code side of archive, restore and delete
-	// (*sessioncode.Service); nil when sessions have no code side.
-	Worktrees Worktrees
 	// Crash, for the crash tests only, is called at each crash point
 	// (crash.go) and may kill the process there.
 	Crash func(point string)
@@ -93,7 +88,7 @@ type Config struct {
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, rt: cfg.Runtime, pub: cfg.Publisher, outbox: cfg.Outbox, sub: cfg.Subscriber, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
-		instanceID: cfg.InstanceID, worktrees: cfg.Worktrees, code: cfg.Code, crash: cfg.Crash}
+		instanceID: cfg.InstanceID, code: cfg.Code, crash: cfg.Crash}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
