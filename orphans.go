@@ -7,10 +7,10 @@ import (
 	"io"
 	"time"
 
+	"tuttid/codebranch"
 	"tuttid/codex"
 	"tuttid/fork"
 	"tuttid/server"
-	"tuttid/sessioncode"
 	"tuttid/store"
 )
 
@@ -83,7 +83,7 @@ func (c orphansConfig) run(ctx context.Context, out stdio, args []string) error 
 		}
 		// Worktrees of unfinished forks are removed only under this data
 		// directory, and only those the journal recorded.
-		code := sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Logger: log})
+		code := codebranch.New(codebranch.Config{Store: st, DataDir: dataDir, Logger: log})
 		cleaned, cerr = fork.New(fork.Config{Store: st, Runtime: rt, Logger: log, Code: code}).CleanOrphans(ctx, orphanStaleAfter)
 		log.InfoContext(ctx, "orphans archived", "count", len(cleaned))
 	}

@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"tuttid/apperr"
+	"tuttid/codebranch"
 	"tuttid/ent"
 	"tuttid/ent/workspace"
 	"tuttid/lineage"
-	"tuttid/sessioncode"
 	"tuttid/sessionread"
 	"tuttid/store"
 )
@@ -84,7 +84,7 @@ func treeCode(ctx context.Context, st *store.Store, nodes []lineage.Node) (map[s
 	for i, n := range nodes {
 		ids[i] = n.Session.ID
 	}
-	sums, err := sessioncode.New(sessioncode.Config{Store: st, Logger: slog.New(slog.DiscardHandler)}).Summaries(ctx, ids)
+	sums, err := codebranch.New(codebranch.Config{Store: st, Logger: slog.New(slog.DiscardHandler)}).Summaries(ctx, ids)
 	if err != nil {
 		return nil, apperr.Storage(err, "read the sessions' code")
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"tuttid/agent"
-	"tuttid/codebranch"
 	"tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 	"tuttid/store"
 )
 
@@ -36,15 +36,15 @@ func TestTreeShowsWorktrees(t *testing.T) {
 	git(repo, "init", "-q")
 	git(repo, "add", "-A")
 	git(repo, "commit", "-q", "-m", "one")
-	r, err := codebranch.New(codebranch.Config{}).Open(ctx, repo)
+	r, err := gitrepo.New(gitrepo.Config{}).Open(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := r.Checkpoint(ctx, codebranch.CheckpointOptions{Ref: codebranch.SessionRef("p", "start")})
+	cp, err := r.Checkpoint(ctx, gitrepo.CheckpointOptions{Ref: gitrepo.SessionRef("p", "start")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wt, err := r.CreateWorktree(ctx, codebranch.WorktreeOptions{Checkpoint: cp.Commit, Path: filepath.Join(t.TempDir(), "wt")})
+	wt, err := r.CreateWorktree(ctx, gitrepo.WorktreeOptions{Checkpoint: cp.Commit, Path: filepath.Join(t.TempDir(), "wt")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,137 +2,141 @@ package codebranch
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
+	"errors"
+
+	"tuttid/activity"
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 )
 
 // ApplyResult is the outcome of Apply.
 type ApplyResult struct {
-	// Clean: the merge has no conflict (in a dry run too).
-	Clean bool
-	// Applied: the target's files were written (clean and not a dry run).
+	// Applied: the target's files got the changes (never in a dry run).
 	Applied bool
-	// Files lists what changes (or would change) in the target's files.
-	Files []FileChange
-	// Conflicts lists the paths the merge cannot settle, and the target's
-	// files (ignored, or untracked and too large for a snapshot) that an
-	// added file would overwrite.
+	// Files: what changes (or would change) in the target's files.
+	Files []gitrepo.FileChange
+	// Conflicts: paths the merge cannot settle; nothing was written.
 	Conflicts []string
-	// Source is the tree of the source's files that was merged: an apply
-	// that brought it back makes it the new "nothing to lose" point.
-	Source string
 }
 
-// Apply merges, three-way, the changes of the checkout from since base (a
-// checkpoint commit: the source's code.base) into r's working files: base
-// against the source's files now and r's files now. A clean merge is
-// written to r's working files as uncommitted changes, all of it, with r's
-// index, HEAD and refs untouched; with conflicts nothing is written. A dry
-// run writes nothing.
-func (r *Repo) Apply(ctx context.Context, from *Repo, base string, dryRun bool) (ApplyResult, error) {
-	fail := func(err error) (ApplyResult, error) {
-		return ApplyResult{}, fmt.Errorf("apply %s to %s: %w", from.Root, r.Root, err)
+// Apply merges the changes of source (a WORKTREE session) since its base
+// into target's working files, three-way, as uncommitted changes; all or
+// nothing. Conflicts write nothing; dryRun writes nothing. Either session
+// WORKING is agent.session_busy; a target outside the source's repository
+// is invalid_input, with nothing written. A real apply records the
+// source's files it brought back (applied_commit) and publishes
+// SESSION_UPDATED for the target.
+func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, dryRun bool) (ApplyResult, error) {
+	if source.ID == target.ID {
+		return ApplyResult{}, apperr.New(apperr.InvalidInput, "a session cannot apply its changes to itself")
 	}
-	if !r.SameRepository(from) {
-		return fail(ErrDifferentRepository)
+	// Both sessions' checkpoints wait (they share the kept indexes), in
+	// one order so that two applies never hold each other's.
+	first, second := source.ID, target.ID
+	if second < first {
+		first, second = second, first
 	}
-	baseCP, err := r.ReadCheckpoint(ctx, base)
-	if err != nil {
-		return fail(err)
-	}
-	source, err := from.Snapshot(ctx, SnapshotOptions{})
-	if err != nil {
-		return fail(err)
-	}
-	target, err := r.Snapshot(ctx, SnapshotOptions{})
-	if err != nil {
-		return fail(err)
-	}
-	res := ApplyResult{Source: source.Tree}
-	merged, conflicts, err := r.mergeTrees(ctx, baseCP.Commit, target.Tree, source.Tree)
-	if err != nil {
-		return fail(err)
-	}
-	if len(conflicts) == 0 {
-		d, err := r.Diff(ctx, target.Tree, merged)
+	defer s.guards.Lock(first)()
+	defer s.guards.Lock(second)()
+	for _, a := range []*ent.AgentSession{source, target} {
+		busy, err := s.working(ctx, a.ID)
 		if err != nil {
-			return fail(err)
+			return ApplyResult{}, apperr.Storage(err, "read the sessions' status")
 		}
-		res.Files = d.Files
-		// A file the merge adds must not overwrite one the snapshot left
-		// out (ignored, or untracked over the size limit).
-		for _, f := range d.Files {
-			if f.Status != Added {
-				continue
-			}
-			if _, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(f.Path))); err == nil {
-				conflicts = append(conflicts, f.Path)
-			}
+		if busy {
+			return ApplyResult{}, apperr.New(apperr.SessionBusy, "session %q is running a turn; wait for it or interrupt it, then apply", a.ID)
 		}
 	}
-	sort.Strings(conflicts)
-	res.Conflicts = conflicts
-	res.Clean = len(conflicts) == 0
-	if !res.Clean || dryRun || merged == target.Tree {
-		res.Applied = res.Clean && !dryRun
-		return res, nil
-	}
-	// The files must still be those merged against.
-	again, err := r.Snapshot(ctx, SnapshotOptions{})
+	src, err := s.Row(ctx, source.ID)
 	if err != nil {
-		return fail(err)
+		return ApplyResult{}, apperr.Storage(err, "read the session's code")
 	}
-	if again.Tree != target.Tree {
-		return fail(ErrTargetChanged)
+	if src == nil || src.Mode != sessioncode.ModeWORKTREE || src.BaseCommit == "" {
+		return ApplyResult{}, apperr.New(apperr.InvalidInput, "session %q has no worktree of its own: only a WORKTREE fork's changes can be applied", source.ID)
 	}
-	if err := r.writeFiles(ctx, target.Tree, merged); err != nil {
-		return fail(err)
+	// Neither worktree may go while the merge reads and writes them.
+	src, release, err := s.holdForRead(ctx, src)
+	if err != nil {
+		return ApplyResult{}, err
 	}
-	res.Applied = true
-	return res, nil
+	defer release()
+	if !src.WorktreePresent {
+		return ApplyResult{}, apperr.New(apperr.InvalidInput, "session %q is archived (its worktree is removed); restore it, then apply", source.ID)
+	}
+	from, err := s.repo(ctx, repoAt{dir: src.RepositoryRoot})
+	if err != nil {
+		return ApplyResult{}, apperr.Wrap(err, apperr.InvalidInput, "the worktree of session %q cannot be read: %v", source.ID, err)
+	}
+	to, releaseTarget, err := s.targetRepo(ctx, target)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	defer releaseTarget()
+	if !to.SameRepository(from) {
+		return ApplyResult{}, apperr.New(apperr.InvalidInput,
+			"session %q works in another repository (%s) than session %q (%s): changes apply only within one repository",
+			target.ID, to.Root, source.ID, from.Root)
+	}
+	res, err := to.Apply(ctx, from, src.BaseCommit, dryRun)
+	if errors.Is(err, gitrepo.ErrTargetChanged) {
+		return ApplyResult{}, apperr.Wrap(err, apperr.SessionBusy, "the files of session %q changed while merging; nothing was written, try again", target.ID)
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "code: apply failed", "session", source.ID, "target_session", target.ID, "err", err)
+		return ApplyResult{}, apperr.Wrap(err, apperr.Internal, "apply the changes of session %q to session %q", source.ID, target.ID)
+	}
+	out := ApplyResult{Applied: res.Applied && !dryRun, Files: res.Files, Conflicts: res.Conflicts}
+	if out.Conflicts == nil {
+		out.Conflicts = []string{}
+	}
+	if !out.Applied {
+		return out, nil
+	}
+	// What was brought back, kept as a checkpoint of the source: delete's
+	// "changes never applied" compares against it.
+	if cp, err := from.Checkpoint(ctx, gitrepo.CheckpointOptions{
+		Ref: gitrepo.SessionRef(source.ID, "applied"), Index: s.indexPath(source.ID), Time: s.now(),
+	}); err != nil {
+		s.log.WarnContext(ctx, "code: applied checkpoint failed", "session", source.ID, "err", err)
+	} else if err := s.store.Client.SessionCode.UpdateOne(src).SetAppliedCommit(cp.Commit).SetUpdatedAt(s.now()).Exec(ctx); err != nil {
+		s.log.WarnContext(ctx, "code: applied checkpoint not stored", "session", source.ID, "err", err)
+	}
+	if fresh, err := s.store.Client.AgentSession.Get(ctx, target.ID); err == nil {
+		s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: fresh.WorkspaceID, AgentSessionID: fresh.ID, Session: fresh})
+	} else {
+		s.log.WarnContext(ctx, "code: target session not read after apply", "session", target.ID, "err", err)
+	}
+	return out, nil
 }
 
-// mergeTrees merges ours and theirs, two trees descending from the commit
-// base, with git merge-tree --write-tree. Git 2.38 has no --merge-base: two
-// throwaway commits with base as their only parent make it the merge base.
-// It returns the merged tree, or the conflicted paths.
-func (r *Repo) mergeTrees(ctx context.Context, base, ours, theirs string) (string, []string, error) {
-	opts := CheckpointOptions{Ref: "merge", Message: "tuttid apply"}
-	o, err := r.commitTree(ctx, ours, base, opts)
+// targetRepo is the checkout whose files an apply writes: the target's
+// code row's, or its cwd's, held (holdForRead) until release is called.
+func (s *Service) targetRepo(ctx context.Context, target *ent.AgentSession) (_ *gitrepo.Repo, release func(), err error) {
+	row, err := s.Row(ctx, target.ID)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, apperr.Storage(err, "read the target's code")
 	}
-	t, err := r.commitTree(ctx, theirs, base, opts)
+	release = func() {}
+	dir := target.Cwd
+	if row != nil {
+		if row, release, err = s.holdForRead(ctx, row); err != nil {
+			return nil, nil, err
+		}
+		dir = row.RepositoryRoot
+	}
+	if row != nil && row.Mode == sessioncode.ModeWORKTREE && !row.WorktreePresent {
+		release()
+		return nil, nil, apperr.New(apperr.InvalidInput, "target session %q is archived (its worktree is removed); restore it first", target.ID)
+	}
+	r, err := s.repo(ctx, repoAt{dir: dir})
 	if err != nil {
-		return "", nil, err
-	}
-	out, err := r.run(ctx, nil, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", o, t)
-	if err != nil && exitCode(err) != 1 {
-		return "", nil, fmt.Errorf("merge: %w", err)
-	}
-	recs := splitZ(out)
-	if len(recs) == 0 {
-		return "", nil, fmt.Errorf("merge: %w: no tree in merge-tree output", ErrGit)
-	}
-	if err == nil {
-		return recs[0], nil, nil
-	}
-	seen := map[string]bool{}
-	var conflicts []string
-	for _, p := range recs[1:] {
-		if p == "" {
-			break
+		release()
+		if errors.Is(err, gitrepo.ErrNotARepository) {
+			return nil, nil, apperr.New(apperr.InvalidInput, "target session %q does not work in a git repository", target.ID)
 		}
-		if !seen[p] {
-			seen[p] = true
-			conflicts = append(conflicts, p)
-		}
+		return nil, nil, apperr.Wrap(err, apperr.Internal, "read the repository of session %q", target.ID)
 	}
-	if len(conflicts) == 0 {
-		return "", nil, fmt.Errorf("merge: %w: conflicts without paths", ErrGit)
-	}
-	return strings.TrimSpace(recs[0]), conflicts, nil
+	return r, release, nil
 }

@@ -2,350 +2,322 @@ package codebranch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"tuttid/apperr"
+	"tuttid/ent"
+	"tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 )
 
-// WorktreeOptions say what worktree CreateWorktree makes.
-type WorktreeOptions struct {
-	// Checkpoint is the commit whose files the worktree gets (a
-	// Checkpoint's Commit, or a ref to it).
-	Checkpoint string
-	// Path is where the worktree goes: absolute, not there yet (its parent
-	// is created).
-	Path string
-	// NewBranch, when set, is a branch created at the checkpoint's HEAD and
-	// checked out; else HEAD is detached there.
-	NewBranch string
-	// Branch, when set, is an existing branch to check out (restoring an
-	// archived worktree that was on it); the working files are still the
-	// checkpoint's. Exclusive with NewBranch.
+// Code modes, as stored and as the API names them.
+const (
+	ModeShared   = "SHARED"
+	ModeWorktree = "WORKTREE"
+)
+
+// ForkCodeInput is what a fork asks of the code side.
+type ForkCodeInput struct {
+	WorkspaceID, ParentSessionID, ChildSessionID string
+	// ParentCwd is the parent's cwd, checked and resolved.
+	ParentCwd string
+	// Worktree: the child gets its own worktree (code.mode WORKTREE).
+	Worktree bool
+	// Branch is a new branch to create there; "" leaves HEAD detached.
 	Branch string
-	// CopyIncluded copies, from r's working tree, the ignored files that
-	// match r's .worktreeinclude.
-	CopyIncluded bool
+	// TurnID, when set, is the turn forked from; TurnCheckpoint its
+	// checkpoint commit ("" when it has none).
+	TurnID, TurnCheckpoint string
 }
 
-// Worktree is a linked worktree made by CreateWorktree.
-type Worktree struct {
-	// Path is its top level.
-	Path string
-	// Dir is the equivalent there of the directory r was opened in: the
-	// child session's cwd.
-	Dir string
-	// Head is the commit checked out; Branch the branch, "" when detached.
-	Head   string
-	Branch string
-	// Included lists the ignored files copied for .worktreeinclude.
-	Included []string
+// ForkCode is a fork's code plan, then (after MakeWorktree) what the child
+// got: the SessionCode row written with the child.
+type ForkCode struct {
+	Mode string
+	// RepositoryRoot is the parent's top level until MakeWorktree, then
+	// the worktree's (WORKTREE).
+	RepositoryRoot string
+	CommonDir      string
+	// WorktreePath is where the worktree goes (WORKTREE).
+	WorktreePath string
+	// Cwd is the child's cwd: the worktree plus the parent's cwd relative
+	// to its repository (WORKTREE); the parent's cwd (SHARED).
+	Cwd         string
+	Branch      string
+	BaseCommit  string
+	BaseHead    string
+	BaseAt      time.Time
+	StartCommit string
+	SetupOutput string
+	PortBase    int
+
+	in     ForkCodeInput
+	parent *gitrepo.Repo
+	// release gives back the port base reserved for the setup.
+	release func()
 }
 
-// CreateWorktree makes a linked worktree of r's repository at opts.Path
-// whose working files are the checkpoint's: HEAD is the checkpoint's first
-// parent (the HEAD of that moment), the index matches HEAD, and what the
-// checkpoint changed is there as uncommitted changes and untracked files.
-// On failure nothing is left behind: no worktree, no branch.
-func (r *Repo) CreateWorktree(ctx context.Context, opts WorktreeOptions) (Worktree, error) {
-	fail := func(err error) (Worktree, error) {
-		return Worktree{}, fmt.Errorf("create worktree %s: %w", opts.Path, err)
-	}
-	if !filepath.IsAbs(opts.Path) {
-		return fail(fmt.Errorf("%w: path is not absolute", ErrInvalidInput))
-	}
-	if opts.NewBranch != "" && opts.Branch != "" {
-		return fail(fmt.Errorf("%w: both a new and an existing branch", ErrInvalidInput))
-	}
-	if _, err := os.Lstat(opts.Path); err == nil {
-		return fail(ErrDestinationExists)
-	} else if !os.IsNotExist(err) {
-		return fail(err)
-	}
-	// A worktree deleted by hand is still registered at its path: its
-	// files are gone, and git refuses the path until it is cleared.
-	if e, err := r.findWorktree(ctx, opts.Path); err == nil && !e.Main {
-		if _, err := r.run(ctx, nil, "worktree", "remove", "--force", e.Path); err != nil {
-			return fail(err)
-		}
-	}
-	cp, err := r.ReadCheckpoint(ctx, opts.Checkpoint)
-	if err != nil {
-		return fail(err)
-	}
-	if cp.Head == "" {
-		return fail(ErrNoCommit)
-	}
-	args := []string{"worktree", "add", "--quiet"}
-	switch {
-	case opts.NewBranch != "":
-		if err := r.checkNewBranch(ctx, opts.NewBranch); err != nil {
-			return fail(err)
-		}
-		args = append(args, "-b", opts.NewBranch, opts.Path, cp.Head)
-	case opts.Branch != "":
-		if _, err := r.run(ctx, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+opts.Branch); err != nil {
-			return fail(fmt.Errorf("%w: no branch %q", ErrInvalidBranch, opts.Branch))
-		}
-		args = append(args, opts.Path, opts.Branch)
-	default:
-		args = append(args, "--detach", opts.Path, cp.Head)
-	}
-	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o755); err != nil {
-		return fail(err)
-	}
-	if _, err := r.run(ctx, nil, args...); err != nil {
-		// git removes what it started on failure; make sure.
-		r.removeFailed(opts)
-		return fail(err)
-	}
-	wt, err := r.fillWorktree(ctx, cp, opts)
-	if err != nil {
-		r.removeFailed(opts)
-		return fail(err)
-	}
-	return wt, nil
+// worktreesRoot is where every worktree tuttid makes lives.
+func (s *Service) worktreesRoot() string { return filepath.Join(s.dataDir, "worktrees") }
+
+// WorktreePath is the one place tuttid makes a child's worktree:
+// <data dir>/worktrees/<workspaceId>/<childSessionId>.
+func (s *Service) WorktreePath(workspaceID, childID string) string {
+	return filepath.Join(s.worktreesRoot(), workspaceID, childID)
 }
 
-// fillWorktree writes the checkpoint's files over the new checkout and
-// copies the included ignored files.
-func (r *Repo) fillWorktree(ctx context.Context, cp Checkpoint, opts WorktreeOptions) (Worktree, error) {
-	child, err := r.git.Open(ctx, opts.Path)
-	if err != nil {
-		return Worktree{}, err
-	}
-	head, err := child.Head(ctx)
-	if err != nil {
-		return Worktree{}, err
-	}
-	if err := child.writeFiles(ctx, head, cp.Tree); err != nil {
-		return Worktree{}, err
-	}
-	branch, err := child.Branch(ctx)
-	if err != nil {
-		return Worktree{}, err
-	}
-	wt := Worktree{Path: child.Root, Head: head, Branch: branch}
-	if opts.CopyIncluded {
-		if wt.Included, err = r.copyIncluded(ctx, child.Root); err != nil {
-			return Worktree{}, err
+// PlanFork checks what a fork's code needs without writing anything: the
+// parent's repository, the checkpoint a worktree starts from. It returns
+// nil for a SHARED fork of a session outside any repository.
+func (s *Service) PlanFork(ctx context.Context, in ForkCodeInput) (*ForkCode, error) {
+	repo, err := s.repo(ctx, repoAt{dir: in.ParentCwd})
+	if errors.Is(err, gitrepo.ErrNotARepository) {
+		if in.Worktree {
+			return nil, apperr.New(apperr.ForkNotARepository,
+				"session %q works in %q, which is in no git repository; fork it with code mode SHARED", in.ParentSessionID, in.ParentCwd)
 		}
+		return nil, nil
 	}
-	wt.Dir = filepath.Join(child.Root, filepath.FromSlash(r.Prefix))
-	if err := os.MkdirAll(wt.Dir, 0o755); err != nil {
-		return Worktree{}, err
+	if err != nil {
+		if in.Worktree {
+			return nil, apperr.Wrap(err, apperr.ForkCodeFailed, "the parent's repository could not be read")
+		}
+		// A SHARED fork does not need the code side: it goes on without it.
+		s.log.WarnContext(ctx, "fork: the parent's repository could not be read; the child has no code record",
+			"session", in.ParentSessionID, "child_session", in.ChildSessionID, "err", err)
+		return nil, nil
 	}
-	return wt, nil
+	fc := &ForkCode{Mode: ModeShared, RepositoryRoot: repo.Root, CommonDir: repo.CommonDir, Cwd: in.ParentCwd,
+		in: in, parent: repo, release: func() {}}
+	if in.TurnID != "" && in.TurnCheckpoint == "" && in.Worktree {
+		return nil, apperr.New(apperr.ForkCodeFailed,
+			"turn %q has no checkpoint of the session's files (it ended before tuttid recorded them), so its code cannot be forked; fork the whole conversation or a later turn", in.TurnID)
+	}
+	if !in.Worktree {
+		return fc, nil
+	}
+	if s.dataDir == "" {
+		return nil, apperr.New(apperr.ForkCodeFailed, "tuttid has no data directory for worktrees (--data-dir)")
+	}
+	fc.Mode = ModeWorktree
+	fc.Branch = in.Branch
+	fc.WorktreePath = s.WorktreePath(in.WorkspaceID, in.ChildSessionID)
+	if _, err := os.Lstat(fc.WorktreePath); err == nil {
+		// Another fork made for this child id, or one a crash left that the
+		// next start (or tuttid orphans clean) removes: never written over.
+		return nil, apperr.New(apperr.ForkCodeFailed,
+			"the worktree's directory %s already exists (a fork for session %q in flight, or left by a crash: tuttid orphans lists it); nothing was created",
+			fc.WorktreePath, in.ChildSessionID)
+	}
+	return fc, nil
 }
 
-// writeFiles turns r's working files from those of tree-ish from into those
-// of tree, leaving the index alone: deletions first (a file may give way to
-// a directory), then the added and modified files through a temporary
-// index holding tree.
-func (r *Repo) writeFiles(ctx context.Context, from, tree string) error {
-	out, err := r.run(ctx, nil, "diff-tree", "-r", "--no-renames", "-z", "--raw", from, tree, "--")
-	if err != nil {
-		return fmt.Errorf("list checkpoint changes: %w", err)
+// Release gives back what the plan holds in memory (its port base).
+func (fc *ForkCode) Release() {
+	if fc != nil && fc.release != nil {
+		fc.release()
 	}
-	var write []string
-	var remove []string
-	recs := splitZ(out)
-	for i := 0; i+1 < len(recs); i += 2 {
-		// ":100644 100644 <old> <new> M", then the path.
-		fields := strings.Fields(recs[i])
-		if len(fields) < 5 {
-			return fmt.Errorf("%w: unexpected diff-tree record %q", ErrGit, recs[i])
-		}
-		oldMode, newMode, status, path := strings.TrimPrefix(fields[0], ":"), fields[1], fields[4], recs[i+1]
-		if status != "A" && oldMode != "160000" {
-			remove = append(remove, path)
-		}
-		// A submodule's commit is not this repository's to check out.
-		if status != "D" && newMode != "160000" {
-			write = append(write, path)
-		}
-	}
-	root, err := os.OpenRoot(r.Root)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	for _, path := range remove {
-		if err := root.Remove(filepath.FromSlash(path)); err != nil && !os.IsNotExist(err) {
-			return fmt.Errorf("remove %s: %w", path, err)
-		}
-		removeEmptyParents(root, path)
-	}
-	if len(write) == 0 {
+}
+
+// Record takes the fork's checkpoint: for a SHARED fork its start (the
+// turn's checkpoint, or the parent's files now); for a WORKTREE fork its
+// base. It writes only refs under the child's refs/tuttid/ prefix.
+func (s *Service) Record(ctx context.Context, fc *ForkCode) error {
+	if fc == nil {
 		return nil
 	}
-	tmp, err := os.MkdirTemp("", "tuttid-index-")
+	ref := gitrepo.SessionRef(fc.in.ChildSessionID, "start")
+	if fc.Mode == ModeWorktree {
+		ref = gitrepo.SessionRef(fc.in.ChildSessionID, "base")
+	}
+	var cp gitrepo.Checkpoint
+	var err error
+	if fc.in.TurnCheckpoint != "" {
+		if cp, err = fc.parent.ReadCheckpoint(ctx, fc.in.TurnCheckpoint); err == nil {
+			err = fc.parent.SetRef(ctx, ref, cp.Commit)
+		}
+	} else {
+		cp, err = fc.parent.Checkpoint(ctx, gitrepo.CheckpointOptions{Ref: ref, Time: s.now()})
+	}
 	if err != nil {
+		if fc.Mode == ModeWorktree {
+			return apperr.Wrap(err, apperr.ForkCodeFailed, "the parent's files could not be recorded for the worktree")
+		}
+		return apperr.Wrap(err, apperr.Internal, "the parent's files could not be recorded")
+	}
+	fc.StartCommit = cp.Commit
+	if fc.Mode == ModeWorktree {
+		fc.BaseCommit, fc.BaseHead, fc.BaseAt = cp.Commit, cp.Head, s.now()
+	}
+	return nil
+}
+
+// MakeWorktree makes the child's worktree from the plan's base and runs
+// the workspace's setup command there. On failure nothing is left: no
+// worktree, no branch, no ref of the child.
+func (s *Service) MakeWorktree(ctx context.Context, fc *ForkCode, setup string) error {
+	if fc == nil || fc.Mode != ModeWorktree {
+		return nil
+	}
+	wt, err := fc.parent.CreateWorktree(ctx, gitrepo.WorktreeOptions{
+		Checkpoint: fc.BaseCommit, Path: fc.WorktreePath, NewBranch: fc.Branch, CopyIncluded: true,
+	})
+	if err != nil {
+		s.dropRefs(ctx, fc.parent, fc.in.ChildSessionID)
+		return worktreeErr(err, fc)
+	}
+	fc.RepositoryRoot, fc.Cwd, fc.Branch = wt.Path, wt.Dir, wt.Branch
+	if setup != "" {
+		if err := s.runSetup(ctx, fc, setup); err != nil {
+			s.DropWorktree(ctx, fc)
+			return err
+		}
+	}
+	return nil
+}
+
+func worktreeErr(err error, fc *ForkCode) error {
+	switch {
+	case errors.Is(err, gitrepo.ErrInvalidBranch):
+		return apperr.Wrap(err, apperr.InvalidInput, "code.branch %q is not a branch name git accepts", fc.Branch)
+	case errors.Is(err, gitrepo.ErrBranchExists):
+		return apperr.Wrap(err, apperr.InvalidInput, "code.branch %q already exists; name a new branch", fc.Branch)
+	case errors.Is(err, gitrepo.ErrUnsafeInclude):
+		return apperr.Wrap(err, apperr.ForkCodeFailed,
+			"the repository's .worktreeinclude names a file that leads out of the repository (a symlink); nothing was created")
+	case errors.Is(err, gitrepo.ErrNoCommit):
+		return apperr.Wrap(err, apperr.ForkCodeFailed, "the repository has no commit yet, so a worktree cannot be made; commit once first")
+	case errors.Is(err, gitrepo.ErrDestinationExists):
+		return apperr.Wrap(err, apperr.ForkCodeFailed, "the worktree's directory %s already exists; nothing was created", fc.WorktreePath)
+	}
+	return apperr.Wrap(err, apperr.ForkCodeFailed, "the child's worktree could not be made; nothing was created")
+}
+
+// DropWorktree undoes MakeWorktree (and Record): the worktree, its files
+// and the child's refs go; a branch it made stays (tuttid never deletes a
+// branch) unless the worktree is dropped before the fork answered, when
+// nothing may be left behind.
+func (s *Service) DropWorktree(ctx context.Context, fc *ForkCode) {
+	if fc == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if fc.Mode == ModeWorktree {
+		if err := fc.parent.RemoveWorktree(ctx, fc.WorktreePath, gitrepo.RemoveOptions{}); err != nil &&
+			!errors.Is(err, gitrepo.ErrNotAWorktree) {
+			s.log.ErrorContext(ctx, "fork: the failed fork's worktree not removed; tuttid orphans lists it",
+				"child_session", fc.in.ChildSessionID, "worktree", fc.WorktreePath, "err", err)
+		}
+		if fc.in.Branch != "" && fc.Branch != "" {
+			fc.parent.DeleteBranch(ctx, fc.in.Branch, fc.BaseHead)
+		}
+	}
+	s.dropRefs(ctx, fc.parent, fc.in.ChildSessionID)
+}
+
+// DropForkRefs removes the refs a fork recorded for a child it never
+// stored (refs/tuttid/sessions/<child>/) from the repository of parentCwd;
+// a failure is logged (the refs are clutter, not a loss).
+func (s *Service) DropForkRefs(ctx context.Context, childID, parentCwd string) {
+	repo, err := s.repo(ctx, repoAt{dir: parentCwd})
+	if err != nil {
+		if !errors.Is(err, gitrepo.ErrNotARepository) {
+			s.log.WarnContext(ctx, "code: an unfinished fork's refs not removed", "session", childID, "err", err)
+		}
+		return
+	}
+	s.dropRefs(ctx, repo, childID)
+}
+
+func (s *Service) dropRefs(ctx context.Context, repo *gitrepo.Repo, childID string) {
+	if err := repo.DeleteRefs(context.WithoutCancel(ctx), gitrepo.SessionRefPrefix(childID)); err != nil {
+		s.log.WarnContext(ctx, "code: a session's refs not removed", "session", childID, "err", err)
+	}
+}
+
+// Create writes the child's SessionCode row, in the fork's transaction.
+func (fc *ForkCode) Create(ctx context.Context, c *ent.Client, now time.Time) error {
+	if fc == nil {
+		return nil
+	}
+	q := c.SessionCode.Create().SetAgentSessionID(fc.in.ChildSessionID).SetWorkspaceID(fc.in.WorkspaceID).
+		SetMode(sessioncode.Mode(fc.Mode)).SetRepositoryRoot(fc.RepositoryRoot).SetCommonDir(fc.CommonDir).
+		SetStartCommit(fc.StartCommit).SetCreatedAt(now).SetUpdatedAt(now)
+	if fc.Mode == ModeWorktree {
+		q.SetWorktreePath(fc.WorktreePath).SetWorktreePresent(true).SetBranch(fc.Branch).
+			SetBaseCommit(fc.BaseCommit).SetBaseHead(fc.BaseHead).SetBaseAt(fc.BaseAt).
+			SetSetupOutput(fc.SetupOutput).SetPortBase(fc.PortBase)
+	}
+	if err := q.Exec(ctx); err != nil {
+		return fmt.Errorf("store the child's code: %w", err)
+	}
+	return nil
+}
+
+// RemoveOrphanWorktree removes a worktree a fork recorded and did not
+// finish: only at path, which must be a worktree tuttid's data directory
+// holds, and only when no session's code row names it. parentCwd finds the
+// repository when the worktree's own files are gone.
+func (s *Service) RemoveOrphanWorktree(ctx context.Context, childID, path, parentCwd string) error {
+	if !s.ownsPath(path) {
+		return fmt.Errorf("%s is not under tuttid's worktrees directory %s; not removed", path, s.worktreesRoot())
+	}
+	held, err := s.store.Client.SessionCode.Query().Where(sessioncode.WorktreePath(path)).Exist(ctx)
+	if err != nil {
+		return apperr.Storage(err, "check the worktree's owner")
+	}
+	if held {
+		return nil
+	}
+	repo, err := s.repo(ctx, repoAt{dir: parentCwd})
+	if err != nil {
+		repo, err = s.repo(ctx, repoAt{dir: path})
+	}
+	if err == nil {
+		if rerr := repo.RemoveWorktree(ctx, path, gitrepo.RemoveOptions{}); rerr != nil && !errors.Is(rerr, gitrepo.ErrNotAWorktree) {
+			return rerr
+		}
+		s.dropRefs(ctx, repo, childID)
+	}
+	// A directory git does not know (a crash inside git worktree add) is
+	// still tuttid's: the journal recorded it before it was made.
+	if err := os.RemoveAll(path); err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
-	if _, err := r.run(ctx, env, "read-tree", tree); err != nil {
-		return fmt.Errorf("read checkpoint tree: %w", err)
-	}
-	in := strings.Join(write, "\x00") + "\x00"
-	if _, err := r.git.run(ctx, call{dir: r.Root, env: env, stdin: strings.NewReader(in)},
-		"checkout-index", "--force", "-z", "--stdin"); err != nil {
-		return fmt.Errorf("write checkpoint files: %w", err)
-	}
 	return nil
 }
 
-// removeEmptyParents removes the directories of path left empty, as git
-// does (it records no directories).
-func removeEmptyParents(root *os.Root, path string) {
-	for dir := filepath.Dir(filepath.FromSlash(path)); dir != "." && dir != string(filepath.Separator); dir = filepath.Dir(dir) {
-		if root.Remove(dir) != nil {
-			return
-		}
+// OrphanWorktreeExists says whether a recorded worktree's directory is
+// still on disk and held by no session.
+func (s *Service) OrphanWorktreeExists(ctx context.Context, path string) (bool, error) {
+	if !s.ownsPath(path) {
+		return false, nil
 	}
-}
-
-// removeFailed undoes a CreateWorktree that failed after git made the
-// worktree: the worktree, and the branch it created if that still points
-// where it was made. It runs on its own context: the caller's may be done.
-func (r *Repo) removeFailed(opts WorktreeOptions) {
-	ctx := context.Background()
-	if _, err := os.Lstat(opts.Path); err == nil || r.isWorktree(ctx, opts.Path) {
-		_, _ = r.run(ctx, nil, "worktree", "remove", "--force", opts.Path)
+	if _, err := os.Lstat(path); err != nil {
+		return false, nil
 	}
-	if opts.NewBranch != "" {
-		cp, err := r.ReadCheckpoint(ctx, opts.Checkpoint)
-		if err == nil && cp.Head != "" {
-			_, _ = r.run(ctx, nil, "update-ref", "-d", "refs/heads/"+opts.NewBranch, cp.Head)
-		}
-	}
-}
-
-// checkNewBranch accepts a branch name git accepts that is not taken.
-func (r *Repo) checkNewBranch(ctx context.Context, name string) error {
-	if strings.HasPrefix(name, "-") || name == "HEAD" || strings.HasPrefix(name, "refs/") {
-		return fmt.Errorf("%w: %q", ErrInvalidBranch, name)
-	}
-	out, err := r.run(ctx, nil, "check-ref-format", "--branch", name)
-	if err != nil || strings.TrimSpace(string(out)) != name {
-		// --branch expands @{-1} and the like: the name must be itself.
-		return fmt.Errorf("%w: %q", ErrInvalidBranch, name)
-	}
-	if _, err := r.run(ctx, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+name); err == nil {
-		return fmt.Errorf("%w: %q", ErrBranchExists, name)
-	}
-	return nil
-}
-
-// WorktreeInfo is one working tree of a repository, as git worktree
-// list says.
-type WorktreeInfo struct {
-	Path string
-	// Main: the repository's main working tree.
-	Main bool
-	// Head is the commit checked out; Branch without refs/heads/, "" when
-	// detached.
-	Head   string
-	Branch string
-	Locked bool
-	// Prunable: git knows it but its directory is gone.
-	Prunable bool
-}
-
-// Worktrees lists every working tree of r's repository: orphan checks
-// compare it with the worktrees tuttid recorded.
-func (r *Repo) Worktrees(ctx context.Context) ([]WorktreeInfo, error) {
-	out, err := r.run(ctx, nil, "worktree", "list", "--porcelain", "-z")
+	held, err := s.store.Client.SessionCode.Query().Where(sessioncode.WorktreePath(path)).Exist(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list worktrees: %w", err)
+		return false, apperr.Storage(err, "check the worktree's owner")
 	}
-	var list []WorktreeInfo
-	for _, rec := range splitZ(out) {
-		if p, ok := strings.CutPrefix(rec, "worktree "); ok {
-			list = append(list, WorktreeInfo{Path: p, Main: len(list) == 0})
-			continue
-		}
-		if len(list) == 0 {
-			continue
-		}
-		w := &list[len(list)-1]
-		switch {
-		case strings.HasPrefix(rec, "HEAD "):
-			w.Head = strings.TrimPrefix(rec, "HEAD ")
-		case strings.HasPrefix(rec, "branch "):
-			w.Branch = strings.TrimPrefix(strings.TrimPrefix(rec, "branch "), "refs/heads/")
-		case rec == "locked" || strings.HasPrefix(rec, "locked "):
-			w.Locked = true
-		case rec == "prunable" || strings.HasPrefix(rec, "prunable "):
-			w.Prunable = true
-		}
-	}
-	return list, nil
+	return !held, nil
 }
 
-// isWorktree reports whether path is a linked worktree (not the main one)
-// of r's repository.
-func (r *Repo) isWorktree(ctx context.Context, path string) bool {
-	e, err := r.findWorktree(ctx, path)
-	return err == nil && !e.Main
-}
-
-func (r *Repo) findWorktree(ctx context.Context, path string) (WorktreeInfo, error) {
-	list, err := r.Worktrees(ctx)
+// ownsPath says whether path is a worktree directory tuttid makes:
+// <worktrees root>/<workspace>/<session>, nothing above or beside.
+func (s *Service) ownsPath(path string) bool {
+	if s.dataDir == "" || !filepath.IsAbs(path) {
+		return false
+	}
+	rel, err := filepath.Rel(s.worktreesRoot(), filepath.Clean(path))
 	if err != nil {
-		return WorktreeInfo{}, err
+		return false
 	}
-	clean := filepath.Clean(path)
-	for _, e := range list {
-		if filepath.Clean(e.Path) == clean || sameFile(e.Path, clean) {
-			return e, nil
-		}
-	}
-	return WorktreeInfo{}, fmt.Errorf("%w: %s", ErrNotAWorktree, path)
-}
-
-// RemoveOptions guard RemoveWorktree.
-type RemoveOptions struct {
-	// UnchangedFrom, when set, is a tree-ish the worktree's files must
-	// match (its base, or what the last apply brought back): otherwise
-	// nothing is removed and the error is a *ChangesError.
-	UnchangedFrom string
-}
-
-// RemoveWorktree removes the linked worktree at path, one of r's
-// repository's (never the main working tree), with its files, including
-// ignored ones. A worktree whose directory was deleted by hand has its
-// administrative files removed. Its branch, if any, is kept.
-func (r *Repo) RemoveWorktree(ctx context.Context, path string, opts RemoveOptions) error {
-	e, err := r.findWorktree(ctx, path)
-	if err != nil {
-		return fmt.Errorf("remove worktree: %w", err)
-	}
-	if e.Main {
-		return fmt.Errorf("remove worktree %s: %w: it is the main working tree", path, ErrNotAWorktree)
-	}
-	if _, statErr := os.Stat(e.Path); statErr == nil && opts.UnchangedFrom != "" {
-		wt, err := r.git.Open(ctx, e.Path)
-		if err != nil {
-			return fmt.Errorf("remove worktree %s: %w", path, err)
-		}
-		d, err := wt.Changes(ctx, opts.UnchangedFrom)
-		if err != nil {
-			return fmt.Errorf("remove worktree %s: %w", path, err)
-		}
-		if len(d.Files) > 0 {
-			paths := make([]string, len(d.Files))
-			for i, f := range d.Files {
-				paths[i] = f.Path
-			}
-			return fmt.Errorf("remove worktree %s: %w", path, &ChangesError{Paths: paths})
-		}
-	}
-	// --force: the files' state was checked above (or the caller chose to
-	// discard it); a worktree locked by its user is still refused.
-	if _, err := r.run(ctx, nil, "worktree", "remove", "--force", e.Path); err != nil {
-		return fmt.Errorf("remove worktree %s: %w", path, err)
-	}
-	return nil
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	return len(parts) == 2 && parts[0] != ".." && parts[0] != "." && parts[0] != "" && parts[1] != ""
 }

@@ -12,11 +12,11 @@ import (
 	"tuttid/agent"
 	"tuttid/agent/agenttest"
 	"tuttid/apperr"
+	sc "tuttid/codebranch"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/sessioncode"
 	"tuttid/fork"
 	"tuttid/session"
-	sc "tuttid/sessioncode"
 	"tuttid/store/storetest"
 )
 
@@ -43,7 +43,7 @@ func codeEnv(t *testing.T) (*env, string, string) {
 	runGit(t, repo, "commit", "-q", "-m", "first")
 	dataDir := filepath.Join(root, "data")
 	code := sc.New(sc.Config{Store: e.st.Store, DataDir: dataDir, Logger: e.logger})
-	e.sess = session.New(session.Config{Store: e.st.Store, Runtime: e.rt, Publisher: e.pub, Logger: e.logger, Worktrees: code, Accounts: e.acc})
+	e.sess = session.New(session.Config{Store: e.st.Store, Runtime: e.rt, Publisher: e.pub, Logger: e.logger, Code: code.Hooks(), Accounts: e.acc})
 	e.svc = fork.New(fork.Config{Store: e.st.Store, Sessions: e.sess, Accounts: e.acc, Runtime: e.rt, Logger: e.logger, Code: code})
 	e.st.Workspace(storetest.Workspace{ID: "ws-code", RootPath: repo})
 	p := defaultParent()

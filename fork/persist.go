@@ -5,12 +5,12 @@ import (
 	"errors"
 
 	"tuttid/agent"
+	"tuttid/codebranch"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/turn"
 	"tuttid/session"
-	"tuttid/sessioncode"
 )
 
 var errChildIDTaken = errors.New("the child session id is taken")
@@ -27,7 +27,7 @@ type persistInput struct {
 	rf          agent.RuntimeForkResult
 	journalID   int // the attempt's journal entry, marked done with the child
 	// code is the child's code row, if any (code.go).
-	code *sessioncode.ForkCode
+	code *codebranch.ForkCode
 }
 
 // persist stores the child session, its lineage row, its turns and messages

@@ -8,13 +8,13 @@ import (
 
 	"tuttid/agent"
 	"tuttid/apperr"
+	"tuttid/codebranch"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/sessionfork"
 	"tuttid/ent/turn"
 	"tuttid/session"
-	"tuttid/sessioncode"
 	"tuttid/validate"
 )
 
@@ -113,7 +113,7 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	cwd := parent.Cwd
 	if code != nil {
 		cwd = code.Cwd
-		if code.Mode == sessioncode.ModeWorktree {
+		if code.Mode == codebranch.ModeWorktree {
 			s.crashPoint(CrashWorktreeMade)
 		}
 	}

@@ -8,12 +8,12 @@ package graph
 import (
 	"context"
 	"tuttid/apperr"
+	"tuttid/codebranch"
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
 	"tuttid/graph/model"
 	"tuttid/lineage"
 	"tuttid/session"
-	"tuttid/validate"
 )
 
 // Code is the resolver for the code field.
@@ -21,7 +21,7 @@ func (r *agentSessionResolver) Code(ctx context.Context, obj *ent.AgentSession) 
 	if r.Resolver.Code == nil {
 		return nil, nil
 	}
-	row, err := r.Sessions.CodeRow(ctx, obj)
+	row, err := r.Resolver.Code.ListedRow(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -68,39 +68,8 @@ func (r *mutationResolver) ApplySessionChanges(ctx context.Context, input model.
 	if r.Resolver.Code == nil {
 		return nil, apperr.New(apperr.Internal, "code branches are not available")
 	}
-	if err := validate.ID("workspaceId", input.WorkspaceID); err != nil {
-		return nil, err
-	}
-	if err := validate.ID("agentSessionId", input.AgentSessionID); err != nil {
-		return nil, err
-	}
-	source, err := r.Sessions.Session(ctx, input.WorkspaceID, input.AgentSessionID)
-	if err != nil {
-		return nil, err
-	}
-	if source == nil {
-		return nil, apperr.New(apperr.SessionNotFound, "session %q does not exist in workspace %q", input.AgentSessionID, input.WorkspaceID)
-	}
-	var target *ent.AgentSession
-	if input.TargetAgentSessionID != nil {
-		if err := validate.ID("targetAgentSessionId", *input.TargetAgentSessionID); err != nil {
-			return nil, err
-		}
-		if target, err = r.Sessions.Session(ctx, input.WorkspaceID, *input.TargetAgentSessionID); err != nil {
-			return nil, err
-		}
-		if target == nil {
-			return nil, apperr.New(apperr.SessionNotFound, "session %q does not exist in workspace %q", *input.TargetAgentSessionID, input.WorkspaceID)
-		}
-	} else {
-		if target, err = r.Reads.Parent(ctx, source); err != nil {
-			return nil, err
-		}
-		if target == nil {
-			return nil, apperr.New(apperr.InvalidInput, "session %q has no parent: name the session to apply to in targetAgentSessionId", source.ID)
-		}
-	}
-	res, err := r.Resolver.Code.Apply(ctx, source, target, deref(input.DryRun))
+	res, err := r.Resolver.Code.ApplyChanges(ctx, codebranch.ApplyRequest{WorkspaceID: input.WorkspaceID,
+		SessionID: input.AgentSessionID, TargetSessionID: input.TargetAgentSessionID, DryRun: deref(input.DryRun)})
 	if err != nil {
 		return nil, err
 	}

@@ -12,12 +12,12 @@ import (
 
 	"tuttid/activity"
 	"tuttid/agent/agenttest"
-	"tuttid/codebranch"
+	codebranchsvc "tuttid/codebranch"
 	"tuttid/ent/sessioncode"
 	"tuttid/fork"
+	"tuttid/gitrepo"
 	"tuttid/graph"
 	"tuttid/session"
-	sessioncodesvc "tuttid/sessioncode"
 	"tuttid/sessionread"
 	"tuttid/store/storetest"
 )
@@ -32,8 +32,8 @@ func TestSessionCodeListQueryCount(t *testing.T) {
 		st, queries := db.Counting()
 		broker := activity.New(activity.Options{})
 		t.Cleanup(broker.Close)
-		code := sessioncodesvc.New(sessioncodesvc.Config{Store: st})
-		sessions := session.New(session.Config{Store: st, Runtime: agenttest.Idle(), Publisher: broker, Code: code})
+		code := codebranchsvc.New(codebranchsvc.Config{Store: st})
+		sessions := session.New(session.Config{Store: st, Runtime: agenttest.Idle(), Publisher: broker, Code: code.Hooks()})
 		h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Reads: sessionread.New(sessionread.Config{Store: st}), Code: code,
 			Forks: fork.New(fork.Config{Store: st, Sessions: sessions, Runtime: agenttest.Idle()})})
 		db.Workspace(storetest.Workspace{ID: "ws"})
@@ -119,8 +119,8 @@ func TestSharedChangesListReadsTheCheckoutOnce(t *testing.T) {
 		return strings.Count(string(b), "\n")
 	}
 	db := storetest.New(t)
-	code := sessioncodesvc.New(sessioncodesvc.Config{Store: db.Store, Git: codebranch.New(codebranch.Config{Bin: bin})})
-	sessions := session.New(session.Config{Store: db.Store, Runtime: agenttest.Idle(), Code: code})
+	code := codebranchsvc.New(codebranchsvc.Config{Store: db.Store, Git: gitrepo.New(gitrepo.Config{Bin: bin})})
+	sessions := session.New(session.Config{Store: db.Store, Runtime: agenttest.Idle(), Code: code.Hooks()})
 	h := graph.NewHandler(graph.HandlerConfig{Sessions: sessions, Reads: sessionread.New(sessionread.Config{Store: db.Store}), Code: code,
 		Forks: fork.New(fork.Config{Store: db.Store, Sessions: sessions, Runtime: agenttest.Idle()})})
 	db.Workspace(storetest.Workspace{ID: "ws"})

@@ -15,11 +15,11 @@ import (
 
 	"tuttid/account"
 	"tuttid/apperr"
+	"tuttid/codebranch"
 	"tuttid/fork"
 	"tuttid/graph/generated"
 	"tuttid/instance"
 	"tuttid/session"
-	"tuttid/sessioncode"
 	"tuttid/sessionread"
 )
 
@@ -36,7 +36,7 @@ type HandlerConfig struct {
 	Accounts *account.Service
 	Forks    *fork.Service
 	// Code answers the code fields (nil: they answer null).
-	Code *sessioncode.Service
+	Code *codebranch.Service
 	// Instances says which sessions' owners are up
 	// (AgentSession.available); nil: every session is available.
 	Instances *instance.Registry

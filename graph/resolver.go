@@ -2,10 +2,10 @@ package graph
 
 import (
 	"tuttid/account"
+	"tuttid/codebranch"
 	"tuttid/fork"
 	"tuttid/instance"
 	"tuttid/session"
-	"tuttid/sessioncode"
 	"tuttid/sessionread"
 )
 
@@ -20,7 +20,7 @@ type Resolver struct {
 	Accounts *account.Service
 	Forks    *fork.Service
 	// Code is the code side of sessions (checkpoints, changes, apply).
-	Code *sessioncode.Service
+	Code *codebranch.Service
 	// Instances: the owners' liveness; nil when every session is available.
 	Instances *instance.Registry
 }

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"tuttid/codebranch"
 	"tuttid/codex/codextest"
 	entsessioncode "tuttid/ent/sessioncode"
+	"tuttid/gitrepo"
 )
 
 // Code branches on the real Codex: the agent edits files with a shell
@@ -244,11 +244,11 @@ func sameLines(a, b string) bool {
 func (h *harness) worktreeChild(childID, checkpoint string, repo string) string {
 	h.t.Helper()
 	ctx := context.Background()
-	r, err := codebranch.New(codebranch.Config{}).Open(ctx, repo)
+	r, err := gitrepo.New(gitrepo.Config{}).Open(ctx, repo)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	wt, err := r.CreateWorktree(ctx, codebranch.WorktreeOptions{Checkpoint: checkpoint, Path: filepath.Join(h.t.TempDir(), "wt")})
+	wt, err := r.CreateWorktree(ctx, gitrepo.WorktreeOptions{Checkpoint: checkpoint, Path: filepath.Join(h.t.TempDir(), "wt")})
 	if err != nil {
 		h.t.Fatal(err)
 	}

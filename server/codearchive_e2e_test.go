@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"tuttid/codebranch/gittest"
+	"tuttid/gitrepo/gittest"
 )
 
 // TestWorktreeArchiveRestoreDelete is point 5: archive records the files

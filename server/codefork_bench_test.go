@@ -13,10 +13,10 @@ import (
 
 	"tuttid/agent"
 	"tuttid/benchtest"
-	"tuttid/codebranch"
 	"tuttid/codex/codextest"
 	"tuttid/ent/turn"
 	"tuttid/fork"
+	"tuttid/gitrepo"
 	"tuttid/logtest"
 	"tuttid/server"
 	"tuttid/session"
@@ -66,11 +66,11 @@ func BenchmarkWorktreeFork(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	r, err := codebranch.New(codebranch.Config{}).Open(ctx, repo)
+	r, err := gitrepo.New(gitrepo.Config{}).Open(ctx, repo)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cp, err := r.Checkpoint(ctx, codebranch.CheckpointOptions{Ref: codebranch.TurnRef(parent.ID, turnID)})
+	cp, err := r.Checkpoint(ctx, gitrepo.CheckpointOptions{Ref: gitrepo.TurnRef(parent.ID, turnID)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"tuttid/codebranch"
 	"tuttid/codex/codextest"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/sessioncode"
 	"tuttid/ent/turn"
+	"tuttid/gitrepo"
 )
 
 // gitRepo makes a repository with a commit, an uncommitted change, an
@@ -286,11 +286,11 @@ func TestWorktreeForkFromTurnUsesItsCheckpoint(t *testing.T) {
 func setTurnCheckpoint(t *testing.T, h *harness, sessionID, turnID, repo string) {
 	t.Helper()
 	ctx := context.Background()
-	r, err := codebranch.New(codebranch.Config{}).Open(ctx, repo)
+	r, err := gitrepo.New(gitrepo.Config{}).Open(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := r.Checkpoint(ctx, codebranch.CheckpointOptions{Ref: codebranch.TurnRef(sessionID, turnID)})
+	cp, err := r.Checkpoint(ctx, gitrepo.CheckpointOptions{Ref: gitrepo.TurnRef(sessionID, turnID)})
 	if err != nil {
 		t.Fatal(err)
 	}

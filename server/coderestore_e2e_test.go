@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"tuttid/codebranch/gittest"
+	"tuttid/gitrepo/gittest"
 )
 
 // TestRestoreWhoseWorktreeCannotBeMade: a restore whose worktree cannot be

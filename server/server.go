@@ -17,13 +17,13 @@ import (
 	"tuttid/account"
 	"tuttid/activity"
 	"tuttid/agent"
+	"tuttid/codebranch"
 	"tuttid/codex"
 	"tuttid/fork"
 	"tuttid/forward"
 	"tuttid/instance"
 	"tuttid/rest"
 	"tuttid/session"
-	"tuttid/sessioncode"
 	"tuttid/sessionread"
 	"tuttid/store"
 )
@@ -91,7 +91,7 @@ type Server struct {
 	// instance per database).
 	Instances *instance.Registry
 	forward   *forward.Forwarder
-	Code      *sessioncode.Service
+	Code      *codebranch.Service
 
 	log     *slog.Logger
 	noAuth  bool
@@ -179,10 +179,10 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Code = sessioncode.New(sessioncode.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
+	s.Code = codebranch.New(codebranch.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
 	s.Accounts = account.New(account.Config{Runtime: s.Runtime, Logger: log})
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Outbox: outboxOf(s.Broker), Logger: log,
-		InstanceID: id, Accounts: s.Accounts, Worktrees: s.Code, Code: s.Code, Crash: crashAt(cfg.CrashAt)})
+		InstanceID: id, Accounts: s.Accounts, Code: s.Code.Hooks(), Crash: crashAt(cfg.CrashAt)})
 	s.Reads = sessionread.New(sessionread.Config{Store: st, Subscriber: s.Broker})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Reads: s.Reads, Accounts: s.Accounts, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt), InstanceID: id, Code: s.Code})

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"tuttid/codebranch"
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
-	"tuttid/sessioncode"
 	"tuttid/store/storetest"
 )
 
@@ -36,8 +36,8 @@ func BenchmarkTurnEndToReady(b *testing.B) {
 	repo := benchCodeRepo(b, n)
 	st := storetest.New(b)
 	st.Workspace(storetest.Workspace{ID: "w", RootPath: repo})
-	code := sessioncode.New(sessioncode.Config{Store: st.Store, DataDir: b.TempDir()})
-	on := New(Config{Store: st.Store, Code: code})
+	code := codebranch.New(codebranch.Config{Store: st.Store, DataDir: b.TempDir()})
+	on := New(Config{Store: st.Store, Code: code.Hooks()})
 	off := New(Config{Store: st.Store})
 	sessions := map[*Service]*ent.AgentSession{
 		on:  st.Session(storetest.Session{ID: "on", Workspace: "w", Cwd: repo}),
@@ -117,7 +117,7 @@ func percentile(d []time.Duration, p int) time.Duration {
 }
 
 // benchCodeRepo makes a committed repository of n files of 10 KB in 100
-// directories (codebranch's BenchmarkCheckpoint's).
+// directories (gitrepo's BenchmarkCheckpoint's).
 func benchCodeRepo(b *testing.B, n int) string {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "repo")

@@ -2,24 +2,11 @@ package session
 
 import (
 	"context"
-
-	"tuttid/sessioncode"
 )
 
-// Worktrees is what archive, restore and delete need of the code side
-// (satisfied by *sessioncode.Service): a WORKTREE session's worktree is
-// removed when it is archived (its files kept as a checkpoint), made again
-// when it is restored, and checked for unapplied changes, then removed,
-// when it is deleted. RestoreWorktrees is all or nothing; its undo
-// archives again what it made.
-type Worktrees interface {
-	ArchiveWorktrees(ctx context.Context, ids []string)
-	RestoreWorktrees(ctx context.Context, ids []string) (undo func(context.Context), err error)
-	PrepareDelete(ctx context.Context, ids []string, discard bool) (*sessioncode.Deletion, error)
-	Finish(ctx context.Context, d *sessioncode.Deletion)
-}
-
-var _ Worktrees = (*sessioncode.Service)(nil)
+// A WORKTREE session's worktree is removed when it is archived (its files
+// kept as a checkpoint), made again when it is restored, and checked for
+// unapplied changes, then removed, when it is deleted (Code).
 
 // DeleteOptions change a delete.
 type DeleteOptions struct {
@@ -37,25 +24,27 @@ func discard(opts []DeleteOptions) bool {
 	return false
 }
 
-// prepareDelete refuses a delete that would lose unapplied changes.
-func (s *Service) prepareDelete(ctx context.Context, ids []string, opts []DeleteOptions) (*sessioncode.Deletion, error) {
-	if s.worktrees == nil {
+// prepareDelete refuses a delete that would lose unapplied changes; the
+// func it returns (nil when there is nothing to do) finishes the delete's
+// code side once it committed (finishDelete).
+func (s *Service) prepareDelete(ctx context.Context, ids []string, opts []DeleteOptions) (func(context.Context), error) {
+	if s.code == nil {
 		return nil, nil
 	}
-	return s.worktrees.PrepareDelete(ctx, ids, discard(opts))
+	return s.code.PrepareDelete(ctx, ids, discard(opts))
 }
 
-func (s *Service) finishDelete(ctx context.Context, d *sessioncode.Deletion) {
-	if s.worktrees != nil && d != nil {
-		s.worktrees.Finish(ctx, d)
+func (s *Service) finishDelete(ctx context.Context, finish func(context.Context)) {
+	if finish != nil {
+		finish(ctx)
 	}
 }
 
 // archiveWorktrees follows a committed archive: the sessions' worktrees
 // are removed (a failure keeps a worktree, and is logged).
 func (s *Service) archiveWorktrees(ctx context.Context, ids []string) {
-	if s.worktrees != nil && len(ids) > 0 {
-		s.worktrees.ArchiveWorktrees(ctx, ids)
+	if s.code != nil && len(ids) > 0 {
+		s.code.ArchiveWorktrees(ctx, ids)
 	}
 }
 
@@ -64,10 +53,10 @@ func (s *Service) archiveWorktrees(ctx context.Context, ids []string) {
 // fails and the sessions stay archived. undo (never nil) archives them
 // again if the commit fails.
 func (s *Service) restoreWorktrees(ctx context.Context, ids []string) (undo func(context.Context), err error) {
-	if s.worktrees == nil || len(ids) == 0 {
+	if s.code == nil || len(ids) == 0 {
 		return func(context.Context) {}, nil
 	}
-	undo, err = s.worktrees.RestoreWorktrees(ctx, ids)
+	undo, err = s.code.RestoreWorktrees(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 
 	"tuttid/activity/activitytest"
 	"tuttid/apperr"
-	"tuttid/sessioncode"
+	"tuttid/ent"
 )
 
 // fakeWorktrees records what archive and restore ask of the code side; a
@@ -45,10 +45,19 @@ func (f *fakeWorktrees) RestoreWorktrees(_ context.Context, ids []string) (func(
 	}, nil
 }
 
-func (f *fakeWorktrees) PrepareDelete(context.Context, []string, bool) (*sessioncode.Deletion, error) {
+func (f *fakeWorktrees) PrepareDelete(context.Context, []string, bool) (func(context.Context), error) {
 	return nil, nil
 }
-func (f *fakeWorktrees) Finish(context.Context, *sessioncode.Deletion) {}
+
+// The rest of session.Code: these tests start no session and end no turn.
+func (f *fakeWorktrees) SessionStarted(context.Context, *ent.AgentSession) {}
+func (f *fakeWorktrees) TurnEnded(context.Context, *ent.AgentSession, string) func(*ent.TurnUpdateOne) *ent.TurnUpdateOne {
+	return nil
+}
+func (f *fakeWorktrees) Forget(context.Context, string) {}
+func (f *fakeWorktrees) WorktreeRoot(context.Context, *ent.AgentSession) (string, error) {
+	return "", nil
+}
 
 func sorted(ids []string) []string {
 	out := slices.Clone(ids)
@@ -79,7 +88,7 @@ func TestRestoreIsAllOrNothing(t *testing.T) {
 			t.Parallel()
 			e, _, _ := branchTree(t)
 			rec, code := &activitytest.Recorder{}, &fakeWorktrees{fail: tc.fail}
-			e.svc = New(Config{Store: e.st.Store, Publisher: rec, Worktrees: code})
+			e.svc = New(Config{Store: e.st.Store, Publisher: rec, Code: code})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if _, err := e.svc.Update(ctx, UpdateInput{WorkspaceID: "w", AgentSessionID: "root", Archived: boolp(true)}); err != nil {

@@ -10,9 +10,9 @@ import (
 
 	"tuttid/activity"
 	"tuttid/activity/activitytest"
+	"tuttid/codebranch"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/turn"
-	"tuttid/sessioncode"
 	"tuttid/store/storetest"
 )
 
@@ -36,9 +36,9 @@ func TestTurnEndStoresCheckpoint(t *testing.T) {
 	st := storetest.New(t)
 	st.Workspace(storetest.Workspace{ID: "w", RootPath: "/"})
 	pub := &activitytest.Recorder{}
-	code := sessioncode.New(sessioncode.Config{Store: st.Store, DataDir: t.TempDir()})
+	code := codebranch.New(codebranch.Config{Store: st.Store, DataDir: t.TempDir()})
 	t.Cleanup(func() { code.Wait(context.Background()) }) // before its data directory goes
-	svc := New(Config{Store: st.Store, Publisher: pub, Code: code})
+	svc := New(Config{Store: st.Store, Publisher: pub, Code: code.Hooks()})
 	for i, tc := range []struct {
 		status turn.Status
 		inRepo bool

@@ -16,7 +16,7 @@
 //	input_*     checking and resolving what a client sends
 //	runtime_*   what the runtime's answers mean here (errors, thread
 //	            metadata, turn statuses)
-//	code*       the code side of sessions (package sessioncode's hooks)
+//	code*       the code side of sessions (package codebranch, through Code)
 //
 // Service holds the commands; each job's own state is a type of its own
 // (lanes, owner, changes, approvalRows, pendingTurns). Mechanisms it uses
@@ -58,11 +58,9 @@ type Service struct {
 	lanes      lanes // ingestion's per-thread lanes (ingest_lanes.go)
 	// accounts refuses what Codex could not run (package account).
 	accounts Accounts
-	// worktrees archives, restores and removes WORKTREE sessions'
-	// worktrees (code_lifecycle.go); nil: none.
-	worktrees Worktrees
-	// code records the session's files at its start and turn ends
-	// (code.go); nil: none.
+	// code is the code side: the session's files at its start and turn
+	// ends, its worktree through archive, restore and delete, the cwd rule
+	// (code*.go); nil: none.
 	code Code
 	// crash is the crash tests' hook (crash.go); a no-op when unset.
 	crash func(point string)
@@ -79,8 +77,8 @@ type Config struct {
 	// published after the commit (store_outbox.go).
 	Outbox activity.Outbox
 	Logger *slog.Logger
-	// Code records sessions' files in their repository (nil: nothing is
-	// recorded).
+	// Code is the code side of sessions (codebranch.Service.Hooks); nil:
+	// sessions have none.
 	Code Code
 	// Now and NewID are for tests; they default to time.Now and UUIDv7.
 	Now   func() time.Time
@@ -92,9 +90,6 @@ type Config struct {
 	// the account notifications (*account.Service); nil: nothing is
 	// refused, and the notifications are dropped.
 	Accounts Accounts
-	// Worktrees is the code side of archive, restore and delete
-	// (*sessioncode.Service); nil when sessions have no code side.
-	Worktrees Worktrees
 	// Crash, for the crash tests only, is called at each crash point
 	// (crash.go) and may kill the process there.
 	Crash func(point string)
@@ -103,7 +98,7 @@ type Config struct {
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, rt: cfg.Runtime, changes: changes{store: cfg.Store, outbox: cfg.Outbox, pub: cfg.Publisher}, read: sessionread.New(sessionread.Config{Store: cfg.Store}), log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
-		instanceID: cfg.InstanceID, accounts: cfg.Accounts, worktrees: cfg.Worktrees, code: cfg.Code, crash: cfg.Crash}
+		instanceID: cfg.InstanceID, accounts: cfg.Accounts, code: cfg.Code, crash: cfg.Crash}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -28,7 +28,7 @@ func (s *Service) lockState(sessionID string) (unlock func()) {
 func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID string, status turn.Status, errText, errCode string) error {
 	// The files first (git, outside the state lock): the turn is stored
 	// with its checkpoint, so READY never goes out before it.
-	cp, hasCP := s.turnCheckpoint(ctx, a, turnID)
+	stampCheckpoint := s.turnCheckpoint(ctx, a, turnID)
 	defer s.lockState(a.ID)()
 	now := s.now()
 	var t *ent.Turn
@@ -41,8 +41,8 @@ func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID 
 			return err
 		}
 		up := t.Update().SetStatus(status).SetError(errText).SetErrorCode(errCode).SetCompletedAt(now)
-		if hasCP {
-			up = up.SetCheckpointCommit(cp.Commit).SetCheckpointHead(cp.Head).SetCheckpointAt(cp.At)
+		if stampCheckpoint != nil {
+			up = stampCheckpoint(up)
 		}
 		if t, err = up.Save(ctx); err != nil {
 			return err
