@@ -95,14 +95,6 @@ func versions(ms []*ent.Message) []int64 {
 	return out
 }
 
-func seq(from, to int64) []int64 {
-	var out []int64
-	for v := from; v <= to; v++ {
-		out = append(out, v)
-	}
-	return out
-}
-
 // reads is the read model on the env's store, to check what was stored.
 func (e *testEnv) reads() *sessionread.Reader {
 	return sessionread.New(sessionread.Config{Store: e.st.Store})

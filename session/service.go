@@ -20,7 +20,7 @@
 //
 // Service holds the commands; each job's own state is a type of its own
 // (lanes, owner, changes, approvalRows, pendingTurns). Mechanisms it uses
-// live in packages of their own: keylock, sqlbatch, validate, readahead.
+// live in packages of their own: keylock, sqlbatch, validate.
 package session
 
 import (
