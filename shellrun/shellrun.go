@@ -1,9 +1,10 @@
-// Package shellrun runs a person's shell command (a workspace's
-// worktreeSetup, an exploration's checkCommand) with `/bin/sh -c` in a
+// Package shellrun runs a person's shell command (an exploration's
+// checkCommand; later a workspace's worktreeSetup, which keeps the first
+// 64 KiB of output where this keeps the last) with `/bin/sh -c` in a
 // directory, bounded in time and in output, in an environment without
-// tuttid's own settings. It imports only the standard library: the callers
-// (sessioncode's setup, the Explore check) map a Result to their own errors
-// and log it with their own keys.
+// tuttid's own settings. It imports only the standard library: a caller
+// maps a Result to its own errors and logs it with its own keys. Nothing
+// calls it yet: it is Explore's groundwork (issue 32).
 //
 // The command line is never logged here: a person may put a secret in it.
 package shellrun
