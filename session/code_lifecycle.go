@@ -8,30 +8,15 @@ import (
 // kept as a checkpoint), made again when it is restored, and checked for
 // unapplied changes, then removed, when it is deleted (Code).
 
-// DeleteOptions change a delete.
-type DeleteOptions struct {
-	// DiscardChanges deletes WORKTREE sessions whose files hold changes
-	// never applied back (deleteSession's discardChanges).
-	DiscardChanges bool
-}
-
-func discard(opts []DeleteOptions) bool {
-	for _, o := range opts {
-		if o.DiscardChanges {
-			return true
-		}
-	}
-	return false
-}
-
-// prepareDelete refuses a delete that would lose unapplied changes; the
-// func it returns (nil when there is nothing to do) finishes the delete's
-// code side once it committed (finishDelete).
-func (s *Service) prepareDelete(ctx context.Context, ids []string, opts []DeleteOptions) (func(context.Context), error) {
+// prepareDelete refuses a delete that would lose unapplied changes unless
+// discard (DeleteInput.DiscardChanges); the func it returns (nil when
+// there is nothing to do) finishes the delete's code side once it
+// committed (finishDelete).
+func (s *Service) prepareDelete(ctx context.Context, ids []string, discard bool) (func(context.Context), error) {
 	if s.code == nil {
 		return nil, nil
 	}
-	return s.code.PrepareDelete(ctx, ids, discard(opts))
+	return s.code.PrepareDelete(ctx, ids, discard)
 }
 
 func (s *Service) finishDelete(ctx context.Context, finish func(context.Context)) {

@@ -54,7 +54,7 @@ func (s *Service) Delete(ctx context.Context, in DeleteInput) (string, error) {
 	for _, id := range ids {
 		defer s.LockSession(id)()
 	}
-	code, err := s.prepareDelete(ctx, ids, []DeleteOptions{{DiscardChanges: in.DiscardChanges}})
+	code, err := s.prepareDelete(ctx, ids, in.DiscardChanges)
 	if err != nil {
 		return "", err
 	}
