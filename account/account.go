@@ -2,7 +2,8 @@
 // Codex is signed in (and a refusal, saying how to sign in, of what it
 // could not run), the login flows (API key, ChatGPT, device code) and
 // their cancels, sign-out, the models and their reasoning efforts, the
-// rate limits, and what an account notification tells every workspace. Sessions ask it before they start a turn (session.Accounts).
+// rate limits, and what an account notification tells every workspace.
+// Sessions ask it before they start a turn (session.Accounts).
 package account
 
 import (
