@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"tuttid/explore"
 	"tuttid/instance"
 	"tuttid/server"
 	"tuttid/store"
@@ -35,6 +36,8 @@ func serveCommand() command {
 			"this instance's id among those sharing a PostgreSQL database; default: the host name and the port of --addr")
 		c.advertiseURL = f.string("advertise-url", "TUTTID_ADVERTISE_URL", "",
 			"the base URL at which the other instances reach this one; default: http:// and --addr")
+		c.maxTurns = f.int64("max-concurrent-turns", "TUTTID_MAX_CONCURRENT_TURNS", explore.DefaultMaxConcurrentTurns,
+			"turns running at once on this instance's Codex past which an exploration's branches wait in a queue; 0: no bound")
 		c.log = f.log("info")
 		return c.run
 	}}
@@ -44,7 +47,7 @@ type serveConfig struct {
 	addr, db, codexBin, origins, hosts, token *string
 	instanceID, advertiseURL, dataDir         *string
 	noAuth                                    *bool
-	maxBody                                   *int64
+	maxBody, maxTurns                         *int64
 	log                                       logFlags
 }
 
@@ -58,6 +61,13 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 	}
 	if *c.maxBody <= 0 {
 		return usageError{error: fmt.Errorf("--max-body must be positive")}
+	}
+	if *c.maxTurns < 0 || *c.maxTurns > 1000 {
+		return usageError{error: fmt.Errorf("--max-concurrent-turns must be from 0 (no bound) to 1000")}
+	}
+	maxTurns := int(*c.maxTurns)
+	if maxTurns == 0 {
+		maxTurns = -1 // server.Config: below 0 is no bound
 	}
 	if *c.noAuth {
 		if err := server.CheckNoAuth(*c.addr); err != nil {
@@ -79,7 +89,7 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 		DBPath: *c.db, CodexBin: *c.codexBin, Addr: *c.addr, AllowedHosts: splitList(*c.hosts), AllowedOrigins: splitList(*c.origins),
 		Token: tok, NoAuth: *c.noAuth, MaxBody: *c.maxBody, Logger: log, Version: version,
 		InstanceID: *c.instanceID, AdvertiseURL: *c.advertiseURL,
-		DataDir: *c.dataDir, CrashAt: os.Getenv("TUTTID_CRASH_AT"),
+		DataDir: *c.dataDir, MaxConcurrentTurns: maxTurns, CrashAt: os.Getenv("TUTTID_CRASH_AT"),
 	})
 	if err != nil {
 		return err

@@ -39,6 +39,13 @@ const (
 	// about one session's thread (AgentSessionID), or about its
 	// configuration, reaching every subscription of every workspace.
 	ProviderWarning Kind = "PROVIDER_WARNING"
+	// ExplorationUpdated: an exploration of the session (ExplorationID)
+	// changed: a branch forked, failed, was queued or started, a check
+	// ended, a winner was marked, a branch applied or archived.
+	ExplorationUpdated Kind = "EXPLORATION_UPDATED"
+	// CheckUpdated: a check of the session's turn started or ended
+	// (CheckRun).
+	CheckUpdated Kind = "CHECK_UPDATED"
 
 	// Subscribed is never published: it is the first event of every
 	// subscription, put in its channel when the subscription is registered,
@@ -80,6 +87,11 @@ type Event struct {
 	Fork    *ent.SessionFork
 	// Approval is set for APPROVAL_REQUESTED and APPROVAL_RESOLVED.
 	Approval *ent.ApprovalRequest
+
+	// ExplorationID is set for EXPLORATION_UPDATED; CheckRun for
+	// CHECK_UPDATED.
+	ExplorationID string
+	CheckRun      *ent.CheckRun
 
 	// Account is set for ACCOUNT_UPDATED.
 	Account *agent.Account

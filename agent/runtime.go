@@ -31,6 +31,10 @@ type Runtime interface {
 	// Fork creates a child thread holding the parent's history through
 	// LastTurnID (all of it when empty).
 	Fork(ctx context.Context, in RuntimeForkInput) (RuntimeForkResult, error)
+	// Inject appends a user message to a thread's history without
+	// starting a turn: the thread's next turn sees it (Codex:
+	// thread/inject_items). The thread must not be running a turn.
+	Inject(ctx context.Context, in InjectInput) error
 	// Archive removes a provider thread (a deleted session, or an orphan
 	// left by a fork whose persistence failed).
 	Archive(ctx context.Context, provider, threadID string) error
@@ -117,6 +121,17 @@ type SendTurnInput struct {
 	Text     string
 	// ModelProvider, when known, is sent if the thread must be resumed.
 	ModelProvider string
+}
+
+// InjectInput is a message appended to a thread's history (Inject); the
+// thread's settings and cwd are those a resume needs.
+type InjectInput struct {
+	Provider      string
+	ThreadID      string
+	Cwd           string
+	Settings      ComposerSettings
+	ModelProvider string
+	Text          string
 }
 
 // InterruptInput stops an active turn.

@@ -75,6 +75,10 @@ const (
 
 	ApprovalNotFound        Code = "agent.approval_not_found"
 	ApprovalAlreadyResolved Code = "agent.approval_already_resolved"
+
+	// ExplorationNotFound: no such exploration of the session, or no
+	// branch of that name in it.
+	ExplorationNotFound Code = "agent.exploration_not_found"
 )
 
 // httpStatus follows the spec's mapping: 400 bad input, 404 missing, 409
@@ -119,6 +123,7 @@ var httpStatus = map[Code]int{
 	SessionHasChanges:          http.StatusConflict,
 	ApprovalNotFound:           http.StatusNotFound,
 	ApprovalAlreadyResolved:    http.StatusConflict,
+	ExplorationNotFound:        http.StatusNotFound,
 }
 
 // HTTPStatus is the status a REST response carries for code.

@@ -74,9 +74,13 @@ type AgentSessionEdges struct {
 	ForkChildren []*SessionFork `json:"fork_children,omitempty"`
 	// Code holds the value of the code edge.
 	Code *SessionCode `json:"code,omitempty"`
+	// Explorations holds the value of the explorations edge.
+	Explorations []*Exploration `json:"explorations,omitempty"`
+	// CheckRuns holds the value of the check_runs edge.
+	CheckRuns []*CheckRun `json:"check_runs,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [7]bool
+	loadedTypes [9]bool
 }
 
 // WorkspaceOrErr returns the Workspace value or an error if the edge
@@ -146,6 +150,24 @@ func (e AgentSessionEdges) CodeOrErr() (*SessionCode, error) {
 		return nil, &NotFoundError{label: sessioncode.Label}
 	}
 	return nil, &NotLoadedError{edge: "code"}
+}
+
+// ExplorationsOrErr returns the Explorations value or an error if the edge
+// was not loaded in eager-loading.
+func (e AgentSessionEdges) ExplorationsOrErr() ([]*Exploration, error) {
+	if e.loadedTypes[7] {
+		return e.Explorations, nil
+	}
+	return nil, &NotLoadedError{edge: "explorations"}
+}
+
+// CheckRunsOrErr returns the CheckRuns value or an error if the edge
+// was not loaded in eager-loading.
+func (e AgentSessionEdges) CheckRunsOrErr() ([]*CheckRun, error) {
+	if e.loadedTypes[8] {
+		return e.CheckRuns, nil
+	}
+	return nil, &NotLoadedError{edge: "check_runs"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -326,6 +348,16 @@ func (_m *AgentSession) QueryForkChildren() *SessionForkQuery {
 // QueryCode queries the "code" edge of the AgentSession entity.
 func (_m *AgentSession) QueryCode() *SessionCodeQuery {
 	return NewAgentSessionClient(_m.config).QueryCode(_m)
+}
+
+// QueryExplorations queries the "explorations" edge of the AgentSession entity.
+func (_m *AgentSession) QueryExplorations() *ExplorationQuery {
+	return NewAgentSessionClient(_m.config).QueryExplorations(_m)
+}
+
+// QueryCheckRuns queries the "check_runs" edge of the AgentSession entity.
+func (_m *AgentSession) QueryCheckRuns() *CheckRunQuery {
+	return NewAgentSessionClient(_m.config).QueryCheckRuns(_m)
 }
 
 // Update returns a builder for updating this AgentSession.

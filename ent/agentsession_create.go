@@ -10,6 +10,8 @@ import (
 	"tuttid/agent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/checkrun"
+	"tuttid/ent/exploration"
 	"tuttid/ent/message"
 	"tuttid/ent/sessioncode"
 	"tuttid/ent/sessionfork"
@@ -307,6 +309,36 @@ func (_c *AgentSessionCreate) SetNillableCodeID(id *int) *AgentSessionCreate {
 // SetCode sets the "code" edge to the SessionCode entity.
 func (_c *AgentSessionCreate) SetCode(v *SessionCode) *AgentSessionCreate {
 	return _c.SetCodeID(v.ID)
+}
+
+// AddExplorationIDs adds the "explorations" edge to the Exploration entity by IDs.
+func (_c *AgentSessionCreate) AddExplorationIDs(ids ...string) *AgentSessionCreate {
+	_c.mutation.AddExplorationIDs(ids...)
+	return _c
+}
+
+// AddExplorations adds the "explorations" edges to the Exploration entity.
+func (_c *AgentSessionCreate) AddExplorations(v ...*Exploration) *AgentSessionCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddExplorationIDs(ids...)
+}
+
+// AddCheckRunIDs adds the "check_runs" edge to the CheckRun entity by IDs.
+func (_c *AgentSessionCreate) AddCheckRunIDs(ids ...string) *AgentSessionCreate {
+	_c.mutation.AddCheckRunIDs(ids...)
+	return _c
+}
+
+// AddCheckRuns adds the "check_runs" edges to the CheckRun entity.
+func (_c *AgentSessionCreate) AddCheckRuns(v ...*CheckRun) *AgentSessionCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddCheckRunIDs(ids...)
 }
 
 // Mutation returns the AgentSessionMutation object of the builder.
@@ -648,6 +680,38 @@ func (_c *AgentSessionCreate) createSpec() (*AgentSession, *sqlgraph.CreateSpec)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sessioncode.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ExplorationsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ExplorationsTable,
+			Columns: []string{agentsession.ExplorationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(exploration.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.CheckRunsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.CheckRunsTable,
+			Columns: []string{agentsession.CheckRunsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(checkrun.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/checkrun"
+	"tuttid/ent/exploration"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
 	"tuttid/ent/sessioncode"
@@ -38,6 +40,8 @@ type AgentSessionQuery struct {
 	withForkOrigin   *SessionForkQuery
 	withForkChildren *SessionForkQuery
 	withCode         *SessionCodeQuery
+	withExplorations *ExplorationQuery
+	withCheckRuns    *CheckRunQuery
 	modifiers        []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -222,6 +226,50 @@ func (_q *AgentSessionQuery) QueryCode() *SessionCodeQuery {
 			sqlgraph.From(agentsession.Table, agentsession.FieldID, selector),
 			sqlgraph.To(sessioncode.Table, sessioncode.FieldID),
 			sqlgraph.Edge(sqlgraph.O2O, false, agentsession.CodeTable, agentsession.CodeColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryExplorations chains the current query on the "explorations" edge.
+func (_q *AgentSessionQuery) QueryExplorations() *ExplorationQuery {
+	query := (&ExplorationClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(agentsession.Table, agentsession.FieldID, selector),
+			sqlgraph.To(exploration.Table, exploration.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, agentsession.ExplorationsTable, agentsession.ExplorationsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryCheckRuns chains the current query on the "check_runs" edge.
+func (_q *AgentSessionQuery) QueryCheckRuns() *CheckRunQuery {
+	query := (&CheckRunClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(agentsession.Table, agentsession.FieldID, selector),
+			sqlgraph.To(checkrun.Table, checkrun.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, agentsession.CheckRunsTable, agentsession.CheckRunsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -428,6 +476,8 @@ func (_q *AgentSessionQuery) Clone() *AgentSessionQuery {
 		withForkOrigin:   _q.withForkOrigin.Clone(),
 		withForkChildren: _q.withForkChildren.Clone(),
 		withCode:         _q.withCode.Clone(),
+		withExplorations: _q.withExplorations.Clone(),
+		withCheckRuns:    _q.withCheckRuns.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -512,6 +562,28 @@ func (_q *AgentSessionQuery) WithCode(opts ...func(*SessionCodeQuery)) *AgentSes
 	return _q
 }
 
+// WithExplorations tells the query-builder to eager-load the nodes that are connected to
+// the "explorations" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AgentSessionQuery) WithExplorations(opts ...func(*ExplorationQuery)) *AgentSessionQuery {
+	query := (&ExplorationClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withExplorations = query
+	return _q
+}
+
+// WithCheckRuns tells the query-builder to eager-load the nodes that are connected to
+// the "check_runs" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AgentSessionQuery) WithCheckRuns(opts ...func(*CheckRunQuery)) *AgentSessionQuery {
+	query := (&CheckRunClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withCheckRuns = query
+	return _q
+}
+
 // GroupBy is used to group vertices by one or more fields/columns.
 // It is often used with aggregate functions, like: count, max, mean, min, sum.
 //
@@ -590,7 +662,7 @@ func (_q *AgentSessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	var (
 		nodes       = []*AgentSession{}
 		_spec       = _q.querySpec()
-		loadedTypes = [7]bool{
+		loadedTypes = [9]bool{
 			_q.withWorkspace != nil,
 			_q.withMessages != nil,
 			_q.withTurns != nil,
@@ -598,6 +670,8 @@ func (_q *AgentSessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 			_q.withForkOrigin != nil,
 			_q.withForkChildren != nil,
 			_q.withCode != nil,
+			_q.withExplorations != nil,
+			_q.withCheckRuns != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -664,6 +738,20 @@ func (_q *AgentSessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	if query := _q.withCode; query != nil {
 		if err := _q.loadCode(ctx, query, nodes, nil,
 			func(n *AgentSession, e *SessionCode) { n.Edges.Code = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withExplorations; query != nil {
+		if err := _q.loadExplorations(ctx, query, nodes,
+			func(n *AgentSession) { n.Edges.Explorations = []*Exploration{} },
+			func(n *AgentSession, e *Exploration) { n.Edges.Explorations = append(n.Edges.Explorations, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withCheckRuns; query != nil {
+		if err := _q.loadCheckRuns(ctx, query, nodes,
+			func(n *AgentSession) { n.Edges.CheckRuns = []*CheckRun{} },
+			func(n *AgentSession, e *CheckRun) { n.Edges.CheckRuns = append(n.Edges.CheckRuns, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -858,6 +946,66 @@ func (_q *AgentSessionQuery) loadCode(ctx context.Context, query *SessionCodeQue
 	}
 	query.Where(predicate.SessionCode(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(agentsession.CodeColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.AgentSessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "agent_session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *AgentSessionQuery) loadExplorations(ctx context.Context, query *ExplorationQuery, nodes []*AgentSession, init func(*AgentSession), assign func(*AgentSession, *Exploration)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*AgentSession)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(exploration.FieldParentAgentSessionID)
+	}
+	query.Where(predicate.Exploration(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(agentsession.ExplorationsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.ParentAgentSessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "parent_agent_session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *AgentSessionQuery) loadCheckRuns(ctx context.Context, query *CheckRunQuery, nodes []*AgentSession, init func(*AgentSession), assign func(*AgentSession, *CheckRun)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*AgentSession)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(checkrun.FieldAgentSessionID)
+	}
+	query.Where(predicate.CheckRun(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(agentsession.CheckRunsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"tuttid/agent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/checkrun"
+	"tuttid/ent/exploration"
 	"tuttid/ent/message"
 	"tuttid/ent/predicate"
 	"tuttid/ent/sessioncode"
@@ -296,6 +298,36 @@ func (_u *AgentSessionUpdate) SetCode(v *SessionCode) *AgentSessionUpdate {
 	return _u.SetCodeID(v.ID)
 }
 
+// AddExplorationIDs adds the "explorations" edge to the Exploration entity by IDs.
+func (_u *AgentSessionUpdate) AddExplorationIDs(ids ...string) *AgentSessionUpdate {
+	_u.mutation.AddExplorationIDs(ids...)
+	return _u
+}
+
+// AddExplorations adds the "explorations" edges to the Exploration entity.
+func (_u *AgentSessionUpdate) AddExplorations(v ...*Exploration) *AgentSessionUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddExplorationIDs(ids...)
+}
+
+// AddCheckRunIDs adds the "check_runs" edge to the CheckRun entity by IDs.
+func (_u *AgentSessionUpdate) AddCheckRunIDs(ids ...string) *AgentSessionUpdate {
+	_u.mutation.AddCheckRunIDs(ids...)
+	return _u
+}
+
+// AddCheckRuns adds the "check_runs" edges to the CheckRun entity.
+func (_u *AgentSessionUpdate) AddCheckRuns(v ...*CheckRun) *AgentSessionUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddCheckRunIDs(ids...)
+}
+
 // Mutation returns the AgentSessionMutation object of the builder.
 func (_u *AgentSessionUpdate) Mutation() *AgentSessionMutation {
 	return _u.mutation
@@ -395,6 +427,48 @@ func (_u *AgentSessionUpdate) RemoveForkChildren(v ...*SessionFork) *AgentSessio
 func (_u *AgentSessionUpdate) ClearCode() *AgentSessionUpdate {
 	_u.mutation.ClearCode()
 	return _u
+}
+
+// ClearExplorations clears all "explorations" edges to the Exploration entity.
+func (_u *AgentSessionUpdate) ClearExplorations() *AgentSessionUpdate {
+	_u.mutation.ClearExplorations()
+	return _u
+}
+
+// RemoveExplorationIDs removes the "explorations" edge to Exploration entities by IDs.
+func (_u *AgentSessionUpdate) RemoveExplorationIDs(ids ...string) *AgentSessionUpdate {
+	_u.mutation.RemoveExplorationIDs(ids...)
+	return _u
+}
+
+// RemoveExplorations removes "explorations" edges to Exploration entities.
+func (_u *AgentSessionUpdate) RemoveExplorations(v ...*Exploration) *AgentSessionUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveExplorationIDs(ids...)
+}
+
+// ClearCheckRuns clears all "check_runs" edges to the CheckRun entity.
+func (_u *AgentSessionUpdate) ClearCheckRuns() *AgentSessionUpdate {
+	_u.mutation.ClearCheckRuns()
+	return _u
+}
+
+// RemoveCheckRunIDs removes the "check_runs" edge to CheckRun entities by IDs.
+func (_u *AgentSessionUpdate) RemoveCheckRunIDs(ids ...string) *AgentSessionUpdate {
+	_u.mutation.RemoveCheckRunIDs(ids...)
+	return _u
+}
+
+// RemoveCheckRuns removes "check_runs" edges to CheckRun entities.
+func (_u *AgentSessionUpdate) RemoveCheckRuns(v ...*CheckRun) *AgentSessionUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveCheckRunIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -747,6 +821,96 @@ func (_u *AgentSessionUpdate) sqlSave(ctx context.Context) (_node int, err error
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.ExplorationsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ExplorationsTable,
+			Columns: []string{agentsession.ExplorationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(exploration.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedExplorationsIDs(); len(nodes) > 0 && !_u.mutation.ExplorationsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ExplorationsTable,
+			Columns: []string{agentsession.ExplorationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(exploration.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ExplorationsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ExplorationsTable,
+			Columns: []string{agentsession.ExplorationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(exploration.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.CheckRunsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.CheckRunsTable,
+			Columns: []string{agentsession.CheckRunsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(checkrun.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedCheckRunsIDs(); len(nodes) > 0 && !_u.mutation.CheckRunsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.CheckRunsTable,
+			Columns: []string{agentsession.CheckRunsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(checkrun.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.CheckRunsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.CheckRunsTable,
+			Columns: []string{agentsession.CheckRunsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(checkrun.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -1030,6 +1194,36 @@ func (_u *AgentSessionUpdateOne) SetCode(v *SessionCode) *AgentSessionUpdateOne 
 	return _u.SetCodeID(v.ID)
 }
 
+// AddExplorationIDs adds the "explorations" edge to the Exploration entity by IDs.
+func (_u *AgentSessionUpdateOne) AddExplorationIDs(ids ...string) *AgentSessionUpdateOne {
+	_u.mutation.AddExplorationIDs(ids...)
+	return _u
+}
+
+// AddExplorations adds the "explorations" edges to the Exploration entity.
+func (_u *AgentSessionUpdateOne) AddExplorations(v ...*Exploration) *AgentSessionUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddExplorationIDs(ids...)
+}
+
+// AddCheckRunIDs adds the "check_runs" edge to the CheckRun entity by IDs.
+func (_u *AgentSessionUpdateOne) AddCheckRunIDs(ids ...string) *AgentSessionUpdateOne {
+	_u.mutation.AddCheckRunIDs(ids...)
+	return _u
+}
+
+// AddCheckRuns adds the "check_runs" edges to the CheckRun entity.
+func (_u *AgentSessionUpdateOne) AddCheckRuns(v ...*CheckRun) *AgentSessionUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddCheckRunIDs(ids...)
+}
+
 // Mutation returns the AgentSessionMutation object of the builder.
 func (_u *AgentSessionUpdateOne) Mutation() *AgentSessionMutation {
 	return _u.mutation
@@ -1129,6 +1323,48 @@ func (_u *AgentSessionUpdateOne) RemoveForkChildren(v ...*SessionFork) *AgentSes
 func (_u *AgentSessionUpdateOne) ClearCode() *AgentSessionUpdateOne {
 	_u.mutation.ClearCode()
 	return _u
+}
+
+// ClearExplorations clears all "explorations" edges to the Exploration entity.
+func (_u *AgentSessionUpdateOne) ClearExplorations() *AgentSessionUpdateOne {
+	_u.mutation.ClearExplorations()
+	return _u
+}
+
+// RemoveExplorationIDs removes the "explorations" edge to Exploration entities by IDs.
+func (_u *AgentSessionUpdateOne) RemoveExplorationIDs(ids ...string) *AgentSessionUpdateOne {
+	_u.mutation.RemoveExplorationIDs(ids...)
+	return _u
+}
+
+// RemoveExplorations removes "explorations" edges to Exploration entities.
+func (_u *AgentSessionUpdateOne) RemoveExplorations(v ...*Exploration) *AgentSessionUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveExplorationIDs(ids...)
+}
+
+// ClearCheckRuns clears all "check_runs" edges to the CheckRun entity.
+func (_u *AgentSessionUpdateOne) ClearCheckRuns() *AgentSessionUpdateOne {
+	_u.mutation.ClearCheckRuns()
+	return _u
+}
+
+// RemoveCheckRunIDs removes the "check_runs" edge to CheckRun entities by IDs.
+func (_u *AgentSessionUpdateOne) RemoveCheckRunIDs(ids ...string) *AgentSessionUpdateOne {
+	_u.mutation.RemoveCheckRunIDs(ids...)
+	return _u
+}
+
+// RemoveCheckRuns removes "check_runs" edges to CheckRun entities.
+func (_u *AgentSessionUpdateOne) RemoveCheckRuns(v ...*CheckRun) *AgentSessionUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveCheckRunIDs(ids...)
 }
 
 // Where appends a list predicates to the AgentSessionUpdate builder.
@@ -1504,6 +1740,96 @@ func (_u *AgentSessionUpdateOne) sqlSave(ctx context.Context) (_node *AgentSessi
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sessioncode.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ExplorationsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ExplorationsTable,
+			Columns: []string{agentsession.ExplorationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(exploration.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedExplorationsIDs(); len(nodes) > 0 && !_u.mutation.ExplorationsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ExplorationsTable,
+			Columns: []string{agentsession.ExplorationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(exploration.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ExplorationsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.ExplorationsTable,
+			Columns: []string{agentsession.ExplorationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(exploration.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.CheckRunsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.CheckRunsTable,
+			Columns: []string{agentsession.CheckRunsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(checkrun.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedCheckRunsIDs(); len(nodes) > 0 && !_u.mutation.CheckRunsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.CheckRunsTable,
+			Columns: []string{agentsession.CheckRunsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(checkrun.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.CheckRunsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   agentsession.CheckRunsTable,
+			Columns: []string{agentsession.CheckRunsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(checkrun.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

@@ -13,6 +13,9 @@ import (
 
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/checkrun"
+	"tuttid/ent/exploration"
+	"tuttid/ent/explorationbranch"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/instance"
 	"tuttid/ent/message"
@@ -38,6 +41,12 @@ type Client struct {
 	AgentSession *AgentSessionClient
 	// ApprovalRequest is the client for interacting with the ApprovalRequest builders.
 	ApprovalRequest *ApprovalRequestClient
+	// CheckRun is the client for interacting with the CheckRun builders.
+	CheckRun *CheckRunClient
+	// Exploration is the client for interacting with the Exploration builders.
+	Exploration *ExplorationClient
+	// ExplorationBranch is the client for interacting with the ExplorationBranch builders.
+	ExplorationBranch *ExplorationBranchClient
 	// ForkJournal is the client for interacting with the ForkJournal builders.
 	ForkJournal *ForkJournalClient
 	// Instance is the client for interacting with the Instance builders.
@@ -65,6 +74,9 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.AgentSession = NewAgentSessionClient(c.config)
 	c.ApprovalRequest = NewApprovalRequestClient(c.config)
+	c.CheckRun = NewCheckRunClient(c.config)
+	c.Exploration = NewExplorationClient(c.config)
+	c.ExplorationBranch = NewExplorationBranchClient(c.config)
 	c.ForkJournal = NewForkJournalClient(c.config)
 	c.Instance = NewInstanceClient(c.config)
 	c.Message = NewMessageClient(c.config)
@@ -162,17 +174,20 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:             ctx,
-		config:          cfg,
-		AgentSession:    NewAgentSessionClient(cfg),
-		ApprovalRequest: NewApprovalRequestClient(cfg),
-		ForkJournal:     NewForkJournalClient(cfg),
-		Instance:        NewInstanceClient(cfg),
-		Message:         NewMessageClient(cfg),
-		SessionCode:     NewSessionCodeClient(cfg),
-		SessionFork:     NewSessionForkClient(cfg),
-		Turn:            NewTurnClient(cfg),
-		Workspace:       NewWorkspaceClient(cfg),
+		ctx:               ctx,
+		config:            cfg,
+		AgentSession:      NewAgentSessionClient(cfg),
+		ApprovalRequest:   NewApprovalRequestClient(cfg),
+		CheckRun:          NewCheckRunClient(cfg),
+		Exploration:       NewExplorationClient(cfg),
+		ExplorationBranch: NewExplorationBranchClient(cfg),
+		ForkJournal:       NewForkJournalClient(cfg),
+		Instance:          NewInstanceClient(cfg),
+		Message:           NewMessageClient(cfg),
+		SessionCode:       NewSessionCodeClient(cfg),
+		SessionFork:       NewSessionForkClient(cfg),
+		Turn:              NewTurnClient(cfg),
+		Workspace:         NewWorkspaceClient(cfg),
 	}, nil
 }
 
@@ -190,17 +205,20 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:             ctx,
-		config:          cfg,
-		AgentSession:    NewAgentSessionClient(cfg),
-		ApprovalRequest: NewApprovalRequestClient(cfg),
-		ForkJournal:     NewForkJournalClient(cfg),
-		Instance:        NewInstanceClient(cfg),
-		Message:         NewMessageClient(cfg),
-		SessionCode:     NewSessionCodeClient(cfg),
-		SessionFork:     NewSessionForkClient(cfg),
-		Turn:            NewTurnClient(cfg),
-		Workspace:       NewWorkspaceClient(cfg),
+		ctx:               ctx,
+		config:            cfg,
+		AgentSession:      NewAgentSessionClient(cfg),
+		ApprovalRequest:   NewApprovalRequestClient(cfg),
+		CheckRun:          NewCheckRunClient(cfg),
+		Exploration:       NewExplorationClient(cfg),
+		ExplorationBranch: NewExplorationBranchClient(cfg),
+		ForkJournal:       NewForkJournalClient(cfg),
+		Instance:          NewInstanceClient(cfg),
+		Message:           NewMessageClient(cfg),
+		SessionCode:       NewSessionCodeClient(cfg),
+		SessionFork:       NewSessionForkClient(cfg),
+		Turn:              NewTurnClient(cfg),
+		Workspace:         NewWorkspaceClient(cfg),
 	}, nil
 }
 
@@ -230,8 +248,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Instance, c.Message,
-		c.SessionCode, c.SessionFork, c.Turn, c.Workspace,
+		c.AgentSession, c.ApprovalRequest, c.CheckRun, c.Exploration,
+		c.ExplorationBranch, c.ForkJournal, c.Instance, c.Message, c.SessionCode,
+		c.SessionFork, c.Turn, c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -241,8 +260,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentSession, c.ApprovalRequest, c.ForkJournal, c.Instance, c.Message,
-		c.SessionCode, c.SessionFork, c.Turn, c.Workspace,
+		c.AgentSession, c.ApprovalRequest, c.CheckRun, c.Exploration,
+		c.ExplorationBranch, c.ForkJournal, c.Instance, c.Message, c.SessionCode,
+		c.SessionFork, c.Turn, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -255,6 +275,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AgentSession.mutate(ctx, m)
 	case *ApprovalRequestMutation:
 		return c.ApprovalRequest.mutate(ctx, m)
+	case *CheckRunMutation:
+		return c.CheckRun.mutate(ctx, m)
+	case *ExplorationMutation:
+		return c.Exploration.mutate(ctx, m)
+	case *ExplorationBranchMutation:
+		return c.ExplorationBranch.mutate(ctx, m)
 	case *ForkJournalMutation:
 		return c.ForkJournal.mutate(ctx, m)
 	case *InstanceMutation:
@@ -494,6 +520,38 @@ func (c *AgentSessionClient) QueryCode(_m *AgentSession) *SessionCodeQuery {
 	return query
 }
 
+// QueryExplorations queries the explorations edge of a AgentSession.
+func (c *AgentSessionClient) QueryExplorations(_m *AgentSession) *ExplorationQuery {
+	query := (&ExplorationClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(agentsession.Table, agentsession.FieldID, id),
+			sqlgraph.To(exploration.Table, exploration.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, agentsession.ExplorationsTable, agentsession.ExplorationsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCheckRuns queries the check_runs edge of a AgentSession.
+func (c *AgentSessionClient) QueryCheckRuns(_m *AgentSession) *CheckRunQuery {
+	query := (&CheckRunClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(agentsession.Table, agentsession.FieldID, id),
+			sqlgraph.To(checkrun.Table, checkrun.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, agentsession.CheckRunsTable, agentsession.CheckRunsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *AgentSessionClient) Hooks() []Hook {
 	return c.hooks.AgentSession
@@ -665,6 +723,469 @@ func (c *ApprovalRequestClient) mutate(ctx context.Context, m *ApprovalRequestMu
 		return (&ApprovalRequestDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown ApprovalRequest mutation op: %q", m.Op())
+	}
+}
+
+// CheckRunClient is a client for the CheckRun schema.
+type CheckRunClient struct {
+	config
+}
+
+// NewCheckRunClient returns a client for the CheckRun from the given config.
+func NewCheckRunClient(c config) *CheckRunClient {
+	return &CheckRunClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `checkrun.Hooks(f(g(h())))`.
+func (c *CheckRunClient) Use(hooks ...Hook) {
+	c.hooks.CheckRun = append(c.hooks.CheckRun, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `checkrun.Intercept(f(g(h())))`.
+func (c *CheckRunClient) Intercept(interceptors ...Interceptor) {
+	c.inters.CheckRun = append(c.inters.CheckRun, interceptors...)
+}
+
+// Create returns a builder for creating a CheckRun entity.
+func (c *CheckRunClient) Create() *CheckRunCreate {
+	mutation := newCheckRunMutation(c.config, OpCreate)
+	return &CheckRunCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of CheckRun entities.
+func (c *CheckRunClient) CreateBulk(builders ...*CheckRunCreate) *CheckRunCreateBulk {
+	return &CheckRunCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CheckRunClient) MapCreateBulk(slice any, setFunc func(*CheckRunCreate, int)) *CheckRunCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CheckRunCreateBulk{err: fmt.Errorf("calling to CheckRunClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CheckRunCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CheckRunCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for CheckRun.
+func (c *CheckRunClient) Update() *CheckRunUpdate {
+	mutation := newCheckRunMutation(c.config, OpUpdate)
+	return &CheckRunUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CheckRunClient) UpdateOne(_m *CheckRun) *CheckRunUpdateOne {
+	mutation := newCheckRunMutation(c.config, OpUpdateOne, withCheckRun(_m))
+	return &CheckRunUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CheckRunClient) UpdateOneID(id string) *CheckRunUpdateOne {
+	mutation := newCheckRunMutation(c.config, OpUpdateOne, withCheckRunID(id))
+	return &CheckRunUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for CheckRun.
+func (c *CheckRunClient) Delete() *CheckRunDelete {
+	mutation := newCheckRunMutation(c.config, OpDelete)
+	return &CheckRunDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CheckRunClient) DeleteOne(_m *CheckRun) *CheckRunDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CheckRunClient) DeleteOneID(id string) *CheckRunDeleteOne {
+	builder := c.Delete().Where(checkrun.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CheckRunDeleteOne{builder}
+}
+
+// Query returns a query builder for CheckRun.
+func (c *CheckRunClient) Query() *CheckRunQuery {
+	return &CheckRunQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCheckRun},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a CheckRun entity by its id.
+func (c *CheckRunClient) Get(ctx context.Context, id string) (*CheckRun, error) {
+	return c.Query().Where(checkrun.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CheckRunClient) GetX(ctx context.Context, id string) *CheckRun {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a CheckRun.
+func (c *CheckRunClient) QuerySession(_m *CheckRun) *AgentSessionQuery {
+	query := (&AgentSessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(checkrun.Table, checkrun.FieldID, id),
+			sqlgraph.To(agentsession.Table, agentsession.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, checkrun.SessionTable, checkrun.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *CheckRunClient) Hooks() []Hook {
+	return c.hooks.CheckRun
+}
+
+// Interceptors returns the client interceptors.
+func (c *CheckRunClient) Interceptors() []Interceptor {
+	return c.inters.CheckRun
+}
+
+func (c *CheckRunClient) mutate(ctx context.Context, m *CheckRunMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CheckRunCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CheckRunUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CheckRunUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CheckRunDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown CheckRun mutation op: %q", m.Op())
+	}
+}
+
+// ExplorationClient is a client for the Exploration schema.
+type ExplorationClient struct {
+	config
+}
+
+// NewExplorationClient returns a client for the Exploration from the given config.
+func NewExplorationClient(c config) *ExplorationClient {
+	return &ExplorationClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `exploration.Hooks(f(g(h())))`.
+func (c *ExplorationClient) Use(hooks ...Hook) {
+	c.hooks.Exploration = append(c.hooks.Exploration, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `exploration.Intercept(f(g(h())))`.
+func (c *ExplorationClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Exploration = append(c.inters.Exploration, interceptors...)
+}
+
+// Create returns a builder for creating a Exploration entity.
+func (c *ExplorationClient) Create() *ExplorationCreate {
+	mutation := newExplorationMutation(c.config, OpCreate)
+	return &ExplorationCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Exploration entities.
+func (c *ExplorationClient) CreateBulk(builders ...*ExplorationCreate) *ExplorationCreateBulk {
+	return &ExplorationCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ExplorationClient) MapCreateBulk(slice any, setFunc func(*ExplorationCreate, int)) *ExplorationCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ExplorationCreateBulk{err: fmt.Errorf("calling to ExplorationClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ExplorationCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ExplorationCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Exploration.
+func (c *ExplorationClient) Update() *ExplorationUpdate {
+	mutation := newExplorationMutation(c.config, OpUpdate)
+	return &ExplorationUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ExplorationClient) UpdateOne(_m *Exploration) *ExplorationUpdateOne {
+	mutation := newExplorationMutation(c.config, OpUpdateOne, withExploration(_m))
+	return &ExplorationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ExplorationClient) UpdateOneID(id string) *ExplorationUpdateOne {
+	mutation := newExplorationMutation(c.config, OpUpdateOne, withExplorationID(id))
+	return &ExplorationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Exploration.
+func (c *ExplorationClient) Delete() *ExplorationDelete {
+	mutation := newExplorationMutation(c.config, OpDelete)
+	return &ExplorationDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ExplorationClient) DeleteOne(_m *Exploration) *ExplorationDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ExplorationClient) DeleteOneID(id string) *ExplorationDeleteOne {
+	builder := c.Delete().Where(exploration.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ExplorationDeleteOne{builder}
+}
+
+// Query returns a query builder for Exploration.
+func (c *ExplorationClient) Query() *ExplorationQuery {
+	return &ExplorationQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeExploration},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Exploration entity by its id.
+func (c *ExplorationClient) Get(ctx context.Context, id string) (*Exploration, error) {
+	return c.Query().Where(exploration.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ExplorationClient) GetX(ctx context.Context, id string) *Exploration {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryParent queries the parent edge of a Exploration.
+func (c *ExplorationClient) QueryParent(_m *Exploration) *AgentSessionQuery {
+	query := (&AgentSessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(exploration.Table, exploration.FieldID, id),
+			sqlgraph.To(agentsession.Table, agentsession.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, exploration.ParentTable, exploration.ParentColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryBranches queries the branches edge of a Exploration.
+func (c *ExplorationClient) QueryBranches(_m *Exploration) *ExplorationBranchQuery {
+	query := (&ExplorationBranchClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(exploration.Table, exploration.FieldID, id),
+			sqlgraph.To(explorationbranch.Table, explorationbranch.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, exploration.BranchesTable, exploration.BranchesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ExplorationClient) Hooks() []Hook {
+	return c.hooks.Exploration
+}
+
+// Interceptors returns the client interceptors.
+func (c *ExplorationClient) Interceptors() []Interceptor {
+	return c.inters.Exploration
+}
+
+func (c *ExplorationClient) mutate(ctx context.Context, m *ExplorationMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ExplorationCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ExplorationUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ExplorationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ExplorationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Exploration mutation op: %q", m.Op())
+	}
+}
+
+// ExplorationBranchClient is a client for the ExplorationBranch schema.
+type ExplorationBranchClient struct {
+	config
+}
+
+// NewExplorationBranchClient returns a client for the ExplorationBranch from the given config.
+func NewExplorationBranchClient(c config) *ExplorationBranchClient {
+	return &ExplorationBranchClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `explorationbranch.Hooks(f(g(h())))`.
+func (c *ExplorationBranchClient) Use(hooks ...Hook) {
+	c.hooks.ExplorationBranch = append(c.hooks.ExplorationBranch, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `explorationbranch.Intercept(f(g(h())))`.
+func (c *ExplorationBranchClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ExplorationBranch = append(c.inters.ExplorationBranch, interceptors...)
+}
+
+// Create returns a builder for creating a ExplorationBranch entity.
+func (c *ExplorationBranchClient) Create() *ExplorationBranchCreate {
+	mutation := newExplorationBranchMutation(c.config, OpCreate)
+	return &ExplorationBranchCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ExplorationBranch entities.
+func (c *ExplorationBranchClient) CreateBulk(builders ...*ExplorationBranchCreate) *ExplorationBranchCreateBulk {
+	return &ExplorationBranchCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ExplorationBranchClient) MapCreateBulk(slice any, setFunc func(*ExplorationBranchCreate, int)) *ExplorationBranchCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ExplorationBranchCreateBulk{err: fmt.Errorf("calling to ExplorationBranchClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ExplorationBranchCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ExplorationBranchCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ExplorationBranch.
+func (c *ExplorationBranchClient) Update() *ExplorationBranchUpdate {
+	mutation := newExplorationBranchMutation(c.config, OpUpdate)
+	return &ExplorationBranchUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ExplorationBranchClient) UpdateOne(_m *ExplorationBranch) *ExplorationBranchUpdateOne {
+	mutation := newExplorationBranchMutation(c.config, OpUpdateOne, withExplorationBranch(_m))
+	return &ExplorationBranchUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ExplorationBranchClient) UpdateOneID(id int) *ExplorationBranchUpdateOne {
+	mutation := newExplorationBranchMutation(c.config, OpUpdateOne, withExplorationBranchID(id))
+	return &ExplorationBranchUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ExplorationBranch.
+func (c *ExplorationBranchClient) Delete() *ExplorationBranchDelete {
+	mutation := newExplorationBranchMutation(c.config, OpDelete)
+	return &ExplorationBranchDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ExplorationBranchClient) DeleteOne(_m *ExplorationBranch) *ExplorationBranchDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ExplorationBranchClient) DeleteOneID(id int) *ExplorationBranchDeleteOne {
+	builder := c.Delete().Where(explorationbranch.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ExplorationBranchDeleteOne{builder}
+}
+
+// Query returns a query builder for ExplorationBranch.
+func (c *ExplorationBranchClient) Query() *ExplorationBranchQuery {
+	return &ExplorationBranchQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeExplorationBranch},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ExplorationBranch entity by its id.
+func (c *ExplorationBranchClient) Get(ctx context.Context, id int) (*ExplorationBranch, error) {
+	return c.Query().Where(explorationbranch.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ExplorationBranchClient) GetX(ctx context.Context, id int) *ExplorationBranch {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryExploration queries the exploration edge of a ExplorationBranch.
+func (c *ExplorationBranchClient) QueryExploration(_m *ExplorationBranch) *ExplorationQuery {
+	query := (&ExplorationClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(explorationbranch.Table, explorationbranch.FieldID, id),
+			sqlgraph.To(exploration.Table, exploration.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, explorationbranch.ExplorationTable, explorationbranch.ExplorationColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ExplorationBranchClient) Hooks() []Hook {
+	return c.hooks.ExplorationBranch
+}
+
+// Interceptors returns the client interceptors.
+func (c *ExplorationBranchClient) Interceptors() []Interceptor {
+	return c.inters.ExplorationBranch
+}
+
+func (c *ExplorationBranchClient) mutate(ctx context.Context, m *ExplorationBranchMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ExplorationBranchCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ExplorationBranchUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ExplorationBranchUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ExplorationBranchDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ExplorationBranch mutation op: %q", m.Op())
 	}
 }
 
@@ -1698,12 +2219,14 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentSession, ApprovalRequest, ForkJournal, Instance, Message, SessionCode,
-		SessionFork, Turn, Workspace []ent.Hook
+		AgentSession, ApprovalRequest, CheckRun, Exploration, ExplorationBranch,
+		ForkJournal, Instance, Message, SessionCode, SessionFork, Turn,
+		Workspace []ent.Hook
 	}
 	inters struct {
-		AgentSession, ApprovalRequest, ForkJournal, Instance, Message, SessionCode,
-		SessionFork, Turn, Workspace []ent.Interceptor
+		AgentSession, ApprovalRequest, CheckRun, Exploration, ExplorationBranch,
+		ForkJournal, Instance, Message, SessionCode, SessionFork, Turn,
+		Workspace []ent.Interceptor
 	}
 )
 

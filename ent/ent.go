@@ -10,6 +10,9 @@ import (
 	"sync"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/checkrun"
+	"tuttid/ent/exploration"
+	"tuttid/ent/explorationbranch"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/instance"
 	"tuttid/ent/message"
@@ -81,15 +84,18 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			agentsession.Table:    agentsession.ValidColumn,
-			approvalrequest.Table: approvalrequest.ValidColumn,
-			forkjournal.Table:     forkjournal.ValidColumn,
-			instance.Table:        instance.ValidColumn,
-			message.Table:         message.ValidColumn,
-			sessioncode.Table:     sessioncode.ValidColumn,
-			sessionfork.Table:     sessionfork.ValidColumn,
-			turn.Table:            turn.ValidColumn,
-			workspace.Table:       workspace.ValidColumn,
+			agentsession.Table:      agentsession.ValidColumn,
+			approvalrequest.Table:   approvalrequest.ValidColumn,
+			checkrun.Table:          checkrun.ValidColumn,
+			exploration.Table:       exploration.ValidColumn,
+			explorationbranch.Table: explorationbranch.ValidColumn,
+			forkjournal.Table:       forkjournal.ValidColumn,
+			instance.Table:          instance.ValidColumn,
+			message.Table:           message.ValidColumn,
+			sessioncode.Table:       sessioncode.ValidColumn,
+			sessionfork.Table:       sessionfork.ValidColumn,
+			turn.Table:              turn.ValidColumn,
+			workspace.Table:         workspace.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

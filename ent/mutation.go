@@ -12,6 +12,9 @@ import (
 	"tuttid/agent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/checkrun"
+	"tuttid/ent/exploration"
+	"tuttid/ent/explorationbranch"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/instance"
 	"tuttid/ent/message"
@@ -34,15 +37,18 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAgentSession    = "AgentSession"
-	TypeApprovalRequest = "ApprovalRequest"
-	TypeForkJournal     = "ForkJournal"
-	TypeInstance        = "Instance"
-	TypeMessage         = "Message"
-	TypeSessionCode     = "SessionCode"
-	TypeSessionFork     = "SessionFork"
-	TypeTurn            = "Turn"
-	TypeWorkspace       = "Workspace"
+	TypeAgentSession      = "AgentSession"
+	TypeApprovalRequest   = "ApprovalRequest"
+	TypeCheckRun          = "CheckRun"
+	TypeExploration       = "Exploration"
+	TypeExplorationBranch = "ExplorationBranch"
+	TypeForkJournal       = "ForkJournal"
+	TypeInstance          = "Instance"
+	TypeMessage           = "Message"
+	TypeSessionCode       = "SessionCode"
+	TypeSessionFork       = "SessionFork"
+	TypeTurn              = "Turn"
+	TypeWorkspace         = "Workspace"
 )
 
 // AgentSessionMutation represents an operation that mutates the AgentSession nodes in the graph.
@@ -85,6 +91,12 @@ type AgentSessionMutation struct {
 	clearedfork_children    bool
 	code                    *int
 	clearedcode             bool
+	explorations            map[string]struct{}
+	removedexplorations     map[string]struct{}
+	clearedexplorations     bool
+	check_runs              map[string]struct{}
+	removedcheck_runs       map[string]struct{}
+	clearedcheck_runs       bool
 	done                    bool
 	oldValue                func(context.Context) (*AgentSession, error)
 	predicates              []predicate.AgentSession
@@ -1101,6 +1113,114 @@ func (m *AgentSessionMutation) ResetCode() {
 	m.clearedcode = false
 }
 
+// AddExplorationIDs adds the "explorations" edge to the Exploration entity by ids.
+func (m *AgentSessionMutation) AddExplorationIDs(ids ...string) {
+	if m.explorations == nil {
+		m.explorations = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.explorations[ids[i]] = struct{}{}
+	}
+}
+
+// ClearExplorations clears the "explorations" edge to the Exploration entity.
+func (m *AgentSessionMutation) ClearExplorations() {
+	m.clearedexplorations = true
+}
+
+// ExplorationsCleared reports if the "explorations" edge to the Exploration entity was cleared.
+func (m *AgentSessionMutation) ExplorationsCleared() bool {
+	return m.clearedexplorations
+}
+
+// RemoveExplorationIDs removes the "explorations" edge to the Exploration entity by IDs.
+func (m *AgentSessionMutation) RemoveExplorationIDs(ids ...string) {
+	if m.removedexplorations == nil {
+		m.removedexplorations = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.explorations, ids[i])
+		m.removedexplorations[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedExplorations returns the removed IDs of the "explorations" edge to the Exploration entity.
+func (m *AgentSessionMutation) RemovedExplorationsIDs() (ids []string) {
+	for id := range m.removedexplorations {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ExplorationsIDs returns the "explorations" edge IDs in the mutation.
+func (m *AgentSessionMutation) ExplorationsIDs() (ids []string) {
+	for id := range m.explorations {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetExplorations resets all changes to the "explorations" edge.
+func (m *AgentSessionMutation) ResetExplorations() {
+	m.explorations = nil
+	m.clearedexplorations = false
+	m.removedexplorations = nil
+}
+
+// AddCheckRunIDs adds the "check_runs" edge to the CheckRun entity by ids.
+func (m *AgentSessionMutation) AddCheckRunIDs(ids ...string) {
+	if m.check_runs == nil {
+		m.check_runs = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.check_runs[ids[i]] = struct{}{}
+	}
+}
+
+// ClearCheckRuns clears the "check_runs" edge to the CheckRun entity.
+func (m *AgentSessionMutation) ClearCheckRuns() {
+	m.clearedcheck_runs = true
+}
+
+// CheckRunsCleared reports if the "check_runs" edge to the CheckRun entity was cleared.
+func (m *AgentSessionMutation) CheckRunsCleared() bool {
+	return m.clearedcheck_runs
+}
+
+// RemoveCheckRunIDs removes the "check_runs" edge to the CheckRun entity by IDs.
+func (m *AgentSessionMutation) RemoveCheckRunIDs(ids ...string) {
+	if m.removedcheck_runs == nil {
+		m.removedcheck_runs = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.check_runs, ids[i])
+		m.removedcheck_runs[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedCheckRuns returns the removed IDs of the "check_runs" edge to the CheckRun entity.
+func (m *AgentSessionMutation) RemovedCheckRunsIDs() (ids []string) {
+	for id := range m.removedcheck_runs {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// CheckRunsIDs returns the "check_runs" edge IDs in the mutation.
+func (m *AgentSessionMutation) CheckRunsIDs() (ids []string) {
+	for id := range m.check_runs {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetCheckRuns resets all changes to the "check_runs" edge.
+func (m *AgentSessionMutation) ResetCheckRuns() {
+	m.check_runs = nil
+	m.clearedcheck_runs = false
+	m.removedcheck_runs = nil
+}
+
 // Where appends a list predicates to the AgentSessionMutation builder.
 func (m *AgentSessionMutation) Where(ps ...predicate.AgentSession) {
 	m.predicates = append(m.predicates, ps...)
@@ -1502,7 +1622,7 @@ func (m *AgentSessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *AgentSessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 9)
 	if m.workspace != nil {
 		edges = append(edges, agentsession.EdgeWorkspace)
 	}
@@ -1523,6 +1643,12 @@ func (m *AgentSessionMutation) AddedEdges() []string {
 	}
 	if m.code != nil {
 		edges = append(edges, agentsession.EdgeCode)
+	}
+	if m.explorations != nil {
+		edges = append(edges, agentsession.EdgeExplorations)
+	}
+	if m.check_runs != nil {
+		edges = append(edges, agentsession.EdgeCheckRuns)
 	}
 	return edges
 }
@@ -1567,13 +1693,25 @@ func (m *AgentSessionMutation) AddedIDs(name string) []ent.Value {
 		if id := m.code; id != nil {
 			return []ent.Value{*id}
 		}
+	case agentsession.EdgeExplorations:
+		ids := make([]ent.Value, 0, len(m.explorations))
+		for id := range m.explorations {
+			ids = append(ids, id)
+		}
+		return ids
+	case agentsession.EdgeCheckRuns:
+		ids := make([]ent.Value, 0, len(m.check_runs))
+		for id := range m.check_runs {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *AgentSessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 9)
 	if m.removedmessages != nil {
 		edges = append(edges, agentsession.EdgeMessages)
 	}
@@ -1585,6 +1723,12 @@ func (m *AgentSessionMutation) RemovedEdges() []string {
 	}
 	if m.removedfork_children != nil {
 		edges = append(edges, agentsession.EdgeForkChildren)
+	}
+	if m.removedexplorations != nil {
+		edges = append(edges, agentsession.EdgeExplorations)
+	}
+	if m.removedcheck_runs != nil {
+		edges = append(edges, agentsession.EdgeCheckRuns)
 	}
 	return edges
 }
@@ -1617,13 +1761,25 @@ func (m *AgentSessionMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case agentsession.EdgeExplorations:
+		ids := make([]ent.Value, 0, len(m.removedexplorations))
+		for id := range m.removedexplorations {
+			ids = append(ids, id)
+		}
+		return ids
+	case agentsession.EdgeCheckRuns:
+		ids := make([]ent.Value, 0, len(m.removedcheck_runs))
+		for id := range m.removedcheck_runs {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *AgentSessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 9)
 	if m.clearedworkspace {
 		edges = append(edges, agentsession.EdgeWorkspace)
 	}
@@ -1644,6 +1800,12 @@ func (m *AgentSessionMutation) ClearedEdges() []string {
 	}
 	if m.clearedcode {
 		edges = append(edges, agentsession.EdgeCode)
+	}
+	if m.clearedexplorations {
+		edges = append(edges, agentsession.EdgeExplorations)
+	}
+	if m.clearedcheck_runs {
+		edges = append(edges, agentsession.EdgeCheckRuns)
 	}
 	return edges
 }
@@ -1666,6 +1828,10 @@ func (m *AgentSessionMutation) EdgeCleared(name string) bool {
 		return m.clearedfork_children
 	case agentsession.EdgeCode:
 		return m.clearedcode
+	case agentsession.EdgeExplorations:
+		return m.clearedexplorations
+	case agentsession.EdgeCheckRuns:
+		return m.clearedcheck_runs
 	}
 	return false
 }
@@ -1711,6 +1877,12 @@ func (m *AgentSessionMutation) ResetEdge(name string) error {
 		return nil
 	case agentsession.EdgeCode:
 		m.ResetCode()
+		return nil
+	case agentsession.EdgeExplorations:
+		m.ResetExplorations()
+		return nil
+	case agentsession.EdgeCheckRuns:
+		m.ResetCheckRuns()
 		return nil
 	}
 	return fmt.Errorf("unknown AgentSession edge %s", name)
@@ -2962,6 +3134,3525 @@ func (m *ApprovalRequestMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown ApprovalRequest edge %s", name)
+}
+
+// CheckRunMutation represents an operation that mutates the CheckRun nodes in the graph.
+type CheckRunMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *string
+	workspace_id     *string
+	turn_id          *string
+	exploration_id   *string
+	state            *checkrun.State
+	exit_code        *int
+	addexit_code     *int
+	duration_ms      *int64
+	addduration_ms   *int64
+	output           *string
+	output_truncated *bool
+	pgid             *int
+	addpgid          *int
+	started_at       *time.Time
+	finished_at      *time.Time
+	clearedFields    map[string]struct{}
+	session          *string
+	clearedsession   bool
+	done             bool
+	oldValue         func(context.Context) (*CheckRun, error)
+	predicates       []predicate.CheckRun
+}
+
+var _ ent.Mutation = (*CheckRunMutation)(nil)
+
+// checkrunOption allows management of the mutation configuration using functional options.
+type checkrunOption func(*CheckRunMutation)
+
+// newCheckRunMutation creates new mutation for the CheckRun entity.
+func newCheckRunMutation(c config, op Op, opts ...checkrunOption) *CheckRunMutation {
+	m := &CheckRunMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCheckRun,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCheckRunID sets the ID field of the mutation.
+func withCheckRunID(id string) checkrunOption {
+	return func(m *CheckRunMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *CheckRun
+		)
+		m.oldValue = func(ctx context.Context) (*CheckRun, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().CheckRun.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCheckRun sets the old CheckRun of the mutation.
+func withCheckRun(node *CheckRun) checkrunOption {
+	return func(m *CheckRunMutation) {
+		m.oldValue = func(context.Context) (*CheckRun, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CheckRunMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CheckRunMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of CheckRun entities.
+func (m *CheckRunMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CheckRunMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CheckRunMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().CheckRun.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *CheckRunMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *CheckRunMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *CheckRunMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetAgentSessionID sets the "agent_session_id" field.
+func (m *CheckRunMutation) SetAgentSessionID(s string) {
+	m.session = &s
+}
+
+// AgentSessionID returns the value of the "agent_session_id" field in the mutation.
+func (m *CheckRunMutation) AgentSessionID() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentSessionID returns the old "agent_session_id" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldAgentSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentSessionID: %w", err)
+	}
+	return oldValue.AgentSessionID, nil
+}
+
+// ResetAgentSessionID resets all changes to the "agent_session_id" field.
+func (m *CheckRunMutation) ResetAgentSessionID() {
+	m.session = nil
+}
+
+// SetTurnID sets the "turn_id" field.
+func (m *CheckRunMutation) SetTurnID(s string) {
+	m.turn_id = &s
+}
+
+// TurnID returns the value of the "turn_id" field in the mutation.
+func (m *CheckRunMutation) TurnID() (r string, exists bool) {
+	v := m.turn_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTurnID returns the old "turn_id" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldTurnID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTurnID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTurnID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTurnID: %w", err)
+	}
+	return oldValue.TurnID, nil
+}
+
+// ResetTurnID resets all changes to the "turn_id" field.
+func (m *CheckRunMutation) ResetTurnID() {
+	m.turn_id = nil
+}
+
+// SetExplorationID sets the "exploration_id" field.
+func (m *CheckRunMutation) SetExplorationID(s string) {
+	m.exploration_id = &s
+}
+
+// ExplorationID returns the value of the "exploration_id" field in the mutation.
+func (m *CheckRunMutation) ExplorationID() (r string, exists bool) {
+	v := m.exploration_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExplorationID returns the old "exploration_id" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldExplorationID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExplorationID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExplorationID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExplorationID: %w", err)
+	}
+	return oldValue.ExplorationID, nil
+}
+
+// ResetExplorationID resets all changes to the "exploration_id" field.
+func (m *CheckRunMutation) ResetExplorationID() {
+	m.exploration_id = nil
+}
+
+// SetState sets the "state" field.
+func (m *CheckRunMutation) SetState(c checkrun.State) {
+	m.state = &c
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *CheckRunMutation) State() (r checkrun.State, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldState(ctx context.Context) (v checkrun.State, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *CheckRunMutation) ResetState() {
+	m.state = nil
+}
+
+// SetExitCode sets the "exit_code" field.
+func (m *CheckRunMutation) SetExitCode(i int) {
+	m.exit_code = &i
+	m.addexit_code = nil
+}
+
+// ExitCode returns the value of the "exit_code" field in the mutation.
+func (m *CheckRunMutation) ExitCode() (r int, exists bool) {
+	v := m.exit_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExitCode returns the old "exit_code" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldExitCode(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExitCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExitCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExitCode: %w", err)
+	}
+	return oldValue.ExitCode, nil
+}
+
+// AddExitCode adds i to the "exit_code" field.
+func (m *CheckRunMutation) AddExitCode(i int) {
+	if m.addexit_code != nil {
+		*m.addexit_code += i
+	} else {
+		m.addexit_code = &i
+	}
+}
+
+// AddedExitCode returns the value that was added to the "exit_code" field in this mutation.
+func (m *CheckRunMutation) AddedExitCode() (r int, exists bool) {
+	v := m.addexit_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearExitCode clears the value of the "exit_code" field.
+func (m *CheckRunMutation) ClearExitCode() {
+	m.exit_code = nil
+	m.addexit_code = nil
+	m.clearedFields[checkrun.FieldExitCode] = struct{}{}
+}
+
+// ExitCodeCleared returns if the "exit_code" field was cleared in this mutation.
+func (m *CheckRunMutation) ExitCodeCleared() bool {
+	_, ok := m.clearedFields[checkrun.FieldExitCode]
+	return ok
+}
+
+// ResetExitCode resets all changes to the "exit_code" field.
+func (m *CheckRunMutation) ResetExitCode() {
+	m.exit_code = nil
+	m.addexit_code = nil
+	delete(m.clearedFields, checkrun.FieldExitCode)
+}
+
+// SetDurationMs sets the "duration_ms" field.
+func (m *CheckRunMutation) SetDurationMs(i int64) {
+	m.duration_ms = &i
+	m.addduration_ms = nil
+}
+
+// DurationMs returns the value of the "duration_ms" field in the mutation.
+func (m *CheckRunMutation) DurationMs() (r int64, exists bool) {
+	v := m.duration_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDurationMs returns the old "duration_ms" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldDurationMs(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDurationMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDurationMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDurationMs: %w", err)
+	}
+	return oldValue.DurationMs, nil
+}
+
+// AddDurationMs adds i to the "duration_ms" field.
+func (m *CheckRunMutation) AddDurationMs(i int64) {
+	if m.addduration_ms != nil {
+		*m.addduration_ms += i
+	} else {
+		m.addduration_ms = &i
+	}
+}
+
+// AddedDurationMs returns the value that was added to the "duration_ms" field in this mutation.
+func (m *CheckRunMutation) AddedDurationMs() (r int64, exists bool) {
+	v := m.addduration_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearDurationMs clears the value of the "duration_ms" field.
+func (m *CheckRunMutation) ClearDurationMs() {
+	m.duration_ms = nil
+	m.addduration_ms = nil
+	m.clearedFields[checkrun.FieldDurationMs] = struct{}{}
+}
+
+// DurationMsCleared returns if the "duration_ms" field was cleared in this mutation.
+func (m *CheckRunMutation) DurationMsCleared() bool {
+	_, ok := m.clearedFields[checkrun.FieldDurationMs]
+	return ok
+}
+
+// ResetDurationMs resets all changes to the "duration_ms" field.
+func (m *CheckRunMutation) ResetDurationMs() {
+	m.duration_ms = nil
+	m.addduration_ms = nil
+	delete(m.clearedFields, checkrun.FieldDurationMs)
+}
+
+// SetOutput sets the "output" field.
+func (m *CheckRunMutation) SetOutput(s string) {
+	m.output = &s
+}
+
+// Output returns the value of the "output" field in the mutation.
+func (m *CheckRunMutation) Output() (r string, exists bool) {
+	v := m.output
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutput returns the old "output" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldOutput(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutput is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutput requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutput: %w", err)
+	}
+	return oldValue.Output, nil
+}
+
+// ResetOutput resets all changes to the "output" field.
+func (m *CheckRunMutation) ResetOutput() {
+	m.output = nil
+}
+
+// SetOutputTruncated sets the "output_truncated" field.
+func (m *CheckRunMutation) SetOutputTruncated(b bool) {
+	m.output_truncated = &b
+}
+
+// OutputTruncated returns the value of the "output_truncated" field in the mutation.
+func (m *CheckRunMutation) OutputTruncated() (r bool, exists bool) {
+	v := m.output_truncated
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutputTruncated returns the old "output_truncated" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldOutputTruncated(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutputTruncated is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutputTruncated requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutputTruncated: %w", err)
+	}
+	return oldValue.OutputTruncated, nil
+}
+
+// ResetOutputTruncated resets all changes to the "output_truncated" field.
+func (m *CheckRunMutation) ResetOutputTruncated() {
+	m.output_truncated = nil
+}
+
+// SetPgid sets the "pgid" field.
+func (m *CheckRunMutation) SetPgid(i int) {
+	m.pgid = &i
+	m.addpgid = nil
+}
+
+// Pgid returns the value of the "pgid" field in the mutation.
+func (m *CheckRunMutation) Pgid() (r int, exists bool) {
+	v := m.pgid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPgid returns the old "pgid" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldPgid(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPgid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPgid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPgid: %w", err)
+	}
+	return oldValue.Pgid, nil
+}
+
+// AddPgid adds i to the "pgid" field.
+func (m *CheckRunMutation) AddPgid(i int) {
+	if m.addpgid != nil {
+		*m.addpgid += i
+	} else {
+		m.addpgid = &i
+	}
+}
+
+// AddedPgid returns the value that was added to the "pgid" field in this mutation.
+func (m *CheckRunMutation) AddedPgid() (r int, exists bool) {
+	v := m.addpgid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPgid resets all changes to the "pgid" field.
+func (m *CheckRunMutation) ResetPgid() {
+	m.pgid = nil
+	m.addpgid = nil
+}
+
+// SetStartedAt sets the "started_at" field.
+func (m *CheckRunMutation) SetStartedAt(t time.Time) {
+	m.started_at = &t
+}
+
+// StartedAt returns the value of the "started_at" field in the mutation.
+func (m *CheckRunMutation) StartedAt() (r time.Time, exists bool) {
+	v := m.started_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartedAt returns the old "started_at" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldStartedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartedAt: %w", err)
+	}
+	return oldValue.StartedAt, nil
+}
+
+// ResetStartedAt resets all changes to the "started_at" field.
+func (m *CheckRunMutation) ResetStartedAt() {
+	m.started_at = nil
+}
+
+// SetFinishedAt sets the "finished_at" field.
+func (m *CheckRunMutation) SetFinishedAt(t time.Time) {
+	m.finished_at = &t
+}
+
+// FinishedAt returns the value of the "finished_at" field in the mutation.
+func (m *CheckRunMutation) FinishedAt() (r time.Time, exists bool) {
+	v := m.finished_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFinishedAt returns the old "finished_at" field's value of the CheckRun entity.
+// If the CheckRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckRunMutation) OldFinishedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFinishedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFinishedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFinishedAt: %w", err)
+	}
+	return oldValue.FinishedAt, nil
+}
+
+// ClearFinishedAt clears the value of the "finished_at" field.
+func (m *CheckRunMutation) ClearFinishedAt() {
+	m.finished_at = nil
+	m.clearedFields[checkrun.FieldFinishedAt] = struct{}{}
+}
+
+// FinishedAtCleared returns if the "finished_at" field was cleared in this mutation.
+func (m *CheckRunMutation) FinishedAtCleared() bool {
+	_, ok := m.clearedFields[checkrun.FieldFinishedAt]
+	return ok
+}
+
+// ResetFinishedAt resets all changes to the "finished_at" field.
+func (m *CheckRunMutation) ResetFinishedAt() {
+	m.finished_at = nil
+	delete(m.clearedFields, checkrun.FieldFinishedAt)
+}
+
+// SetSessionID sets the "session" edge to the AgentSession entity by id.
+func (m *CheckRunMutation) SetSessionID(id string) {
+	m.session = &id
+}
+
+// ClearSession clears the "session" edge to the AgentSession entity.
+func (m *CheckRunMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[checkrun.FieldAgentSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the AgentSession entity was cleared.
+func (m *CheckRunMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionID returns the "session" edge ID in the mutation.
+func (m *CheckRunMutation) SessionID() (id string, exists bool) {
+	if m.session != nil {
+		return *m.session, true
+	}
+	return
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *CheckRunMutation) SessionIDs() (ids []string) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *CheckRunMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the CheckRunMutation builder.
+func (m *CheckRunMutation) Where(ps ...predicate.CheckRun) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CheckRunMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CheckRunMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.CheckRun, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CheckRunMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CheckRunMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (CheckRun).
+func (m *CheckRunMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CheckRunMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.workspace_id != nil {
+		fields = append(fields, checkrun.FieldWorkspaceID)
+	}
+	if m.session != nil {
+		fields = append(fields, checkrun.FieldAgentSessionID)
+	}
+	if m.turn_id != nil {
+		fields = append(fields, checkrun.FieldTurnID)
+	}
+	if m.exploration_id != nil {
+		fields = append(fields, checkrun.FieldExplorationID)
+	}
+	if m.state != nil {
+		fields = append(fields, checkrun.FieldState)
+	}
+	if m.exit_code != nil {
+		fields = append(fields, checkrun.FieldExitCode)
+	}
+	if m.duration_ms != nil {
+		fields = append(fields, checkrun.FieldDurationMs)
+	}
+	if m.output != nil {
+		fields = append(fields, checkrun.FieldOutput)
+	}
+	if m.output_truncated != nil {
+		fields = append(fields, checkrun.FieldOutputTruncated)
+	}
+	if m.pgid != nil {
+		fields = append(fields, checkrun.FieldPgid)
+	}
+	if m.started_at != nil {
+		fields = append(fields, checkrun.FieldStartedAt)
+	}
+	if m.finished_at != nil {
+		fields = append(fields, checkrun.FieldFinishedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CheckRunMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case checkrun.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case checkrun.FieldAgentSessionID:
+		return m.AgentSessionID()
+	case checkrun.FieldTurnID:
+		return m.TurnID()
+	case checkrun.FieldExplorationID:
+		return m.ExplorationID()
+	case checkrun.FieldState:
+		return m.State()
+	case checkrun.FieldExitCode:
+		return m.ExitCode()
+	case checkrun.FieldDurationMs:
+		return m.DurationMs()
+	case checkrun.FieldOutput:
+		return m.Output()
+	case checkrun.FieldOutputTruncated:
+		return m.OutputTruncated()
+	case checkrun.FieldPgid:
+		return m.Pgid()
+	case checkrun.FieldStartedAt:
+		return m.StartedAt()
+	case checkrun.FieldFinishedAt:
+		return m.FinishedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CheckRunMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case checkrun.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case checkrun.FieldAgentSessionID:
+		return m.OldAgentSessionID(ctx)
+	case checkrun.FieldTurnID:
+		return m.OldTurnID(ctx)
+	case checkrun.FieldExplorationID:
+		return m.OldExplorationID(ctx)
+	case checkrun.FieldState:
+		return m.OldState(ctx)
+	case checkrun.FieldExitCode:
+		return m.OldExitCode(ctx)
+	case checkrun.FieldDurationMs:
+		return m.OldDurationMs(ctx)
+	case checkrun.FieldOutput:
+		return m.OldOutput(ctx)
+	case checkrun.FieldOutputTruncated:
+		return m.OldOutputTruncated(ctx)
+	case checkrun.FieldPgid:
+		return m.OldPgid(ctx)
+	case checkrun.FieldStartedAt:
+		return m.OldStartedAt(ctx)
+	case checkrun.FieldFinishedAt:
+		return m.OldFinishedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown CheckRun field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CheckRunMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case checkrun.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case checkrun.FieldAgentSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentSessionID(v)
+		return nil
+	case checkrun.FieldTurnID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTurnID(v)
+		return nil
+	case checkrun.FieldExplorationID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExplorationID(v)
+		return nil
+	case checkrun.FieldState:
+		v, ok := value.(checkrun.State)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case checkrun.FieldExitCode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExitCode(v)
+		return nil
+	case checkrun.FieldDurationMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDurationMs(v)
+		return nil
+	case checkrun.FieldOutput:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutput(v)
+		return nil
+	case checkrun.FieldOutputTruncated:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutputTruncated(v)
+		return nil
+	case checkrun.FieldPgid:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPgid(v)
+		return nil
+	case checkrun.FieldStartedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartedAt(v)
+		return nil
+	case checkrun.FieldFinishedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFinishedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CheckRun field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CheckRunMutation) AddedFields() []string {
+	var fields []string
+	if m.addexit_code != nil {
+		fields = append(fields, checkrun.FieldExitCode)
+	}
+	if m.addduration_ms != nil {
+		fields = append(fields, checkrun.FieldDurationMs)
+	}
+	if m.addpgid != nil {
+		fields = append(fields, checkrun.FieldPgid)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CheckRunMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case checkrun.FieldExitCode:
+		return m.AddedExitCode()
+	case checkrun.FieldDurationMs:
+		return m.AddedDurationMs()
+	case checkrun.FieldPgid:
+		return m.AddedPgid()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CheckRunMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case checkrun.FieldExitCode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddExitCode(v)
+		return nil
+	case checkrun.FieldDurationMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDurationMs(v)
+		return nil
+	case checkrun.FieldPgid:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPgid(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CheckRun numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CheckRunMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(checkrun.FieldExitCode) {
+		fields = append(fields, checkrun.FieldExitCode)
+	}
+	if m.FieldCleared(checkrun.FieldDurationMs) {
+		fields = append(fields, checkrun.FieldDurationMs)
+	}
+	if m.FieldCleared(checkrun.FieldFinishedAt) {
+		fields = append(fields, checkrun.FieldFinishedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CheckRunMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CheckRunMutation) ClearField(name string) error {
+	switch name {
+	case checkrun.FieldExitCode:
+		m.ClearExitCode()
+		return nil
+	case checkrun.FieldDurationMs:
+		m.ClearDurationMs()
+		return nil
+	case checkrun.FieldFinishedAt:
+		m.ClearFinishedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown CheckRun nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CheckRunMutation) ResetField(name string) error {
+	switch name {
+	case checkrun.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case checkrun.FieldAgentSessionID:
+		m.ResetAgentSessionID()
+		return nil
+	case checkrun.FieldTurnID:
+		m.ResetTurnID()
+		return nil
+	case checkrun.FieldExplorationID:
+		m.ResetExplorationID()
+		return nil
+	case checkrun.FieldState:
+		m.ResetState()
+		return nil
+	case checkrun.FieldExitCode:
+		m.ResetExitCode()
+		return nil
+	case checkrun.FieldDurationMs:
+		m.ResetDurationMs()
+		return nil
+	case checkrun.FieldOutput:
+		m.ResetOutput()
+		return nil
+	case checkrun.FieldOutputTruncated:
+		m.ResetOutputTruncated()
+		return nil
+	case checkrun.FieldPgid:
+		m.ResetPgid()
+		return nil
+	case checkrun.FieldStartedAt:
+		m.ResetStartedAt()
+		return nil
+	case checkrun.FieldFinishedAt:
+		m.ResetFinishedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown CheckRun field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CheckRunMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, checkrun.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CheckRunMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case checkrun.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CheckRunMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CheckRunMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CheckRunMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, checkrun.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CheckRunMutation) EdgeCleared(name string) bool {
+	switch name {
+	case checkrun.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CheckRunMutation) ClearEdge(name string) error {
+	switch name {
+	case checkrun.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown CheckRun unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CheckRunMutation) ResetEdge(name string) error {
+	switch name {
+	case checkrun.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown CheckRun edge %s", name)
+}
+
+// ExplorationMutation represents an operation that mutates the Exploration nodes in the graph.
+type ExplorationMutation struct {
+	config
+	op                  Op
+	typ                 string
+	id                  *string
+	workspace_id        *string
+	request_id          *string
+	fingerprint         *string
+	last_turn_id        *string
+	prompt              *string
+	check_command       *string
+	check_timeout_ms    *int64
+	addcheck_timeout_ms *int64
+	winner_branch       *string
+	created_at          *time.Time
+	updated_at          *time.Time
+	clearedFields       map[string]struct{}
+	parent              *string
+	clearedparent       bool
+	branches            map[int]struct{}
+	removedbranches     map[int]struct{}
+	clearedbranches     bool
+	done                bool
+	oldValue            func(context.Context) (*Exploration, error)
+	predicates          []predicate.Exploration
+}
+
+var _ ent.Mutation = (*ExplorationMutation)(nil)
+
+// explorationOption allows management of the mutation configuration using functional options.
+type explorationOption func(*ExplorationMutation)
+
+// newExplorationMutation creates new mutation for the Exploration entity.
+func newExplorationMutation(c config, op Op, opts ...explorationOption) *ExplorationMutation {
+	m := &ExplorationMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeExploration,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withExplorationID sets the ID field of the mutation.
+func withExplorationID(id string) explorationOption {
+	return func(m *ExplorationMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Exploration
+		)
+		m.oldValue = func(ctx context.Context) (*Exploration, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Exploration.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withExploration sets the old Exploration of the mutation.
+func withExploration(node *Exploration) explorationOption {
+	return func(m *ExplorationMutation) {
+		m.oldValue = func(context.Context) (*Exploration, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ExplorationMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ExplorationMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Exploration entities.
+func (m *ExplorationMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ExplorationMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ExplorationMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Exploration.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *ExplorationMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *ExplorationMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *ExplorationMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetParentAgentSessionID sets the "parent_agent_session_id" field.
+func (m *ExplorationMutation) SetParentAgentSessionID(s string) {
+	m.parent = &s
+}
+
+// ParentAgentSessionID returns the value of the "parent_agent_session_id" field in the mutation.
+func (m *ExplorationMutation) ParentAgentSessionID() (r string, exists bool) {
+	v := m.parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldParentAgentSessionID returns the old "parent_agent_session_id" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldParentAgentSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldParentAgentSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldParentAgentSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldParentAgentSessionID: %w", err)
+	}
+	return oldValue.ParentAgentSessionID, nil
+}
+
+// ResetParentAgentSessionID resets all changes to the "parent_agent_session_id" field.
+func (m *ExplorationMutation) ResetParentAgentSessionID() {
+	m.parent = nil
+}
+
+// SetRequestID sets the "request_id" field.
+func (m *ExplorationMutation) SetRequestID(s string) {
+	m.request_id = &s
+}
+
+// RequestID returns the value of the "request_id" field in the mutation.
+func (m *ExplorationMutation) RequestID() (r string, exists bool) {
+	v := m.request_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequestID returns the old "request_id" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldRequestID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequestID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequestID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequestID: %w", err)
+	}
+	return oldValue.RequestID, nil
+}
+
+// ResetRequestID resets all changes to the "request_id" field.
+func (m *ExplorationMutation) ResetRequestID() {
+	m.request_id = nil
+}
+
+// SetFingerprint sets the "fingerprint" field.
+func (m *ExplorationMutation) SetFingerprint(s string) {
+	m.fingerprint = &s
+}
+
+// Fingerprint returns the value of the "fingerprint" field in the mutation.
+func (m *ExplorationMutation) Fingerprint() (r string, exists bool) {
+	v := m.fingerprint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFingerprint returns the old "fingerprint" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldFingerprint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFingerprint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFingerprint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFingerprint: %w", err)
+	}
+	return oldValue.Fingerprint, nil
+}
+
+// ResetFingerprint resets all changes to the "fingerprint" field.
+func (m *ExplorationMutation) ResetFingerprint() {
+	m.fingerprint = nil
+}
+
+// SetLastTurnID sets the "last_turn_id" field.
+func (m *ExplorationMutation) SetLastTurnID(s string) {
+	m.last_turn_id = &s
+}
+
+// LastTurnID returns the value of the "last_turn_id" field in the mutation.
+func (m *ExplorationMutation) LastTurnID() (r string, exists bool) {
+	v := m.last_turn_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastTurnID returns the old "last_turn_id" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldLastTurnID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastTurnID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastTurnID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastTurnID: %w", err)
+	}
+	return oldValue.LastTurnID, nil
+}
+
+// ResetLastTurnID resets all changes to the "last_turn_id" field.
+func (m *ExplorationMutation) ResetLastTurnID() {
+	m.last_turn_id = nil
+}
+
+// SetPrompt sets the "prompt" field.
+func (m *ExplorationMutation) SetPrompt(s string) {
+	m.prompt = &s
+}
+
+// Prompt returns the value of the "prompt" field in the mutation.
+func (m *ExplorationMutation) Prompt() (r string, exists bool) {
+	v := m.prompt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPrompt returns the old "prompt" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldPrompt(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPrompt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPrompt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPrompt: %w", err)
+	}
+	return oldValue.Prompt, nil
+}
+
+// ResetPrompt resets all changes to the "prompt" field.
+func (m *ExplorationMutation) ResetPrompt() {
+	m.prompt = nil
+}
+
+// SetCheckCommand sets the "check_command" field.
+func (m *ExplorationMutation) SetCheckCommand(s string) {
+	m.check_command = &s
+}
+
+// CheckCommand returns the value of the "check_command" field in the mutation.
+func (m *ExplorationMutation) CheckCommand() (r string, exists bool) {
+	v := m.check_command
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckCommand returns the old "check_command" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldCheckCommand(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckCommand is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckCommand requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckCommand: %w", err)
+	}
+	return oldValue.CheckCommand, nil
+}
+
+// ResetCheckCommand resets all changes to the "check_command" field.
+func (m *ExplorationMutation) ResetCheckCommand() {
+	m.check_command = nil
+}
+
+// SetCheckTimeoutMs sets the "check_timeout_ms" field.
+func (m *ExplorationMutation) SetCheckTimeoutMs(i int64) {
+	m.check_timeout_ms = &i
+	m.addcheck_timeout_ms = nil
+}
+
+// CheckTimeoutMs returns the value of the "check_timeout_ms" field in the mutation.
+func (m *ExplorationMutation) CheckTimeoutMs() (r int64, exists bool) {
+	v := m.check_timeout_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckTimeoutMs returns the old "check_timeout_ms" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldCheckTimeoutMs(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckTimeoutMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckTimeoutMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckTimeoutMs: %w", err)
+	}
+	return oldValue.CheckTimeoutMs, nil
+}
+
+// AddCheckTimeoutMs adds i to the "check_timeout_ms" field.
+func (m *ExplorationMutation) AddCheckTimeoutMs(i int64) {
+	if m.addcheck_timeout_ms != nil {
+		*m.addcheck_timeout_ms += i
+	} else {
+		m.addcheck_timeout_ms = &i
+	}
+}
+
+// AddedCheckTimeoutMs returns the value that was added to the "check_timeout_ms" field in this mutation.
+func (m *ExplorationMutation) AddedCheckTimeoutMs() (r int64, exists bool) {
+	v := m.addcheck_timeout_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCheckTimeoutMs resets all changes to the "check_timeout_ms" field.
+func (m *ExplorationMutation) ResetCheckTimeoutMs() {
+	m.check_timeout_ms = nil
+	m.addcheck_timeout_ms = nil
+}
+
+// SetWinnerBranch sets the "winner_branch" field.
+func (m *ExplorationMutation) SetWinnerBranch(s string) {
+	m.winner_branch = &s
+}
+
+// WinnerBranch returns the value of the "winner_branch" field in the mutation.
+func (m *ExplorationMutation) WinnerBranch() (r string, exists bool) {
+	v := m.winner_branch
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWinnerBranch returns the old "winner_branch" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldWinnerBranch(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWinnerBranch is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWinnerBranch requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWinnerBranch: %w", err)
+	}
+	return oldValue.WinnerBranch, nil
+}
+
+// ResetWinnerBranch resets all changes to the "winner_branch" field.
+func (m *ExplorationMutation) ResetWinnerBranch() {
+	m.winner_branch = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ExplorationMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ExplorationMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ExplorationMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ExplorationMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ExplorationMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ExplorationMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetParentID sets the "parent" edge to the AgentSession entity by id.
+func (m *ExplorationMutation) SetParentID(id string) {
+	m.parent = &id
+}
+
+// ClearParent clears the "parent" edge to the AgentSession entity.
+func (m *ExplorationMutation) ClearParent() {
+	m.clearedparent = true
+	m.clearedFields[exploration.FieldParentAgentSessionID] = struct{}{}
+}
+
+// ParentCleared reports if the "parent" edge to the AgentSession entity was cleared.
+func (m *ExplorationMutation) ParentCleared() bool {
+	return m.clearedparent
+}
+
+// ParentID returns the "parent" edge ID in the mutation.
+func (m *ExplorationMutation) ParentID() (id string, exists bool) {
+	if m.parent != nil {
+		return *m.parent, true
+	}
+	return
+}
+
+// ParentIDs returns the "parent" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ParentID instead. It exists only for internal usage by the builders.
+func (m *ExplorationMutation) ParentIDs() (ids []string) {
+	if id := m.parent; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetParent resets all changes to the "parent" edge.
+func (m *ExplorationMutation) ResetParent() {
+	m.parent = nil
+	m.clearedparent = false
+}
+
+// AddBranchIDs adds the "branches" edge to the ExplorationBranch entity by ids.
+func (m *ExplorationMutation) AddBranchIDs(ids ...int) {
+	if m.branches == nil {
+		m.branches = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.branches[ids[i]] = struct{}{}
+	}
+}
+
+// ClearBranches clears the "branches" edge to the ExplorationBranch entity.
+func (m *ExplorationMutation) ClearBranches() {
+	m.clearedbranches = true
+}
+
+// BranchesCleared reports if the "branches" edge to the ExplorationBranch entity was cleared.
+func (m *ExplorationMutation) BranchesCleared() bool {
+	return m.clearedbranches
+}
+
+// RemoveBranchIDs removes the "branches" edge to the ExplorationBranch entity by IDs.
+func (m *ExplorationMutation) RemoveBranchIDs(ids ...int) {
+	if m.removedbranches == nil {
+		m.removedbranches = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.branches, ids[i])
+		m.removedbranches[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedBranches returns the removed IDs of the "branches" edge to the ExplorationBranch entity.
+func (m *ExplorationMutation) RemovedBranchesIDs() (ids []int) {
+	for id := range m.removedbranches {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// BranchesIDs returns the "branches" edge IDs in the mutation.
+func (m *ExplorationMutation) BranchesIDs() (ids []int) {
+	for id := range m.branches {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetBranches resets all changes to the "branches" edge.
+func (m *ExplorationMutation) ResetBranches() {
+	m.branches = nil
+	m.clearedbranches = false
+	m.removedbranches = nil
+}
+
+// Where appends a list predicates to the ExplorationMutation builder.
+func (m *ExplorationMutation) Where(ps ...predicate.Exploration) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ExplorationMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ExplorationMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Exploration, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ExplorationMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ExplorationMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Exploration).
+func (m *ExplorationMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ExplorationMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.workspace_id != nil {
+		fields = append(fields, exploration.FieldWorkspaceID)
+	}
+	if m.parent != nil {
+		fields = append(fields, exploration.FieldParentAgentSessionID)
+	}
+	if m.request_id != nil {
+		fields = append(fields, exploration.FieldRequestID)
+	}
+	if m.fingerprint != nil {
+		fields = append(fields, exploration.FieldFingerprint)
+	}
+	if m.last_turn_id != nil {
+		fields = append(fields, exploration.FieldLastTurnID)
+	}
+	if m.prompt != nil {
+		fields = append(fields, exploration.FieldPrompt)
+	}
+	if m.check_command != nil {
+		fields = append(fields, exploration.FieldCheckCommand)
+	}
+	if m.check_timeout_ms != nil {
+		fields = append(fields, exploration.FieldCheckTimeoutMs)
+	}
+	if m.winner_branch != nil {
+		fields = append(fields, exploration.FieldWinnerBranch)
+	}
+	if m.created_at != nil {
+		fields = append(fields, exploration.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, exploration.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ExplorationMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case exploration.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case exploration.FieldParentAgentSessionID:
+		return m.ParentAgentSessionID()
+	case exploration.FieldRequestID:
+		return m.RequestID()
+	case exploration.FieldFingerprint:
+		return m.Fingerprint()
+	case exploration.FieldLastTurnID:
+		return m.LastTurnID()
+	case exploration.FieldPrompt:
+		return m.Prompt()
+	case exploration.FieldCheckCommand:
+		return m.CheckCommand()
+	case exploration.FieldCheckTimeoutMs:
+		return m.CheckTimeoutMs()
+	case exploration.FieldWinnerBranch:
+		return m.WinnerBranch()
+	case exploration.FieldCreatedAt:
+		return m.CreatedAt()
+	case exploration.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ExplorationMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case exploration.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case exploration.FieldParentAgentSessionID:
+		return m.OldParentAgentSessionID(ctx)
+	case exploration.FieldRequestID:
+		return m.OldRequestID(ctx)
+	case exploration.FieldFingerprint:
+		return m.OldFingerprint(ctx)
+	case exploration.FieldLastTurnID:
+		return m.OldLastTurnID(ctx)
+	case exploration.FieldPrompt:
+		return m.OldPrompt(ctx)
+	case exploration.FieldCheckCommand:
+		return m.OldCheckCommand(ctx)
+	case exploration.FieldCheckTimeoutMs:
+		return m.OldCheckTimeoutMs(ctx)
+	case exploration.FieldWinnerBranch:
+		return m.OldWinnerBranch(ctx)
+	case exploration.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case exploration.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Exploration field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ExplorationMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case exploration.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case exploration.FieldParentAgentSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetParentAgentSessionID(v)
+		return nil
+	case exploration.FieldRequestID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequestID(v)
+		return nil
+	case exploration.FieldFingerprint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFingerprint(v)
+		return nil
+	case exploration.FieldLastTurnID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastTurnID(v)
+		return nil
+	case exploration.FieldPrompt:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPrompt(v)
+		return nil
+	case exploration.FieldCheckCommand:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckCommand(v)
+		return nil
+	case exploration.FieldCheckTimeoutMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckTimeoutMs(v)
+		return nil
+	case exploration.FieldWinnerBranch:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWinnerBranch(v)
+		return nil
+	case exploration.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case exploration.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Exploration field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ExplorationMutation) AddedFields() []string {
+	var fields []string
+	if m.addcheck_timeout_ms != nil {
+		fields = append(fields, exploration.FieldCheckTimeoutMs)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ExplorationMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case exploration.FieldCheckTimeoutMs:
+		return m.AddedCheckTimeoutMs()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ExplorationMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case exploration.FieldCheckTimeoutMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCheckTimeoutMs(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Exploration numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ExplorationMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ExplorationMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ExplorationMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Exploration nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ExplorationMutation) ResetField(name string) error {
+	switch name {
+	case exploration.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case exploration.FieldParentAgentSessionID:
+		m.ResetParentAgentSessionID()
+		return nil
+	case exploration.FieldRequestID:
+		m.ResetRequestID()
+		return nil
+	case exploration.FieldFingerprint:
+		m.ResetFingerprint()
+		return nil
+	case exploration.FieldLastTurnID:
+		m.ResetLastTurnID()
+		return nil
+	case exploration.FieldPrompt:
+		m.ResetPrompt()
+		return nil
+	case exploration.FieldCheckCommand:
+		m.ResetCheckCommand()
+		return nil
+	case exploration.FieldCheckTimeoutMs:
+		m.ResetCheckTimeoutMs()
+		return nil
+	case exploration.FieldWinnerBranch:
+		m.ResetWinnerBranch()
+		return nil
+	case exploration.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case exploration.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Exploration field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ExplorationMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.parent != nil {
+		edges = append(edges, exploration.EdgeParent)
+	}
+	if m.branches != nil {
+		edges = append(edges, exploration.EdgeBranches)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ExplorationMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case exploration.EdgeParent:
+		if id := m.parent; id != nil {
+			return []ent.Value{*id}
+		}
+	case exploration.EdgeBranches:
+		ids := make([]ent.Value, 0, len(m.branches))
+		for id := range m.branches {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ExplorationMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.removedbranches != nil {
+		edges = append(edges, exploration.EdgeBranches)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ExplorationMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case exploration.EdgeBranches:
+		ids := make([]ent.Value, 0, len(m.removedbranches))
+		for id := range m.removedbranches {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ExplorationMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedparent {
+		edges = append(edges, exploration.EdgeParent)
+	}
+	if m.clearedbranches {
+		edges = append(edges, exploration.EdgeBranches)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ExplorationMutation) EdgeCleared(name string) bool {
+	switch name {
+	case exploration.EdgeParent:
+		return m.clearedparent
+	case exploration.EdgeBranches:
+		return m.clearedbranches
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ExplorationMutation) ClearEdge(name string) error {
+	switch name {
+	case exploration.EdgeParent:
+		m.ClearParent()
+		return nil
+	}
+	return fmt.Errorf("unknown Exploration unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ExplorationMutation) ResetEdge(name string) error {
+	switch name {
+	case exploration.EdgeParent:
+		m.ResetParent()
+		return nil
+	case exploration.EdgeBranches:
+		m.ResetBranches()
+		return nil
+	}
+	return fmt.Errorf("unknown Exploration edge %s", name)
+}
+
+// ExplorationBranchMutation represents an operation that mutates the ExplorationBranch nodes in the graph.
+type ExplorationBranchMutation struct {
+	config
+	op                     Op
+	typ                    string
+	id                     *int
+	ordinal                *int
+	addordinal             *int
+	name                   *string
+	prompt                 *string
+	settings               *json.RawMessage
+	appendsettings         json.RawMessage
+	fork_request_id        *string
+	child_agent_session_id *string
+	state                  *explorationbranch.State
+	error_code             *string
+	error                  *string
+	queued_at              *time.Time
+	applied_at             *time.Time
+	told_at                *time.Time
+	summary                *string
+	told_after_turn_id     *string
+	created_at             *time.Time
+	clearedFields          map[string]struct{}
+	exploration            *string
+	clearedexploration     bool
+	done                   bool
+	oldValue               func(context.Context) (*ExplorationBranch, error)
+	predicates             []predicate.ExplorationBranch
+}
+
+var _ ent.Mutation = (*ExplorationBranchMutation)(nil)
+
+// explorationbranchOption allows management of the mutation configuration using functional options.
+type explorationbranchOption func(*ExplorationBranchMutation)
+
+// newExplorationBranchMutation creates new mutation for the ExplorationBranch entity.
+func newExplorationBranchMutation(c config, op Op, opts ...explorationbranchOption) *ExplorationBranchMutation {
+	m := &ExplorationBranchMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeExplorationBranch,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withExplorationBranchID sets the ID field of the mutation.
+func withExplorationBranchID(id int) explorationbranchOption {
+	return func(m *ExplorationBranchMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ExplorationBranch
+		)
+		m.oldValue = func(ctx context.Context) (*ExplorationBranch, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ExplorationBranch.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withExplorationBranch sets the old ExplorationBranch of the mutation.
+func withExplorationBranch(node *ExplorationBranch) explorationbranchOption {
+	return func(m *ExplorationBranchMutation) {
+		m.oldValue = func(context.Context) (*ExplorationBranch, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ExplorationBranchMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ExplorationBranchMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ExplorationBranchMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ExplorationBranchMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ExplorationBranch.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetExplorationID sets the "exploration_id" field.
+func (m *ExplorationBranchMutation) SetExplorationID(s string) {
+	m.exploration = &s
+}
+
+// ExplorationID returns the value of the "exploration_id" field in the mutation.
+func (m *ExplorationBranchMutation) ExplorationID() (r string, exists bool) {
+	v := m.exploration
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExplorationID returns the old "exploration_id" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldExplorationID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExplorationID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExplorationID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExplorationID: %w", err)
+	}
+	return oldValue.ExplorationID, nil
+}
+
+// ResetExplorationID resets all changes to the "exploration_id" field.
+func (m *ExplorationBranchMutation) ResetExplorationID() {
+	m.exploration = nil
+}
+
+// SetOrdinal sets the "ordinal" field.
+func (m *ExplorationBranchMutation) SetOrdinal(i int) {
+	m.ordinal = &i
+	m.addordinal = nil
+}
+
+// Ordinal returns the value of the "ordinal" field in the mutation.
+func (m *ExplorationBranchMutation) Ordinal() (r int, exists bool) {
+	v := m.ordinal
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrdinal returns the old "ordinal" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldOrdinal(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrdinal is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrdinal requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrdinal: %w", err)
+	}
+	return oldValue.Ordinal, nil
+}
+
+// AddOrdinal adds i to the "ordinal" field.
+func (m *ExplorationBranchMutation) AddOrdinal(i int) {
+	if m.addordinal != nil {
+		*m.addordinal += i
+	} else {
+		m.addordinal = &i
+	}
+}
+
+// AddedOrdinal returns the value that was added to the "ordinal" field in this mutation.
+func (m *ExplorationBranchMutation) AddedOrdinal() (r int, exists bool) {
+	v := m.addordinal
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOrdinal resets all changes to the "ordinal" field.
+func (m *ExplorationBranchMutation) ResetOrdinal() {
+	m.ordinal = nil
+	m.addordinal = nil
+}
+
+// SetName sets the "name" field.
+func (m *ExplorationBranchMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *ExplorationBranchMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *ExplorationBranchMutation) ResetName() {
+	m.name = nil
+}
+
+// SetPrompt sets the "prompt" field.
+func (m *ExplorationBranchMutation) SetPrompt(s string) {
+	m.prompt = &s
+}
+
+// Prompt returns the value of the "prompt" field in the mutation.
+func (m *ExplorationBranchMutation) Prompt() (r string, exists bool) {
+	v := m.prompt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPrompt returns the old "prompt" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldPrompt(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPrompt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPrompt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPrompt: %w", err)
+	}
+	return oldValue.Prompt, nil
+}
+
+// ResetPrompt resets all changes to the "prompt" field.
+func (m *ExplorationBranchMutation) ResetPrompt() {
+	m.prompt = nil
+}
+
+// SetSettings sets the "settings" field.
+func (m *ExplorationBranchMutation) SetSettings(jm json.RawMessage) {
+	m.settings = &jm
+	m.appendsettings = nil
+}
+
+// Settings returns the value of the "settings" field in the mutation.
+func (m *ExplorationBranchMutation) Settings() (r json.RawMessage, exists bool) {
+	v := m.settings
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSettings returns the old "settings" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldSettings(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSettings is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSettings requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSettings: %w", err)
+	}
+	return oldValue.Settings, nil
+}
+
+// AppendSettings adds jm to the "settings" field.
+func (m *ExplorationBranchMutation) AppendSettings(jm json.RawMessage) {
+	m.appendsettings = append(m.appendsettings, jm...)
+}
+
+// AppendedSettings returns the list of values that were appended to the "settings" field in this mutation.
+func (m *ExplorationBranchMutation) AppendedSettings() (json.RawMessage, bool) {
+	if len(m.appendsettings) == 0 {
+		return nil, false
+	}
+	return m.appendsettings, true
+}
+
+// ResetSettings resets all changes to the "settings" field.
+func (m *ExplorationBranchMutation) ResetSettings() {
+	m.settings = nil
+	m.appendsettings = nil
+}
+
+// SetForkRequestID sets the "fork_request_id" field.
+func (m *ExplorationBranchMutation) SetForkRequestID(s string) {
+	m.fork_request_id = &s
+}
+
+// ForkRequestID returns the value of the "fork_request_id" field in the mutation.
+func (m *ExplorationBranchMutation) ForkRequestID() (r string, exists bool) {
+	v := m.fork_request_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldForkRequestID returns the old "fork_request_id" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldForkRequestID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldForkRequestID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldForkRequestID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldForkRequestID: %w", err)
+	}
+	return oldValue.ForkRequestID, nil
+}
+
+// ResetForkRequestID resets all changes to the "fork_request_id" field.
+func (m *ExplorationBranchMutation) ResetForkRequestID() {
+	m.fork_request_id = nil
+}
+
+// SetChildAgentSessionID sets the "child_agent_session_id" field.
+func (m *ExplorationBranchMutation) SetChildAgentSessionID(s string) {
+	m.child_agent_session_id = &s
+}
+
+// ChildAgentSessionID returns the value of the "child_agent_session_id" field in the mutation.
+func (m *ExplorationBranchMutation) ChildAgentSessionID() (r string, exists bool) {
+	v := m.child_agent_session_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChildAgentSessionID returns the old "child_agent_session_id" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldChildAgentSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChildAgentSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChildAgentSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChildAgentSessionID: %w", err)
+	}
+	return oldValue.ChildAgentSessionID, nil
+}
+
+// ResetChildAgentSessionID resets all changes to the "child_agent_session_id" field.
+func (m *ExplorationBranchMutation) ResetChildAgentSessionID() {
+	m.child_agent_session_id = nil
+}
+
+// SetState sets the "state" field.
+func (m *ExplorationBranchMutation) SetState(e explorationbranch.State) {
+	m.state = &e
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *ExplorationBranchMutation) State() (r explorationbranch.State, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldState(ctx context.Context) (v explorationbranch.State, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *ExplorationBranchMutation) ResetState() {
+	m.state = nil
+}
+
+// SetErrorCode sets the "error_code" field.
+func (m *ExplorationBranchMutation) SetErrorCode(s string) {
+	m.error_code = &s
+}
+
+// ErrorCode returns the value of the "error_code" field in the mutation.
+func (m *ExplorationBranchMutation) ErrorCode() (r string, exists bool) {
+	v := m.error_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldErrorCode returns the old "error_code" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldErrorCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldErrorCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldErrorCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldErrorCode: %w", err)
+	}
+	return oldValue.ErrorCode, nil
+}
+
+// ResetErrorCode resets all changes to the "error_code" field.
+func (m *ExplorationBranchMutation) ResetErrorCode() {
+	m.error_code = nil
+}
+
+// SetError sets the "error" field.
+func (m *ExplorationBranchMutation) SetError(s string) {
+	m.error = &s
+}
+
+// Error returns the value of the "error" field in the mutation.
+func (m *ExplorationBranchMutation) Error() (r string, exists bool) {
+	v := m.error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldError returns the old "error" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldError: %w", err)
+	}
+	return oldValue.Error, nil
+}
+
+// ResetError resets all changes to the "error" field.
+func (m *ExplorationBranchMutation) ResetError() {
+	m.error = nil
+}
+
+// SetQueuedAt sets the "queued_at" field.
+func (m *ExplorationBranchMutation) SetQueuedAt(t time.Time) {
+	m.queued_at = &t
+}
+
+// QueuedAt returns the value of the "queued_at" field in the mutation.
+func (m *ExplorationBranchMutation) QueuedAt() (r time.Time, exists bool) {
+	v := m.queued_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQueuedAt returns the old "queued_at" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldQueuedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQueuedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQueuedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQueuedAt: %w", err)
+	}
+	return oldValue.QueuedAt, nil
+}
+
+// ClearQueuedAt clears the value of the "queued_at" field.
+func (m *ExplorationBranchMutation) ClearQueuedAt() {
+	m.queued_at = nil
+	m.clearedFields[explorationbranch.FieldQueuedAt] = struct{}{}
+}
+
+// QueuedAtCleared returns if the "queued_at" field was cleared in this mutation.
+func (m *ExplorationBranchMutation) QueuedAtCleared() bool {
+	_, ok := m.clearedFields[explorationbranch.FieldQueuedAt]
+	return ok
+}
+
+// ResetQueuedAt resets all changes to the "queued_at" field.
+func (m *ExplorationBranchMutation) ResetQueuedAt() {
+	m.queued_at = nil
+	delete(m.clearedFields, explorationbranch.FieldQueuedAt)
+}
+
+// SetAppliedAt sets the "applied_at" field.
+func (m *ExplorationBranchMutation) SetAppliedAt(t time.Time) {
+	m.applied_at = &t
+}
+
+// AppliedAt returns the value of the "applied_at" field in the mutation.
+func (m *ExplorationBranchMutation) AppliedAt() (r time.Time, exists bool) {
+	v := m.applied_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAppliedAt returns the old "applied_at" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldAppliedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAppliedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAppliedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAppliedAt: %w", err)
+	}
+	return oldValue.AppliedAt, nil
+}
+
+// ClearAppliedAt clears the value of the "applied_at" field.
+func (m *ExplorationBranchMutation) ClearAppliedAt() {
+	m.applied_at = nil
+	m.clearedFields[explorationbranch.FieldAppliedAt] = struct{}{}
+}
+
+// AppliedAtCleared returns if the "applied_at" field was cleared in this mutation.
+func (m *ExplorationBranchMutation) AppliedAtCleared() bool {
+	_, ok := m.clearedFields[explorationbranch.FieldAppliedAt]
+	return ok
+}
+
+// ResetAppliedAt resets all changes to the "applied_at" field.
+func (m *ExplorationBranchMutation) ResetAppliedAt() {
+	m.applied_at = nil
+	delete(m.clearedFields, explorationbranch.FieldAppliedAt)
+}
+
+// SetToldAt sets the "told_at" field.
+func (m *ExplorationBranchMutation) SetToldAt(t time.Time) {
+	m.told_at = &t
+}
+
+// ToldAt returns the value of the "told_at" field in the mutation.
+func (m *ExplorationBranchMutation) ToldAt() (r time.Time, exists bool) {
+	v := m.told_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToldAt returns the old "told_at" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldToldAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToldAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToldAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToldAt: %w", err)
+	}
+	return oldValue.ToldAt, nil
+}
+
+// ClearToldAt clears the value of the "told_at" field.
+func (m *ExplorationBranchMutation) ClearToldAt() {
+	m.told_at = nil
+	m.clearedFields[explorationbranch.FieldToldAt] = struct{}{}
+}
+
+// ToldAtCleared returns if the "told_at" field was cleared in this mutation.
+func (m *ExplorationBranchMutation) ToldAtCleared() bool {
+	_, ok := m.clearedFields[explorationbranch.FieldToldAt]
+	return ok
+}
+
+// ResetToldAt resets all changes to the "told_at" field.
+func (m *ExplorationBranchMutation) ResetToldAt() {
+	m.told_at = nil
+	delete(m.clearedFields, explorationbranch.FieldToldAt)
+}
+
+// SetSummary sets the "summary" field.
+func (m *ExplorationBranchMutation) SetSummary(s string) {
+	m.summary = &s
+}
+
+// Summary returns the value of the "summary" field in the mutation.
+func (m *ExplorationBranchMutation) Summary() (r string, exists bool) {
+	v := m.summary
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSummary returns the old "summary" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldSummary(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSummary is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSummary requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSummary: %w", err)
+	}
+	return oldValue.Summary, nil
+}
+
+// ResetSummary resets all changes to the "summary" field.
+func (m *ExplorationBranchMutation) ResetSummary() {
+	m.summary = nil
+}
+
+// SetToldAfterTurnID sets the "told_after_turn_id" field.
+func (m *ExplorationBranchMutation) SetToldAfterTurnID(s string) {
+	m.told_after_turn_id = &s
+}
+
+// ToldAfterTurnID returns the value of the "told_after_turn_id" field in the mutation.
+func (m *ExplorationBranchMutation) ToldAfterTurnID() (r string, exists bool) {
+	v := m.told_after_turn_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToldAfterTurnID returns the old "told_after_turn_id" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldToldAfterTurnID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToldAfterTurnID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToldAfterTurnID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToldAfterTurnID: %w", err)
+	}
+	return oldValue.ToldAfterTurnID, nil
+}
+
+// ResetToldAfterTurnID resets all changes to the "told_after_turn_id" field.
+func (m *ExplorationBranchMutation) ResetToldAfterTurnID() {
+	m.told_after_turn_id = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ExplorationBranchMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ExplorationBranchMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ExplorationBranchMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// ClearExploration clears the "exploration" edge to the Exploration entity.
+func (m *ExplorationBranchMutation) ClearExploration() {
+	m.clearedexploration = true
+	m.clearedFields[explorationbranch.FieldExplorationID] = struct{}{}
+}
+
+// ExplorationCleared reports if the "exploration" edge to the Exploration entity was cleared.
+func (m *ExplorationBranchMutation) ExplorationCleared() bool {
+	return m.clearedexploration
+}
+
+// ExplorationIDs returns the "exploration" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ExplorationID instead. It exists only for internal usage by the builders.
+func (m *ExplorationBranchMutation) ExplorationIDs() (ids []string) {
+	if id := m.exploration; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetExploration resets all changes to the "exploration" edge.
+func (m *ExplorationBranchMutation) ResetExploration() {
+	m.exploration = nil
+	m.clearedexploration = false
+}
+
+// Where appends a list predicates to the ExplorationBranchMutation builder.
+func (m *ExplorationBranchMutation) Where(ps ...predicate.ExplorationBranch) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ExplorationBranchMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ExplorationBranchMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ExplorationBranch, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ExplorationBranchMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ExplorationBranchMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ExplorationBranch).
+func (m *ExplorationBranchMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ExplorationBranchMutation) Fields() []string {
+	fields := make([]string, 0, 16)
+	if m.exploration != nil {
+		fields = append(fields, explorationbranch.FieldExplorationID)
+	}
+	if m.ordinal != nil {
+		fields = append(fields, explorationbranch.FieldOrdinal)
+	}
+	if m.name != nil {
+		fields = append(fields, explorationbranch.FieldName)
+	}
+	if m.prompt != nil {
+		fields = append(fields, explorationbranch.FieldPrompt)
+	}
+	if m.settings != nil {
+		fields = append(fields, explorationbranch.FieldSettings)
+	}
+	if m.fork_request_id != nil {
+		fields = append(fields, explorationbranch.FieldForkRequestID)
+	}
+	if m.child_agent_session_id != nil {
+		fields = append(fields, explorationbranch.FieldChildAgentSessionID)
+	}
+	if m.state != nil {
+		fields = append(fields, explorationbranch.FieldState)
+	}
+	if m.error_code != nil {
+		fields = append(fields, explorationbranch.FieldErrorCode)
+	}
+	if m.error != nil {
+		fields = append(fields, explorationbranch.FieldError)
+	}
+	if m.queued_at != nil {
+		fields = append(fields, explorationbranch.FieldQueuedAt)
+	}
+	if m.applied_at != nil {
+		fields = append(fields, explorationbranch.FieldAppliedAt)
+	}
+	if m.told_at != nil {
+		fields = append(fields, explorationbranch.FieldToldAt)
+	}
+	if m.summary != nil {
+		fields = append(fields, explorationbranch.FieldSummary)
+	}
+	if m.told_after_turn_id != nil {
+		fields = append(fields, explorationbranch.FieldToldAfterTurnID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, explorationbranch.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ExplorationBranchMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case explorationbranch.FieldExplorationID:
+		return m.ExplorationID()
+	case explorationbranch.FieldOrdinal:
+		return m.Ordinal()
+	case explorationbranch.FieldName:
+		return m.Name()
+	case explorationbranch.FieldPrompt:
+		return m.Prompt()
+	case explorationbranch.FieldSettings:
+		return m.Settings()
+	case explorationbranch.FieldForkRequestID:
+		return m.ForkRequestID()
+	case explorationbranch.FieldChildAgentSessionID:
+		return m.ChildAgentSessionID()
+	case explorationbranch.FieldState:
+		return m.State()
+	case explorationbranch.FieldErrorCode:
+		return m.ErrorCode()
+	case explorationbranch.FieldError:
+		return m.Error()
+	case explorationbranch.FieldQueuedAt:
+		return m.QueuedAt()
+	case explorationbranch.FieldAppliedAt:
+		return m.AppliedAt()
+	case explorationbranch.FieldToldAt:
+		return m.ToldAt()
+	case explorationbranch.FieldSummary:
+		return m.Summary()
+	case explorationbranch.FieldToldAfterTurnID:
+		return m.ToldAfterTurnID()
+	case explorationbranch.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ExplorationBranchMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case explorationbranch.FieldExplorationID:
+		return m.OldExplorationID(ctx)
+	case explorationbranch.FieldOrdinal:
+		return m.OldOrdinal(ctx)
+	case explorationbranch.FieldName:
+		return m.OldName(ctx)
+	case explorationbranch.FieldPrompt:
+		return m.OldPrompt(ctx)
+	case explorationbranch.FieldSettings:
+		return m.OldSettings(ctx)
+	case explorationbranch.FieldForkRequestID:
+		return m.OldForkRequestID(ctx)
+	case explorationbranch.FieldChildAgentSessionID:
+		return m.OldChildAgentSessionID(ctx)
+	case explorationbranch.FieldState:
+		return m.OldState(ctx)
+	case explorationbranch.FieldErrorCode:
+		return m.OldErrorCode(ctx)
+	case explorationbranch.FieldError:
+		return m.OldError(ctx)
+	case explorationbranch.FieldQueuedAt:
+		return m.OldQueuedAt(ctx)
+	case explorationbranch.FieldAppliedAt:
+		return m.OldAppliedAt(ctx)
+	case explorationbranch.FieldToldAt:
+		return m.OldToldAt(ctx)
+	case explorationbranch.FieldSummary:
+		return m.OldSummary(ctx)
+	case explorationbranch.FieldToldAfterTurnID:
+		return m.OldToldAfterTurnID(ctx)
+	case explorationbranch.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ExplorationBranch field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ExplorationBranchMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case explorationbranch.FieldExplorationID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExplorationID(v)
+		return nil
+	case explorationbranch.FieldOrdinal:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrdinal(v)
+		return nil
+	case explorationbranch.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case explorationbranch.FieldPrompt:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPrompt(v)
+		return nil
+	case explorationbranch.FieldSettings:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSettings(v)
+		return nil
+	case explorationbranch.FieldForkRequestID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetForkRequestID(v)
+		return nil
+	case explorationbranch.FieldChildAgentSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChildAgentSessionID(v)
+		return nil
+	case explorationbranch.FieldState:
+		v, ok := value.(explorationbranch.State)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case explorationbranch.FieldErrorCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetErrorCode(v)
+		return nil
+	case explorationbranch.FieldError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetError(v)
+		return nil
+	case explorationbranch.FieldQueuedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQueuedAt(v)
+		return nil
+	case explorationbranch.FieldAppliedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAppliedAt(v)
+		return nil
+	case explorationbranch.FieldToldAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToldAt(v)
+		return nil
+	case explorationbranch.FieldSummary:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSummary(v)
+		return nil
+	case explorationbranch.FieldToldAfterTurnID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToldAfterTurnID(v)
+		return nil
+	case explorationbranch.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ExplorationBranch field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ExplorationBranchMutation) AddedFields() []string {
+	var fields []string
+	if m.addordinal != nil {
+		fields = append(fields, explorationbranch.FieldOrdinal)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ExplorationBranchMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case explorationbranch.FieldOrdinal:
+		return m.AddedOrdinal()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ExplorationBranchMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case explorationbranch.FieldOrdinal:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrdinal(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ExplorationBranch numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ExplorationBranchMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(explorationbranch.FieldQueuedAt) {
+		fields = append(fields, explorationbranch.FieldQueuedAt)
+	}
+	if m.FieldCleared(explorationbranch.FieldAppliedAt) {
+		fields = append(fields, explorationbranch.FieldAppliedAt)
+	}
+	if m.FieldCleared(explorationbranch.FieldToldAt) {
+		fields = append(fields, explorationbranch.FieldToldAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ExplorationBranchMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ExplorationBranchMutation) ClearField(name string) error {
+	switch name {
+	case explorationbranch.FieldQueuedAt:
+		m.ClearQueuedAt()
+		return nil
+	case explorationbranch.FieldAppliedAt:
+		m.ClearAppliedAt()
+		return nil
+	case explorationbranch.FieldToldAt:
+		m.ClearToldAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ExplorationBranch nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ExplorationBranchMutation) ResetField(name string) error {
+	switch name {
+	case explorationbranch.FieldExplorationID:
+		m.ResetExplorationID()
+		return nil
+	case explorationbranch.FieldOrdinal:
+		m.ResetOrdinal()
+		return nil
+	case explorationbranch.FieldName:
+		m.ResetName()
+		return nil
+	case explorationbranch.FieldPrompt:
+		m.ResetPrompt()
+		return nil
+	case explorationbranch.FieldSettings:
+		m.ResetSettings()
+		return nil
+	case explorationbranch.FieldForkRequestID:
+		m.ResetForkRequestID()
+		return nil
+	case explorationbranch.FieldChildAgentSessionID:
+		m.ResetChildAgentSessionID()
+		return nil
+	case explorationbranch.FieldState:
+		m.ResetState()
+		return nil
+	case explorationbranch.FieldErrorCode:
+		m.ResetErrorCode()
+		return nil
+	case explorationbranch.FieldError:
+		m.ResetError()
+		return nil
+	case explorationbranch.FieldQueuedAt:
+		m.ResetQueuedAt()
+		return nil
+	case explorationbranch.FieldAppliedAt:
+		m.ResetAppliedAt()
+		return nil
+	case explorationbranch.FieldToldAt:
+		m.ResetToldAt()
+		return nil
+	case explorationbranch.FieldSummary:
+		m.ResetSummary()
+		return nil
+	case explorationbranch.FieldToldAfterTurnID:
+		m.ResetToldAfterTurnID()
+		return nil
+	case explorationbranch.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ExplorationBranch field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ExplorationBranchMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.exploration != nil {
+		edges = append(edges, explorationbranch.EdgeExploration)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ExplorationBranchMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case explorationbranch.EdgeExploration:
+		if id := m.exploration; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ExplorationBranchMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ExplorationBranchMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ExplorationBranchMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedexploration {
+		edges = append(edges, explorationbranch.EdgeExploration)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ExplorationBranchMutation) EdgeCleared(name string) bool {
+	switch name {
+	case explorationbranch.EdgeExploration:
+		return m.clearedexploration
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ExplorationBranchMutation) ClearEdge(name string) error {
+	switch name {
+	case explorationbranch.EdgeExploration:
+		m.ClearExploration()
+		return nil
+	}
+	return fmt.Errorf("unknown ExplorationBranch unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ExplorationBranchMutation) ResetEdge(name string) error {
+	switch name {
+	case explorationbranch.EdgeExploration:
+		m.ResetExploration()
+		return nil
+	}
+	return fmt.Errorf("unknown ExplorationBranch edge %s", name)
 }
 
 // ForkJournalMutation represents an operation that mutates the ForkJournal nodes in the graph.
@@ -8868,21 +12559,24 @@ func (m *TurnMutation) ResetEdge(name string) error {
 // WorkspaceMutation represents an operation that mutates the Workspace nodes in the graph.
 type WorkspaceMutation struct {
 	config
-	op              Op
-	typ             string
-	id              *string
-	name            *string
-	root_path       *string
-	worktree_setup  *string
-	created_at      *time.Time
-	updated_at      *time.Time
-	clearedFields   map[string]struct{}
-	sessions        map[string]struct{}
-	removedsessions map[string]struct{}
-	clearedsessions bool
-	done            bool
-	oldValue        func(context.Context) (*Workspace, error)
-	predicates      []predicate.Workspace
+	op                  Op
+	typ                 string
+	id                  *string
+	name                *string
+	root_path           *string
+	worktree_setup      *string
+	check_command       *string
+	check_timeout_ms    *int64
+	addcheck_timeout_ms *int64
+	created_at          *time.Time
+	updated_at          *time.Time
+	clearedFields       map[string]struct{}
+	sessions            map[string]struct{}
+	removedsessions     map[string]struct{}
+	clearedsessions     bool
+	done                bool
+	oldValue            func(context.Context) (*Workspace, error)
+	predicates          []predicate.Workspace
 }
 
 var _ ent.Mutation = (*WorkspaceMutation)(nil)
@@ -9097,6 +12791,98 @@ func (m *WorkspaceMutation) ResetWorktreeSetup() {
 	m.worktree_setup = nil
 }
 
+// SetCheckCommand sets the "check_command" field.
+func (m *WorkspaceMutation) SetCheckCommand(s string) {
+	m.check_command = &s
+}
+
+// CheckCommand returns the value of the "check_command" field in the mutation.
+func (m *WorkspaceMutation) CheckCommand() (r string, exists bool) {
+	v := m.check_command
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckCommand returns the old "check_command" field's value of the Workspace entity.
+// If the Workspace object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WorkspaceMutation) OldCheckCommand(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckCommand is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckCommand requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckCommand: %w", err)
+	}
+	return oldValue.CheckCommand, nil
+}
+
+// ResetCheckCommand resets all changes to the "check_command" field.
+func (m *WorkspaceMutation) ResetCheckCommand() {
+	m.check_command = nil
+}
+
+// SetCheckTimeoutMs sets the "check_timeout_ms" field.
+func (m *WorkspaceMutation) SetCheckTimeoutMs(i int64) {
+	m.check_timeout_ms = &i
+	m.addcheck_timeout_ms = nil
+}
+
+// CheckTimeoutMs returns the value of the "check_timeout_ms" field in the mutation.
+func (m *WorkspaceMutation) CheckTimeoutMs() (r int64, exists bool) {
+	v := m.check_timeout_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckTimeoutMs returns the old "check_timeout_ms" field's value of the Workspace entity.
+// If the Workspace object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WorkspaceMutation) OldCheckTimeoutMs(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckTimeoutMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckTimeoutMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckTimeoutMs: %w", err)
+	}
+	return oldValue.CheckTimeoutMs, nil
+}
+
+// AddCheckTimeoutMs adds i to the "check_timeout_ms" field.
+func (m *WorkspaceMutation) AddCheckTimeoutMs(i int64) {
+	if m.addcheck_timeout_ms != nil {
+		*m.addcheck_timeout_ms += i
+	} else {
+		m.addcheck_timeout_ms = &i
+	}
+}
+
+// AddedCheckTimeoutMs returns the value that was added to the "check_timeout_ms" field in this mutation.
+func (m *WorkspaceMutation) AddedCheckTimeoutMs() (r int64, exists bool) {
+	v := m.addcheck_timeout_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCheckTimeoutMs resets all changes to the "check_timeout_ms" field.
+func (m *WorkspaceMutation) ResetCheckTimeoutMs() {
+	m.check_timeout_ms = nil
+	m.addcheck_timeout_ms = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *WorkspaceMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -9257,7 +13043,7 @@ func (m *WorkspaceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WorkspaceMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 7)
 	if m.name != nil {
 		fields = append(fields, workspace.FieldName)
 	}
@@ -9266,6 +13052,12 @@ func (m *WorkspaceMutation) Fields() []string {
 	}
 	if m.worktree_setup != nil {
 		fields = append(fields, workspace.FieldWorktreeSetup)
+	}
+	if m.check_command != nil {
+		fields = append(fields, workspace.FieldCheckCommand)
+	}
+	if m.check_timeout_ms != nil {
+		fields = append(fields, workspace.FieldCheckTimeoutMs)
 	}
 	if m.created_at != nil {
 		fields = append(fields, workspace.FieldCreatedAt)
@@ -9287,6 +13079,10 @@ func (m *WorkspaceMutation) Field(name string) (ent.Value, bool) {
 		return m.RootPath()
 	case workspace.FieldWorktreeSetup:
 		return m.WorktreeSetup()
+	case workspace.FieldCheckCommand:
+		return m.CheckCommand()
+	case workspace.FieldCheckTimeoutMs:
+		return m.CheckTimeoutMs()
 	case workspace.FieldCreatedAt:
 		return m.CreatedAt()
 	case workspace.FieldUpdatedAt:
@@ -9306,6 +13102,10 @@ func (m *WorkspaceMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldRootPath(ctx)
 	case workspace.FieldWorktreeSetup:
 		return m.OldWorktreeSetup(ctx)
+	case workspace.FieldCheckCommand:
+		return m.OldCheckCommand(ctx)
+	case workspace.FieldCheckTimeoutMs:
+		return m.OldCheckTimeoutMs(ctx)
 	case workspace.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case workspace.FieldUpdatedAt:
@@ -9340,6 +13140,20 @@ func (m *WorkspaceMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetWorktreeSetup(v)
 		return nil
+	case workspace.FieldCheckCommand:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckCommand(v)
+		return nil
+	case workspace.FieldCheckTimeoutMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckTimeoutMs(v)
+		return nil
 	case workspace.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -9361,13 +13175,21 @@ func (m *WorkspaceMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *WorkspaceMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addcheck_timeout_ms != nil {
+		fields = append(fields, workspace.FieldCheckTimeoutMs)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *WorkspaceMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case workspace.FieldCheckTimeoutMs:
+		return m.AddedCheckTimeoutMs()
+	}
 	return nil, false
 }
 
@@ -9376,6 +13198,13 @@ func (m *WorkspaceMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *WorkspaceMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case workspace.FieldCheckTimeoutMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCheckTimeoutMs(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Workspace numeric field %s", name)
 }
@@ -9411,6 +13240,12 @@ func (m *WorkspaceMutation) ResetField(name string) error {
 		return nil
 	case workspace.FieldWorktreeSetup:
 		m.ResetWorktreeSetup()
+		return nil
+	case workspace.FieldCheckCommand:
+		m.ResetCheckCommand()
+		return nil
+	case workspace.FieldCheckTimeoutMs:
+		m.ResetCheckTimeoutMs()
 		return nil
 	case workspace.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -6,6 +6,9 @@ import (
 	"time"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/checkrun"
+	"tuttid/ent/exploration"
+	"tuttid/ent/explorationbranch"
 	"tuttid/ent/forkjournal"
 	"tuttid/ent/instance"
 	"tuttid/ent/message"
@@ -118,6 +121,130 @@ func init() {
 	approvalrequestDescID := approvalrequestFields[0].Descriptor()
 	// approvalrequest.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	approvalrequest.IDValidator = approvalrequestDescID.Validators[0].(func(string) error)
+	checkrunFields := schema.CheckRun{}.Fields()
+	_ = checkrunFields
+	// checkrunDescWorkspaceID is the schema descriptor for workspace_id field.
+	checkrunDescWorkspaceID := checkrunFields[1].Descriptor()
+	// checkrun.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	checkrun.WorkspaceIDValidator = checkrunDescWorkspaceID.Validators[0].(func(string) error)
+	// checkrunDescAgentSessionID is the schema descriptor for agent_session_id field.
+	checkrunDescAgentSessionID := checkrunFields[2].Descriptor()
+	// checkrun.AgentSessionIDValidator is a validator for the "agent_session_id" field. It is called by the builders before save.
+	checkrun.AgentSessionIDValidator = checkrunDescAgentSessionID.Validators[0].(func(string) error)
+	// checkrunDescTurnID is the schema descriptor for turn_id field.
+	checkrunDescTurnID := checkrunFields[3].Descriptor()
+	// checkrun.TurnIDValidator is a validator for the "turn_id" field. It is called by the builders before save.
+	checkrun.TurnIDValidator = checkrunDescTurnID.Validators[0].(func(string) error)
+	// checkrunDescExplorationID is the schema descriptor for exploration_id field.
+	checkrunDescExplorationID := checkrunFields[4].Descriptor()
+	// checkrun.DefaultExplorationID holds the default value on creation for the exploration_id field.
+	checkrun.DefaultExplorationID = checkrunDescExplorationID.Default.(string)
+	// checkrunDescOutput is the schema descriptor for output field.
+	checkrunDescOutput := checkrunFields[8].Descriptor()
+	// checkrun.DefaultOutput holds the default value on creation for the output field.
+	checkrun.DefaultOutput = checkrunDescOutput.Default.(string)
+	// checkrunDescOutputTruncated is the schema descriptor for output_truncated field.
+	checkrunDescOutputTruncated := checkrunFields[9].Descriptor()
+	// checkrun.DefaultOutputTruncated holds the default value on creation for the output_truncated field.
+	checkrun.DefaultOutputTruncated = checkrunDescOutputTruncated.Default.(bool)
+	// checkrunDescPgid is the schema descriptor for pgid field.
+	checkrunDescPgid := checkrunFields[10].Descriptor()
+	// checkrun.DefaultPgid holds the default value on creation for the pgid field.
+	checkrun.DefaultPgid = checkrunDescPgid.Default.(int)
+	// checkrunDescStartedAt is the schema descriptor for started_at field.
+	checkrunDescStartedAt := checkrunFields[11].Descriptor()
+	// checkrun.DefaultStartedAt holds the default value on creation for the started_at field.
+	checkrun.DefaultStartedAt = checkrunDescStartedAt.Default.(func() time.Time)
+	// checkrunDescID is the schema descriptor for id field.
+	checkrunDescID := checkrunFields[0].Descriptor()
+	// checkrun.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	checkrun.IDValidator = checkrunDescID.Validators[0].(func(string) error)
+	explorationFields := schema.Exploration{}.Fields()
+	_ = explorationFields
+	// explorationDescWorkspaceID is the schema descriptor for workspace_id field.
+	explorationDescWorkspaceID := explorationFields[1].Descriptor()
+	// exploration.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	exploration.WorkspaceIDValidator = explorationDescWorkspaceID.Validators[0].(func(string) error)
+	// explorationDescParentAgentSessionID is the schema descriptor for parent_agent_session_id field.
+	explorationDescParentAgentSessionID := explorationFields[2].Descriptor()
+	// exploration.ParentAgentSessionIDValidator is a validator for the "parent_agent_session_id" field. It is called by the builders before save.
+	exploration.ParentAgentSessionIDValidator = explorationDescParentAgentSessionID.Validators[0].(func(string) error)
+	// explorationDescRequestID is the schema descriptor for request_id field.
+	explorationDescRequestID := explorationFields[3].Descriptor()
+	// exploration.RequestIDValidator is a validator for the "request_id" field. It is called by the builders before save.
+	exploration.RequestIDValidator = explorationDescRequestID.Validators[0].(func(string) error)
+	// explorationDescFingerprint is the schema descriptor for fingerprint field.
+	explorationDescFingerprint := explorationFields[4].Descriptor()
+	// exploration.FingerprintValidator is a validator for the "fingerprint" field. It is called by the builders before save.
+	exploration.FingerprintValidator = explorationDescFingerprint.Validators[0].(func(string) error)
+	// explorationDescLastTurnID is the schema descriptor for last_turn_id field.
+	explorationDescLastTurnID := explorationFields[5].Descriptor()
+	// exploration.DefaultLastTurnID holds the default value on creation for the last_turn_id field.
+	exploration.DefaultLastTurnID = explorationDescLastTurnID.Default.(string)
+	// explorationDescPrompt is the schema descriptor for prompt field.
+	explorationDescPrompt := explorationFields[6].Descriptor()
+	// exploration.DefaultPrompt holds the default value on creation for the prompt field.
+	exploration.DefaultPrompt = explorationDescPrompt.Default.(string)
+	// explorationDescCheckCommand is the schema descriptor for check_command field.
+	explorationDescCheckCommand := explorationFields[7].Descriptor()
+	// exploration.DefaultCheckCommand holds the default value on creation for the check_command field.
+	exploration.DefaultCheckCommand = explorationDescCheckCommand.Default.(string)
+	// explorationDescWinnerBranch is the schema descriptor for winner_branch field.
+	explorationDescWinnerBranch := explorationFields[9].Descriptor()
+	// exploration.DefaultWinnerBranch holds the default value on creation for the winner_branch field.
+	exploration.DefaultWinnerBranch = explorationDescWinnerBranch.Default.(string)
+	// explorationDescCreatedAt is the schema descriptor for created_at field.
+	explorationDescCreatedAt := explorationFields[10].Descriptor()
+	// exploration.DefaultCreatedAt holds the default value on creation for the created_at field.
+	exploration.DefaultCreatedAt = explorationDescCreatedAt.Default.(func() time.Time)
+	// explorationDescUpdatedAt is the schema descriptor for updated_at field.
+	explorationDescUpdatedAt := explorationFields[11].Descriptor()
+	// exploration.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	exploration.DefaultUpdatedAt = explorationDescUpdatedAt.Default.(func() time.Time)
+	// exploration.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	exploration.UpdateDefaultUpdatedAt = explorationDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// explorationDescID is the schema descriptor for id field.
+	explorationDescID := explorationFields[0].Descriptor()
+	// exploration.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	exploration.IDValidator = explorationDescID.Validators[0].(func(string) error)
+	explorationbranchFields := schema.ExplorationBranch{}.Fields()
+	_ = explorationbranchFields
+	// explorationbranchDescExplorationID is the schema descriptor for exploration_id field.
+	explorationbranchDescExplorationID := explorationbranchFields[0].Descriptor()
+	// explorationbranch.ExplorationIDValidator is a validator for the "exploration_id" field. It is called by the builders before save.
+	explorationbranch.ExplorationIDValidator = explorationbranchDescExplorationID.Validators[0].(func(string) error)
+	// explorationbranchDescName is the schema descriptor for name field.
+	explorationbranchDescName := explorationbranchFields[2].Descriptor()
+	// explorationbranch.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	explorationbranch.NameValidator = explorationbranchDescName.Validators[0].(func(string) error)
+	// explorationbranchDescForkRequestID is the schema descriptor for fork_request_id field.
+	explorationbranchDescForkRequestID := explorationbranchFields[5].Descriptor()
+	// explorationbranch.ForkRequestIDValidator is a validator for the "fork_request_id" field. It is called by the builders before save.
+	explorationbranch.ForkRequestIDValidator = explorationbranchDescForkRequestID.Validators[0].(func(string) error)
+	// explorationbranchDescChildAgentSessionID is the schema descriptor for child_agent_session_id field.
+	explorationbranchDescChildAgentSessionID := explorationbranchFields[6].Descriptor()
+	// explorationbranch.DefaultChildAgentSessionID holds the default value on creation for the child_agent_session_id field.
+	explorationbranch.DefaultChildAgentSessionID = explorationbranchDescChildAgentSessionID.Default.(string)
+	// explorationbranchDescErrorCode is the schema descriptor for error_code field.
+	explorationbranchDescErrorCode := explorationbranchFields[8].Descriptor()
+	// explorationbranch.DefaultErrorCode holds the default value on creation for the error_code field.
+	explorationbranch.DefaultErrorCode = explorationbranchDescErrorCode.Default.(string)
+	// explorationbranchDescError is the schema descriptor for error field.
+	explorationbranchDescError := explorationbranchFields[9].Descriptor()
+	// explorationbranch.DefaultError holds the default value on creation for the error field.
+	explorationbranch.DefaultError = explorationbranchDescError.Default.(string)
+	// explorationbranchDescSummary is the schema descriptor for summary field.
+	explorationbranchDescSummary := explorationbranchFields[13].Descriptor()
+	// explorationbranch.DefaultSummary holds the default value on creation for the summary field.
+	explorationbranch.DefaultSummary = explorationbranchDescSummary.Default.(string)
+	// explorationbranchDescToldAfterTurnID is the schema descriptor for told_after_turn_id field.
+	explorationbranchDescToldAfterTurnID := explorationbranchFields[14].Descriptor()
+	// explorationbranch.DefaultToldAfterTurnID holds the default value on creation for the told_after_turn_id field.
+	explorationbranch.DefaultToldAfterTurnID = explorationbranchDescToldAfterTurnID.Default.(string)
+	// explorationbranchDescCreatedAt is the schema descriptor for created_at field.
+	explorationbranchDescCreatedAt := explorationbranchFields[15].Descriptor()
+	// explorationbranch.DefaultCreatedAt holds the default value on creation for the created_at field.
+	explorationbranch.DefaultCreatedAt = explorationbranchDescCreatedAt.Default.(func() time.Time)
 	forkjournalFields := schema.ForkJournal{}.Fields()
 	_ = forkjournalFields
 	// forkjournalDescWorkspaceID is the schema descriptor for workspace_id field.
@@ -384,12 +511,20 @@ func init() {
 	workspaceDescWorktreeSetup := workspaceFields[3].Descriptor()
 	// workspace.DefaultWorktreeSetup holds the default value on creation for the worktree_setup field.
 	workspace.DefaultWorktreeSetup = workspaceDescWorktreeSetup.Default.(string)
+	// workspaceDescCheckCommand is the schema descriptor for check_command field.
+	workspaceDescCheckCommand := workspaceFields[4].Descriptor()
+	// workspace.DefaultCheckCommand holds the default value on creation for the check_command field.
+	workspace.DefaultCheckCommand = workspaceDescCheckCommand.Default.(string)
+	// workspaceDescCheckTimeoutMs is the schema descriptor for check_timeout_ms field.
+	workspaceDescCheckTimeoutMs := workspaceFields[5].Descriptor()
+	// workspace.DefaultCheckTimeoutMs holds the default value on creation for the check_timeout_ms field.
+	workspace.DefaultCheckTimeoutMs = workspaceDescCheckTimeoutMs.Default.(int64)
 	// workspaceDescCreatedAt is the schema descriptor for created_at field.
-	workspaceDescCreatedAt := workspaceFields[4].Descriptor()
+	workspaceDescCreatedAt := workspaceFields[6].Descriptor()
 	// workspace.DefaultCreatedAt holds the default value on creation for the created_at field.
 	workspace.DefaultCreatedAt = workspaceDescCreatedAt.Default.(func() time.Time)
 	// workspaceDescUpdatedAt is the schema descriptor for updated_at field.
-	workspaceDescUpdatedAt := workspaceFields[5].Descriptor()
+	workspaceDescUpdatedAt := workspaceFields[7].Descriptor()
 	// workspace.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	workspace.DefaultUpdatedAt = workspaceDescUpdatedAt.Default.(func() time.Time)
 	// workspace.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -18,6 +18,12 @@ type Tx struct {
 	AgentSession *AgentSessionClient
 	// ApprovalRequest is the client for interacting with the ApprovalRequest builders.
 	ApprovalRequest *ApprovalRequestClient
+	// CheckRun is the client for interacting with the CheckRun builders.
+	CheckRun *CheckRunClient
+	// Exploration is the client for interacting with the Exploration builders.
+	Exploration *ExplorationClient
+	// ExplorationBranch is the client for interacting with the ExplorationBranch builders.
+	ExplorationBranch *ExplorationBranchClient
 	// ForkJournal is the client for interacting with the ForkJournal builders.
 	ForkJournal *ForkJournalClient
 	// Instance is the client for interacting with the Instance builders.
@@ -165,6 +171,9 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.AgentSession = NewAgentSessionClient(tx.config)
 	tx.ApprovalRequest = NewApprovalRequestClient(tx.config)
+	tx.CheckRun = NewCheckRunClient(tx.config)
+	tx.Exploration = NewExplorationClient(tx.config)
+	tx.ExplorationBranch = NewExplorationBranchClient(tx.config)
 	tx.ForkJournal = NewForkJournalClient(tx.config)
 	tx.Instance = NewInstanceClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)

@@ -23,6 +23,10 @@ type Workspace struct {
 	RootPath string `json:"root_path,omitempty"`
 	// WorktreeSetup holds the value of the "worktree_setup" field.
 	WorktreeSetup string `json:"worktree_setup,omitempty"`
+	// CheckCommand holds the value of the "check_command" field.
+	CheckCommand string `json:"check_command,omitempty"`
+	// CheckTimeoutMs holds the value of the "check_timeout_ms" field.
+	CheckTimeoutMs int64 `json:"check_timeout_ms,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -56,7 +60,9 @@ func (*Workspace) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case workspace.FieldID, workspace.FieldName, workspace.FieldRootPath, workspace.FieldWorktreeSetup:
+		case workspace.FieldCheckTimeoutMs:
+			values[i] = new(sql.NullInt64)
+		case workspace.FieldID, workspace.FieldName, workspace.FieldRootPath, workspace.FieldWorktreeSetup, workspace.FieldCheckCommand:
 			values[i] = new(sql.NullString)
 		case workspace.FieldCreatedAt, workspace.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -98,6 +104,18 @@ func (_m *Workspace) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field worktree_setup", values[i])
 			} else if value.Valid {
 				_m.WorktreeSetup = value.String
+			}
+		case workspace.FieldCheckCommand:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field check_command", values[i])
+			} else if value.Valid {
+				_m.CheckCommand = value.String
+			}
+		case workspace.FieldCheckTimeoutMs:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field check_timeout_ms", values[i])
+			} else if value.Valid {
+				_m.CheckTimeoutMs = value.Int64
 			}
 		case workspace.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -160,6 +178,12 @@ func (_m *Workspace) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("worktree_setup=")
 	builder.WriteString(_m.WorktreeSetup)
+	builder.WriteString(", ")
+	builder.WriteString("check_command=")
+	builder.WriteString(_m.CheckCommand)
+	builder.WriteString(", ")
+	builder.WriteString("check_timeout_ms=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CheckTimeoutMs))
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

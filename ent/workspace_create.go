@@ -50,6 +50,34 @@ func (_c *WorkspaceCreate) SetNillableWorktreeSetup(v *string) *WorkspaceCreate 
 	return _c
 }
 
+// SetCheckCommand sets the "check_command" field.
+func (_c *WorkspaceCreate) SetCheckCommand(v string) *WorkspaceCreate {
+	_c.mutation.SetCheckCommand(v)
+	return _c
+}
+
+// SetNillableCheckCommand sets the "check_command" field if the given value is not nil.
+func (_c *WorkspaceCreate) SetNillableCheckCommand(v *string) *WorkspaceCreate {
+	if v != nil {
+		_c.SetCheckCommand(*v)
+	}
+	return _c
+}
+
+// SetCheckTimeoutMs sets the "check_timeout_ms" field.
+func (_c *WorkspaceCreate) SetCheckTimeoutMs(v int64) *WorkspaceCreate {
+	_c.mutation.SetCheckTimeoutMs(v)
+	return _c
+}
+
+// SetNillableCheckTimeoutMs sets the "check_timeout_ms" field if the given value is not nil.
+func (_c *WorkspaceCreate) SetNillableCheckTimeoutMs(v *int64) *WorkspaceCreate {
+	if v != nil {
+		_c.SetCheckTimeoutMs(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *WorkspaceCreate) SetCreatedAt(v time.Time) *WorkspaceCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -138,6 +166,14 @@ func (_c *WorkspaceCreate) defaults() {
 		v := workspace.DefaultWorktreeSetup
 		_c.mutation.SetWorktreeSetup(v)
 	}
+	if _, ok := _c.mutation.CheckCommand(); !ok {
+		v := workspace.DefaultCheckCommand
+		_c.mutation.SetCheckCommand(v)
+	}
+	if _, ok := _c.mutation.CheckTimeoutMs(); !ok {
+		v := workspace.DefaultCheckTimeoutMs
+		_c.mutation.SetCheckTimeoutMs(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := workspace.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -163,6 +199,12 @@ func (_c *WorkspaceCreate) check() error {
 	}
 	if _, ok := _c.mutation.WorktreeSetup(); !ok {
 		return &ValidationError{Name: "worktree_setup", err: errors.New(`ent: missing required field "Workspace.worktree_setup"`)}
+	}
+	if _, ok := _c.mutation.CheckCommand(); !ok {
+		return &ValidationError{Name: "check_command", err: errors.New(`ent: missing required field "Workspace.check_command"`)}
+	}
+	if _, ok := _c.mutation.CheckTimeoutMs(); !ok {
+		return &ValidationError{Name: "check_timeout_ms", err: errors.New(`ent: missing required field "Workspace.check_timeout_ms"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Workspace.created_at"`)}
@@ -222,6 +264,14 @@ func (_c *WorkspaceCreate) createSpec() (*Workspace, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.WorktreeSetup(); ok {
 		_spec.SetField(workspace.FieldWorktreeSetup, field.TypeString, value)
 		_node.WorktreeSetup = value
+	}
+	if value, ok := _c.mutation.CheckCommand(); ok {
+		_spec.SetField(workspace.FieldCheckCommand, field.TypeString, value)
+		_node.CheckCommand = value
+	}
+	if value, ok := _c.mutation.CheckTimeoutMs(); ok {
+		_spec.SetField(workspace.FieldCheckTimeoutMs, field.TypeInt64, value)
+		_node.CheckTimeoutMs = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(workspace.FieldCreatedAt, field.TypeTime, value)
@@ -335,6 +385,36 @@ func (u *WorkspaceUpsert) UpdateWorktreeSetup() *WorkspaceUpsert {
 	return u
 }
 
+// SetCheckCommand sets the "check_command" field.
+func (u *WorkspaceUpsert) SetCheckCommand(v string) *WorkspaceUpsert {
+	u.Set(workspace.FieldCheckCommand, v)
+	return u
+}
+
+// UpdateCheckCommand sets the "check_command" field to the value that was provided on create.
+func (u *WorkspaceUpsert) UpdateCheckCommand() *WorkspaceUpsert {
+	u.SetExcluded(workspace.FieldCheckCommand)
+	return u
+}
+
+// SetCheckTimeoutMs sets the "check_timeout_ms" field.
+func (u *WorkspaceUpsert) SetCheckTimeoutMs(v int64) *WorkspaceUpsert {
+	u.Set(workspace.FieldCheckTimeoutMs, v)
+	return u
+}
+
+// UpdateCheckTimeoutMs sets the "check_timeout_ms" field to the value that was provided on create.
+func (u *WorkspaceUpsert) UpdateCheckTimeoutMs() *WorkspaceUpsert {
+	u.SetExcluded(workspace.FieldCheckTimeoutMs)
+	return u
+}
+
+// AddCheckTimeoutMs adds v to the "check_timeout_ms" field.
+func (u *WorkspaceUpsert) AddCheckTimeoutMs(v int64) *WorkspaceUpsert {
+	u.Add(workspace.FieldCheckTimeoutMs, v)
+	return u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (u *WorkspaceUpsert) SetUpdatedAt(v time.Time) *WorkspaceUpsert {
 	u.Set(workspace.FieldUpdatedAt, v)
@@ -437,6 +517,41 @@ func (u *WorkspaceUpsertOne) SetWorktreeSetup(v string) *WorkspaceUpsertOne {
 func (u *WorkspaceUpsertOne) UpdateWorktreeSetup() *WorkspaceUpsertOne {
 	return u.Update(func(s *WorkspaceUpsert) {
 		s.UpdateWorktreeSetup()
+	})
+}
+
+// SetCheckCommand sets the "check_command" field.
+func (u *WorkspaceUpsertOne) SetCheckCommand(v string) *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.SetCheckCommand(v)
+	})
+}
+
+// UpdateCheckCommand sets the "check_command" field to the value that was provided on create.
+func (u *WorkspaceUpsertOne) UpdateCheckCommand() *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.UpdateCheckCommand()
+	})
+}
+
+// SetCheckTimeoutMs sets the "check_timeout_ms" field.
+func (u *WorkspaceUpsertOne) SetCheckTimeoutMs(v int64) *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.SetCheckTimeoutMs(v)
+	})
+}
+
+// AddCheckTimeoutMs adds v to the "check_timeout_ms" field.
+func (u *WorkspaceUpsertOne) AddCheckTimeoutMs(v int64) *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.AddCheckTimeoutMs(v)
+	})
+}
+
+// UpdateCheckTimeoutMs sets the "check_timeout_ms" field to the value that was provided on create.
+func (u *WorkspaceUpsertOne) UpdateCheckTimeoutMs() *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.UpdateCheckTimeoutMs()
 	})
 }
 
@@ -711,6 +826,41 @@ func (u *WorkspaceUpsertBulk) SetWorktreeSetup(v string) *WorkspaceUpsertBulk {
 func (u *WorkspaceUpsertBulk) UpdateWorktreeSetup() *WorkspaceUpsertBulk {
 	return u.Update(func(s *WorkspaceUpsert) {
 		s.UpdateWorktreeSetup()
+	})
+}
+
+// SetCheckCommand sets the "check_command" field.
+func (u *WorkspaceUpsertBulk) SetCheckCommand(v string) *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.SetCheckCommand(v)
+	})
+}
+
+// UpdateCheckCommand sets the "check_command" field to the value that was provided on create.
+func (u *WorkspaceUpsertBulk) UpdateCheckCommand() *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.UpdateCheckCommand()
+	})
+}
+
+// SetCheckTimeoutMs sets the "check_timeout_ms" field.
+func (u *WorkspaceUpsertBulk) SetCheckTimeoutMs(v int64) *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.SetCheckTimeoutMs(v)
+	})
+}
+
+// AddCheckTimeoutMs adds v to the "check_timeout_ms" field.
+func (u *WorkspaceUpsertBulk) AddCheckTimeoutMs(v int64) *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.AddCheckTimeoutMs(v)
+	})
+}
+
+// UpdateCheckTimeoutMs sets the "check_timeout_ms" field to the value that was provided on create.
+func (u *WorkspaceUpsertBulk) UpdateCheckTimeoutMs() *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.UpdateCheckTimeoutMs()
 	})
 }
 

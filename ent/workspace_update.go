@@ -72,6 +72,41 @@ func (_u *WorkspaceUpdate) SetNillableWorktreeSetup(v *string) *WorkspaceUpdate 
 	return _u
 }
 
+// SetCheckCommand sets the "check_command" field.
+func (_u *WorkspaceUpdate) SetCheckCommand(v string) *WorkspaceUpdate {
+	_u.mutation.SetCheckCommand(v)
+	return _u
+}
+
+// SetNillableCheckCommand sets the "check_command" field if the given value is not nil.
+func (_u *WorkspaceUpdate) SetNillableCheckCommand(v *string) *WorkspaceUpdate {
+	if v != nil {
+		_u.SetCheckCommand(*v)
+	}
+	return _u
+}
+
+// SetCheckTimeoutMs sets the "check_timeout_ms" field.
+func (_u *WorkspaceUpdate) SetCheckTimeoutMs(v int64) *WorkspaceUpdate {
+	_u.mutation.ResetCheckTimeoutMs()
+	_u.mutation.SetCheckTimeoutMs(v)
+	return _u
+}
+
+// SetNillableCheckTimeoutMs sets the "check_timeout_ms" field if the given value is not nil.
+func (_u *WorkspaceUpdate) SetNillableCheckTimeoutMs(v *int64) *WorkspaceUpdate {
+	if v != nil {
+		_u.SetCheckTimeoutMs(*v)
+	}
+	return _u
+}
+
+// AddCheckTimeoutMs adds value to the "check_timeout_ms" field.
+func (_u *WorkspaceUpdate) AddCheckTimeoutMs(v int64) *WorkspaceUpdate {
+	_u.mutation.AddCheckTimeoutMs(v)
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *WorkspaceUpdate) SetUpdatedAt(v time.Time) *WorkspaceUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -192,6 +227,15 @@ func (_u *WorkspaceUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.WorktreeSetup(); ok {
 		_spec.SetField(workspace.FieldWorktreeSetup, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.CheckCommand(); ok {
+		_spec.SetField(workspace.FieldCheckCommand, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CheckTimeoutMs(); ok {
+		_spec.SetField(workspace.FieldCheckTimeoutMs, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCheckTimeoutMs(); ok {
+		_spec.AddField(workspace.FieldCheckTimeoutMs, field.TypeInt64, value)
+	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(workspace.FieldUpdatedAt, field.TypeTime, value)
 	}
@@ -301,6 +345,41 @@ func (_u *WorkspaceUpdateOne) SetNillableWorktreeSetup(v *string) *WorkspaceUpda
 	if v != nil {
 		_u.SetWorktreeSetup(*v)
 	}
+	return _u
+}
+
+// SetCheckCommand sets the "check_command" field.
+func (_u *WorkspaceUpdateOne) SetCheckCommand(v string) *WorkspaceUpdateOne {
+	_u.mutation.SetCheckCommand(v)
+	return _u
+}
+
+// SetNillableCheckCommand sets the "check_command" field if the given value is not nil.
+func (_u *WorkspaceUpdateOne) SetNillableCheckCommand(v *string) *WorkspaceUpdateOne {
+	if v != nil {
+		_u.SetCheckCommand(*v)
+	}
+	return _u
+}
+
+// SetCheckTimeoutMs sets the "check_timeout_ms" field.
+func (_u *WorkspaceUpdateOne) SetCheckTimeoutMs(v int64) *WorkspaceUpdateOne {
+	_u.mutation.ResetCheckTimeoutMs()
+	_u.mutation.SetCheckTimeoutMs(v)
+	return _u
+}
+
+// SetNillableCheckTimeoutMs sets the "check_timeout_ms" field if the given value is not nil.
+func (_u *WorkspaceUpdateOne) SetNillableCheckTimeoutMs(v *int64) *WorkspaceUpdateOne {
+	if v != nil {
+		_u.SetCheckTimeoutMs(*v)
+	}
+	return _u
+}
+
+// AddCheckTimeoutMs adds value to the "check_timeout_ms" field.
+func (_u *WorkspaceUpdateOne) AddCheckTimeoutMs(v int64) *WorkspaceUpdateOne {
+	_u.mutation.AddCheckTimeoutMs(v)
 	return _u
 }
 
@@ -453,6 +532,15 @@ func (_u *WorkspaceUpdateOne) sqlSave(ctx context.Context) (_node *Workspace, er
 	}
 	if value, ok := _u.mutation.WorktreeSetup(); ok {
 		_spec.SetField(workspace.FieldWorktreeSetup, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CheckCommand(); ok {
+		_spec.SetField(workspace.FieldCheckCommand, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CheckTimeoutMs(); ok {
+		_spec.SetField(workspace.FieldCheckTimeoutMs, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCheckTimeoutMs(); ok {
+		_spec.AddField(workspace.FieldCheckTimeoutMs, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(workspace.FieldUpdatedAt, field.TypeTime, value)

@@ -13,7 +13,6 @@ import (
 	"tuttid/ent/sessioncode"
 	"tuttid/graph/model"
 	"tuttid/lineage"
-	"tuttid/session"
 )
 
 // Code is the resolver for the code field.
@@ -78,7 +77,7 @@ func (r *mutationResolver) ApplySessionChanges(ctx context.Context, input model.
 
 // UpdateWorkspace is the resolver for the updateWorkspace field.
 func (r *mutationResolver) UpdateWorkspace(ctx context.Context, input model.UpdateWorkspaceInput) (*ent.Workspace, error) {
-	return r.Sessions.UpdateWorkspace(ctx, input.WorkspaceID, session.WorkspaceSettings{WorktreeSetup: input.WorktreeSetup})
+	return r.Sessions.UpdateWorkspace(ctx, input.WorkspaceID, workspaceSettings(input.WorktreeSetup, input.CheckCommand, input.CheckTimeoutSeconds))
 }
 
 // Code is the resolver for the code field.

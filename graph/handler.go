@@ -16,6 +16,7 @@ import (
 	"tuttid/account"
 	"tuttid/apperr"
 	"tuttid/codebranch"
+	"tuttid/explore"
 	"tuttid/fork"
 	"tuttid/graph/generated"
 	"tuttid/instance"
@@ -37,6 +38,8 @@ type HandlerConfig struct {
 	Forks    *fork.Service
 	// Code answers the code fields (nil: they answer null).
 	Code *codebranch.Service
+	// Explore runs explorations.
+	Explore *explore.Service
 	// Instances says which sessions' owners are up
 	// (AgentSession.available); nil: every session is available.
 	Instances *instance.Registry
@@ -58,7 +61,7 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Reads: cfg.Reads, Accounts: cfg.Accounts, Forks: cfg.Forks, Code: cfg.Code, Instances: cfg.Instances}, Complexity: complexity()}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Reads: cfg.Reads, Accounts: cfg.Accounts, Forks: cfg.Forks, Code: cfg.Code, Explore: cfg.Explore, Instances: cfg.Instances}, Complexity: complexity()}))
 	ws := transport.Websocket{
 		// ka messages for graphql-ws; pings for graphql-transport-ws, where a
 		// missing pong is tolerated (browsers' clients do not all answer).

@@ -3,6 +3,7 @@ package graph
 import (
 	"tuttid/account"
 	"tuttid/codebranch"
+	"tuttid/explore"
 	"tuttid/fork"
 	"tuttid/instance"
 	"tuttid/session"
@@ -21,6 +22,8 @@ type Resolver struct {
 	Forks    *fork.Service
 	// Code is the code side of sessions (checkpoints, changes, apply).
 	Code *codebranch.Service
+	// Explore runs explorations.
+	Explore *explore.Service
 	// Instances: the owners' liveness; nil when every session is available.
 	Instances *instance.Registry
 }

@@ -11,12 +11,11 @@ import (
 	"tuttid/graph/generated"
 	"tuttid/graph/model"
 	"tuttid/paging"
-	"tuttid/session"
 )
 
 // CreateWorkspace is the resolver for the createWorkspace field.
 func (r *mutationResolver) CreateWorkspace(ctx context.Context, input model.CreateWorkspaceInput) (*ent.Workspace, error) {
-	return r.Sessions.CreateWorkspace(ctx, input.Name, input.RootPath, session.WorkspaceSettings{WorktreeSetup: input.WorktreeSetup})
+	return r.Sessions.CreateWorkspace(ctx, input.Name, input.RootPath, workspaceSettings(input.WorktreeSetup, input.CheckCommand, input.CheckTimeoutSeconds))
 }
 
 // Workspace is the resolver for the workspace field.

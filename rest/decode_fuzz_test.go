@@ -27,7 +27,8 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
 		r := httptest.NewRequest(http.MethodPost, "/v1/workspaces/w/agent-sessions/s/fork", bytes.NewReader(body))
 		r.Header.Set("Content-Type", contentType)
-		req, err := decode(httptest.NewRecorder(), r)
+		var req ForkRequest
+		err := decode(httptest.NewRecorder(), r, &req, "fork request")
 		if err != nil {
 			switch code := apperr.CodeOf(err); code {
 			case apperr.InvalidInput, apperr.RequestTooLarge, apperr.UnsupportedMediaType:
@@ -45,7 +46,8 @@ func FuzzDecode(f *testing.F) {
 		}
 		r2 := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(enc))
 		r2.Header.Set("Content-Type", "application/json")
-		again, err := decode(httptest.NewRecorder(), r2)
+		var again ForkRequest
+		err = decode(httptest.NewRecorder(), r2, &again, "fork request")
 		if err != nil || !reflect.DeepEqual(again, req) {
 			t.Fatalf("round trip of %s: %+v, %v; want %+v", enc, again, err, req)
 		}

@@ -1,6 +1,7 @@
-// Package rest is the REST form of the fork: POST
+// Package rest is the REST form of the fork (POST
 // /v1/workspaces/{workspaceID}/agent-sessions/{agentSessionID}/fork, with
-// the design's bodies and HTTP status mapping, and its OpenAPI document.
+// the design's bodies and HTTP status mapping) and of exploreSession (POST
+// .../explore), and their OpenAPI document.
 package rest
 
 import (
@@ -17,6 +18,7 @@ import (
 	"tuttid/agent"
 	"tuttid/apperr"
 	"tuttid/ent"
+	"tuttid/explore"
 	"tuttid/fork"
 	"tuttid/session"
 )
@@ -26,8 +28,9 @@ const maxBody = 64 << 10
 
 // Handler serves the REST endpoints.
 type Handler struct {
-	Forks  *fork.Service
-	Logger *slog.Logger
+	Forks   *fork.Service
+	Explore *explore.Service
+	Logger  *slog.Logger
 }
 
 // ForkPath is the fork's path pattern (POST). The server declares it too:
@@ -37,6 +40,7 @@ const ForkPath = "/v1/workspaces/{workspaceID}/agent-sessions/{agentSessionID}/f
 // Register adds the routes to mux.
 func (h *Handler) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+ForkPath, h.fork)
+	mux.HandleFunc("POST "+ExplorePath, h.explore)
 	mux.HandleFunc("GET /v1/openapi.json", serveOpenAPI)
 }
 
@@ -105,8 +109,8 @@ type ErrorDetail struct {
 }
 
 func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
-	req, err := decode(w, r)
-	if err != nil {
+	var req ForkRequest
+	if err := decode(w, r, &req, "fork request"); err != nil {
 		h.fail(r.Context(), w, err)
 		return
 	}
@@ -118,6 +122,7 @@ func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
 	if req.Settings != nil {
 		in.Settings = *req.Settings
 	}
+	var err error
 	if in.Code, err = restCode(req.Code); err != nil {
 		h.fail(r.Context(), w, err)
 		return
@@ -134,28 +139,29 @@ func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, status, ForkResponse{Session: sessionBody(res.Session), Fork: lineageBody(res.Fork)})
 }
 
-func decode(w http.ResponseWriter, r *http.Request) (ForkRequest, error) {
-	var req ForkRequest
+// decode reads a JSON body of at most maxBody bytes into req (what names
+// it in an error): unknown fields and trailing values refused.
+func decode(w http.ResponseWriter, r *http.Request, req any, what string) error {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return req, apperr.New(apperr.UnsupportedMediaType, "send the request body as application/json")
+		return apperr.New(apperr.UnsupportedMediaType, "send the request body as application/json")
 	}
 	body := http.MaxBytesReader(w, r.Body, maxBody)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := dec.Decode(req); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return req, apperr.New(apperr.RequestTooLarge, "the request body is larger than %d bytes", maxBody)
+			return apperr.New(apperr.RequestTooLarge, "the request body is larger than %d bytes", maxBody)
 		}
 		if errors.Is(err, io.EOF) {
-			return req, apperr.New(apperr.InvalidInput, "the request body is empty; send a JSON object with requestId")
+			return apperr.New(apperr.InvalidInput, "the request body is empty; send a JSON object with requestId")
 		}
-		return req, apperr.New(apperr.InvalidInput, "the request body is not a valid fork request: %v", err)
+		return apperr.New(apperr.InvalidInput, "the request body is not a valid %s: %v", what, err)
 	}
 	if dec.More() {
-		return req, apperr.New(apperr.InvalidInput, "the request body holds more than one JSON value")
+		return apperr.New(apperr.InvalidInput, "the request body holds more than one JSON value")
 	}
-	return req, nil
+	return nil
 }
 
 func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, err error) {

@@ -16,6 +16,7 @@ func (s *Server) graphQL(a *auth, maxBody int64) http.Handler {
 		Accounts:        s.Accounts,
 		Forks:           s.Forks,
 		Code:            s.Code,
+		Explore:         s.Explore,
 		Instances:       s.Instances,
 		Logger:          s.log,
 		WebSocketInit:   a.wsInit,

@@ -80,12 +80,14 @@ func (s *Server) newRouter(a *auth, maxBody int64) *router {
 		onOwner: func(p sessionInPath, h http.Handler) http.Handler { return markForwarded(s.forwardREST(p, h)) }}
 	rt.handle(route{pattern: "/query", access: api, graphQL: true}, checkQueryBody(s.graphQL(a, maxBody)))
 	// The REST routes (rest.Handler.Register) share one access; the fork
-	// runs on its parent's owner.
+	// and the exploration run on their parent's owner.
 	v1 := http.NewServeMux()
-	(&rest.Handler{Forks: s.Forks, Logger: s.log}).Register(v1)
+	(&rest.Handler{Forks: s.Forks, Explore: s.Explore, Logger: s.log}).Register(v1)
 	rt.handle(route{pattern: "/v1/", access: api}, v1)
-	rt.handle(route{pattern: rest.ForkPath, access: api,
-		owner: &sessionInPath{workspace: "workspaceID", session: "agentSessionID"}}, v1)
+	for _, p := range []string{rest.ForkPath, rest.ExplorePath} {
+		rt.handle(route{pattern: p, access: api,
+			owner: &sessionInPath{workspace: "workspaceID", session: "agentSessionID"}}, v1)
+	}
 	// Without a method in the pattern: other methods answer 405, not the
 	// catch-all's 404.
 	rt.handle(route{pattern: "/healthz", access: public}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

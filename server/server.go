@@ -19,6 +19,8 @@ import (
 	"tuttid/agent"
 	"tuttid/codebranch"
 	"tuttid/codex"
+	"tuttid/ent"
+	"tuttid/explore"
 	"tuttid/fork"
 	"tuttid/forward"
 	"tuttid/instance"
@@ -68,6 +70,11 @@ type Config struct {
 	// empty: the database file's directory, or the user's data directory
 	// with PostgreSQL.
 	DataDir string
+	// MaxConcurrentTurns bounds the turns running at once on this
+	// instance's Codex that an exploration's branch may start into (its
+	// first turn waits in a queue past it); 0: the default (4), below 0:
+	// no bound.
+	MaxConcurrentTurns int
 	// CrashAt names a crash point (fork.Crash*) where the process kills
 	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
 	CrashAt string
@@ -92,6 +99,8 @@ type Server struct {
 	Instances *instance.Registry
 	forward   *forward.Forwarder
 	Code      *codebranch.Service
+	// Explore runs explorations (forks of a turn N ways, checked, ranked).
+	Explore *explore.Service
 
 	log     *slog.Logger
 	noAuth  bool
@@ -181,17 +190,36 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.Code = codebranch.New(codebranch.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
 	s.Accounts = account.New(account.Config{Runtime: s.Runtime, Logger: log})
+	// A turn's end frees a slot of Explore's turn bound and runs a
+	// branch's check; Explore is made after the services it uses.
+	turnEnded := func(ctx context.Context, a *ent.AgentSession, t *ent.Turn) {
+		if s.Explore != nil {
+			s.Explore.TurnEnded(ctx, a, t)
+		}
+	}
 	s.Sessions = session.New(session.Config{Store: st, Runtime: s.Runtime, Publisher: s.Broker, Outbox: outboxOf(s.Broker), Logger: log,
-		InstanceID: id, Accounts: s.Accounts, Code: s.Code.Hooks(), Crash: crashAt(cfg.CrashAt)})
+		InstanceID: id, Accounts: s.Accounts, Code: s.Code.Hooks(), TurnEnded: turnEnded, Crash: crashAt(cfg.CrashAt)})
 	s.Reads = sessionread.New(sessionread.Config{Store: st, Subscriber: s.Broker})
 	s.Forks = fork.New(fork.Config{Store: st, Sessions: s.Sessions, Reads: s.Reads, Accounts: s.Accounts, Runtime: s.Runtime, Logger: log,
 		Crash: crashAt(cfg.CrashAt), InstanceID: id, Code: s.Code})
+	maxTurns := cfg.MaxConcurrentTurns
+	if maxTurns == 0 {
+		maxTurns = explore.DefaultMaxConcurrentTurns
+	}
+	s.Explore = explore.New(explore.Config{Store: st, Forks: s.Forks, Sessions: s.Sessions, Code: s.Code, Publisher: s.Broker,
+		Logger: log, InstanceID: id, MaxConcurrentTurns: max(maxTurns, 0)})
+	undo.push(func() error { s.Explore.Close(); return nil })
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {
 		return nil, err
 	}
 	// Forks a crash cut short: their threads are archived and listed.
 	if err := s.Forks.Reconcile(ctx); err != nil {
+		return nil, err
+	}
+	// Explorations a stop cut short: branches forked again, checks run
+	// again, the queue started.
+	if err := s.Explore.Reconcile(ctx); err != nil {
 		return nil, err
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -272,6 +300,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Close stops ingestion, the runtime and the store.
 func (s *Server) Close() error {
 	s.Broker.Close()
+	s.Explore.Close()
 	rerr := s.closeRT()
 	s.stop()
 	s.wg.Wait()

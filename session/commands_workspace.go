@@ -23,18 +23,15 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, rootPath string, op
 	if err != nil {
 		return nil, err
 	}
-	setup := ""
+	c := s.store.Client.Workspace.Create().
+		SetID(s.newID()).SetName(name).SetRootPath(rootPath).
+		SetCreatedAt(s.now()).SetUpdatedAt(s.now())
 	for _, o := range opts {
-		if o.WorktreeSetup != nil {
-			if setup, err = checkWorktreeSetup(*o.WorktreeSetup); err != nil {
-				return nil, err
-			}
+		if err := o.apply(workspaceCreate{c}); err != nil {
+			return nil, err
 		}
 	}
-	w, err := s.store.Client.Workspace.Create().
-		SetID(s.newID()).SetName(name).SetRootPath(rootPath).SetWorktreeSetup(setup).
-		SetCreatedAt(s.now()).SetUpdatedAt(s.now()).
-		Save(ctx)
+	w, err := c.Save(ctx)
 	if err != nil {
 		return nil, apperr.Storage(err, "create the workspace")
 	}

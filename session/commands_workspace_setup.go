@@ -3,14 +3,19 @@ package session
 import (
 	"context"
 	"strings"
+	"time"
 
 	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/validate"
 )
 
-// MaxWorktreeSetupLen bounds a workspace's worktreeSetup command.
-const MaxWorktreeSetupLen = 16 << 10
+// MaxCommandLen bounds a workspace's shell commands (worktreeSetup,
+// checkCommand) and an exploration's checkCommand.
+const MaxCommandLen = 16 << 10
+
+// MaxCheckTimeout bounds a check command's time bound.
+const MaxCheckTimeout = time.Hour
 
 // WorkspaceSettings are a workspace's settings besides its name and root;
 // a nil field is left as it is (createWorkspace: unset).
@@ -18,17 +23,61 @@ type WorkspaceSettings struct {
 	// WorktreeSetup is the shell command run in each new worktree of a
 	// WORKTREE fork before the fork answers; "" clears it.
 	WorktreeSetup *string
+	// CheckCommand is run in an exploration branch's worktree after each
+	// of its turns (package explore); "" clears it. CheckTimeout bounds
+	// it; 0 restores the default.
+	CheckCommand *string
+	CheckTimeout *time.Duration
 }
 
-func checkWorktreeSetup(cmd string) (string, error) {
+// Command is a shell command as stored: trimmed, bounded, without NUL;
+// what names it in an error.
+func Command(what, cmd string) (string, error) {
 	cmd = strings.TrimSpace(cmd)
-	if err := validate.Text("worktreeSetup", cmd, MaxWorktreeSetupLen); err != nil {
+	if err := validate.Text(what, cmd, MaxCommandLen); err != nil {
 		return "", err
 	}
 	if strings.ContainsRune(cmd, 0) {
-		return "", apperr.New(apperr.InvalidInput, "worktreeSetup contains a NUL byte")
+		return "", apperr.New(apperr.InvalidInput, "%s contains a NUL byte", what)
 	}
 	return cmd, nil
+}
+
+// CheckTimeout checks a check command's time bound (0: the default).
+func CheckTimeout(d time.Duration) error {
+	if d < 0 || d > MaxCheckTimeout || d%time.Second != 0 {
+		return apperr.New(apperr.InvalidInput, "checkTimeoutSeconds must be from 1 to %d", int(MaxCheckTimeout/time.Second))
+	}
+	return nil
+}
+
+// apply sets set's fields on a workspace's create or update.
+func (set WorkspaceSettings) apply(w interface {
+	SetWorktreeSetup(string)
+	SetCheckCommand(string)
+	SetCheckTimeoutMs(int64)
+}) error {
+	if set.WorktreeSetup != nil {
+		cmd, err := Command("worktreeSetup", *set.WorktreeSetup)
+		if err != nil {
+			return err
+		}
+		w.SetWorktreeSetup(cmd)
+	}
+	if set.CheckCommand != nil {
+		cmd, err := Command("checkCommand", *set.CheckCommand)
+		if err != nil {
+			return err
+		}
+		w.SetCheckCommand(cmd)
+	}
+	if set.CheckTimeout != nil {
+		if err := CheckTimeout(*set.CheckTimeout); err != nil {
+			return err
+		}
+		w.SetCheckTimeoutMs(set.CheckTimeout.Milliseconds())
+	}
+	return nil
 }
 
 // UpdateWorkspace changes a workspace's settings (updateWorkspace); fields
@@ -38,12 +87,8 @@ func (s *Service) UpdateWorkspace(ctx context.Context, id string, set WorkspaceS
 		return nil, err
 	}
 	u := s.store.Client.Workspace.UpdateOneID(id).SetUpdatedAt(s.now())
-	if set.WorktreeSetup != nil {
-		cmd, err := checkWorktreeSetup(*set.WorktreeSetup)
-		if err != nil {
-			return nil, err
-		}
-		u.SetWorktreeSetup(cmd)
+	if err := set.apply(workspaceUpdate{u}); err != nil {
+		return nil, err
 	}
 	w, err := u.Save(ctx)
 	if ent.IsNotFound(err) {
@@ -54,3 +99,17 @@ func (s *Service) UpdateWorkspace(ctx context.Context, id string, set WorkspaceS
 	}
 	return w, nil
 }
+
+// workspaceUpdate and workspaceCreate drop the builders' returns, so that
+// apply serves both.
+type workspaceUpdate struct{ u *ent.WorkspaceUpdateOne }
+
+func (w workspaceUpdate) SetWorktreeSetup(v string) { w.u.SetWorktreeSetup(v) }
+func (w workspaceUpdate) SetCheckCommand(v string)  { w.u.SetCheckCommand(v) }
+func (w workspaceUpdate) SetCheckTimeoutMs(v int64) { w.u.SetCheckTimeoutMs(v) }
+
+type workspaceCreate struct{ c *ent.WorkspaceCreate }
+
+func (w workspaceCreate) SetWorktreeSetup(v string) { w.c.SetWorktreeSetup(v) }
+func (w workspaceCreate) SetCheckCommand(v string)  { w.c.SetCheckCommand(v) }
+func (w workspaceCreate) SetCheckTimeoutMs(v int64) { w.c.SetCheckTimeoutMs(v) }

@@ -24,6 +24,7 @@
 package session
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 
 	"tuttid/activity"
 	"tuttid/agent"
+	"tuttid/ent"
 	"tuttid/keylock"
 	"tuttid/sessionread"
 	"tuttid/store"
@@ -62,6 +64,8 @@ type Service struct {
 	// ends, its worktree through archive, restore and delete, the cwd rule
 	// (code*.go); nil: none.
 	code Code
+	// turnEnded is told of each turn stored ended (Config.TurnEnded).
+	turnEnded func(ctx context.Context, a *ent.AgentSession, t *ent.Turn)
 	// crash is the crash tests' hook (crash.go); a no-op when unset.
 	crash func(point string)
 }
@@ -90,6 +94,10 @@ type Config struct {
 	// the account notifications (*account.Service); nil: nothing is
 	// refused, and the notifications are dropped.
 	Accounts Accounts
+	// TurnEnded, when set, is called after a turn is stored ended and its
+	// events are out (the session READY), on the ingestion's goroutine: it
+	// must hand long work off (package explore runs a branch's check).
+	TurnEnded func(ctx context.Context, a *ent.AgentSession, t *ent.Turn)
 	// Crash, for the crash tests only, is called at each crash point
 	// (crash.go) and may kill the process there.
 	Crash func(point string)
@@ -98,7 +106,7 @@ type Config struct {
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, rt: cfg.Runtime, changes: changes{store: cfg.Store, outbox: cfg.Outbox, pub: cfg.Publisher}, read: sessionread.New(sessionread.Config{Store: cfg.Store}), log: cfg.Logger, now: cfg.Now, newID: cfg.NewID,
-		instanceID: cfg.InstanceID, accounts: cfg.Accounts, code: cfg.Code, crash: cfg.Crash}
+		instanceID: cfg.InstanceID, accounts: cfg.Accounts, code: cfg.Code, turnEnded: cfg.TurnEnded, crash: cfg.Crash}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

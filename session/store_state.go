@@ -80,5 +80,8 @@ func (s *Service) completeTurn(ctx context.Context, a *ent.AgentSession, turnID 
 		ready.Unwrap()
 	}
 	s.Announce(ctx, st)
+	if s.turnEnded != nil {
+		s.turnEnded(ctx, a, t)
+	}
 	return nil
 }

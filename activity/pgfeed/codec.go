@@ -28,6 +28,8 @@ type wire struct {
 	DeltaKind      string               `json:"delta_kind,omitempty"`
 	Notice         string               `json:"notice,omitempty"`
 	NoticeKind     string               `json:"notice_kind,omitempty"`
+	ExplorationID  string               `json:"exploration_id,omitempty"`
+	CheckRun       *ent.CheckRun        `json:"check_run,omitempty"`
 }
 
 // encode is the stored payload of e.
@@ -36,7 +38,7 @@ func encode(e activity.Event) ([]byte, error) {
 		Kind: e.Kind, WorkspaceID: e.WorkspaceID, AgentSessionID: e.AgentSessionID,
 		Session: e.Session, Turn: e.Turn, Message: e.Message, Fork: e.Fork, Approval: e.Approval,
 		Account: e.Account, Error: e.Error, Delta: e.Delta, ItemID: e.ItemID, DeltaKind: e.DeltaKind,
-		Notice: e.Notice, NoticeKind: e.NoticeKind,
+		Notice: e.Notice, NoticeKind: e.NoticeKind, ExplorationID: e.ExplorationID, CheckRun: e.CheckRun,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode activity event %s: %w", e.Kind, err)
@@ -54,6 +56,6 @@ func decode(seq int64, at time.Time, payload []byte) (activity.Event, error) {
 		Seq: seq, At: at, Kind: w.Kind, WorkspaceID: w.WorkspaceID, AgentSessionID: w.AgentSessionID,
 		Session: w.Session, Turn: w.Turn, Message: w.Message, Fork: w.Fork, Approval: w.Approval,
 		Account: w.Account, Error: w.Error, Delta: w.Delta, ItemID: w.ItemID, DeltaKind: w.DeltaKind,
-		Notice: w.Notice, NoticeKind: w.NoticeKind,
+		Notice: w.Notice, NoticeKind: w.NoticeKind, ExplorationID: w.ExplorationID, CheckRun: w.CheckRun,
 	}, nil
 }

@@ -31,6 +31,7 @@ type Runtime struct {
 
 	starts     []agent.StartInput
 	sends      []agent.SendTurnInput
+	injected   []agent.InjectInput
 	interrupts []agent.InterruptInput
 	forkInputs []agent.RuntimeForkInput
 	archived   []string
@@ -133,6 +134,24 @@ func (r *Runtime) History(_ context.Context, in agent.HistoryInput) ([]agent.Run
 		return nil, r.refuse
 	}
 	return r.histories[in.ThreadID], nil
+}
+
+// Inject records in; Injected lists what it got.
+func (r *Runtime) Inject(_ context.Context, in agent.InjectInput) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.refuse != nil {
+		return r.refuse
+	}
+	r.injected = append(r.injected, in)
+	return nil
+}
+
+// Injected is what Inject got, oldest first.
+func (r *Runtime) Injected() []agent.InjectInput {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]agent.InjectInput(nil), r.injected...)
 }
 
 func (r *Runtime) Archive(_ context.Context, _, providerSessionID string) error {

@@ -59,6 +59,10 @@ const (
 	EdgeForkChildren = "fork_children"
 	// EdgeCode holds the string denoting the code edge name in mutations.
 	EdgeCode = "code"
+	// EdgeExplorations holds the string denoting the explorations edge name in mutations.
+	EdgeExplorations = "explorations"
+	// EdgeCheckRuns holds the string denoting the check_runs edge name in mutations.
+	EdgeCheckRuns = "check_runs"
 	// WorkspaceFieldID holds the string denoting the ID field of the Workspace.
 	WorkspaceFieldID = "workspace_id"
 	// MessageFieldID holds the string denoting the ID field of the Message.
@@ -71,6 +75,10 @@ const (
 	SessionForkFieldID = "id"
 	// SessionCodeFieldID holds the string denoting the ID field of the SessionCode.
 	SessionCodeFieldID = "id"
+	// ExplorationFieldID holds the string denoting the ID field of the Exploration.
+	ExplorationFieldID = "exploration_id"
+	// CheckRunFieldID holds the string denoting the ID field of the CheckRun.
+	CheckRunFieldID = "check_run_id"
 	// Table holds the table name of the agentsession in the database.
 	Table = "workspace_agent_sessions"
 	// WorkspaceTable is the table that holds the workspace relation/edge.
@@ -122,6 +130,20 @@ const (
 	CodeInverseTable = "workspace_agent_session_code"
 	// CodeColumn is the table column denoting the code relation/edge.
 	CodeColumn = "agent_session_id"
+	// ExplorationsTable is the table that holds the explorations relation/edge.
+	ExplorationsTable = "workspace_agent_explorations"
+	// ExplorationsInverseTable is the table name for the Exploration entity.
+	// It exists in this package in order to avoid circular dependency with the "exploration" package.
+	ExplorationsInverseTable = "workspace_agent_explorations"
+	// ExplorationsColumn is the table column denoting the explorations relation/edge.
+	ExplorationsColumn = "parent_agent_session_id"
+	// CheckRunsTable is the table that holds the check_runs relation/edge.
+	CheckRunsTable = "workspace_agent_check_runs"
+	// CheckRunsInverseTable is the table name for the CheckRun entity.
+	// It exists in this package in order to avoid circular dependency with the "checkrun" package.
+	CheckRunsInverseTable = "workspace_agent_check_runs"
+	// CheckRunsColumn is the table column denoting the check_runs relation/edge.
+	CheckRunsColumn = "agent_session_id"
 )
 
 // Columns holds all SQL columns for agentsession fields.
@@ -355,6 +377,34 @@ func ByCodeField(field string, opts ...sql.OrderTermOption) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newCodeStep(), sql.OrderByField(field, opts...))
 	}
 }
+
+// ByExplorationsCount orders the results by explorations count.
+func ByExplorationsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newExplorationsStep(), opts...)
+	}
+}
+
+// ByExplorations orders the results by explorations terms.
+func ByExplorations(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newExplorationsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByCheckRunsCount orders the results by check_runs count.
+func ByCheckRunsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newCheckRunsStep(), opts...)
+	}
+}
+
+// ByCheckRuns orders the results by check_runs terms.
+func ByCheckRuns(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newCheckRunsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newWorkspaceStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -402,5 +452,19 @@ func newCodeStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(CodeInverseTable, SessionCodeFieldID),
 		sqlgraph.Edge(sqlgraph.O2O, false, CodeTable, CodeColumn),
+	)
+}
+func newExplorationsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ExplorationsInverseTable, ExplorationFieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, ExplorationsTable, ExplorationsColumn),
+	)
+}
+func newCheckRunsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(CheckRunsInverseTable, CheckRunFieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, CheckRunsTable, CheckRunsColumn),
 	)
 }

@@ -851,6 +851,52 @@ func HasCodeWith(preds ...predicate.SessionCode) predicate.AgentSession {
 	})
 }
 
+// HasExplorations applies the HasEdge predicate on the "explorations" edge.
+func HasExplorations() predicate.AgentSession {
+	return predicate.AgentSession(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ExplorationsTable, ExplorationsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasExplorationsWith applies the HasEdge predicate on the "explorations" edge with a given conditions (other predicates).
+func HasExplorationsWith(preds ...predicate.Exploration) predicate.AgentSession {
+	return predicate.AgentSession(func(s *sql.Selector) {
+		step := newExplorationsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasCheckRuns applies the HasEdge predicate on the "check_runs" edge.
+func HasCheckRuns() predicate.AgentSession {
+	return predicate.AgentSession(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, CheckRunsTable, CheckRunsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasCheckRunsWith applies the HasEdge predicate on the "check_runs" edge with a given conditions (other predicates).
+func HasCheckRunsWith(preds ...predicate.CheckRun) predicate.AgentSession {
+	return predicate.AgentSession(func(s *sql.Selector) {
+		step := newCheckRunsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.AgentSession) predicate.AgentSession {
 	return predicate.AgentSession(sql.AndPredicates(predicates...))

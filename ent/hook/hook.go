@@ -32,6 +32,42 @@ func (f ApprovalRequestFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Va
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ApprovalRequestMutation", m)
 }
 
+// The CheckRunFunc type is an adapter to allow the use of ordinary
+// function as CheckRun mutator.
+type CheckRunFunc func(context.Context, *ent.CheckRunMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CheckRunFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CheckRunMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CheckRunMutation", m)
+}
+
+// The ExplorationFunc type is an adapter to allow the use of ordinary
+// function as Exploration mutator.
+type ExplorationFunc func(context.Context, *ent.ExplorationMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ExplorationFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ExplorationMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ExplorationMutation", m)
+}
+
+// The ExplorationBranchFunc type is an adapter to allow the use of ordinary
+// function as ExplorationBranch mutator.
+type ExplorationBranchFunc func(context.Context, *ent.ExplorationBranchMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ExplorationBranchFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ExplorationBranchMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ExplorationBranchMutation", m)
+}
+
 // The ForkJournalFunc type is an adapter to allow the use of ordinary
 // function as ForkJournal mutator.
 type ForkJournalFunc func(context.Context, *ent.ForkJournalMutation) (ent.Value, error)

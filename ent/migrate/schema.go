@@ -104,6 +104,135 @@ var (
 			},
 		},
 	}
+	// WorkspaceAgentCheckRunsColumns holds the columns for the "workspace_agent_check_runs" table.
+	WorkspaceAgentCheckRunsColumns = []*schema.Column{
+		{Name: "check_run_id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "turn_id", Type: field.TypeString},
+		{Name: "exploration_id", Type: field.TypeString, Default: ""},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"running", "passed", "failed", "timed_out", "error", "interrupted"}, Default: "running"},
+		{Name: "exit_code", Type: field.TypeInt, Nullable: true},
+		{Name: "duration_ms", Type: field.TypeInt64, Nullable: true},
+		{Name: "output", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "output_truncated", Type: field.TypeBool, Default: false},
+		{Name: "pgid", Type: field.TypeInt, Default: 0},
+		{Name: "started_at", Type: field.TypeTime},
+		{Name: "finished_at", Type: field.TypeTime, Nullable: true},
+		{Name: "agent_session_id", Type: field.TypeString},
+	}
+	// WorkspaceAgentCheckRunsTable holds the schema information for the "workspace_agent_check_runs" table.
+	WorkspaceAgentCheckRunsTable = &schema.Table{
+		Name:       "workspace_agent_check_runs",
+		Columns:    WorkspaceAgentCheckRunsColumns,
+		PrimaryKey: []*schema.Column{WorkspaceAgentCheckRunsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "workspace_agent_check_runs_workspace_agent_sessions_check_runs",
+				Columns:    []*schema.Column{WorkspaceAgentCheckRunsColumns[12]},
+				RefColumns: []*schema.Column{WorkspaceAgentSessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "checkrun_agent_session_id_turn_id",
+				Unique:  true,
+				Columns: []*schema.Column{WorkspaceAgentCheckRunsColumns[12], WorkspaceAgentCheckRunsColumns[2]},
+			},
+			{
+				Name:    "checkrun_state",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentCheckRunsColumns[4]},
+			},
+		},
+	}
+	// WorkspaceAgentExplorationsColumns holds the columns for the "workspace_agent_explorations" table.
+	WorkspaceAgentExplorationsColumns = []*schema.Column{
+		{Name: "exploration_id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "request_id", Type: field.TypeString},
+		{Name: "fingerprint", Type: field.TypeString},
+		{Name: "last_turn_id", Type: field.TypeString, Default: ""},
+		{Name: "prompt", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "check_command", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "check_timeout_ms", Type: field.TypeInt64},
+		{Name: "winner_branch", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "parent_agent_session_id", Type: field.TypeString},
+	}
+	// WorkspaceAgentExplorationsTable holds the schema information for the "workspace_agent_explorations" table.
+	WorkspaceAgentExplorationsTable = &schema.Table{
+		Name:       "workspace_agent_explorations",
+		Columns:    WorkspaceAgentExplorationsColumns,
+		PrimaryKey: []*schema.Column{WorkspaceAgentExplorationsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "workspace_agent_explorations_workspace_agent_sessions_explorations",
+				Columns:    []*schema.Column{WorkspaceAgentExplorationsColumns[11]},
+				RefColumns: []*schema.Column{WorkspaceAgentSessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "exploration_workspace_id_request_id",
+				Unique:  true,
+				Columns: []*schema.Column{WorkspaceAgentExplorationsColumns[1], WorkspaceAgentExplorationsColumns[2]},
+			},
+			{
+				Name:    "exploration_parent_agent_session_id",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentExplorationsColumns[11]},
+			},
+		},
+	}
+	// WorkspaceAgentExplorationBranchesColumns holds the columns for the "workspace_agent_exploration_branches" table.
+	WorkspaceAgentExplorationBranchesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "ordinal", Type: field.TypeInt},
+		{Name: "name", Type: field.TypeString},
+		{Name: "prompt", Type: field.TypeString, Size: 2147483647},
+		{Name: "settings_json", Type: field.TypeJSON, SchemaType: map[string]string{"postgres": "bytea"}},
+		{Name: "fork_request_id", Type: field.TypeString},
+		{Name: "child_agent_session_id", Type: field.TypeString, Default: ""},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"forking", "queued", "started", "failed"}, Default: "forking"},
+		{Name: "error_code", Type: field.TypeString, Default: ""},
+		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "queued_at", Type: field.TypeTime, Nullable: true},
+		{Name: "applied_at", Type: field.TypeTime, Nullable: true},
+		{Name: "told_at", Type: field.TypeTime, Nullable: true},
+		{Name: "summary", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "told_after_turn_id", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "exploration_id", Type: field.TypeString},
+	}
+	// WorkspaceAgentExplorationBranchesTable holds the schema information for the "workspace_agent_exploration_branches" table.
+	WorkspaceAgentExplorationBranchesTable = &schema.Table{
+		Name:       "workspace_agent_exploration_branches",
+		Columns:    WorkspaceAgentExplorationBranchesColumns,
+		PrimaryKey: []*schema.Column{WorkspaceAgentExplorationBranchesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "workspace_agent_exploration_branches_workspace_agent_explorations_branches",
+				Columns:    []*schema.Column{WorkspaceAgentExplorationBranchesColumns[16]},
+				RefColumns: []*schema.Column{WorkspaceAgentExplorationsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "explorationbranch_exploration_id_name",
+				Unique:  true,
+				Columns: []*schema.Column{WorkspaceAgentExplorationBranchesColumns[16], WorkspaceAgentExplorationBranchesColumns[2]},
+			},
+			{
+				Name:    "explorationbranch_child_agent_session_id",
+				Unique:  false,
+				Columns: []*schema.Column{WorkspaceAgentExplorationBranchesColumns[6]},
+			},
+		},
+	}
 	// WorkspaceAgentForkJournalColumns holds the columns for the "workspace_agent_fork_journal" table.
 	WorkspaceAgentForkJournalColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -359,6 +488,8 @@ var (
 		{Name: "name", Type: field.TypeString},
 		{Name: "root_path", Type: field.TypeString},
 		{Name: "worktree_setup", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "check_command", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "check_timeout_ms", Type: field.TypeInt64, Default: 0},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 	}
@@ -372,6 +503,9 @@ var (
 	Tables = []*schema.Table{
 		WorkspaceAgentSessionsTable,
 		WorkspaceAgentApprovalsTable,
+		WorkspaceAgentCheckRunsTable,
+		WorkspaceAgentExplorationsTable,
+		WorkspaceAgentExplorationBranchesTable,
 		WorkspaceAgentForkJournalTable,
 		TuttidInstancesTable,
 		WorkspaceAgentMessagesTable,
@@ -390,6 +524,18 @@ func init() {
 	WorkspaceAgentApprovalsTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
 	WorkspaceAgentApprovalsTable.Annotation = &entsql.Annotation{
 		Table: "workspace_agent_approvals",
+	}
+	WorkspaceAgentCheckRunsTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
+	WorkspaceAgentCheckRunsTable.Annotation = &entsql.Annotation{
+		Table: "workspace_agent_check_runs",
+	}
+	WorkspaceAgentExplorationsTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
+	WorkspaceAgentExplorationsTable.Annotation = &entsql.Annotation{
+		Table: "workspace_agent_explorations",
+	}
+	WorkspaceAgentExplorationBranchesTable.ForeignKeys[0].RefTable = WorkspaceAgentExplorationsTable
+	WorkspaceAgentExplorationBranchesTable.Annotation = &entsql.Annotation{
+		Table: "workspace_agent_exploration_branches",
 	}
 	WorkspaceAgentForkJournalTable.Annotation = &entsql.Annotation{
 		Table: "workspace_agent_fork_journal",

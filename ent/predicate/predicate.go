@@ -12,6 +12,15 @@ type AgentSession func(*sql.Selector)
 // ApprovalRequest is the predicate function for approvalrequest builders.
 type ApprovalRequest func(*sql.Selector)
 
+// CheckRun is the predicate function for checkrun builders.
+type CheckRun func(*sql.Selector)
+
+// Exploration is the predicate function for exploration builders.
+type Exploration func(*sql.Selector)
+
+// ExplorationBranch is the predicate function for explorationbranch builders.
+type ExplorationBranch func(*sql.Selector)
+
 // ForkJournal is the predicate function for forkjournal builders.
 type ForkJournal func(*sql.Selector)
 

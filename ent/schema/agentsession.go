@@ -71,6 +71,11 @@ func (AgentSession) Edges() []ent.Edge {
 		// code is the session's code branch, when it works in a repository.
 		edge.To("code", SessionCode.Type).Unique().
 			Annotations(entsql.OnDelete(entsql.Cascade)),
+		// explorations made from this session; check_runs of its turns.
+		edge.To("explorations", Exploration.Type).
+			Annotations(entsql.OnDelete(entsql.Cascade)),
+		edge.To("check_runs", CheckRun.Type).
+			Annotations(entsql.OnDelete(entsql.Cascade)),
 	}
 }
 

@@ -27,6 +27,11 @@ func (Workspace) Fields() []ent.Field {
 		// worktree_setup is a shell command run in each new worktree of a
 		// worktree fork before the fork answers; empty for none.
 		field.Text("worktree_setup").Default(""),
+		// check_command is run in an exploration branch's worktree after
+		// each of its turns (its default; an exploration may set its own);
+		// empty for none. check_timeout_ms bounds it (0: the default).
+		field.Text("check_command").Default(""),
+		field.Int64("check_timeout_ms").Default(0),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
 	}

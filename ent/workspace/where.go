@@ -80,6 +80,16 @@ func WorktreeSetup(v string) predicate.Workspace {
 	return predicate.Workspace(sql.FieldEQ(FieldWorktreeSetup, v))
 }
 
+// CheckCommand applies equality check predicate on the "check_command" field. It's identical to CheckCommandEQ.
+func CheckCommand(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEQ(FieldCheckCommand, v))
+}
+
+// CheckTimeoutMs applies equality check predicate on the "check_timeout_ms" field. It's identical to CheckTimeoutMsEQ.
+func CheckTimeoutMs(v int64) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEQ(FieldCheckTimeoutMs, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Workspace {
 	return predicate.Workspace(sql.FieldEQ(FieldCreatedAt, v))
@@ -283,6 +293,111 @@ func WorktreeSetupEqualFold(v string) predicate.Workspace {
 // WorktreeSetupContainsFold applies the ContainsFold predicate on the "worktree_setup" field.
 func WorktreeSetupContainsFold(v string) predicate.Workspace {
 	return predicate.Workspace(sql.FieldContainsFold(FieldWorktreeSetup, v))
+}
+
+// CheckCommandEQ applies the EQ predicate on the "check_command" field.
+func CheckCommandEQ(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEQ(FieldCheckCommand, v))
+}
+
+// CheckCommandNEQ applies the NEQ predicate on the "check_command" field.
+func CheckCommandNEQ(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldNEQ(FieldCheckCommand, v))
+}
+
+// CheckCommandIn applies the In predicate on the "check_command" field.
+func CheckCommandIn(vs ...string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldIn(FieldCheckCommand, vs...))
+}
+
+// CheckCommandNotIn applies the NotIn predicate on the "check_command" field.
+func CheckCommandNotIn(vs ...string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldNotIn(FieldCheckCommand, vs...))
+}
+
+// CheckCommandGT applies the GT predicate on the "check_command" field.
+func CheckCommandGT(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldGT(FieldCheckCommand, v))
+}
+
+// CheckCommandGTE applies the GTE predicate on the "check_command" field.
+func CheckCommandGTE(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldGTE(FieldCheckCommand, v))
+}
+
+// CheckCommandLT applies the LT predicate on the "check_command" field.
+func CheckCommandLT(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldLT(FieldCheckCommand, v))
+}
+
+// CheckCommandLTE applies the LTE predicate on the "check_command" field.
+func CheckCommandLTE(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldLTE(FieldCheckCommand, v))
+}
+
+// CheckCommandContains applies the Contains predicate on the "check_command" field.
+func CheckCommandContains(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldContains(FieldCheckCommand, v))
+}
+
+// CheckCommandHasPrefix applies the HasPrefix predicate on the "check_command" field.
+func CheckCommandHasPrefix(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldHasPrefix(FieldCheckCommand, v))
+}
+
+// CheckCommandHasSuffix applies the HasSuffix predicate on the "check_command" field.
+func CheckCommandHasSuffix(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldHasSuffix(FieldCheckCommand, v))
+}
+
+// CheckCommandEqualFold applies the EqualFold predicate on the "check_command" field.
+func CheckCommandEqualFold(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEqualFold(FieldCheckCommand, v))
+}
+
+// CheckCommandContainsFold applies the ContainsFold predicate on the "check_command" field.
+func CheckCommandContainsFold(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldContainsFold(FieldCheckCommand, v))
+}
+
+// CheckTimeoutMsEQ applies the EQ predicate on the "check_timeout_ms" field.
+func CheckTimeoutMsEQ(v int64) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEQ(FieldCheckTimeoutMs, v))
+}
+
+// CheckTimeoutMsNEQ applies the NEQ predicate on the "check_timeout_ms" field.
+func CheckTimeoutMsNEQ(v int64) predicate.Workspace {
+	return predicate.Workspace(sql.FieldNEQ(FieldCheckTimeoutMs, v))
+}
+
+// CheckTimeoutMsIn applies the In predicate on the "check_timeout_ms" field.
+func CheckTimeoutMsIn(vs ...int64) predicate.Workspace {
+	return predicate.Workspace(sql.FieldIn(FieldCheckTimeoutMs, vs...))
+}
+
+// CheckTimeoutMsNotIn applies the NotIn predicate on the "check_timeout_ms" field.
+func CheckTimeoutMsNotIn(vs ...int64) predicate.Workspace {
+	return predicate.Workspace(sql.FieldNotIn(FieldCheckTimeoutMs, vs...))
+}
+
+// CheckTimeoutMsGT applies the GT predicate on the "check_timeout_ms" field.
+func CheckTimeoutMsGT(v int64) predicate.Workspace {
+	return predicate.Workspace(sql.FieldGT(FieldCheckTimeoutMs, v))
+}
+
+// CheckTimeoutMsGTE applies the GTE predicate on the "check_timeout_ms" field.
+func CheckTimeoutMsGTE(v int64) predicate.Workspace {
+	return predicate.Workspace(sql.FieldGTE(FieldCheckTimeoutMs, v))
+}
+
+// CheckTimeoutMsLT applies the LT predicate on the "check_timeout_ms" field.
+func CheckTimeoutMsLT(v int64) predicate.Workspace {
+	return predicate.Workspace(sql.FieldLT(FieldCheckTimeoutMs, v))
+}
+
+// CheckTimeoutMsLTE applies the LTE predicate on the "check_timeout_ms" field.
+func CheckTimeoutMsLTE(v int64) predicate.Workspace {
+	return predicate.Workspace(sql.FieldLTE(FieldCheckTimeoutMs, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -20,6 +20,10 @@ const (
 	FieldRootPath = "root_path"
 	// FieldWorktreeSetup holds the string denoting the worktree_setup field in the database.
 	FieldWorktreeSetup = "worktree_setup"
+	// FieldCheckCommand holds the string denoting the check_command field in the database.
+	FieldCheckCommand = "check_command"
+	// FieldCheckTimeoutMs holds the string denoting the check_timeout_ms field in the database.
+	FieldCheckTimeoutMs = "check_timeout_ms"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -45,6 +49,8 @@ var Columns = []string{
 	FieldName,
 	FieldRootPath,
 	FieldWorktreeSetup,
+	FieldCheckCommand,
+	FieldCheckTimeoutMs,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -64,6 +70,10 @@ var (
 	NameValidator func(string) error
 	// DefaultWorktreeSetup holds the default value on creation for the "worktree_setup" field.
 	DefaultWorktreeSetup string
+	// DefaultCheckCommand holds the default value on creation for the "check_command" field.
+	DefaultCheckCommand string
+	// DefaultCheckTimeoutMs holds the default value on creation for the "check_timeout_ms" field.
+	DefaultCheckTimeoutMs int64
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultUpdatedAt holds the default value on creation for the "updated_at" field.
@@ -95,6 +105,16 @@ func ByRootPath(opts ...sql.OrderTermOption) OrderOption {
 // ByWorktreeSetup orders the results by the worktree_setup field.
 func ByWorktreeSetup(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldWorktreeSetup, opts...).ToFunc()
+}
+
+// ByCheckCommand orders the results by the check_command field.
+func ByCheckCommand(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCheckCommand, opts...).ToFunc()
+}
+
+// ByCheckTimeoutMs orders the results by the check_timeout_ms field.
+func ByCheckTimeoutMs(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCheckTimeoutMs, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

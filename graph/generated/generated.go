@@ -16,7 +16,9 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/agentsession"
 	"tuttid/ent/approvalrequest"
+	"tuttid/ent/checkrun"
 	"tuttid/ent/turn"
+	"tuttid/explore"
 	"tuttid/graph/model"
 	"tuttid/lineage"
 	"tuttid/session"
@@ -41,6 +43,8 @@ type ResolverRoot interface {
 	AgentSession() AgentSessionResolver
 	ApprovalRequest() ApprovalRequestResolver
 	ComposerSettings() ComposerSettingsResolver
+	Exploration() ExplorationResolver
+	ExplorationBranch() ExplorationBranchResolver
 	ForkPoint() ForkPointResolver
 	Message() MessageResolver
 	Mutation() MutationResolver
@@ -61,9 +65,11 @@ type ComplexityRoot struct {
 		AgentSessionID func(childComplexity int) int
 		Approval       func(childComplexity int) int
 		At             func(childComplexity int) int
+		CheckRun       func(childComplexity int) int
 		Delta          func(childComplexity int) int
 		DeltaKind      func(childComplexity int) int
 		Error          func(childComplexity int) int
+		ExplorationID  func(childComplexity int) int
 		Fork           func(childComplexity int) int
 		Kind           func(childComplexity int) int
 		Message        func(childComplexity int) int
@@ -86,6 +92,8 @@ type ComplexityRoot struct {
 		CreatedAt         func(childComplexity int) int
 		Cwd               func(childComplexity int) int
 		DisplayTitle      func(childComplexity int) int
+		Exploration       func(childComplexity int) int
+		Explorations      func(childComplexity int) int
 		ForkPoints        func(childComplexity int) int
 		ForkTree          func(childComplexity int) int
 		ForkedFrom        func(childComplexity int) int
@@ -120,6 +128,15 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ApplyExplorationBranchPayload struct {
+		AlreadyTold func(childComplexity int) int
+		Applied     func(childComplexity int) int
+		Branch      func(childComplexity int) int
+		Conflicts   func(childComplexity int) int
+		Files       func(childComplexity int) int
+		Summary     func(childComplexity int) int
+	}
+
 	ApplySessionChangesPayload struct {
 		Applied   func(childComplexity int) int
 		Conflicts func(childComplexity int) int
@@ -140,6 +157,25 @@ type ComplexityRoot struct {
 		Reason             func(childComplexity int) int
 		ResolvedAt         func(childComplexity int) int
 		TurnID             func(childComplexity int) int
+	}
+
+	ArchiveExplorationBranchesPayload struct {
+		Archived    func(childComplexity int) int
+		Exploration func(childComplexity int) int
+		Failed      func(childComplexity int) int
+	}
+
+	CheckRun struct {
+		AgentSessionID  func(childComplexity int) int
+		DurationMs      func(childComplexity int) int
+		ExitCode        func(childComplexity int) int
+		FinishedAt      func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Output          func(childComplexity int) int
+		OutputTruncated func(childComplexity int) int
+		StartedAt       func(childComplexity int) int
+		State           func(childComplexity int) int
+		TurnID          func(childComplexity int) int
 	}
 
 	CodeCheckpoint struct {
@@ -202,6 +238,54 @@ type ComplexityRoot struct {
 		ReasoningEffort  func(childComplexity int) int
 	}
 
+	Exploration struct {
+		Branches             func(childComplexity int) int
+		CheckCommand         func(childComplexity int) int
+		CheckTimeoutSeconds  func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		LastTurnID           func(childComplexity int) int
+		ParentAgentSessionID func(childComplexity int) int
+		Prompt               func(childComplexity int) int
+		Ranking              func(childComplexity int) int
+		State                func(childComplexity int) int
+		Winner               func(childComplexity int) int
+		WorkspaceID          func(childComplexity int) int
+	}
+
+	ExplorationBranch struct {
+		AppliedAt     func(childComplexity int) int
+		Check         func(childComplexity int) int
+		Checks        func(childComplexity int) int
+		DurationMs    func(childComplexity int) int
+		ErrorCode     func(childComplexity int) int
+		ErrorMessage  func(childComplexity int) int
+		FilesChanged  func(childComplexity int) int
+		LinesAdded    func(childComplexity int) int
+		LinesDeleted  func(childComplexity int) int
+		Name          func(childComplexity int) int
+		Prompt        func(childComplexity int) int
+		QueuePosition func(childComplexity int) int
+		Rank          func(childComplexity int) int
+		Session       func(childComplexity int) int
+		State         func(childComplexity int) int
+		Summary       func(childComplexity int) int
+		TokensUsed    func(childComplexity int) int
+		ToldAt        func(childComplexity int) int
+		Winner        func(childComplexity int) int
+	}
+
+	ExplorationBranchFailure struct {
+		BranchName func(childComplexity int) int
+		Error      func(childComplexity int) int
+		ErrorCode  func(childComplexity int) int
+	}
+
+	ExploreSessionPayload struct {
+		Exploration func(childComplexity int) int
+		Replayed    func(childComplexity int) int
+	}
+
 	FileChange struct {
 		Additions func(childComplexity int) int
 		Deletions func(childComplexity int) int
@@ -251,20 +335,24 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		ApplySessionChanges func(childComplexity int, input model.ApplySessionChangesInput) int
-		CancelCodexLogin    func(childComplexity int, loginID string) int
-		CreateWorkspace     func(childComplexity int, input model.CreateWorkspaceInput) int
-		DeleteSession       func(childComplexity int, input model.DeleteSessionInput) int
-		ForkSession         func(childComplexity int, input model.ForkSessionInput) int
-		InterruptTurn       func(childComplexity int, input model.InterruptTurnInput) int
-		LogoutCodex         func(childComplexity int) int
-		RespondToApproval   func(childComplexity int, input model.RespondToApprovalInput) int
-		SendMessage         func(childComplexity int, input model.SendMessageInput) int
-		StartCodexLogin     func(childComplexity int, input model.StartCodexLoginInput) int
-		StartSession        func(childComplexity int, input model.StartSessionInput) int
-		SteerTurn           func(childComplexity int, input model.SteerTurnInput) int
-		UpdateSession       func(childComplexity int, input model.UpdateSessionInput) int
-		UpdateWorkspace     func(childComplexity int, input model.UpdateWorkspaceInput) int
+		ApplyExplorationBranch     func(childComplexity int, input model.ApplyExplorationBranchInput) int
+		ApplySessionChanges        func(childComplexity int, input model.ApplySessionChangesInput) int
+		ArchiveExplorationBranches func(childComplexity int, input model.ArchiveExplorationBranchesInput) int
+		CancelCodexLogin           func(childComplexity int, loginID string) int
+		CreateWorkspace            func(childComplexity int, input model.CreateWorkspaceInput) int
+		DeleteSession              func(childComplexity int, input model.DeleteSessionInput) int
+		ExploreSession             func(childComplexity int, input model.ExploreSessionInput) int
+		ForkSession                func(childComplexity int, input model.ForkSessionInput) int
+		InterruptTurn              func(childComplexity int, input model.InterruptTurnInput) int
+		LogoutCodex                func(childComplexity int) int
+		MarkExplorationWinner      func(childComplexity int, input model.MarkExplorationWinnerInput) int
+		RespondToApproval          func(childComplexity int, input model.RespondToApprovalInput) int
+		SendMessage                func(childComplexity int, input model.SendMessageInput) int
+		StartCodexLogin            func(childComplexity int, input model.StartCodexLoginInput) int
+		StartSession               func(childComplexity int, input model.StartSessionInput) int
+		SteerTurn                  func(childComplexity int, input model.SteerTurnInput) int
+		UpdateSession              func(childComplexity int, input model.UpdateSessionInput) int
+		UpdateWorkspace            func(childComplexity int, input model.UpdateWorkspaceInput) int
 	}
 
 	PageInfo struct {
@@ -277,6 +365,7 @@ type ComplexityRoot struct {
 	Query struct {
 		CodexAccount    func(childComplexity int) int
 		CompareSessions func(childComplexity int, workspaceID string, a string, b string) int
+		Exploration     func(childComplexity int, workspaceID string, agentSessionID string, explorationID string) int
 		ForkTree        func(childComplexity int, workspaceID string, agentSessionID string) int
 		Models          func(childComplexity int) int
 		RateLimits      func(childComplexity int) int
@@ -367,6 +456,8 @@ type ComplexityRoot struct {
 	}
 
 	Workspace struct {
+		CheckCommand        func(childComplexity int) int
+		CheckTimeoutSeconds func(childComplexity int) int
 		CreatedAt           func(childComplexity int) int
 		ID                  func(childComplexity int) int
 		Name                func(childComplexity int) int
@@ -390,6 +481,8 @@ type ActivityEventResolver interface {
 	Notice(ctx context.Context, obj *activity.Event) (*string, error)
 	NoticeKind(ctx context.Context, obj *activity.Event) (*string, error)
 
+	ExplorationID(ctx context.Context, obj *activity.Event) (*string, error)
+
 	DeltaKind(ctx context.Context, obj *activity.Event) (*string, error)
 }
 type AgentSessionResolver interface {
@@ -409,6 +502,8 @@ type AgentSessionResolver interface {
 	PendingApprovals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
 	Approvals(ctx context.Context, obj *ent.AgentSession) ([]*ent.ApprovalRequest, error)
 	Code(ctx context.Context, obj *ent.AgentSession) (*model.SessionCode, error)
+	Explorations(ctx context.Context, obj *ent.AgentSession) ([]*explore.View, error)
+	Exploration(ctx context.Context, obj *ent.AgentSession) (*explore.View, error)
 
 	Available(ctx context.Context, obj *ent.AgentSession) (bool, error)
 	UnavailableReason(ctx context.Context, obj *ent.AgentSession) (*string, error)
@@ -431,6 +526,32 @@ type ComposerSettingsResolver interface {
 	ReasoningEffort(ctx context.Context, obj *agent.ComposerSettings) (*string, error)
 	PermissionModeID(ctx context.Context, obj *agent.ComposerSettings) (*string, error)
 }
+type ExplorationResolver interface {
+	LastTurnID(ctx context.Context, obj *explore.View) (*string, error)
+	Prompt(ctx context.Context, obj *explore.View) (*string, error)
+	CheckCommand(ctx context.Context, obj *explore.View) (*string, error)
+	CheckTimeoutSeconds(ctx context.Context, obj *explore.View) (int, error)
+}
+type ExplorationBranchResolver interface {
+	Name(ctx context.Context, obj *explore.Branch) (string, error)
+
+	ErrorCode(ctx context.Context, obj *explore.Branch) (*string, error)
+	ErrorMessage(ctx context.Context, obj *explore.Branch) (*string, error)
+	QueuePosition(ctx context.Context, obj *explore.Branch) (*int, error)
+
+	Prompt(ctx context.Context, obj *explore.Branch) (string, error)
+	Rank(ctx context.Context, obj *explore.Branch) (*int, error)
+
+	FilesChanged(ctx context.Context, obj *explore.Branch) (*int, error)
+	LinesAdded(ctx context.Context, obj *explore.Branch) (*int, error)
+	LinesDeleted(ctx context.Context, obj *explore.Branch) (*int, error)
+
+	DurationMs(ctx context.Context, obj *explore.Branch) (int64, error)
+	Winner(ctx context.Context, obj *explore.Branch) (bool, error)
+	AppliedAt(ctx context.Context, obj *explore.Branch) (*time.Time, error)
+	ToldAt(ctx context.Context, obj *explore.Branch) (*time.Time, error)
+	Summary(ctx context.Context, obj *explore.Branch) (*string, error)
+}
 type ForkPointResolver interface {
 	TurnID(ctx context.Context, obj *lineage.ForkPoint) (*string, error)
 }
@@ -446,6 +567,10 @@ type MutationResolver interface {
 	RespondToApproval(ctx context.Context, input model.RespondToApprovalInput) (*ent.ApprovalRequest, error)
 	ApplySessionChanges(ctx context.Context, input model.ApplySessionChangesInput) (*model.ApplySessionChangesPayload, error)
 	UpdateWorkspace(ctx context.Context, input model.UpdateWorkspaceInput) (*ent.Workspace, error)
+	ExploreSession(ctx context.Context, input model.ExploreSessionInput) (*model.ExploreSessionPayload, error)
+	ApplyExplorationBranch(ctx context.Context, input model.ApplyExplorationBranchInput) (*model.ApplyExplorationBranchPayload, error)
+	MarkExplorationWinner(ctx context.Context, input model.MarkExplorationWinnerInput) (*explore.View, error)
+	ArchiveExplorationBranches(ctx context.Context, input model.ArchiveExplorationBranchesInput) (*model.ArchiveExplorationBranchesPayload, error)
 	ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error)
 	UpdateSession(ctx context.Context, input model.UpdateSessionInput) (*ent.AgentSession, error)
 	StartSession(ctx context.Context, input model.StartSessionInput) (*ent.AgentSession, error)
@@ -459,6 +584,7 @@ type QueryResolver interface {
 	CodexAccount(ctx context.Context) (*model.CodexAccount, error)
 	Models(ctx context.Context) ([]*model.CodexModel, error)
 	RateLimits(ctx context.Context) (*model.CodexRateLimits, error)
+	Exploration(ctx context.Context, workspaceID string, agentSessionID string, explorationID string) (*explore.View, error)
 	ForkTree(ctx context.Context, workspaceID string, agentSessionID string) ([]*model.ForkTreeNode, error)
 	CompareSessions(ctx context.Context, workspaceID string, a string, b string) (*lineage.Comparison, error)
 	Session(ctx context.Context, workspaceID string, id string) (*ent.AgentSession, error)
@@ -481,6 +607,8 @@ type TurnResolver interface {
 type WorkspaceResolver interface {
 	Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) (*model.AgentSessionConnection, error)
 	WorktreeSetup(ctx context.Context, obj *ent.Workspace) (*string, error)
+	CheckCommand(ctx context.Context, obj *ent.Workspace) (*string, error)
+	CheckTimeoutSeconds(ctx context.Context, obj *ent.Workspace) (int, error)
 	UnavailableSessions(ctx context.Context, obj *ent.Workspace) ([]*model.UnavailableSession, error)
 }
 
@@ -526,6 +654,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ActivityEvent.At(childComplexity), true
+	case "ActivityEvent.checkRun":
+		if e.ComplexityRoot.ActivityEvent.CheckRun == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActivityEvent.CheckRun(childComplexity), true
 	case "ActivityEvent.delta":
 		if e.ComplexityRoot.ActivityEvent.Delta == nil {
 			break
@@ -544,6 +678,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ActivityEvent.Error(childComplexity), true
+	case "ActivityEvent.explorationId":
+		if e.ComplexityRoot.ActivityEvent.ExplorationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActivityEvent.ExplorationID(childComplexity), true
 	case "ActivityEvent.fork":
 		if e.ComplexityRoot.ActivityEvent.Fork == nil {
 			break
@@ -659,6 +799,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSession.DisplayTitle(childComplexity), true
+	case "AgentSession.exploration":
+		if e.ComplexityRoot.AgentSession.Exploration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.Exploration(childComplexity), true
+	case "AgentSession.explorations":
+		if e.ComplexityRoot.AgentSession.Explorations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.Explorations(childComplexity), true
 	case "AgentSession.forkPoints":
 		if e.ComplexityRoot.AgentSession.ForkPoints == nil {
 			break
@@ -833,6 +985,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AgentSessionEdge.Node(childComplexity), true
 
+	case "ApplyExplorationBranchPayload.alreadyTold":
+		if e.ComplexityRoot.ApplyExplorationBranchPayload.AlreadyTold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyExplorationBranchPayload.AlreadyTold(childComplexity), true
+	case "ApplyExplorationBranchPayload.applied":
+		if e.ComplexityRoot.ApplyExplorationBranchPayload.Applied == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyExplorationBranchPayload.Applied(childComplexity), true
+	case "ApplyExplorationBranchPayload.branch":
+		if e.ComplexityRoot.ApplyExplorationBranchPayload.Branch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyExplorationBranchPayload.Branch(childComplexity), true
+	case "ApplyExplorationBranchPayload.conflicts":
+		if e.ComplexityRoot.ApplyExplorationBranchPayload.Conflicts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyExplorationBranchPayload.Conflicts(childComplexity), true
+	case "ApplyExplorationBranchPayload.files":
+		if e.ComplexityRoot.ApplyExplorationBranchPayload.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyExplorationBranchPayload.Files(childComplexity), true
+	case "ApplyExplorationBranchPayload.summary":
+		if e.ComplexityRoot.ApplyExplorationBranchPayload.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyExplorationBranchPayload.Summary(childComplexity), true
+
 	case "ApplySessionChangesPayload.applied":
 		if e.ComplexityRoot.ApplySessionChangesPayload.Applied == nil {
 			break
@@ -930,6 +1119,86 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApprovalRequest.TurnID(childComplexity), true
+
+	case "ArchiveExplorationBranchesPayload.archived":
+		if e.ComplexityRoot.ArchiveExplorationBranchesPayload.Archived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ArchiveExplorationBranchesPayload.Archived(childComplexity), true
+	case "ArchiveExplorationBranchesPayload.exploration":
+		if e.ComplexityRoot.ArchiveExplorationBranchesPayload.Exploration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ArchiveExplorationBranchesPayload.Exploration(childComplexity), true
+	case "ArchiveExplorationBranchesPayload.failed":
+		if e.ComplexityRoot.ArchiveExplorationBranchesPayload.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ArchiveExplorationBranchesPayload.Failed(childComplexity), true
+
+	case "CheckRun.agentSessionId":
+		if e.ComplexityRoot.CheckRun.AgentSessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckRun.AgentSessionID(childComplexity), true
+	case "CheckRun.durationMs":
+		if e.ComplexityRoot.CheckRun.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckRun.DurationMs(childComplexity), true
+	case "CheckRun.exitCode":
+		if e.ComplexityRoot.CheckRun.ExitCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckRun.ExitCode(childComplexity), true
+	case "CheckRun.finishedAt":
+		if e.ComplexityRoot.CheckRun.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckRun.FinishedAt(childComplexity), true
+	case "CheckRun.id":
+		if e.ComplexityRoot.CheckRun.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckRun.ID(childComplexity), true
+	case "CheckRun.output":
+		if e.ComplexityRoot.CheckRun.Output == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckRun.Output(childComplexity), true
+	case "CheckRun.outputTruncated":
+		if e.ComplexityRoot.CheckRun.OutputTruncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckRun.OutputTruncated(childComplexity), true
+	case "CheckRun.startedAt":
+		if e.ComplexityRoot.CheckRun.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckRun.StartedAt(childComplexity), true
+	case "CheckRun.state":
+		if e.ComplexityRoot.CheckRun.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckRun.State(childComplexity), true
+	case "CheckRun.turnId":
+		if e.ComplexityRoot.CheckRun.TurnID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckRun.TurnID(childComplexity), true
 
 	case "CodeCheckpoint.commit":
 		if e.ComplexityRoot.CodeCheckpoint.Commit == nil {
@@ -1155,6 +1424,226 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ComposerSettings.ReasoningEffort(childComplexity), true
 
+	case "Exploration.branches":
+		if e.ComplexityRoot.Exploration.Branches == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.Branches(childComplexity), true
+	case "Exploration.checkCommand":
+		if e.ComplexityRoot.Exploration.CheckCommand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.CheckCommand(childComplexity), true
+	case "Exploration.checkTimeoutSeconds":
+		if e.ComplexityRoot.Exploration.CheckTimeoutSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.CheckTimeoutSeconds(childComplexity), true
+	case "Exploration.createdAt":
+		if e.ComplexityRoot.Exploration.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.CreatedAt(childComplexity), true
+	case "Exploration.id":
+		if e.ComplexityRoot.Exploration.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.ID(childComplexity), true
+	case "Exploration.lastTurnId":
+		if e.ComplexityRoot.Exploration.LastTurnID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.LastTurnID(childComplexity), true
+	case "Exploration.agentSessionId":
+		if e.ComplexityRoot.Exploration.ParentAgentSessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.ParentAgentSessionID(childComplexity), true
+	case "Exploration.prompt":
+		if e.ComplexityRoot.Exploration.Prompt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.Prompt(childComplexity), true
+	case "Exploration.ranking":
+		if e.ComplexityRoot.Exploration.Ranking == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.Ranking(childComplexity), true
+	case "Exploration.state":
+		if e.ComplexityRoot.Exploration.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.State(childComplexity), true
+	case "Exploration.winner":
+		if e.ComplexityRoot.Exploration.Winner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.Winner(childComplexity), true
+	case "Exploration.workspaceId":
+		if e.ComplexityRoot.Exploration.WorkspaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.WorkspaceID(childComplexity), true
+
+	case "ExplorationBranch.appliedAt":
+		if e.ComplexityRoot.ExplorationBranch.AppliedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.AppliedAt(childComplexity), true
+	case "ExplorationBranch.check":
+		if e.ComplexityRoot.ExplorationBranch.Check == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.Check(childComplexity), true
+	case "ExplorationBranch.checks":
+		if e.ComplexityRoot.ExplorationBranch.Checks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.Checks(childComplexity), true
+	case "ExplorationBranch.durationMs":
+		if e.ComplexityRoot.ExplorationBranch.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.DurationMs(childComplexity), true
+	case "ExplorationBranch.errorCode":
+		if e.ComplexityRoot.ExplorationBranch.ErrorCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.ErrorCode(childComplexity), true
+	case "ExplorationBranch.errorMessage":
+		if e.ComplexityRoot.ExplorationBranch.ErrorMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.ErrorMessage(childComplexity), true
+	case "ExplorationBranch.filesChanged":
+		if e.ComplexityRoot.ExplorationBranch.FilesChanged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.FilesChanged(childComplexity), true
+	case "ExplorationBranch.linesAdded":
+		if e.ComplexityRoot.ExplorationBranch.LinesAdded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.LinesAdded(childComplexity), true
+	case "ExplorationBranch.linesDeleted":
+		if e.ComplexityRoot.ExplorationBranch.LinesDeleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.LinesDeleted(childComplexity), true
+	case "ExplorationBranch.name":
+		if e.ComplexityRoot.ExplorationBranch.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.Name(childComplexity), true
+	case "ExplorationBranch.prompt":
+		if e.ComplexityRoot.ExplorationBranch.Prompt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.Prompt(childComplexity), true
+	case "ExplorationBranch.queuePosition":
+		if e.ComplexityRoot.ExplorationBranch.QueuePosition == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.QueuePosition(childComplexity), true
+	case "ExplorationBranch.rank":
+		if e.ComplexityRoot.ExplorationBranch.Rank == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.Rank(childComplexity), true
+	case "ExplorationBranch.session":
+		if e.ComplexityRoot.ExplorationBranch.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.Session(childComplexity), true
+	case "ExplorationBranch.state":
+		if e.ComplexityRoot.ExplorationBranch.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.State(childComplexity), true
+	case "ExplorationBranch.summary":
+		if e.ComplexityRoot.ExplorationBranch.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.Summary(childComplexity), true
+	case "ExplorationBranch.tokensUsed":
+		if e.ComplexityRoot.ExplorationBranch.TokensUsed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.TokensUsed(childComplexity), true
+	case "ExplorationBranch.toldAt":
+		if e.ComplexityRoot.ExplorationBranch.ToldAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.ToldAt(childComplexity), true
+	case "ExplorationBranch.winner":
+		if e.ComplexityRoot.ExplorationBranch.Winner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.Winner(childComplexity), true
+
+	case "ExplorationBranchFailure.branchName":
+		if e.ComplexityRoot.ExplorationBranchFailure.BranchName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranchFailure.BranchName(childComplexity), true
+	case "ExplorationBranchFailure.errorMessage":
+		if e.ComplexityRoot.ExplorationBranchFailure.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranchFailure.Error(childComplexity), true
+	case "ExplorationBranchFailure.errorCode":
+		if e.ComplexityRoot.ExplorationBranchFailure.ErrorCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranchFailure.ErrorCode(childComplexity), true
+
+	case "ExploreSessionPayload.exploration":
+		if e.ComplexityRoot.ExploreSessionPayload.Exploration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExploreSessionPayload.Exploration(childComplexity), true
+	case "ExploreSessionPayload.replayed":
+		if e.ComplexityRoot.ExploreSessionPayload.Replayed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExploreSessionPayload.Replayed(childComplexity), true
+
 	case "FileChange.additions":
 		if e.ComplexityRoot.FileChange.Additions == nil {
 			break
@@ -1324,6 +1813,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessageEdge.Node(childComplexity), true
 
+	case "Mutation.applyExplorationBranch":
+		if e.ComplexityRoot.Mutation.ApplyExplorationBranch == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_applyExplorationBranch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApplyExplorationBranch(childComplexity, args["input"].(model.ApplyExplorationBranchInput)), true
 	case "Mutation.applySessionChanges":
 		if e.ComplexityRoot.Mutation.ApplySessionChanges == nil {
 			break
@@ -1335,6 +1835,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ApplySessionChanges(childComplexity, args["input"].(model.ApplySessionChangesInput)), true
+	case "Mutation.archiveExplorationBranches":
+		if e.ComplexityRoot.Mutation.ArchiveExplorationBranches == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_archiveExplorationBranches_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ArchiveExplorationBranches(childComplexity, args["input"].(model.ArchiveExplorationBranchesInput)), true
 	case "Mutation.cancelCodexLogin":
 		if e.ComplexityRoot.Mutation.CancelCodexLogin == nil {
 			break
@@ -1368,6 +1879,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["input"].(model.DeleteSessionInput)), true
+	case "Mutation.exploreSession":
+		if e.ComplexityRoot.Mutation.ExploreSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_exploreSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ExploreSession(childComplexity, args["input"].(model.ExploreSessionInput)), true
 	case "Mutation.forkSession":
 		if e.ComplexityRoot.Mutation.ForkSession == nil {
 			break
@@ -1396,6 +1918,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.LogoutCodex(childComplexity), true
+	case "Mutation.markExplorationWinner":
+		if e.ComplexityRoot.Mutation.MarkExplorationWinner == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_markExplorationWinner_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MarkExplorationWinner(childComplexity, args["input"].(model.MarkExplorationWinnerInput)), true
 	case "Mutation.respondToApproval":
 		if e.ComplexityRoot.Mutation.RespondToApproval == nil {
 			break
@@ -1516,6 +2049,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.CompareSessions(childComplexity, args["workspaceId"].(string), args["a"].(string), args["b"].(string)), true
+	case "Query.exploration":
+		if e.ComplexityRoot.Query.Exploration == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exploration_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Exploration(childComplexity, args["workspaceId"].(string), args["agentSessionId"].(string), args["explorationId"].(string)), true
 	case "Query.forkTree":
 		if e.ComplexityRoot.Query.ForkTree == nil {
 			break
@@ -1890,6 +2434,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UnavailableSession.Reason(childComplexity), true
 
+	case "Workspace.checkCommand":
+		if e.ComplexityRoot.Workspace.CheckCommand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workspace.CheckCommand(childComplexity), true
+	case "Workspace.checkTimeoutSeconds":
+		if e.ComplexityRoot.Workspace.CheckTimeoutSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workspace.CheckTimeoutSeconds(childComplexity), true
 	case "Workspace.createdAt":
 		if e.ComplexityRoot.Workspace.CreatedAt == nil {
 			break
@@ -1947,13 +2503,18 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("ApplyExplorationBranchInput", ec.unmarshalInputApplyExplorationBranchInput),
 			graphql.NewInputUnmarshaler("ApplySessionChangesInput", ec.unmarshalInputApplySessionChangesInput),
+			graphql.NewInputUnmarshaler("ArchiveExplorationBranchesInput", ec.unmarshalInputArchiveExplorationBranchesInput),
 			graphql.NewInputUnmarshaler("ComposerSettingsInput", ec.unmarshalInputComposerSettingsInput),
 			graphql.NewInputUnmarshaler("CreateWorkspaceInput", ec.unmarshalInputCreateWorkspaceInput),
 			graphql.NewInputUnmarshaler("DeleteSessionInput", ec.unmarshalInputDeleteSessionInput),
+			graphql.NewInputUnmarshaler("ExplorationBranchInput", ec.unmarshalInputExplorationBranchInput),
+			graphql.NewInputUnmarshaler("ExploreSessionInput", ec.unmarshalInputExploreSessionInput),
 			graphql.NewInputUnmarshaler("ForkCodeInput", ec.unmarshalInputForkCodeInput),
 			graphql.NewInputUnmarshaler("ForkSessionInput", ec.unmarshalInputForkSessionInput),
 			graphql.NewInputUnmarshaler("InterruptTurnInput", ec.unmarshalInputInterruptTurnInput),
+			graphql.NewInputUnmarshaler("MarkExplorationWinnerInput", ec.unmarshalInputMarkExplorationWinnerInput),
 			graphql.NewInputUnmarshaler("RespondToApprovalInput", ec.unmarshalInputRespondToApprovalInput),
 			graphql.NewInputUnmarshaler("SendMessageInput", ec.unmarshalInputSendMessageInput),
 			graphql.NewInputUnmarshaler("StartCodexLoginInput", ec.unmarshalInputStartCodexLoginInput),
@@ -2505,6 +3066,279 @@ input UpdateWorkspaceInput {
 extend input DeleteSessionInput {
   "true deletes a WORKTREE session even when its changes were never applied."
   discardChanges: Boolean
+}
+`, BuiltIn: false},
+	{Name: "../explore.graphqls", Input: `# Explore (docs/api.md#explore): fork one turn N ways, run the project's
+# check in every branch, rank them, bring the winner back, code and
+# conversation.
+
+extend type Mutation {
+  """
+  Forks the session from lastTurnId (the whole conversation when absent)
+  into 2 to 8 WORKTREE branches, each an ordinary fork (requestId
+  <requestId>.<name>) with its own settings, and starts each branch's first
+  turn (its prompt, or the shared one), queueing those past the server's
+  bound of concurrent turns. Answers once every branch is forked or failed;
+  a branch that fails does not undo the others. The same requestId again
+  answers the stored exploration. Nothing is made when the request or any
+  branch's fork would be refused (invalid_input, the fork's codes).
+  """
+  exploreSession(input: ExploreSessionInput!): ExploreSessionPayload!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
+  """
+  Applies a branch's changes to the explored session's files (as
+  applySessionChanges), and with tellParent appends a summary of what the
+  branch did to the explored session's conversation, so that its next turn
+  knows (once per branch: again adds nothing). Either session WORKING:
+  agent.session_busy.
+  """
+  applyExplorationBranch(input: ApplyExplorationBranchInput!): ApplyExplorationBranchPayload!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
+  "Marks a branch the winner (branchName null clears the mark)."
+  markExplorationWinner(input: MarkExplorationWinnerInput!): Exploration!
+  """
+  Archives every branch not kept (default: all but the winner): worktrees
+  freed, files kept as checkpoints, restore brings them back. One that
+  fails is reported; the others proceed.
+  """
+  archiveExplorationBranches(input: ArchiveExplorationBranchesInput!): ArchiveExplorationBranchesPayload!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
+}
+
+extend type Query {
+  "An exploration of the session; agent.exploration_not_found when there is none."
+  exploration(workspaceId: ID!, agentSessionId: ID!, explorationId: ID!): Exploration!
+}
+
+extend type AgentSession {
+  "Explorations made from this session, newest first (at most 100)."
+  explorations: [Exploration!]!
+  "The exploration this session is a branch of; null for any other session."
+  exploration: Exploration
+}
+
+extend type Workspace {
+  "Run in an exploration branch's worktree after each of its turns; null for none."
+  checkCommand: String
+  "The check's time bound in seconds (600 unless set)."
+  checkTimeoutSeconds: Int!
+}
+
+extend input CreateWorkspaceInput {
+  "Run in an exploration branch's worktree after each of its turns (at most 16 KiB)."
+  checkCommand: String
+  "The check's time bound, 1 to 3600 seconds."
+  checkTimeoutSeconds: Int
+}
+
+extend input UpdateWorkspaceInput {
+  "Empty clears it."
+  checkCommand: String
+  "0 restores the default."
+  checkTimeoutSeconds: Int
+}
+
+input ExploreSessionInput {
+  workspaceId: ID!
+  "The session explored; idle, with a thread, in a git repository."
+  agentSessionId: ID!
+  "Idempotency key, unique per workspace; branch forks use <requestId>.<name>."
+  requestId: ID!
+  "Explore from this completed turn; the whole conversation when absent."
+  lastTurnId: ID
+  "The first message of every branch without its own."
+  prompt: String
+  "Overrides the workspace's checkCommand; \"\" runs none."
+  checkCommand: String
+  "Overrides the workspace's check time bound, 1 to 3600 seconds."
+  checkTimeoutSeconds: Int
+  "2 to 8 branches, names unique."
+  branches: [ExplorationBranchInput!]!
+}
+
+input ExplorationBranchInput {
+  "1 to 32 of a-z, 0-9 and -, starting with a letter or digit; unique in the exploration."
+  name: String!
+  "This branch's first message; the exploration's prompt when absent."
+  prompt: String
+  "Overrides of the explored session's settings (model, reasoningEffort, permissionModeId, ...)."
+  settings: ComposerSettingsInput
+}
+
+type ExploreSessionPayload {
+  exploration: Exploration!
+  "true when the requestId had made it before: nothing new was made."
+  replayed: Boolean!
+}
+
+"STARTING: branches being forked. RUNNING: a branch's turn or check queued or running. SETTLED: every branch idle, failed or archived."
+enum ExplorationState {
+  STARTING
+  RUNNING
+  SETTLED
+}
+
+type Exploration {
+  id: ID!
+  workspaceId: ID!
+  "The session explored."
+  agentSessionId: ID!
+  "The turn explored from; null for the whole conversation."
+  lastTurnId: ID
+  prompt: String
+  "The check in effect (the exploration's or the workspace's when made); null for none."
+  checkCommand: String
+  checkTimeoutSeconds: Int!
+  state: ExplorationState!
+  "In the order asked."
+  branches: [ExplorationBranch!]!
+  """
+  The same branches best first: check passed (then not run or running,
+  then failed), then fewer files changed, fewer lines, fewer tokens, less
+  time, the name; failed and archived branches last, unranked.
+  """
+  ranking: [ExplorationBranch!]!
+  "The branch marked the winner; null until one is."
+  winner: ExplorationBranch
+  createdAt: Time!
+}
+
+"FORKING: its fork is being made. QUEUED: its first turn waits for the turn bound. RUNNING: a turn runs. IDLE: ready for more. FAILED: see errorCode. ARCHIVED: archived."
+enum ExplorationBranchState {
+  FORKING
+  QUEUED
+  RUNNING
+  IDLE
+  FAILED
+  ARCHIVED
+}
+
+type ExplorationBranch {
+  name: String!
+  state: ExplorationBranchState!
+  "FAILED: why (the fork's or the first turn's error code)."
+  errorCode: String
+  errorMessage: String
+  "QUEUED: 1 is next; null otherwise."
+  queuePosition: Int
+  "The fork; null while FORKING, when its fork failed or it was deleted."
+  session: AgentSession
+  "Its first message."
+  prompt: String!
+  "1-based place in the ranking; null when FAILED or ARCHIVED."
+  rank: Int
+  "The check of its latest turn that has one; null when none ran."
+  check: CheckRun
+  "Every check of its turns, newest first."
+  checks: [CheckRun!]!
+  "The size of its change against the fork point; null when it could not be read."
+  filesChanged: Int
+  linesAdded: Int
+  linesDeleted: Int
+  "Tokens Codex reports for the branch's thread."
+  tokensUsed: Int64!
+  "The sum of its own turns' durations, milliseconds."
+  durationMs: Int64!
+  winner: Boolean!
+  "When its changes were first applied to the explored session."
+  appliedAt: Time
+  "When its summary was told to the explored session, and the text told."
+  toldAt: Time
+  summary: String
+}
+
+"RUNNING, PASSED (exit 0 in time), FAILED (another exit), TIMED_OUT (killed at its bound), ERROR (could not run), INTERRUPTED (tuttid stopped; run again at start)."
+enum CheckState {
+  RUNNING
+  PASSED
+  FAILED
+  TIMED_OUT
+  ERROR
+  INTERRUPTED
+}
+
+"One run of a check command in a session's worktree after one of its turns."
+type CheckRun {
+  id: ID!
+  agentSessionId: ID!
+  turnId: ID!
+  state: CheckState!
+  exitCode: Int
+  durationMs: Int64
+  "The last 64 KiB of its output (stdout and stderr as written)."
+  output: String!
+  "Output before those 64 KiB was dropped."
+  outputTruncated: Boolean!
+  startedAt: Time!
+  finishedAt: Time
+}
+
+input ApplyExplorationBranchInput {
+  workspaceId: ID!
+  "The session explored."
+  agentSessionId: ID!
+  explorationId: ID!
+  branchName: String!
+  "Also append a summary of the branch to the explored session's conversation (once)."
+  tellParent: Boolean
+  "Report what would change; write nothing, tell nothing."
+  dryRun: Boolean
+}
+
+type ApplyExplorationBranchPayload {
+  "The files got the changes."
+  applied: Boolean!
+  files: [FileChange!]!
+  "Paths the merge cannot settle; nothing was written."
+  conflicts: [String!]!
+  "The summary told to the explored session (now or before); null when never told."
+  summary: String
+  "true when the summary had been told before: nothing was added."
+  alreadyTold: Boolean!
+  branch: ExplorationBranch!
+}
+
+input MarkExplorationWinnerInput {
+  workspaceId: ID!
+  agentSessionId: ID!
+  explorationId: ID!
+  branchName: String
+}
+
+input ArchiveExplorationBranchesInput {
+  workspaceId: ID!
+  agentSessionId: ID!
+  explorationId: ID!
+  "The branches kept; default: the winner."
+  keep: [String!]
+}
+
+type ArchiveExplorationBranchesPayload {
+  "Branches archived now."
+  archived: [String!]!
+  "Branches that could not be archived, each with why."
+  failed: [ExplorationBranchFailure!]!
+  exploration: Exploration!
+}
+
+type ExplorationBranchFailure {
+  branchName: String!
+  errorCode: String!
+  errorMessage: String!
+}
+
+extend enum ActivityKind {
+  "An exploration of the session changed (explorationId): a branch forked, failed, queued, started or ended a turn, a check ended, a winner marked, a branch applied or archived. Refetch exploration."
+  EXPLORATION_UPDATED
+  "A check of the session's turn started or ended (checkRun)."
+  CHECK_UPDATED
+}
+
+extend type ActivityEvent {
+  "For EXPLORATION_UPDATED."
+  explorationId: ID
+  "For CHECK_UPDATED."
+  checkRun: CheckRun
 }
 `, BuiltIn: false},
 	{Name: "../fork.graphqls", Input: `extend type Query {
@@ -3106,6 +3940,10 @@ func (ec *executionContext) childFields_ActivityEvent(ctx context.Context, field
 		return ec.fieldContext_ActivityEvent_noticeKind(ctx, field)
 	case "approval":
 		return ec.fieldContext_ActivityEvent_approval(ctx, field)
+	case "explorationId":
+		return ec.fieldContext_ActivityEvent_explorationId(ctx, field)
+	case "checkRun":
+		return ec.fieldContext_ActivityEvent_checkRun(ctx, field)
 	case "deltaKind":
 		return ec.fieldContext_ActivityEvent_deltaKind(ctx, field)
 	}
@@ -3164,6 +4002,10 @@ func (ec *executionContext) childFields_AgentSession(ctx context.Context, field 
 		return ec.fieldContext_AgentSession_approvals(ctx, field)
 	case "code":
 		return ec.fieldContext_AgentSession_code(ctx, field)
+	case "explorations":
+		return ec.fieldContext_AgentSession_explorations(ctx, field)
+	case "exploration":
+		return ec.fieldContext_AgentSession_exploration(ctx, field)
 	case "instanceId":
 		return ec.fieldContext_AgentSession_instanceId(ctx, field)
 	case "available":
@@ -3198,6 +4040,24 @@ func (ec *executionContext) childFields_AgentSessionEdge(ctx context.Context, fi
 		return ec.fieldContext_AgentSessionEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AgentSessionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplyExplorationBranchPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "applied":
+		return ec.fieldContext_ApplyExplorationBranchPayload_applied(ctx, field)
+	case "files":
+		return ec.fieldContext_ApplyExplorationBranchPayload_files(ctx, field)
+	case "conflicts":
+		return ec.fieldContext_ApplyExplorationBranchPayload_conflicts(ctx, field)
+	case "summary":
+		return ec.fieldContext_ApplyExplorationBranchPayload_summary(ctx, field)
+	case "alreadyTold":
+		return ec.fieldContext_ApplyExplorationBranchPayload_alreadyTold(ctx, field)
+	case "branch":
+		return ec.fieldContext_ApplyExplorationBranchPayload_branch(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplyExplorationBranchPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ApplySessionChangesPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3242,6 +4102,44 @@ func (ec *executionContext) childFields_ApprovalRequest(ctx context.Context, fie
 		return ec.fieldContext_ApprovalRequest_decision(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApprovalRequest", field.Name)
+}
+
+func (ec *executionContext) childFields_ArchiveExplorationBranchesPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "archived":
+		return ec.fieldContext_ArchiveExplorationBranchesPayload_archived(ctx, field)
+	case "failed":
+		return ec.fieldContext_ArchiveExplorationBranchesPayload_failed(ctx, field)
+	case "exploration":
+		return ec.fieldContext_ArchiveExplorationBranchesPayload_exploration(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ArchiveExplorationBranchesPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CheckRun_id(ctx, field)
+	case "agentSessionId":
+		return ec.fieldContext_CheckRun_agentSessionId(ctx, field)
+	case "turnId":
+		return ec.fieldContext_CheckRun_turnId(ctx, field)
+	case "state":
+		return ec.fieldContext_CheckRun_state(ctx, field)
+	case "exitCode":
+		return ec.fieldContext_CheckRun_exitCode(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_CheckRun_durationMs(ctx, field)
+	case "output":
+		return ec.fieldContext_CheckRun_output(ctx, field)
+	case "outputTruncated":
+		return ec.fieldContext_CheckRun_outputTruncated(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_CheckRun_startedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_CheckRun_finishedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckRun", field.Name)
 }
 
 func (ec *executionContext) childFields_CodeCheckpoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3362,6 +4260,102 @@ func (ec *executionContext) childFields_ComposerSettings(ctx context.Context, fi
 		return ec.fieldContext_ComposerSettings_computerUse(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ComposerSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_Exploration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Exploration_id(ctx, field)
+	case "workspaceId":
+		return ec.fieldContext_Exploration_workspaceId(ctx, field)
+	case "agentSessionId":
+		return ec.fieldContext_Exploration_agentSessionId(ctx, field)
+	case "lastTurnId":
+		return ec.fieldContext_Exploration_lastTurnId(ctx, field)
+	case "prompt":
+		return ec.fieldContext_Exploration_prompt(ctx, field)
+	case "checkCommand":
+		return ec.fieldContext_Exploration_checkCommand(ctx, field)
+	case "checkTimeoutSeconds":
+		return ec.fieldContext_Exploration_checkTimeoutSeconds(ctx, field)
+	case "state":
+		return ec.fieldContext_Exploration_state(ctx, field)
+	case "branches":
+		return ec.fieldContext_Exploration_branches(ctx, field)
+	case "ranking":
+		return ec.fieldContext_Exploration_ranking(ctx, field)
+	case "winner":
+		return ec.fieldContext_Exploration_winner(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Exploration_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Exploration", field.Name)
+}
+
+func (ec *executionContext) childFields_ExplorationBranch(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ExplorationBranch_name(ctx, field)
+	case "state":
+		return ec.fieldContext_ExplorationBranch_state(ctx, field)
+	case "errorCode":
+		return ec.fieldContext_ExplorationBranch_errorCode(ctx, field)
+	case "errorMessage":
+		return ec.fieldContext_ExplorationBranch_errorMessage(ctx, field)
+	case "queuePosition":
+		return ec.fieldContext_ExplorationBranch_queuePosition(ctx, field)
+	case "session":
+		return ec.fieldContext_ExplorationBranch_session(ctx, field)
+	case "prompt":
+		return ec.fieldContext_ExplorationBranch_prompt(ctx, field)
+	case "rank":
+		return ec.fieldContext_ExplorationBranch_rank(ctx, field)
+	case "check":
+		return ec.fieldContext_ExplorationBranch_check(ctx, field)
+	case "checks":
+		return ec.fieldContext_ExplorationBranch_checks(ctx, field)
+	case "filesChanged":
+		return ec.fieldContext_ExplorationBranch_filesChanged(ctx, field)
+	case "linesAdded":
+		return ec.fieldContext_ExplorationBranch_linesAdded(ctx, field)
+	case "linesDeleted":
+		return ec.fieldContext_ExplorationBranch_linesDeleted(ctx, field)
+	case "tokensUsed":
+		return ec.fieldContext_ExplorationBranch_tokensUsed(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_ExplorationBranch_durationMs(ctx, field)
+	case "winner":
+		return ec.fieldContext_ExplorationBranch_winner(ctx, field)
+	case "appliedAt":
+		return ec.fieldContext_ExplorationBranch_appliedAt(ctx, field)
+	case "toldAt":
+		return ec.fieldContext_ExplorationBranch_toldAt(ctx, field)
+	case "summary":
+		return ec.fieldContext_ExplorationBranch_summary(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExplorationBranch", field.Name)
+}
+
+func (ec *executionContext) childFields_ExplorationBranchFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "branchName":
+		return ec.fieldContext_ExplorationBranchFailure_branchName(ctx, field)
+	case "errorCode":
+		return ec.fieldContext_ExplorationBranchFailure_errorCode(ctx, field)
+	case "errorMessage":
+		return ec.fieldContext_ExplorationBranchFailure_errorMessage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExplorationBranchFailure", field.Name)
+}
+
+func (ec *executionContext) childFields_ExploreSessionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "exploration":
+		return ec.fieldContext_ExploreSessionPayload_exploration(ctx, field)
+	case "replayed":
+		return ec.fieldContext_ExploreSessionPayload_replayed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExploreSessionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_FileChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3642,6 +4636,10 @@ func (ec *executionContext) childFields_Workspace(ctx context.Context, field gra
 		return ec.fieldContext_Workspace_sessions(ctx, field)
 	case "worktreeSetup":
 		return ec.fieldContext_Workspace_worktreeSetup(ctx, field)
+	case "checkCommand":
+		return ec.fieldContext_Workspace_checkCommand(ctx, field)
+	case "checkTimeoutSeconds":
+		return ec.fieldContext_Workspace_checkTimeoutSeconds(ctx, field)
 	case "unavailableSessions":
 		return ec.fieldContext_Workspace_unavailableSessions(ctx, field)
 	}
@@ -3878,12 +4876,40 @@ func (ec *executionContext) field_AgentSession_turns_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_applyExplorationBranch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ApplyExplorationBranchInput, error) {
+			return ec.unmarshalNApplyExplorationBranchInput2tuttidᚋgraphᚋmodelᚐApplyExplorationBranchInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_applySessionChanges_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.ApplySessionChangesInput, error) {
 			return ec.unmarshalNApplySessionChangesInput2tuttidᚋgraphᚋmodelᚐApplySessionChangesInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_archiveExplorationBranches_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ArchiveExplorationBranchesInput, error) {
+			return ec.unmarshalNArchiveExplorationBranchesInput2tuttidᚋgraphᚋmodelᚐArchiveExplorationBranchesInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3934,6 +4960,20 @@ func (ec *executionContext) field_Mutation_deleteSession_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_exploreSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ExploreSessionInput, error) {
+			return ec.unmarshalNExploreSessionInput2tuttidᚋgraphᚋmodelᚐExploreSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_forkSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3954,6 +4994,20 @@ func (ec *executionContext) field_Mutation_interruptTurn_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.InterruptTurnInput, error) {
 			return ec.unmarshalNInterruptTurnInput2tuttidᚋgraphᚋmodelᚐInterruptTurnInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_markExplorationWinner_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.MarkExplorationWinnerInput, error) {
+			return ec.unmarshalNMarkExplorationWinnerInput2tuttidᚋgraphᚋmodelᚐMarkExplorationWinnerInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4101,6 +5155,36 @@ func (ec *executionContext) field_Query_compareSessions_args(ctx context.Context
 		return nil, err
 	}
 	args["b"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exploration_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workspaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "agentSessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["agentSessionId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "explorationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["explorationId"] = arg2
 	return args, nil
 }
 
@@ -4737,6 +5821,61 @@ func (ec *executionContext) fieldContext_ActivityEvent_approval(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ApprovalRequest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActivityEvent_explorationId(ctx context.Context, field graphql.CollectedField, obj *activity.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActivityEvent_explorationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActivityEvent().ExplorationID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ActivityEvent_explorationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActivityEvent", field, true, true, "ID")
+}
+
+func (ec *executionContext) _ActivityEvent_checkRun(ctx context.Context, field graphql.CollectedField, obj *activity.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActivityEvent_checkRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckRun, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.CheckRun) graphql.Marshaler {
+			return ec.marshalOCheckRun2ᚖtuttidᚋentᚐCheckRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ActivityEvent_checkRun(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActivityEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckRun(ctx, field)
 		},
 	}
 	return fc, nil
@@ -5493,6 +6632,70 @@ func (ec *executionContext) fieldContext_AgentSession_code(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _AgentSession_explorations(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_explorations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSession().Explorations(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*explore.View) graphql.Marshaler {
+			return ec.marshalNExploration2ᚕᚖtuttidᚋexploreᚐViewᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_explorations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Exploration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AgentSession_exploration(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_exploration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSession().Exploration(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *explore.View) graphql.Marshaler {
+			return ec.marshalOExploration2ᚖtuttidᚋexploreᚐView(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_exploration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Exploration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AgentSession_instanceId(ctx context.Context, field graphql.CollectedField, obj *ent.AgentSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5754,6 +6957,162 @@ func (ec *executionContext) fieldContext_AgentSessionEdge_node(_ context.Context
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_AgentSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplyExplorationBranchPayload_applied(ctx context.Context, field graphql.CollectedField, obj *model.ApplyExplorationBranchPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplyExplorationBranchPayload_applied(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Applied, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplyExplorationBranchPayload_applied(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplyExplorationBranchPayload", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplyExplorationBranchPayload_files(ctx context.Context, field graphql.CollectedField, obj *model.ApplyExplorationBranchPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplyExplorationBranchPayload_files(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Files, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FileChange) graphql.Marshaler {
+			return ec.marshalNFileChange2ᚕᚖtuttidᚋgraphᚋmodelᚐFileChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplyExplorationBranchPayload_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplyExplorationBranchPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FileChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplyExplorationBranchPayload_conflicts(ctx context.Context, field graphql.CollectedField, obj *model.ApplyExplorationBranchPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplyExplorationBranchPayload_conflicts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Conflicts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplyExplorationBranchPayload_conflicts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplyExplorationBranchPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplyExplorationBranchPayload_summary(ctx context.Context, field graphql.CollectedField, obj *model.ApplyExplorationBranchPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplyExplorationBranchPayload_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplyExplorationBranchPayload_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplyExplorationBranchPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplyExplorationBranchPayload_alreadyTold(ctx context.Context, field graphql.CollectedField, obj *model.ApplyExplorationBranchPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplyExplorationBranchPayload_alreadyTold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AlreadyTold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplyExplorationBranchPayload_alreadyTold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplyExplorationBranchPayload", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplyExplorationBranchPayload_branch(ctx context.Context, field graphql.CollectedField, obj *model.ApplyExplorationBranchPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplyExplorationBranchPayload_branch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Branch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *explore.Branch) graphql.Marshaler {
+			return ec.marshalNExplorationBranch2ᚖtuttidᚋexploreᚐBranch(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplyExplorationBranchPayload_branch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplyExplorationBranchPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExplorationBranch(ctx, field)
 		},
 	}
 	return fc, nil
@@ -6134,6 +7493,323 @@ func (ec *executionContext) _ApprovalRequest_decision(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_ApprovalRequest_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ApprovalRequest", field, true, true, "ApprovalDecision")
+}
+
+func (ec *executionContext) _ArchiveExplorationBranchesPayload_archived(ctx context.Context, field graphql.CollectedField, obj *model.ArchiveExplorationBranchesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ArchiveExplorationBranchesPayload_archived(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Archived, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ArchiveExplorationBranchesPayload_archived(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ArchiveExplorationBranchesPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _ArchiveExplorationBranchesPayload_failed(ctx context.Context, field graphql.CollectedField, obj *model.ArchiveExplorationBranchesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ArchiveExplorationBranchesPayload_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*explore.ArchiveFailure) graphql.Marshaler {
+			return ec.marshalNExplorationBranchFailure2ᚕᚖtuttidᚋexploreᚐArchiveFailureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ArchiveExplorationBranchesPayload_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ArchiveExplorationBranchesPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExplorationBranchFailure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ArchiveExplorationBranchesPayload_exploration(ctx context.Context, field graphql.CollectedField, obj *model.ArchiveExplorationBranchesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ArchiveExplorationBranchesPayload_exploration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exploration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *explore.View) graphql.Marshaler {
+			return ec.marshalNExploration2ᚖtuttidᚋexploreᚐView(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ArchiveExplorationBranchesPayload_exploration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ArchiveExplorationBranchesPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Exploration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CheckRun_id(ctx context.Context, field graphql.CollectedField, obj *ent.CheckRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckRun_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckRun_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckRun", field, false, false, "ID")
+}
+
+func (ec *executionContext) _CheckRun_agentSessionId(ctx context.Context, field graphql.CollectedField, obj *ent.CheckRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckRun_agentSessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentSessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckRun_agentSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckRun", field, false, false, "ID")
+}
+
+func (ec *executionContext) _CheckRun_turnId(ctx context.Context, field graphql.CollectedField, obj *ent.CheckRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckRun_turnId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TurnID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckRun_turnId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckRun", field, false, false, "ID")
+}
+
+func (ec *executionContext) _CheckRun_state(ctx context.Context, field graphql.CollectedField, obj *ent.CheckRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckRun_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v checkrun.State) graphql.Marshaler {
+			return ec.marshalNCheckState2tuttidᚋentᚋcheckrunᚐState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckRun_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckRun", field, false, false, "CheckState")
+}
+
+func (ec *executionContext) _CheckRun_exitCode(ctx context.Context, field graphql.CollectedField, obj *ent.CheckRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckRun_exitCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExitCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckRun_exitCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckRun", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CheckRun_durationMs(ctx context.Context, field graphql.CollectedField, obj *ent.CheckRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckRun_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckRun_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckRun", field, false, false, "Int64")
+}
+
+func (ec *executionContext) _CheckRun_output(ctx context.Context, field graphql.CollectedField, obj *ent.CheckRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckRun_output(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Output, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckRun_output(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckRun", field, false, false, "String")
+}
+
+func (ec *executionContext) _CheckRun_outputTruncated(ctx context.Context, field graphql.CollectedField, obj *ent.CheckRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckRun_outputTruncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OutputTruncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckRun_outputTruncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckRun", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _CheckRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *ent.CheckRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckRun_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckRun_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckRun", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CheckRun_finishedAt(ctx context.Context, field graphql.CollectedField, obj *ent.CheckRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckRun_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckRun_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckRun", field, false, false, "Time")
 }
 
 func (ec *executionContext) _CodeCheckpoint_commit(ctx context.Context, field graphql.CollectedField, obj *model.CodeCheckpoint) (ret graphql.Marshaler) {
@@ -7034,6 +8710,897 @@ func (ec *executionContext) _ComposerSettings_computerUse(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_ComposerSettings_computerUse(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ComposerSettings", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Exploration_id(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exploration", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Exploration_workspaceId(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_workspaceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_workspaceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exploration", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Exploration_agentSessionId(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_agentSessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ParentAgentSessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_agentSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exploration", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Exploration_lastTurnId(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_lastTurnId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Exploration().LastTurnID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_lastTurnId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exploration", field, true, true, "ID")
+}
+
+func (ec *executionContext) _Exploration_prompt(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_prompt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Exploration().Prompt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_prompt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exploration", field, true, true, "String")
+}
+
+func (ec *executionContext) _Exploration_checkCommand(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_checkCommand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Exploration().CheckCommand(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_checkCommand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exploration", field, true, true, "String")
+}
+
+func (ec *executionContext) _Exploration_checkTimeoutSeconds(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_checkTimeoutSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Exploration().CheckTimeoutSeconds(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_checkTimeoutSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exploration", field, true, true, "Int")
+}
+
+func (ec *executionContext) _Exploration_state(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v explore.State) graphql.Marshaler {
+			return ec.marshalNExplorationState2tuttidᚋexploreᚐState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exploration", field, false, false, "ExplorationState")
+}
+
+func (ec *executionContext) _Exploration_branches(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_branches(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Branches, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*explore.Branch) graphql.Marshaler {
+			return ec.marshalNExplorationBranch2ᚕᚖtuttidᚋexploreᚐBranchᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_branches(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Exploration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExplorationBranch(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Exploration_ranking(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_ranking(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ranking(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*explore.Branch) graphql.Marshaler {
+			return ec.marshalNExplorationBranch2ᚕᚖtuttidᚋexploreᚐBranchᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_ranking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Exploration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExplorationBranch(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Exploration_winner(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_winner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Winner(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *explore.Branch) graphql.Marshaler {
+			return ec.marshalOExplorationBranch2ᚖtuttidᚋexploreᚐBranch(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_winner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Exploration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExplorationBranch(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Exploration_createdAt(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exploration", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ExplorationBranch_name(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().Name(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "String")
+}
+
+func (ec *executionContext) _ExplorationBranch_state(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v explore.BranchState) graphql.Marshaler {
+			return ec.marshalNExplorationBranchState2tuttidᚋexploreᚐBranchState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, false, false, "ExplorationBranchState")
+}
+
+func (ec *executionContext) _ExplorationBranch_errorCode(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_errorCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().ErrorCode(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_errorCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "String")
+}
+
+func (ec *executionContext) _ExplorationBranch_errorMessage(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_errorMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().ErrorMessage(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_errorMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "String")
+}
+
+func (ec *executionContext) _ExplorationBranch_queuePosition(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_queuePosition(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().QueuePosition(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_queuePosition(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "Int")
+}
+
+func (ec *executionContext) _ExplorationBranch_session(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AgentSession) graphql.Marshaler {
+			return ec.marshalOAgentSession2ᚖtuttidᚋentᚐAgentSession(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExplorationBranch",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExplorationBranch_prompt(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_prompt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().Prompt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_prompt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "String")
+}
+
+func (ec *executionContext) _ExplorationBranch_rank(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_rank(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().Rank(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_rank(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "Int")
+}
+
+func (ec *executionContext) _ExplorationBranch_check(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_check(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Check, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.CheckRun) graphql.Marshaler {
+			return ec.marshalOCheckRun2ᚖtuttidᚋentᚐCheckRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_check(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExplorationBranch",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExplorationBranch_checks(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_checks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Checks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.CheckRun) graphql.Marshaler {
+			return ec.marshalNCheckRun2ᚕᚖtuttidᚋentᚐCheckRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_checks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExplorationBranch",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExplorationBranch_filesChanged(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_filesChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().FilesChanged(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_filesChanged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "Int")
+}
+
+func (ec *executionContext) _ExplorationBranch_linesAdded(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_linesAdded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().LinesAdded(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_linesAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "Int")
+}
+
+func (ec *executionContext) _ExplorationBranch_linesDeleted(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_linesDeleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().LinesDeleted(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_linesDeleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "Int")
+}
+
+func (ec *executionContext) _ExplorationBranch_tokensUsed(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_tokensUsed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokensUsed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_tokensUsed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, false, false, "Int64")
+}
+
+func (ec *executionContext) _ExplorationBranch_durationMs(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().DurationMs(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "Int64")
+}
+
+func (ec *executionContext) _ExplorationBranch_winner(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_winner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().Winner(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_winner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _ExplorationBranch_appliedAt(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_appliedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().AppliedAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_appliedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "Time")
+}
+
+func (ec *executionContext) _ExplorationBranch_toldAt(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_toldAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().ToldAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_toldAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "Time")
+}
+
+func (ec *executionContext) _ExplorationBranch_summary(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().Summary(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "String")
+}
+
+func (ec *executionContext) _ExplorationBranchFailure_branchName(ctx context.Context, field graphql.CollectedField, obj *explore.ArchiveFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranchFailure_branchName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BranchName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranchFailure_branchName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranchFailure", field, false, false, "String")
+}
+
+func (ec *executionContext) _ExplorationBranchFailure_errorCode(ctx context.Context, field graphql.CollectedField, obj *explore.ArchiveFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranchFailure_errorCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranchFailure_errorCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranchFailure", field, false, false, "String")
+}
+
+func (ec *executionContext) _ExplorationBranchFailure_errorMessage(ctx context.Context, field graphql.CollectedField, obj *explore.ArchiveFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranchFailure_errorMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranchFailure_errorMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranchFailure", field, false, false, "String")
+}
+
+func (ec *executionContext) _ExploreSessionPayload_exploration(ctx context.Context, field graphql.CollectedField, obj *model.ExploreSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExploreSessionPayload_exploration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exploration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *explore.View) graphql.Marshaler {
+			return ec.marshalNExploration2ᚖtuttidᚋexploreᚐView(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExploreSessionPayload_exploration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExploreSessionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Exploration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExploreSessionPayload_replayed(ctx context.Context, field graphql.CollectedField, obj *model.ExploreSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExploreSessionPayload_replayed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Replayed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExploreSessionPayload_replayed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExploreSessionPayload", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _FileChange_path(ctx context.Context, field graphql.CollectedField, obj *model.FileChange) (ret graphql.Marshaler) {
@@ -8060,6 +10627,182 @@ func (ec *executionContext) fieldContext_Mutation_updateWorkspace(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_exploreSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_exploreSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ExploreSession(ctx, fc.Args["input"].(model.ExploreSessionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExploreSessionPayload) graphql.Marshaler {
+			return ec.marshalNExploreSessionPayload2ᚖtuttidᚋgraphᚋmodelᚐExploreSessionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_exploreSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExploreSessionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_exploreSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_applyExplorationBranch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_applyExplorationBranch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApplyExplorationBranch(ctx, fc.Args["input"].(model.ApplyExplorationBranchInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplyExplorationBranchPayload) graphql.Marshaler {
+			return ec.marshalNApplyExplorationBranchPayload2ᚖtuttidᚋgraphᚋmodelᚐApplyExplorationBranchPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_applyExplorationBranch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplyExplorationBranchPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_applyExplorationBranch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_markExplorationWinner(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_markExplorationWinner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MarkExplorationWinner(ctx, fc.Args["input"].(model.MarkExplorationWinnerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *explore.View) graphql.Marshaler {
+			return ec.marshalNExploration2ᚖtuttidᚋexploreᚐView(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_markExplorationWinner(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Exploration(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_markExplorationWinner_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_archiveExplorationBranches(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_archiveExplorationBranches(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ArchiveExplorationBranches(ctx, fc.Args["input"].(model.ArchiveExplorationBranchesInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ArchiveExplorationBranchesPayload) graphql.Marshaler {
+			return ec.marshalNArchiveExplorationBranchesPayload2ᚖtuttidᚋgraphᚋmodelᚐArchiveExplorationBranchesPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_archiveExplorationBranches(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ArchiveExplorationBranchesPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_archiveExplorationBranches_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_forkSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8584,6 +11327,50 @@ func (ec *executionContext) fieldContext_Query_rateLimits(_ context.Context, fie
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_CodexRateLimits(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_exploration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exploration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Exploration(ctx, fc.Args["workspaceId"].(string), fc.Args["agentSessionId"].(string), fc.Args["explorationId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *explore.View) graphql.Marshaler {
+			return ec.marshalNExploration2ᚖtuttidᚋexploreᚐView(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exploration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Exploration(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exploration_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -10284,6 +13071,52 @@ func (ec *executionContext) fieldContext_Workspace_worktreeSetup(_ context.Conte
 	return graphql.NewScalarFieldContext("Workspace", field, true, true, "String")
 }
 
+func (ec *executionContext) _Workspace_checkCommand(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workspace_checkCommand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workspace().CheckCommand(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Workspace_checkCommand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Workspace", field, true, true, "String")
+}
+
+func (ec *executionContext) _Workspace_checkTimeoutSeconds(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workspace_checkTimeoutSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workspace().CheckTimeoutSeconds(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Workspace_checkTimeoutSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Workspace", field, true, true, "Int")
+}
+
 func (ec *executionContext) _Workspace_unavailableSessions(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11389,6 +14222,83 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputApplyExplorationBranchInput(ctx context.Context, obj any) (model.ApplyExplorationBranchInput, error) {
+	var it model.ApplyExplorationBranchInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "explorationId", "branchName", "tellParent", "dryRun"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "agentSessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentSessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentSessionID = data
+		case "explorationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("explorationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExplorationID = data
+		case "branchName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("branchName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BranchName = data
+		case "tellParent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tellParent"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TellParent = data
+		case "dryRun":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dryRun"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DryRun = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApplyExplorationBranchInput unmarshals raw into the ApplyExplorationBranchInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApplyExplorationBranchInput(ctx context.Context, raw any) (model.ApplyExplorationBranchInput, error) {
+	var out model.ApplyExplorationBranchInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApplyExplorationBranchInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputApplySessionChangesInput(ctx context.Context, obj any) (model.ApplySessionChangesInput, error) {
 	var it model.ApplySessionChangesInput
 	if obj == nil {
@@ -11449,6 +14359,69 @@ func (ec *executionContext) unmarshalInputApplySessionChangesInput(ctx context.C
 func UnmarshalApplySessionChangesInput(ctx context.Context, raw any) (model.ApplySessionChangesInput, error) {
 	var out model.ApplySessionChangesInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApplySessionChangesInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputArchiveExplorationBranchesInput(ctx context.Context, obj any) (model.ArchiveExplorationBranchesInput, error) {
+	var it model.ArchiveExplorationBranchesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "explorationId", "keep"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "agentSessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentSessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentSessionID = data
+		case "explorationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("explorationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExplorationID = data
+		case "keep":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("keep"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Keep = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalArchiveExplorationBranchesInput unmarshals raw into the ArchiveExplorationBranchesInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalArchiveExplorationBranchesInput(ctx context.Context, raw any) (model.ArchiveExplorationBranchesInput, error) {
+	var out model.ArchiveExplorationBranchesInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ArchiveExplorationBranchesInput", raw, &out)
 	return out, err
 }
 
@@ -11540,7 +14513,7 @@ func (ec *executionContext) unmarshalInputCreateWorkspaceInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "rootPath", "worktreeSetup"}
+	fieldsInOrder := [...]string{"name", "rootPath", "worktreeSetup", "checkCommand", "checkTimeoutSeconds"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11568,6 +14541,20 @@ func (ec *executionContext) unmarshalInputCreateWorkspaceInput(ctx context.Conte
 				return it, err
 			}
 			it.WorktreeSetup = data
+		case "checkCommand":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkCommand"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckCommand = data
+		case "checkTimeoutSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkTimeoutSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckTimeoutSeconds = data
 		}
 	}
 	return it, nil
@@ -11645,6 +14632,153 @@ func (ec *executionContext) unmarshalInputDeleteSessionInput(ctx context.Context
 func UnmarshalDeleteSessionInput(ctx context.Context, raw any) (model.DeleteSessionInput, error) {
 	var out model.DeleteSessionInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteSessionInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputExplorationBranchInput(ctx context.Context, obj any) (model.ExplorationBranchInput, error) {
+	var it model.ExplorationBranchInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "prompt", "settings"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "prompt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prompt"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prompt = data
+		case "settings":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("settings"))
+			data, err := ec.unmarshalOComposerSettingsInput2ᚖtuttidᚋsessionᚐSettingsOverride(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Settings = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalExplorationBranchInput unmarshals raw into the ExplorationBranchInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalExplorationBranchInput(ctx context.Context, raw any) (model.ExplorationBranchInput, error) {
+	var out model.ExplorationBranchInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ExplorationBranchInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputExploreSessionInput(ctx context.Context, obj any) (model.ExploreSessionInput, error) {
+	var it model.ExploreSessionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "requestId", "lastTurnId", "prompt", "checkCommand", "checkTimeoutSeconds", "branches"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "agentSessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentSessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentSessionID = data
+		case "requestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestID = data
+		case "lastTurnId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastTurnId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastTurnID = data
+		case "prompt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prompt"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prompt = data
+		case "checkCommand":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkCommand"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckCommand = data
+		case "checkTimeoutSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkTimeoutSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckTimeoutSeconds = data
+		case "branches":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("branches"))
+			data, err := ec.unmarshalNExplorationBranchInput2ᚕᚖtuttidᚋgraphᚋmodelᚐExplorationBranchInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Branches = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalExploreSessionInput unmarshals raw into the ExploreSessionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalExploreSessionInput(ctx context.Context, raw any) (model.ExploreSessionInput, error) {
+	var out model.ExploreSessionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ExploreSessionInput", raw, &out)
 	return out, err
 }
 
@@ -11848,6 +14982,69 @@ func (ec *executionContext) unmarshalInputInterruptTurnInput(ctx context.Context
 func UnmarshalInterruptTurnInput(ctx context.Context, raw any) (model.InterruptTurnInput, error) {
 	var out model.InterruptTurnInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "InterruptTurnInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputMarkExplorationWinnerInput(ctx context.Context, obj any) (model.MarkExplorationWinnerInput, error) {
+	var it model.MarkExplorationWinnerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "explorationId", "branchName"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "agentSessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentSessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentSessionID = data
+		case "explorationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("explorationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExplorationID = data
+		case "branchName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("branchName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BranchName = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalMarkExplorationWinnerInput unmarshals raw into the MarkExplorationWinnerInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMarkExplorationWinnerInput(ctx context.Context, raw any) (model.MarkExplorationWinnerInput, error) {
+	var out model.MarkExplorationWinnerInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "MarkExplorationWinnerInput", raw, &out)
 	return out, err
 }
 
@@ -12233,7 +15430,7 @@ func (ec *executionContext) unmarshalInputUpdateWorkspaceInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "worktreeSetup"}
+	fieldsInOrder := [...]string{"workspaceId", "worktreeSetup", "checkCommand", "checkTimeoutSeconds"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12254,6 +15451,20 @@ func (ec *executionContext) unmarshalInputUpdateWorkspaceInput(ctx context.Conte
 				return it, err
 			}
 			it.WorktreeSetup = data
+		case "checkCommand":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkCommand"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckCommand = data
+		case "checkTimeoutSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkTimeoutSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckTimeoutSeconds = data
 		}
 	}
 	return it, nil
@@ -12373,6 +15584,17 @@ func (ec *executionContext) _ActivityEvent(ctx context.Context, sel ast.Selectio
 				})
 		case "approval":
 			out.Values[i] = ec._ActivityEvent_approval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "explorationId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ActivityEvent_explorationId(ctx, field, obj)
+				})
+		case "checkRun":
+			out.Values[i] = ec._ActivityEvent_checkRun(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -12549,6 +15771,18 @@ func (ec *executionContext) _AgentSession(ctx context.Context, sel ast.Selection
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AgentSession_code(ctx, field, obj)
 				})
+		case "explorations":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_explorations(ctx, field, obj)
+				})
+		case "exploration":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSession_exploration(ctx, field, obj)
+				})
 		case "instanceId":
 			out.Values[i] = ec._AgentSession_instanceId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -12655,6 +15889,64 @@ func (ec *executionContext) _AgentSessionEdge(ctx context.Context, sel ast.Selec
 			}
 		case "node":
 			out.Values[i] = ec._AgentSessionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applyExplorationBranchPayloadImplementors = []string{"ApplyExplorationBranchPayload"}
+
+func (ec *executionContext) _ApplyExplorationBranchPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ApplyExplorationBranchPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applyExplorationBranchPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplyExplorationBranchPayload")
+		case "applied":
+			out.Values[i] = ec._ApplyExplorationBranchPayload_applied(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "files":
+			out.Values[i] = ec._ApplyExplorationBranchPayload_files(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "conflicts":
+			out.Values[i] = ec._ApplyExplorationBranchPayload_conflicts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "summary":
+			out.Values[i] = ec._ApplyExplorationBranchPayload_summary(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "alreadyTold":
+			out.Values[i] = ec._ApplyExplorationBranchPayload_alreadyTold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "branch":
+			out.Values[i] = ec._ApplyExplorationBranchPayload_branch(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -12801,6 +16093,127 @@ func (ec *executionContext) _ApprovalRequest(ctx context.Context, sel ast.Select
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ApprovalRequest_decision(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var archiveExplorationBranchesPayloadImplementors = []string{"ArchiveExplorationBranchesPayload"}
+
+func (ec *executionContext) _ArchiveExplorationBranchesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ArchiveExplorationBranchesPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, archiveExplorationBranchesPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ArchiveExplorationBranchesPayload")
+		case "archived":
+			out.Values[i] = ec._ArchiveExplorationBranchesPayload_archived(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failed":
+			out.Values[i] = ec._ArchiveExplorationBranchesPayload_failed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exploration":
+			out.Values[i] = ec._ArchiveExplorationBranchesPayload_exploration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var checkRunImplementors = []string{"CheckRun"}
+
+func (ec *executionContext) _CheckRun(ctx context.Context, sel ast.SelectionSet, obj *ent.CheckRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckRun")
+		case "id":
+			out.Values[i] = ec._CheckRun_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "agentSessionId":
+			out.Values[i] = ec._CheckRun_agentSessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "turnId":
+			out.Values[i] = ec._CheckRun_turnId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._CheckRun_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exitCode":
+			out.Values[i] = ec._CheckRun_exitCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "durationMs":
+			out.Values[i] = ec._CheckRun_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "output":
+			out.Values[i] = ec._CheckRun_output(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outputTruncated":
+			out.Values[i] = ec._CheckRun_outputTruncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._CheckRun_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "finishedAt":
+			out.Values[i] = ec._CheckRun_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13207,6 +16620,316 @@ func (ec *executionContext) _ComposerSettings(ctx context.Context, sel ast.Selec
 			out.Values[i] = ec._ComposerSettings_computerUse(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var explorationImplementors = []string{"Exploration"}
+
+func (ec *executionContext) _Exploration(ctx context.Context, sel ast.SelectionSet, obj *explore.View) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, explorationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Exploration")
+		case "id":
+			out.Values[i] = ec._Exploration_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "workspaceId":
+			out.Values[i] = ec._Exploration_workspaceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "agentSessionId":
+			out.Values[i] = ec._Exploration_agentSessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastTurnId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Exploration_lastTurnId(ctx, field, obj)
+				})
+		case "prompt":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Exploration_prompt(ctx, field, obj)
+				})
+		case "checkCommand":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Exploration_checkCommand(ctx, field, obj)
+				})
+		case "checkTimeoutSeconds":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Exploration_checkTimeoutSeconds(ctx, field, obj)
+				})
+		case "state":
+			out.Values[i] = ec._Exploration_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "branches":
+			out.Values[i] = ec._Exploration_branches(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ranking":
+			out.Values[i] = ec._Exploration_ranking(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "winner":
+			out.Values[i] = ec._Exploration_winner(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Exploration_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var explorationBranchImplementors = []string{"ExplorationBranch"}
+
+func (ec *executionContext) _ExplorationBranch(ctx context.Context, sel ast.SelectionSet, obj *explore.Branch) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, explorationBranchImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExplorationBranch")
+		case "name":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_name(ctx, field, obj)
+				})
+		case "state":
+			out.Values[i] = ec._ExplorationBranch_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "errorCode":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_errorCode(ctx, field, obj)
+				})
+		case "errorMessage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_errorMessage(ctx, field, obj)
+				})
+		case "queuePosition":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_queuePosition(ctx, field, obj)
+				})
+		case "session":
+			out.Values[i] = ec._ExplorationBranch_session(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "prompt":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_prompt(ctx, field, obj)
+				})
+		case "rank":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_rank(ctx, field, obj)
+				})
+		case "check":
+			out.Values[i] = ec._ExplorationBranch_check(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "checks":
+			out.Values[i] = ec._ExplorationBranch_checks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "filesChanged":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_filesChanged(ctx, field, obj)
+				})
+		case "linesAdded":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_linesAdded(ctx, field, obj)
+				})
+		case "linesDeleted":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_linesDeleted(ctx, field, obj)
+				})
+		case "tokensUsed":
+			out.Values[i] = ec._ExplorationBranch_tokensUsed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "durationMs":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_durationMs(ctx, field, obj)
+				})
+		case "winner":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_winner(ctx, field, obj)
+				})
+		case "appliedAt":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_appliedAt(ctx, field, obj)
+				})
+		case "toldAt":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_toldAt(ctx, field, obj)
+				})
+		case "summary":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_summary(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var explorationBranchFailureImplementors = []string{"ExplorationBranchFailure"}
+
+func (ec *executionContext) _ExplorationBranchFailure(ctx context.Context, sel ast.SelectionSet, obj *explore.ArchiveFailure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, explorationBranchFailureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExplorationBranchFailure")
+		case "branchName":
+			out.Values[i] = ec._ExplorationBranchFailure_branchName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errorCode":
+			out.Values[i] = ec._ExplorationBranchFailure_errorCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errorMessage":
+			out.Values[i] = ec._ExplorationBranchFailure_errorMessage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var exploreSessionPayloadImplementors = []string{"ExploreSessionPayload"}
+
+func (ec *executionContext) _ExploreSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ExploreSessionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exploreSessionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExploreSessionPayload")
+		case "exploration":
+			out.Values[i] = ec._ExploreSessionPayload_exploration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "replayed":
+			out.Values[i] = ec._ExploreSessionPayload_replayed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -13633,6 +17356,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "exploreSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_exploreSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "applyExplorationBranch":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_applyExplorationBranch(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "markExplorationWinner":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_markExplorationWinner(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "archiveExplorationBranches":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_archiveExplorationBranches(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "forkSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_forkSession(ctx, field)
@@ -13788,6 +17539,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_rateLimits(ctx, field)
+				})
+		case "exploration":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exploration(ctx, field)
 				})
 		case "forkTree":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -14409,6 +18166,18 @@ func (ec *executionContext) _Workspace(ctx context.Context, sel ast.SelectionSet
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Workspace_worktreeSetup(ctx, field, obj)
 				})
+		case "checkCommand":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Workspace_checkCommand(ctx, field, obj)
+				})
+		case "checkTimeoutSeconds":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Workspace_checkTimeoutSeconds(ctx, field, obj)
+				})
 		case "unavailableSessions":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -14836,25 +18605,29 @@ var (
 		"PROVIDER_WARNING":    activity.ProviderWarning,
 		"APPROVAL_REQUESTED":  activity.ApprovalRequested,
 		"APPROVAL_RESOLVED":   activity.ApprovalResolved,
+		"EXPLORATION_UPDATED": activity.ExplorationUpdated,
+		"CHECK_UPDATED":       activity.CheckUpdated,
 	}
 	marshalNActivityKind2tuttidᚋactivityᚐKind = map[activity.Kind]string{
-		activity.SessionCreated:    "SESSION_CREATED",
-		activity.SessionUpdated:    "SESSION_UPDATED",
-		activity.SessionForked:     "SESSION_FORKED",
-		activity.SessionDeleted:    "SESSION_DELETED",
-		activity.TurnStarted:       "TURN_STARTED",
-		activity.TurnCompleted:     "TURN_COMPLETED",
-		activity.MessageAdded:      "MESSAGE_ADDED",
-		activity.MessageUpdated:    "MESSAGE_UPDATED",
-		activity.MessageDelta:      "MESSAGE_DELTA",
-		activity.Resync:            "RESYNC_REQUIRED",
-		activity.Subscribed:        "SUBSCRIBED",
-		activity.TurnRetrying:      "TURN_RETRYING",
-		activity.TokenUsageUpdated: "TOKEN_USAGE_UPDATED",
-		activity.AccountUpdated:    "ACCOUNT_UPDATED",
-		activity.ProviderWarning:   "PROVIDER_WARNING",
-		activity.ApprovalRequested: "APPROVAL_REQUESTED",
-		activity.ApprovalResolved:  "APPROVAL_RESOLVED",
+		activity.SessionCreated:     "SESSION_CREATED",
+		activity.SessionUpdated:     "SESSION_UPDATED",
+		activity.SessionForked:      "SESSION_FORKED",
+		activity.SessionDeleted:     "SESSION_DELETED",
+		activity.TurnStarted:        "TURN_STARTED",
+		activity.TurnCompleted:      "TURN_COMPLETED",
+		activity.MessageAdded:       "MESSAGE_ADDED",
+		activity.MessageUpdated:     "MESSAGE_UPDATED",
+		activity.MessageDelta:       "MESSAGE_DELTA",
+		activity.Resync:             "RESYNC_REQUIRED",
+		activity.Subscribed:         "SUBSCRIBED",
+		activity.TurnRetrying:       "TURN_RETRYING",
+		activity.TokenUsageUpdated:  "TOKEN_USAGE_UPDATED",
+		activity.AccountUpdated:     "ACCOUNT_UPDATED",
+		activity.ProviderWarning:    "PROVIDER_WARNING",
+		activity.ApprovalRequested:  "APPROVAL_REQUESTED",
+		activity.ApprovalResolved:   "APPROVAL_RESOLVED",
+		activity.ExplorationUpdated: "EXPLORATION_UPDATED",
+		activity.CheckUpdated:       "CHECK_UPDATED",
 	}
 )
 
@@ -14943,6 +18716,19 @@ var (
 		agentsession.StatusFAILED:    "FAILED",
 	}
 )
+
+func (ec *executionContext) unmarshalNApplyExplorationBranchInput2tuttidᚋgraphᚋmodelᚐApplyExplorationBranchInput(ctx context.Context, v any) (model.ApplyExplorationBranchInput, error) {
+	res, err := ec.unmarshalInputApplyExplorationBranchInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNApplyExplorationBranchPayload2ᚖtuttidᚋgraphᚋmodelᚐApplyExplorationBranchPayload(ctx context.Context, sel ast.SelectionSet, v *model.ApplyExplorationBranchPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApplyExplorationBranchPayload!")
+		return graphql.Null
+	}
+	return ec._ApplyExplorationBranchPayload(ctx, sel, v)
+}
 
 func (ec *executionContext) unmarshalNApplySessionChangesInput2tuttidᚋgraphᚋmodelᚐApplySessionChangesInput(ctx context.Context, v any) (model.ApplySessionChangesInput, error) {
 	res, err := ec.unmarshalInputApplySessionChangesInput(ctx, v)
@@ -15053,6 +18839,19 @@ func (ec *executionContext) marshalNApprovalRequest2ᚖtuttidᚋentᚐApprovalRe
 	return ec._ApprovalRequest(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNArchiveExplorationBranchesInput2tuttidᚋgraphᚋmodelᚐArchiveExplorationBranchesInput(ctx context.Context, v any) (model.ArchiveExplorationBranchesInput, error) {
+	res, err := ec.unmarshalInputArchiveExplorationBranchesInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNArchiveExplorationBranchesPayload2ᚖtuttidᚋgraphᚋmodelᚐArchiveExplorationBranchesPayload(ctx context.Context, sel ast.SelectionSet, v *model.ArchiveExplorationBranchesPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ArchiveExplorationBranchesPayload!")
+		return graphql.Null
+	}
+	return ec._ArchiveExplorationBranchesPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -15066,6 +18865,64 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	}
 	return res
 }
+
+func (ec *executionContext) marshalNCheckRun2ᚕᚖtuttidᚋentᚐCheckRunᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.CheckRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCheckRun2ᚖtuttidᚋentᚐCheckRun(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCheckRun2ᚖtuttidᚋentᚐCheckRun(ctx context.Context, sel ast.SelectionSet, v *ent.CheckRun) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CheckRun!")
+		return graphql.Null
+	}
+	return ec._CheckRun(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCheckState2tuttidᚋentᚋcheckrunᚐState(ctx context.Context, v any) (checkrun.State, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNCheckState2tuttidᚋentᚋcheckrunᚐState[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCheckState2tuttidᚋentᚋcheckrunᚐState(ctx context.Context, sel ast.SelectionSet, v checkrun.State) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNCheckState2tuttidᚋentᚋcheckrunᚐState[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "CheckState!")
+	}
+	return res
+}
+
+var (
+	unmarshalNCheckState2tuttidᚋentᚋcheckrunᚐState = map[string]checkrun.State{
+		"RUNNING":     checkrun.StateRunning,
+		"PASSED":      checkrun.StatePassed,
+		"FAILED":      checkrun.StateFailed,
+		"TIMED_OUT":   checkrun.StateTimedOut,
+		"ERROR":       checkrun.StateError,
+		"INTERRUPTED": checkrun.StateInterrupted,
+	}
+	marshalNCheckState2tuttidᚋentᚋcheckrunᚐState = map[checkrun.State]string{
+		checkrun.StateRunning:     "RUNNING",
+		checkrun.StatePassed:      "PASSED",
+		checkrun.StateFailed:      "FAILED",
+		checkrun.StateTimedOut:    "TIMED_OUT",
+		checkrun.StateError:       "ERROR",
+		checkrun.StateInterrupted: "INTERRUPTED",
+	}
+)
 
 func (ec *executionContext) marshalNCodeDiff2ᚖtuttidᚋgraphᚋmodelᚐCodeDiff(ctx context.Context, sel ast.SelectionSet, v *model.CodeDiff) graphql.Marshaler {
 	if v == nil {
@@ -15161,6 +19018,172 @@ func (ec *executionContext) marshalNCursor2string(ctx context.Context, sel ast.S
 func (ec *executionContext) unmarshalNDeleteSessionInput2tuttidᚋgraphᚋmodelᚐDeleteSessionInput(ctx context.Context, v any) (model.DeleteSessionInput, error) {
 	res, err := ec.unmarshalInputDeleteSessionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNExploration2ᚕᚖtuttidᚋexploreᚐViewᚄ(ctx context.Context, sel ast.SelectionSet, v []*explore.View) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExploration2ᚖtuttidᚋexploreᚐView(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNExploration2ᚖtuttidᚋexploreᚐView(ctx context.Context, sel ast.SelectionSet, v *explore.View) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Exploration!")
+		return graphql.Null
+	}
+	return ec._Exploration(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNExplorationBranch2ᚕᚖtuttidᚋexploreᚐBranchᚄ(ctx context.Context, sel ast.SelectionSet, v []*explore.Branch) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExplorationBranch2ᚖtuttidᚋexploreᚐBranch(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNExplorationBranch2ᚖtuttidᚋexploreᚐBranch(ctx context.Context, sel ast.SelectionSet, v *explore.Branch) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ExplorationBranch!")
+		return graphql.Null
+	}
+	return ec._ExplorationBranch(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNExplorationBranchFailure2ᚕᚖtuttidᚋexploreᚐArchiveFailureᚄ(ctx context.Context, sel ast.SelectionSet, v []*explore.ArchiveFailure) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExplorationBranchFailure2ᚖtuttidᚋexploreᚐArchiveFailure(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNExplorationBranchFailure2ᚖtuttidᚋexploreᚐArchiveFailure(ctx context.Context, sel ast.SelectionSet, v *explore.ArchiveFailure) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ExplorationBranchFailure!")
+		return graphql.Null
+	}
+	return ec._ExplorationBranchFailure(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNExplorationBranchInput2ᚕᚖtuttidᚋgraphᚋmodelᚐExplorationBranchInputᚄ(ctx context.Context, v any) ([]*model.ExplorationBranchInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ExplorationBranchInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNExplorationBranchInput2ᚖtuttidᚋgraphᚋmodelᚐExplorationBranchInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNExplorationBranchInput2ᚖtuttidᚋgraphᚋmodelᚐExplorationBranchInput(ctx context.Context, v any) (*model.ExplorationBranchInput, error) {
+	res, err := ec.unmarshalInputExplorationBranchInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNExplorationBranchState2tuttidᚋexploreᚐBranchState(ctx context.Context, v any) (explore.BranchState, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNExplorationBranchState2tuttidᚋexploreᚐBranchState[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNExplorationBranchState2tuttidᚋexploreᚐBranchState(ctx context.Context, sel ast.SelectionSet, v explore.BranchState) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNExplorationBranchState2tuttidᚋexploreᚐBranchState[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ExplorationBranchState!")
+	}
+	return res
+}
+
+var (
+	unmarshalNExplorationBranchState2tuttidᚋexploreᚐBranchState = map[string]explore.BranchState{
+		"FORKING":  explore.BranchForking,
+		"QUEUED":   explore.BranchQueued,
+		"RUNNING":  explore.BranchRunning,
+		"IDLE":     explore.BranchIdle,
+		"FAILED":   explore.BranchFailed,
+		"ARCHIVED": explore.BranchArchived,
+	}
+	marshalNExplorationBranchState2tuttidᚋexploreᚐBranchState = map[explore.BranchState]string{
+		explore.BranchForking:  "FORKING",
+		explore.BranchQueued:   "QUEUED",
+		explore.BranchRunning:  "RUNNING",
+		explore.BranchIdle:     "IDLE",
+		explore.BranchFailed:   "FAILED",
+		explore.BranchArchived: "ARCHIVED",
+	}
+)
+
+func (ec *executionContext) unmarshalNExplorationState2tuttidᚋexploreᚐState(ctx context.Context, v any) (explore.State, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNExplorationState2tuttidᚋexploreᚐState[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNExplorationState2tuttidᚋexploreᚐState(ctx context.Context, sel ast.SelectionSet, v explore.State) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNExplorationState2tuttidᚋexploreᚐState[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ExplorationState!")
+	}
+	return res
+}
+
+var (
+	unmarshalNExplorationState2tuttidᚋexploreᚐState = map[string]explore.State{
+		"STARTING": explore.StateStarting,
+		"RUNNING":  explore.StateRunning,
+		"SETTLED":  explore.StateSettled,
+	}
+	marshalNExplorationState2tuttidᚋexploreᚐState = map[explore.State]string{
+		explore.StateStarting: "STARTING",
+		explore.StateRunning:  "RUNNING",
+		explore.StateSettled:  "SETTLED",
+	}
+)
+
+func (ec *executionContext) unmarshalNExploreSessionInput2tuttidᚋgraphᚋmodelᚐExploreSessionInput(ctx context.Context, v any) (model.ExploreSessionInput, error) {
+	res, err := ec.unmarshalInputExploreSessionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNExploreSessionPayload2ᚖtuttidᚋgraphᚋmodelᚐExploreSessionPayload(ctx context.Context, sel ast.SelectionSet, v *model.ExploreSessionPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ExploreSessionPayload!")
+		return graphql.Null
+	}
+	return ec._ExploreSessionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNFileChange2ᚕᚖtuttidᚋgraphᚋmodelᚐFileChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FileChange) graphql.Marshaler {
@@ -15349,6 +19372,11 @@ func (ec *executionContext) marshalNJSON2interface(ctx context.Context, sel ast.
 		graphql.AddInvalidNullFromMarshaler(ctx, "JSON!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNMarkExplorationWinnerInput2tuttidᚋgraphᚋmodelᚐMarkExplorationWinnerInput(ctx context.Context, v any) (model.MarkExplorationWinnerInput, error) {
+	res, err := ec.unmarshalInputMarkExplorationWinnerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNMessage2ᚕᚖtuttidᚋentᚐMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Message) graphql.Marshaler {
@@ -15859,6 +19887,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOCheckRun2ᚖtuttidᚋentᚐCheckRun(ctx context.Context, sel ast.SelectionSet, v *ent.CheckRun) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CheckRun(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOCodeCheckpoint2ᚖtuttidᚋgraphᚋmodelᚐCodeCheckpoint(ctx context.Context, sel ast.SelectionSet, v *model.CodeCheckpoint) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -15918,6 +19953,20 @@ func (ec *executionContext) marshalOCursor2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOExploration2ᚖtuttidᚋexploreᚐView(ctx context.Context, sel ast.SelectionSet, v *explore.View) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Exploration(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOExplorationBranch2ᚖtuttidᚋexploreᚐBranch(ctx context.Context, sel ast.SelectionSet, v *explore.Branch) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ExplorationBranch(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOForkCodeInput2ᚖtuttidᚋgraphᚋmodelᚐForkCodeInput(ctx context.Context, v any) (*model.ForkCodeInput, error) {
@@ -16038,6 +20087,41 @@ func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.S
 	_ = ctx
 	res := graphql.MarshalString(v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 	"tuttid/ent"
+	"tuttid/explore"
 	"tuttid/session"
 )
 
@@ -25,6 +26,31 @@ type AgentSessionEdge struct {
 	Node   *ent.AgentSession `json:"node"`
 }
 
+type ApplyExplorationBranchInput struct {
+	WorkspaceID string `json:"workspaceId"`
+	// The session explored.
+	AgentSessionID string `json:"agentSessionId"`
+	ExplorationID  string `json:"explorationId"`
+	BranchName     string `json:"branchName"`
+	// Also append a summary of the branch to the explored session's conversation (once).
+	TellParent *bool `json:"tellParent,omitempty"`
+	// Report what would change; write nothing, tell nothing.
+	DryRun *bool `json:"dryRun,omitempty"`
+}
+
+type ApplyExplorationBranchPayload struct {
+	// The files got the changes.
+	Applied bool          `json:"applied"`
+	Files   []*FileChange `json:"files"`
+	// Paths the merge cannot settle; nothing was written.
+	Conflicts []string `json:"conflicts"`
+	// The summary told to the explored session (now or before); null when never told.
+	Summary *string `json:"summary,omitempty"`
+	// true when the summary had been told before: nothing was added.
+	AlreadyTold bool            `json:"alreadyTold"`
+	Branch      *explore.Branch `json:"branch"`
+}
+
 type ApplySessionChangesInput struct {
 	WorkspaceID string `json:"workspaceId"`
 	// A WORKTREE session.
@@ -39,6 +65,22 @@ type ApplySessionChangesPayload struct {
 	Files   []*FileChange `json:"files"`
 	// Paths that conflict; nothing was written when not empty.
 	Conflicts []string `json:"conflicts"`
+}
+
+type ArchiveExplorationBranchesInput struct {
+	WorkspaceID    string `json:"workspaceId"`
+	AgentSessionID string `json:"agentSessionId"`
+	ExplorationID  string `json:"explorationId"`
+	// The branches kept; default: the winner.
+	Keep []string `json:"keep,omitempty"`
+}
+
+type ArchiveExplorationBranchesPayload struct {
+	// Branches archived now.
+	Archived []string `json:"archived"`
+	// Branches that could not be archived, each with why.
+	Failed      []*explore.ArchiveFailure `json:"failed"`
+	Exploration *explore.View             `json:"exploration"`
 }
 
 // A session's files recorded as a git commit under refs/tuttid/.
@@ -117,6 +159,10 @@ type CreateWorkspaceInput struct {
 	RootPath string `json:"rootPath"`
 	// A shell command run in each new worktree before its fork answers.
 	WorktreeSetup *string `json:"worktreeSetup,omitempty"`
+	// Run in an exploration branch's worktree after each of its turns (at most 16 KiB).
+	CheckCommand *string `json:"checkCommand,omitempty"`
+	// The check's time bound, 1 to 3600 seconds.
+	CheckTimeoutSeconds *int `json:"checkTimeoutSeconds,omitempty"`
 }
 
 type DeleteSessionInput struct {
@@ -126,6 +172,39 @@ type DeleteSessionInput struct {
 	DiscardChanges *bool `json:"discardChanges,omitempty"`
 	// true: delete the session and all its descendants, in one operation.
 	Subtree *bool `json:"subtree,omitempty"`
+}
+
+type ExplorationBranchInput struct {
+	// 1 to 32 of a-z, 0-9 and -, starting with a letter or digit; unique in the exploration.
+	Name string `json:"name"`
+	// This branch's first message; the exploration's prompt when absent.
+	Prompt *string `json:"prompt,omitempty"`
+	// Overrides of the explored session's settings (model, reasoningEffort, permissionModeId, ...).
+	Settings *session.SettingsOverride `json:"settings,omitempty"`
+}
+
+type ExploreSessionInput struct {
+	WorkspaceID string `json:"workspaceId"`
+	// The session explored; idle, with a thread, in a git repository.
+	AgentSessionID string `json:"agentSessionId"`
+	// Idempotency key, unique per workspace; branch forks use <requestId>.<name>.
+	RequestID string `json:"requestId"`
+	// Explore from this completed turn; the whole conversation when absent.
+	LastTurnID *string `json:"lastTurnId,omitempty"`
+	// The first message of every branch without its own.
+	Prompt *string `json:"prompt,omitempty"`
+	// Overrides the workspace's checkCommand; "" runs none.
+	CheckCommand *string `json:"checkCommand,omitempty"`
+	// Overrides the workspace's check time bound, 1 to 3600 seconds.
+	CheckTimeoutSeconds *int `json:"checkTimeoutSeconds,omitempty"`
+	// 2 to 8 branches, names unique.
+	Branches []*ExplorationBranchInput `json:"branches"`
+}
+
+type ExploreSessionPayload struct {
+	Exploration *explore.View `json:"exploration"`
+	// true when the requestId had made it before: nothing new was made.
+	Replayed bool `json:"replayed"`
 }
 
 type FileChange struct {
@@ -182,6 +261,13 @@ type InterruptTurnInput struct {
 	AgentSessionID string `json:"agentSessionId"`
 	// The running turn's id (Turn.id).
 	TurnID string `json:"turnId"`
+}
+
+type MarkExplorationWinnerInput struct {
+	WorkspaceID    string  `json:"workspaceId"`
+	AgentSessionID string  `json:"agentSessionId"`
+	ExplorationID  string  `json:"explorationId"`
+	BranchName     *string `json:"branchName,omitempty"`
 }
 
 // A page of messages, in insertion order.
@@ -338,6 +424,10 @@ type UpdateWorkspaceInput struct {
 	WorkspaceID string `json:"workspaceId"`
 	// Empty clears it.
 	WorktreeSetup *string `json:"worktreeSetup,omitempty"`
+	// Empty clears it.
+	CheckCommand *string `json:"checkCommand,omitempty"`
+	// 0 restores the default.
+	CheckTimeoutSeconds *int `json:"checkTimeoutSeconds,omitempty"`
 }
 
 // A person's answer to an approval request.

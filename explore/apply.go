@@ -1,0 +1,233 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"tuttid/apperr"
+	"tuttid/codebranch"
+	"tuttid/ent"
+	"tuttid/ent/message"
+	"tuttid/ent/turn"
+	"tuttid/validate"
+)
+
+// Bounds of the summary told to the parent.
+const (
+	// maxSummaryPart bounds each message quoted in a summary.
+	maxSummaryPart = 2 << 10
+	// MaxSummary bounds the whole summary.
+	MaxSummary = 16 << 10
+)
+
+// BranchRef names a branch of an exploration of a session.
+type BranchRef struct {
+	WorkspaceID string
+	// ParentSessionID is the session explored (the API's agentSessionId).
+	ParentSessionID string
+	ExplorationID   string
+	BranchName      string
+}
+
+func (r BranchRef) check() error {
+	for _, c := range []struct{ what, id string }{{"workspaceId", r.WorkspaceID}, {"agentSessionId", r.ParentSessionID}, {"explorationId", r.ExplorationID}} {
+		if err := validate.ID(c.what, c.id); err != nil {
+			return err
+		}
+	}
+	if !branchName.MatchString(r.BranchName) {
+		return apperr.New(apperr.InvalidInput, "branch name %q: 1 to 32 of a-z, 0-9 and -, starting with a letter or digit", r.BranchName)
+	}
+	return nil
+}
+
+// ApplyInput is applyExplorationBranch.
+type ApplyInput struct {
+	BranchRef
+	// TellParent also appends a summary of the branch to the parent's
+	// conversation (once per branch).
+	TellParent bool
+	DryRun     bool
+}
+
+// ApplyResult is what an apply did.
+type ApplyResult struct {
+	codebranch.ApplyResult
+	// Summary is the text told to the parent: now, or when this branch was
+	// told before ("" when never told).
+	Summary string
+	// AlreadyTold: the branch's summary had been told; nothing was added.
+	AlreadyTold bool
+	Branch      *Branch
+}
+
+// Apply brings a branch back into the parent: its files through
+// codebranch's three-way apply (as uncommitted changes, conflicts write
+// nothing), and with TellParent a summary of what it did after the fork
+// point appended to the parent's thread as a user message in a
+// <tuttid_branch_summary> block (session.Tell), so that the parent's next
+// turn knows the outcome. A branch told once is never told again. A
+// branch running a turn, or a parent running one, is agent.session_busy.
+func (s *Service) Apply(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	v, b, err := s.branch(ctx, in.BranchRef)
+	if err != nil {
+		return nil, err
+	}
+	if b.Session == nil {
+		return nil, apperr.New(apperr.InvalidInput, "branch %q has no session (%s): there is nothing to apply", b.Row.Name, b.State)
+	}
+	// One apply of a branch at a time: a second waits, then finds it told.
+	defer s.requests.Lock("apply\x00" + b.Row.ExplorationID + "\x00" + b.Row.Name)()
+	parent := v.ParentAgentSessionID
+	res, err := s.code.ApplyChanges(ctx, codebranch.ApplyRequest{WorkspaceID: v.WorkspaceID, SessionID: b.Session.ID,
+		TargetSessionID: &parent, DryRun: in.DryRun})
+	if err != nil {
+		return nil, err
+	}
+	out := &ApplyResult{ApplyResult: res}
+	row, err := s.store.Client.ExplorationBranch.Get(ctx, b.Row.ID)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the branch")
+	}
+	out.Summary, out.AlreadyTold = row.Summary, row.ToldAt != nil
+	if in.DryRun || len(res.Conflicts) > 0 {
+		return s.withBranch(ctx, out, in.BranchRef)
+	}
+	ctx = context.WithoutCancel(ctx)
+	if res.Applied && row.AppliedAt == nil {
+		if row, err = row.Update().SetAppliedAt(s.now()).Save(ctx); err != nil {
+			return nil, apperr.Storage(err, "record the apply")
+		}
+	}
+	if in.TellParent && row.ToldAt == nil {
+		text, err := s.summary(ctx, v, b)
+		if err != nil {
+			return nil, err
+		}
+		after, err := s.lastTurnID(ctx, parent)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.sessions.Tell(ctx, v.WorkspaceID, parent, text); err != nil {
+			return nil, fmt.Errorf("the branch's files were applied; telling the parent failed: %w", err)
+		}
+		if _, err := row.Update().SetToldAt(s.now()).SetSummary(text).SetToldAfterTurnID(after).Save(ctx); err != nil {
+			return nil, apperr.Storage(err, "record the summary told to the parent")
+		}
+		out.Summary = text
+	}
+	s.updated(ctx, v.Exploration)
+	return s.withBranch(ctx, out, in.BranchRef)
+}
+
+func (s *Service) withBranch(ctx context.Context, out *ApplyResult, ref BranchRef) (*ApplyResult, error) {
+	_, b, err := s.branch(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	out.Branch = b
+	return out, nil
+}
+
+// branch reads an exploration and one of its branches.
+func (s *Service) branch(ctx context.Context, ref BranchRef) (*View, *Branch, error) {
+	v, err := s.Exploration(ctx, ref.WorkspaceID, ref.ParentSessionID, ref.ExplorationID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, b := range v.Branches {
+		if b.Row.Name == ref.BranchName {
+			return v, b, nil
+		}
+	}
+	return nil, nil, apperr.New(apperr.ExplorationNotFound, "exploration %q has no branch %q", ref.ExplorationID, ref.BranchName)
+}
+
+func (s *Service) lastTurnID(ctx context.Context, sessionID string) (string, error) {
+	t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID)).
+		Order(ent.Desc(turn.FieldStartedAt), ent.Desc(turn.FieldID)).First(ctx)
+	if ent.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", apperr.Storage(err, "read the parent's turns")
+	}
+	return t.TurnID, nil
+}
+
+// summary is what the parent is told of a branch, from the branch's stored
+// turns (no model call, the same every time): for each of its own turns
+// the person's message and the last reply, each cut to 2 KiB; the files it
+// changed; its last check. 16 KiB at most. Wrapped in a tag naming the
+// exploration and the branch, so the parent's model, and a person reading
+// the thread, see where it came from.
+func (s *Service) summary(ctx context.Context, v *View, b *Branch) (string, error) {
+	a := b.Session
+	// The branch's own turns: those that started after it was made (the
+	// inherited history's turns are stored as started before).
+	turns, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.StartedAtGTE(a.CreatedAt)).
+		Order(ent.Asc(turn.FieldStartedAt), ent.Asc(turn.FieldID)).All(ctx)
+	if err != nil {
+		return "", apperr.Storage(err, "read the branch's turns")
+	}
+	order := make([]string, len(turns))
+	for i, t := range turns {
+		order[i] = t.TurnID
+	}
+	msgs, err := s.store.Client.Message.Query().
+		Where(message.AgentSessionID(a.ID), message.TurnIDIn(order...), message.RoleIn("user", "assistant")).
+		Order(ent.Asc(message.FieldCreatedAt), ent.Asc(message.FieldID)).All(ctx)
+	if err != nil {
+		return "", apperr.Storage(err, "read the branch's messages")
+	}
+	var body strings.Builder
+	fmt.Fprintf(&body, "This conversation was explored in %d branches; branch %q was chosen and its files applied here. What it did after this point:\n",
+		len(v.Branches), b.Row.Name)
+	// The person's first message and the last reply of each turn.
+	asked, lastReply := map[string]string{}, map[string]string{}
+	for _, m := range msgs {
+		switch {
+		case m.Role == "user" && asked[m.TurnID] == "":
+			asked[m.TurnID] = m.Text
+		case m.Role == "assistant":
+			lastReply[m.TurnID] = m.Text
+		}
+	}
+	for i, id := range order {
+		fmt.Fprintf(&body, "\nTurn %d. Asked: %s\nAnswered: %s\n", i+1, cut(asked[id], maxSummaryPart), cut(lastReply[id], maxSummaryPart))
+	}
+	if b.Changes != nil {
+		fmt.Fprintf(&body, "\nFiles changed: %d (+%d -%d lines).\n", b.Changes.Files, b.Changes.Added, b.Changes.Deleted)
+	}
+	if b.Check != nil {
+		fmt.Fprintf(&body, "Check %q: %s", v.CheckCommand, strings.ToUpper(string(b.Check.State)))
+		if b.Check.ExitCode != nil {
+			fmt.Fprintf(&body, " (exit code %d)", *b.Check.ExitCode)
+		}
+		body.WriteString(".\n")
+	}
+	open := fmt.Sprintf("<tuttid_branch_summary exploration=%q branch=%q>\n", v.ID, b.Row.Name)
+	closing := "\n</tuttid_branch_summary>"
+	text := cut(body.String(), MaxSummary-len(open)-len(closing))
+	return open + text + closing, nil
+}
+
+// cut shortens s to at most n bytes at a character boundary, marking the
+// cut.
+func cut(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	const mark = " [...]"
+	s = s[:max(n-len(mark), 0)]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + mark
+}

@@ -1,0 +1,120 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"tuttid/activity"
+	"tuttid/ent"
+	"tuttid/ent/checkrun"
+	"tuttid/ent/explorationbranch"
+	"tuttid/shellrun"
+)
+
+// checks bounds the checks running at once (a `go test` costs about what
+// a turn does): the turn bound, at least one.
+type checks struct {
+	slots chan struct{}
+}
+
+// TurnEnded is session's hook (session.Config.TurnEnded): a turn ended
+// frees a slot of the turn bound, and a branch's turn gets its check. It
+// returns at once; the work runs in the background.
+func (s *Service) TurnEnded(_ context.Context, a *ent.AgentSession, t *ent.Turn) {
+	s.background(func(ctx context.Context) {
+		b, err := s.store.Client.ExplorationBranch.Query().
+			Where(explorationbranch.ChildAgentSessionID(a.ID)).WithExploration().First(ctx)
+		if err != nil && !ent.IsNotFound(err) {
+			s.log.WarnContext(ctx, "explore: the session's branch not read", "session", a.ID, "err", err)
+		}
+		if b != nil {
+			x := b.Edges.Exploration
+			s.updated(ctx, x)
+			if x.CheckCommand != "" {
+				s.background(func(ctx context.Context) { s.runCheck(ctx, x, a, t.TurnID) })
+			}
+		}
+		s.pump(ctx)
+	})
+}
+
+// runCheck runs the exploration's check in the branch's worktree for one
+// of its turns, once: a CheckRun row per (session, turn), stored running
+// before the command starts and ended with its result. A check that
+// could not start is ERROR, one that reached its bound TIMED_OUT (its
+// process group killed).
+func (s *Service) runCheck(ctx context.Context, x *ent.Exploration, a *ent.AgentSession, turnID string) {
+	row, err := s.store.Client.CheckRun.Create().SetID(s.newID()).SetWorkspaceID(a.WorkspaceID).
+		SetAgentSessionID(a.ID).SetTurnID(turnID).SetExplorationID(x.ID).SetStartedAt(s.now()).Save(ctx)
+	if ent.IsConstraintError(err) {
+		return // this turn's check ran, or runs
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "explore: a check not recorded; not run", "session", a.ID, "turn", turnID, "err", err)
+		return
+	}
+	s.checkUpdated(ctx, row)
+	select {
+	case s.checks.slots <- struct{}{}:
+		defer func() { <-s.checks.slots }()
+	case <-ctx.Done():
+		s.endCheck(context.WithoutCancel(ctx), x, row, shellrun.Result{}, ctx.Err())
+		return
+	}
+	var res shellrun.Result
+	var runErr error
+	err = s.code.InWorktree(ctx, a, func(dir string, env []string) error {
+		res, runErr = shellrun.Run(ctx, shellrun.Command{
+			Line: x.CheckCommand, Dir: dir, Env: env,
+			Timeout: time.Duration(x.CheckTimeoutMs) * time.Millisecond,
+			OnStart: func(pgid int) {
+				if err := s.store.Client.CheckRun.UpdateOne(row).SetPgid(pgid).Exec(ctx); err != nil {
+					s.log.WarnContext(ctx, "explore: a check's process group not recorded", "check", row.ID, "err", err)
+				}
+			},
+		})
+		return nil
+	})
+	if err == nil {
+		err = runErr
+	}
+	s.endCheck(context.WithoutCancel(ctx), x, row, res, err)
+}
+
+// endCheck stores a check's result and tells the exploration.
+func (s *Service) endCheck(ctx context.Context, x *ent.Exploration, row *ent.CheckRun, res shellrun.Result, err error) {
+	up := s.store.Client.CheckRun.UpdateOne(row).SetPgid(0).SetFinishedAt(s.now()).
+		SetDurationMs(res.Duration.Milliseconds()).SetOutput(res.Output).SetOutputTruncated(res.Truncated)
+	switch {
+	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		// tuttid is stopping: the next start runs it again.
+		up.SetState(checkrun.StateInterrupted)
+	case err != nil:
+		code, msg := failure(err)
+		up.SetState(checkrun.StateError).SetOutput("the check could not run: " + code + ": " + msg)
+	case res.TimedOut:
+		up.SetState(checkrun.StateTimedOut).SetExitCode(res.ExitCode)
+	case res.Passed():
+		up.SetState(checkrun.StatePassed).SetExitCode(res.ExitCode)
+	default:
+		up.SetState(checkrun.StateFailed).SetExitCode(res.ExitCode)
+	}
+	done, uerr := up.Save(ctx)
+	if uerr != nil {
+		s.log.ErrorContext(ctx, "explore: a check's result not stored", "check", row.ID, "err", uerr)
+		return
+	}
+	s.log.InfoContext(ctx, "explore: check ended", "exploration", x.ID, "session", row.AgentSessionID,
+		"turn", row.TurnID, "state", done.State, "duration_ms", res.Duration.Milliseconds())
+	s.checkUpdated(ctx, done)
+	s.updated(ctx, x)
+}
+
+func (s *Service) checkUpdated(ctx context.Context, c *ent.CheckRun) {
+	if s.pub == nil {
+		return
+	}
+	s.pub.Publish(ctx, activity.Event{Kind: activity.CheckUpdated, WorkspaceID: c.WorkspaceID,
+		AgentSessionID: c.AgentSessionID, CheckRun: c})
+}

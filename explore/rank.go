@@ -1,0 +1,78 @@
+package explore
+
+import (
+	"cmp"
+	"slices"
+
+	"tuttid/ent/checkrun"
+)
+
+// Ranking is the branches best first: those that can still win by
+// standing (rank 1 up), then the failed and archived ones in input order.
+func (v *View) Ranking() []*Branch {
+	out := slices.Clone(v.Branches)
+	slices.SortStableFunc(out, func(a, b *Branch) int {
+		return cmp.Compare(rankOrZeroLast(a), rankOrZeroLast(b))
+	})
+	return out
+}
+
+func rankOrZeroLast(b *Branch) int {
+	if b.Rank == 0 {
+		return 1 << 30
+	}
+	return b.Rank
+}
+
+// rank sets each branch's Rank: the check passed first (a check not run
+// or still running next, a failed one last); then the smaller change (files,
+// then lines added and deleted; unread changes after read ones); then fewer
+// tokens; then less time; the name breaks ties. Failed and archived
+// branches get no rank. Every key is a field the person sees.
+func rank(branches []*Branch) {
+	var ranked []*Branch
+	for _, b := range branches {
+		b.Rank = 0
+		if b.State != BranchFailed && b.State != BranchArchived {
+			ranked = append(ranked, b)
+		}
+	}
+	slices.SortFunc(ranked, compareBranches)
+	for i, b := range ranked {
+		b.Rank = i + 1
+	}
+}
+
+func compareBranches(a, b *Branch) int {
+	return cmp.Or(
+		cmp.Compare(checkStanding(a), checkStanding(b)),
+		cmp.Compare(changeKey(a, 0), changeKey(b, 0)),
+		cmp.Compare(changeKey(a, 1), changeKey(b, 1)),
+		cmp.Compare(a.TokensUsed, b.TokensUsed),
+		cmp.Compare(a.Duration, b.Duration),
+		cmp.Compare(a.Row.Name, b.Row.Name),
+	)
+}
+
+// checkStanding: 0 passed, 1 not run or running, 2 anything else.
+func checkStanding(b *Branch) int {
+	switch {
+	case b.Check == nil || b.Check.State == checkrun.StateRunning || b.Check.State == checkrun.StateInterrupted:
+		return 1
+	case b.Check.State == checkrun.StatePassed:
+		return 0
+	}
+	return 2
+}
+
+// changeKey is the change's files (part 0) or lines (part 1); unread
+// changes sort last.
+func changeKey(b *Branch, part int) int {
+	if b.Changes == nil {
+		return 1 << 30
+	}
+	if part == 0 {
+		return b.Changes.Files
+	}
+	return b.Changes.Added + b.Changes.Deleted
+}

@@ -1,0 +1,89 @@
+package explore
+
+import (
+	"testing"
+	"time"
+
+	"tuttid/codebranch"
+	"tuttid/ent"
+	"tuttid/ent/checkrun"
+)
+
+func branchOf(name string, state BranchState, check checkrun.State, files, lines int, tokens int64, took time.Duration) *Branch {
+	b := &Branch{Row: &ent.ExplorationBranch{Name: name}, State: state, TokensUsed: tokens, Duration: took}
+	if check != "" {
+		b.Check = &ent.CheckRun{State: check}
+	}
+	if files >= 0 {
+		b.Changes = &codebranch.Totals{Files: files, Added: lines}
+	}
+	return b
+}
+
+func TestRanking(t *testing.T) {
+	tests := []struct {
+		name     string
+		branches []*Branch
+		want     []string // ranking order
+		unranked []string
+	}{
+		{"a passing check beats a smaller change", []*Branch{
+			branchOf("small-fail", BranchIdle, checkrun.StateFailed, 1, 1, 10, time.Second),
+			branchOf("big-pass", BranchIdle, checkrun.StatePassed, 9, 900, 900, time.Hour),
+		}, []string{"big-pass", "small-fail"}, nil},
+		{"not run or running sits between passed and failed", []*Branch{
+			branchOf("failed", BranchIdle, checkrun.StateFailed, 1, 1, 1, 0),
+			branchOf("timed-out", BranchIdle, checkrun.StateTimedOut, 1, 1, 1, 0),
+			branchOf("running", BranchRunning, checkrun.StateRunning, 1, 1, 1, 0),
+			branchOf("none", BranchIdle, "", 1, 1, 1, 0),
+			branchOf("passed", BranchIdle, checkrun.StatePassed, 1, 1, 1, 0),
+		}, []string{"passed", "none", "running", "failed", "timed-out"}, nil},
+		{"then files, then lines, then tokens, then time, then the name", []*Branch{
+			branchOf("e", BranchIdle, checkrun.StatePassed, 1, 5, 10, time.Second),
+			branchOf("d", BranchIdle, checkrun.StatePassed, 1, 5, 10, time.Second),
+			branchOf("c", BranchIdle, checkrun.StatePassed, 1, 5, 10, 2*time.Second),
+			branchOf("b", BranchIdle, checkrun.StatePassed, 1, 5, 20, time.Second),
+			branchOf("a", BranchIdle, checkrun.StatePassed, 1, 6, 1, time.Second),
+			branchOf("z", BranchIdle, checkrun.StatePassed, 2, 1, 1, time.Second),
+		}, []string{"d", "e", "c", "b", "a", "z"}, nil},
+		{"unread changes after read ones", []*Branch{
+			branchOf("unread", BranchIdle, checkrun.StatePassed, -1, 0, 0, 0),
+			branchOf("read", BranchIdle, checkrun.StatePassed, 50, 5000, 0, 0),
+		}, []string{"read", "unread"}, nil},
+		{"failed and archived come last, unranked, in input order", []*Branch{
+			branchOf("arch", BranchArchived, checkrun.StatePassed, 0, 0, 0, 0),
+			branchOf("broken", BranchFailed, "", -1, 0, 0, 0),
+			branchOf("ok", BranchIdle, checkrun.StateFailed, 3, 3, 3, 0),
+		}, []string{"ok", "arch", "broken"}, []string{"arch", "broken"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := &View{Exploration: &ent.Exploration{}, Branches: tt.branches}
+			rank(v.Branches)
+			var got []string
+			for _, b := range v.Ranking() {
+				got = append(got, b.Row.Name)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("ranking %v, want %v", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Fatalf("ranking %v, want %v", got, tt.want)
+				}
+			}
+			unranked := map[string]bool{}
+			for _, n := range tt.unranked {
+				unranked[n] = true
+			}
+			for i, b := range v.Ranking() {
+				switch {
+				case unranked[b.Row.Name] && b.Rank != 0:
+					t.Errorf("%s has rank %d, want none", b.Row.Name, b.Rank)
+				case !unranked[b.Row.Name] && b.Rank != i+1:
+					t.Errorf("%s has rank %d, want %d", b.Row.Name, b.Rank, i+1)
+				}
+			}
+		})
+	}
+}

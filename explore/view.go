@@ -1,0 +1,278 @@
+package explore
+
+import (
+	"context"
+	"time"
+
+	"tuttid/apperr"
+	"tuttid/codebranch"
+	"tuttid/ent"
+	"tuttid/ent/agentsession"
+	"tuttid/ent/checkrun"
+	"tuttid/ent/exploration"
+	"tuttid/ent/explorationbranch"
+	"tuttid/ent/turn"
+	"tuttid/validate"
+)
+
+// State is an exploration's: STARTING while a branch is being forked,
+// RUNNING while a branch's turn or check is queued or running, SETTLED
+// when every branch is idle, failed or archived.
+type State string
+
+const (
+	StateStarting State = "STARTING"
+	StateRunning  State = "RUNNING"
+	StateSettled  State = "SETTLED"
+)
+
+// BranchState is a branch's standing now.
+type BranchState string
+
+const (
+	BranchForking  BranchState = "FORKING"
+	BranchQueued   BranchState = "QUEUED"
+	BranchRunning  BranchState = "RUNNING"
+	BranchIdle     BranchState = "IDLE"
+	BranchFailed   BranchState = "FAILED"
+	BranchArchived BranchState = "ARCHIVED"
+)
+
+// View is an exploration as read: its branches in input order, each with
+// what ranks it.
+type View struct {
+	*ent.Exploration
+	Branches []*Branch
+	State    State
+}
+
+// Branch is one branch as read.
+type Branch struct {
+	Row *ent.ExplorationBranch
+	// Session is the fork; nil while forking, when it failed or was
+	// deleted.
+	Session *ent.AgentSession
+	State   BranchState
+	// ErrorCode and Error say why a FAILED branch failed.
+	ErrorCode, Error string
+	// QueuePosition: 1 is next; 0 when not queued.
+	QueuePosition int
+	// Checks of the branch's turns, newest first; Check the newest.
+	Checks []*ent.CheckRun
+	Check  *ent.CheckRun
+	// Changes is the size of the branch's files against the fork point;
+	// nil when it could not be read.
+	Changes *codebranch.Totals
+	// TokensUsed is what Codex reports for the branch's thread; Duration
+	// the sum of the branch's own turns' durations.
+	TokensUsed int64
+	Duration   time.Duration
+	// Rank is the 1-based place in View.Ranking; 0 when FAILED or
+	// ARCHIVED.
+	Rank int
+	// Winner: the person marked this branch the winner.
+	Winner bool
+}
+
+// Winner is the branch the person marked, or nil.
+func (v *View) Winner() *Branch {
+	for _, b := range v.Branches {
+		if b.Row.Name == v.WinnerBranch {
+			return b
+		}
+	}
+	return nil
+}
+
+// Exploration reads one exploration of the parent session (parentID ""
+// takes any parent): agent.exploration_not_found when there is none.
+func (s *Service) Exploration(ctx context.Context, workspaceID, parentID, id string) (*View, error) {
+	if err := validate.ID("explorationId", id); err != nil {
+		return nil, err
+	}
+	q := s.store.Client.Exploration.Query().Where(exploration.ID(id), exploration.WorkspaceID(workspaceID))
+	if parentID != "" {
+		q.Where(exploration.ParentAgentSessionID(parentID))
+	}
+	x, err := q.Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.ExplorationNotFound, "no exploration %q of session %q", id, parentID)
+	}
+	if err != nil {
+		return nil, apperr.Storage(err, "read the exploration")
+	}
+	vs, err := s.views(ctx, []*ent.Exploration{x})
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
+// Explorations are the explorations made from a session, newest first.
+func (s *Service) Explorations(ctx context.Context, workspaceID, parentID string) ([]*View, error) {
+	xs, err := s.store.Client.Exploration.Query().
+		Where(exploration.WorkspaceID(workspaceID), exploration.ParentAgentSessionID(parentID)).
+		Order(ent.Desc(exploration.FieldCreatedAt), ent.Desc(exploration.FieldID)).Limit(100).All(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the explorations")
+	}
+	return s.views(ctx, xs)
+}
+
+// ExplorationOf is the exploration a session is a branch of, or nil.
+func (s *Service) ExplorationOf(ctx context.Context, sessionID string) (*View, error) {
+	b, err := s.store.Client.ExplorationBranch.Query().
+		Where(explorationbranch.ChildAgentSessionID(sessionID)).WithExploration().First(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, apperr.Storage(err, "read the session's exploration")
+	}
+	vs, err := s.views(ctx, []*ent.Exploration{b.Edges.Exploration})
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
+// views reads the explorations' branches and what ranks them, in a fixed
+// number of queries for all of them.
+func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, error) {
+	if len(xs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(xs))
+	for i, x := range xs {
+		ids[i] = x.ID
+	}
+	rows, err := s.store.Client.ExplorationBranch.Query().Where(explorationbranch.ExplorationIDIn(ids...)).
+		Order(ent.Asc(explorationbranch.FieldOrdinal)).All(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the exploration's branches")
+	}
+	var sessionIDs []string
+	for _, b := range rows {
+		if b.ChildAgentSessionID != "" {
+			sessionIDs = append(sessionIDs, b.ChildAgentSessionID)
+		}
+	}
+	sessions, err := s.store.Client.AgentSession.Query().Where(agentsession.IDIn(sessionIDs...)).All(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the branches' sessions")
+	}
+	byID := map[string]*ent.AgentSession{}
+	for _, a := range sessions {
+		byID[a.ID] = a
+	}
+	checks, err := s.store.Client.CheckRun.Query().Where(checkrun.AgentSessionIDIn(sessionIDs...)).
+		Order(ent.Desc(checkrun.FieldStartedAt), ent.Desc(checkrun.FieldID)).All(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the branches' checks")
+	}
+	checksOf := map[string][]*ent.CheckRun{}
+	for _, c := range checks {
+		checksOf[c.AgentSessionID] = append(checksOf[c.AgentSessionID], c)
+	}
+	turns, err := s.store.Client.Turn.Query().Where(turn.AgentSessionIDIn(sessionIDs...), turn.CompletedAtNotNil()).All(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the branches' turns")
+	}
+	took := map[string]time.Duration{}
+	for _, t := range turns {
+		// The branch's own turns: those that started after it was made
+		// (the inherited history's turns are copies of the parent's).
+		if a := byID[t.AgentSessionID]; a != nil && !t.StartedAt.Before(a.CreatedAt) {
+			took[t.AgentSessionID] += t.CompletedAt.Sub(t.StartedAt)
+		}
+	}
+	totals := map[string]codebranch.Totals{}
+	if s.code != nil && len(sessionIDs) > 0 {
+		if totals, err = s.code.ChangeTotals(ctx, sessionIDs); err != nil {
+			return nil, err
+		}
+	}
+	queue, err := s.queuePositions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*View, len(xs))
+	byX := map[string]*View{}
+	for i, x := range xs {
+		out[i] = &View{Exploration: x}
+		byX[x.ID] = out[i]
+	}
+	for _, row := range rows {
+		b := &Branch{Row: row, Session: byID[row.ChildAgentSessionID], Checks: checksOf[row.ChildAgentSessionID],
+			Duration: took[row.ChildAgentSessionID], QueuePosition: queue[row.ID]}
+		if len(b.Checks) > 0 {
+			b.Check = b.Checks[0]
+		}
+		if t, ok := totals[row.ChildAgentSessionID]; ok {
+			b.Changes = &t
+		}
+		if b.Session != nil && b.Session.TokenUsage != nil {
+			b.TokensUsed = b.Session.TokenUsage.TotalTokens
+		}
+		b.State, b.ErrorCode, b.Error = branchState(row, b.Session)
+		v := byX[row.ExplorationID]
+		b.Winner = v.WinnerBranch == row.Name
+		v.Branches = append(v.Branches, b)
+	}
+	for _, v := range out {
+		v.State = v.state()
+		rank(v.Branches)
+	}
+	return out, nil
+}
+
+func branchState(row *ent.ExplorationBranch, a *ent.AgentSession) (BranchState, string, string) {
+	switch row.State {
+	case explorationbranch.StateForking:
+		return BranchForking, "", ""
+	case explorationbranch.StateFailed:
+		return BranchFailed, row.ErrorCode, row.Error
+	}
+	switch {
+	case a == nil:
+		return BranchFailed, string(apperr.SessionNotFound), "the branch's session was deleted"
+	case a.Archived:
+		return BranchArchived, "", ""
+	case row.State == explorationbranch.StateQueued:
+		return BranchQueued, "", ""
+	case a.Status == agentsession.StatusWORKING:
+		return BranchRunning, "", ""
+	}
+	return BranchIdle, "", ""
+}
+
+func (v *View) state() State {
+	st := StateSettled
+	for _, b := range v.Branches {
+		switch {
+		case b.State == BranchForking:
+			return StateStarting
+		case b.State == BranchQueued || b.State == BranchRunning:
+			st = StateRunning
+		case b.Check != nil && b.Check.State == checkrun.StateRunning && b.State != BranchArchived:
+			st = StateRunning
+		}
+	}
+	return st
+}
+
+// queuePositions numbers the queued branches of this instance, 1 first.
+func (s *Service) queuePositions(ctx context.Context) (map[int]int, error) {
+	ids, err := s.store.Client.ExplorationBranch.Query().
+		Where(explorationbranch.StateEQ(explorationbranch.StateQueued),
+			explorationbranch.HasExplorationWith(exploration.HasParentWith(agentsession.InstanceID(s.instance)))).
+		Order(ent.Asc(explorationbranch.FieldQueuedAt), ent.Asc(explorationbranch.FieldID)).IDs(ctx)
+	if err != nil {
+		return nil, apperr.Storage(err, "read the queue")
+	}
+	out := make(map[int]int, len(ids))
+	for i, id := range ids {
+		out[id] = i + 1
+	}
+	return out, nil
+}
