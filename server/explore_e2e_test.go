@@ -26,14 +26,14 @@ type explorationView struct {
 }
 
 type branchView struct {
-	Name, State                           string
-	ErrorCode, ErrorMessage               *string
-	QueuePosition, Rank                   *int
-	Winner                                bool
+	Name, State                            string
+	ErrorCode, ErrorMessage                *string
+	QueuePosition, Rank                    *int
+	Winner                                 bool
 	FilesChanged, LinesAdded, LinesDeleted *int
-	TokensUsed, DurationMs                int64
-	Session                               *struct{ ID, ProviderSessionID string }
-	Check                                 *struct {
+	TokensUsed, DurationMs                 int64
+	Session                                *struct{ ID, ProviderSessionID string }
+	Check                                  *struct {
 		State    string
 		ExitCode *int
 		Output   string
@@ -276,7 +276,9 @@ func TestExploreForksChecksRanksAndBringsTheWinnerBack(t *testing.T) {
 	if _, _, errs := h.explore(in); len(errs) == 0 || errs[0].Code() != "agent.fork_request_conflict" {
 		t.Errorf("requestId reused with other parameters: %+v, want agent.fork_request_conflict", errs)
 	}
-	var listed struct{ Session struct{ Explorations []struct{ ID string } } }
+	var listed struct {
+		Session struct{ Explorations []struct{ ID string } }
+	}
 	h.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { explorations { id } } }`,
 		map[string]any{"ws": ws, "id": parent.ID}, &listed)
 	if len(listed.Session.Explorations) != 1 || listed.Session.Explorations[0].ID != x.ID {
