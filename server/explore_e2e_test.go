@@ -134,7 +134,7 @@ func TestExploreForksChecksRanksAndBringsTheWinnerBack(t *testing.T) {
 	h.model.SetModelReply("mock-fail", codextest.CommandThen("printf 'echo broken; exit 3\\n' > check.sh", "wrote a failing check"))
 
 	c := h.ws(protoTransportWS)
-	sub := c.subscribe(`subscription($ws: ID!) { activity(workspaceId: $ws) { kind agentSessionId explorationId checkRun { state exitCode agentSessionId } } }`,
+	sub := c.subscribe(`subscription($ws: ID!) { activity(workspaceId: $ws) { kind seq workspaceId agentSessionId at explorationId checkRun { state exitCode agentSessionId } } }`,
 		map[string]any{"ws": ws})
 	h.awaitLive(sub, ws)
 
