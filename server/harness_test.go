@@ -55,6 +55,8 @@ type harnessOpts struct {
 	logTo io.Writer
 	// codexEnv is added to the real Codex's environment.
 	codexEnv []string
+	// maxTurns is server.Config.MaxConcurrentTurns.
+	maxTurns int
 }
 
 func startServer(t *testing.T, o harnessOpts) *harness {
@@ -79,7 +81,7 @@ func startServer(t *testing.T, o harnessOpts) *harness {
 		logger = slog.New(slog.NewTextHandler(io.MultiWriter(o.logTo, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	cfg := server.Config{DBPath: h.dbPath, DataDir: h.dataDir, Runtime: o.runtime, Logger: logger, Token: h.token, NoAuth: o.noAuth,
-		BodyTimeout: o.bodyTimeout, IdleTimeout: o.idleTimeout}
+		BodyTimeout: o.bodyTimeout, IdleTimeout: o.idleTimeout, MaxConcurrentTurns: o.maxTurns}
 	if o.runtime == nil {
 		if h.model == nil {
 			h.model = codextest.StartModelServer(t)
