@@ -105,7 +105,9 @@ func TestExploreRefusesBadInputAndMakesNothing(t *testing.T) {
 		})
 	}
 	// A parent running a turn.
-	h.model.SetReply(func(r codextest.Request) codextest.Reply { return codextest.Reply{Text: "slow", Delay: 3 * time.Second} })
+	h.model.SetReply(func(r codextest.Request) codextest.Reply {
+		return codextest.Reply{Text: "slow", Delay: 3 * time.Second}
+	})
 	var sent struct{ SendMessage struct{ ID string } }
 	h.must(`mutation($in: SendMessageInput!) { sendMessage(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "text": "take your time"}}, &sent)
