@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -213,6 +215,18 @@ func TestExploreQueuesPastTheTurnBound(t *testing.T) {
 	if status != 200 || !strings.Contains(string(again), x.ID) {
 		t.Errorf("REST replay: %d %s, want 200 with %s", status, again, x.ID)
 	}
+	// The OpenAPI document has the route and both answers.
+	_, doc := h.get("/v1/openapi.json")
+	var api struct {
+		Paths map[string]map[string]struct{ Responses map[string]json.RawMessage }
+	}
+	if err := json.Unmarshal(doc, &api); err != nil {
+		t.Fatal(err)
+	}
+	op, ok := api.Paths["/v1/workspaces/{workspaceID}/agent-sessions/{agentSessionID}/explore"]["post"]
+	if !ok || op.Responses["201"] == nil || op.Responses["200"] == nil || op.Responses["400"] == nil || op.Responses["422"] == nil {
+		t.Errorf("openapi.json's explore: %v %v", ok, op.Responses)
+	}
 }
 
 // TestExploreBranchFailuresDoNotUndoTheOthers: the workspace's setup
@@ -261,4 +275,15 @@ func TestExploreBranchFailuresDoNotUndoTheOthers(t *testing.T) {
 	if _, errs := h.applyBranch(ws, parent.ID, x.ID, "nope", false); len(errs) == 0 || errs[0].Code() != "agent.exploration_not_found" {
 		t.Errorf("applying an unknown branch: %+v, want agent.exploration_not_found", errs)
 	}
+}
+
+func (h *harness) get(path string) (int, []byte) {
+	h.t.Helper()
+	resp, err := http.Get(h.url + path)
+	if err != nil {
+		h.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw
 }

@@ -88,6 +88,7 @@ func TestOwnerDeclaredByEveryMutation(t *testing.T) {
 	onOwner := map[string]bool{
 		"sendMessage": true, "steerTurn": true, "interruptTurn": true, "forkSession": true,
 		"respondToApproval": true, "deleteSession": true, "applySessionChanges": true, "updateSession": true,
+		"exploreSession": true, "applyExplorationBranch": true, "archiveExplorationBranches": true,
 	}
 	// Database writes, or the Codex of the instance that received them
 	// (startSession starts the session there; the login and the
@@ -95,6 +96,7 @@ func TestOwnerDeclaredByEveryMutation(t *testing.T) {
 	anywhere := map[string]bool{
 		"createWorkspace": true, "updateWorkspace": true, "startSession": true,
 		"startCodexLogin": true, "cancelCodexLogin": true, "logoutCodex": true,
+		"markExplorationWinner": true, // a row of the exploration
 	}
 	s := schema()
 	for _, f := range s.Types["Mutation"].Fields {
