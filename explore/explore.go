@@ -63,7 +63,9 @@ func (s *Service) Explore(ctx context.Context, in Input) (*Result, error) {
 		return nil, err
 	}
 	s.updated(ctx, x)
+	s.crash(CrashStored)
 	s.forkAll(ctx, x, x.Edges.Branches)
+	s.crash(CrashForked)
 	s.pump(ctx)
 	v, err := s.Exploration(ctx, x.WorkspaceID, x.ParentAgentSessionID, x.ID)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/exploration"
 	"tuttid/ent/explorationbranch"
+	"tuttid/ent/turn"
 )
 
 // gate is the bound of concurrent turns on this instance's Codex. The
@@ -68,7 +69,12 @@ func (s *Service) nextQueued(ctx context.Context) (*ent.ExplorationBranch, error
 // that it failed and why.
 func (s *Service) start(ctx context.Context, b *ent.ExplorationBranch) {
 	x := b.Edges.Exploration
-	_, err := s.sessions.Send(ctx, x.WorkspaceID, b.ChildAgentSessionID, b.Prompt)
+	var err error
+	// A turn of its own already: a stop came after the send and before
+	// this record (a send stores its turn before Codex hears of it).
+	if started, serr := s.hasOwnTurn(ctx, b.ChildAgentSessionID); serr != nil || !started {
+		_, err = s.sessions.Send(ctx, x.WorkspaceID, b.ChildAgentSessionID, b.Prompt)
+	}
 	up := b.Update()
 	if err != nil {
 		code, msg := failure(err)
@@ -90,4 +96,14 @@ func failure(err error) (code, msg string) {
 		return string(ae.Code), ae.Message
 	}
 	return string(apperr.Internal), "internal error"
+}
+
+// hasOwnTurn reports whether a branch's session has a turn of its own (one
+// that started after the session was made, not an inherited one).
+func (s *Service) hasOwnTurn(ctx context.Context, sessionID string) (bool, error) {
+	a, err := s.store.Client.AgentSession.Get(ctx, sessionID)
+	if err != nil {
+		return false, err
+	}
+	return s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), turn.StartedAtGTE(a.CreatedAt)).Exist(ctx)
 }

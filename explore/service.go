@@ -76,7 +76,20 @@ type Config struct {
 	// Now and NewID are for tests.
 	Now   func() time.Time
 	NewID func() string
+	// Crash, for the crash tests only, is called at each crash point
+	// (Crash*) and may kill the process there.
+	Crash func(point string)
 }
+
+// Crash points of an exploration (the crash tests kill tuttid there).
+const (
+	// CrashStored: the exploration and its branches are stored; no fork
+	// has started. A restart forks them.
+	CrashStored = "explore.stored"
+	// CrashForked: every branch is forked or failed and queued; no first
+	// turn has started. A restart starts them.
+	CrashForked = "explore.forked"
+)
 
 // Service runs explorations.
 type Service struct {
@@ -89,6 +102,7 @@ type Service struct {
 	instance string
 	now      func() time.Time
 	newID    func() string
+	crash    func(point string)
 	gate     gate
 	checks   checks
 	// requests runs one request of a requestId at a time, so that the
@@ -104,7 +118,10 @@ type Service struct {
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, forks: cfg.Forks, sessions: cfg.Sessions, code: cfg.Code, pub: cfg.Publisher,
-		log: cfg.Logger, instance: cfg.InstanceID, now: cfg.Now, newID: cfg.NewID}
+		log: cfg.Logger, instance: cfg.InstanceID, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash}
+	if s.crash == nil {
+		s.crash = func(string) {}
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -207,7 +207,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		maxTurns = explore.DefaultMaxConcurrentTurns
 	}
 	s.Explore = explore.New(explore.Config{Store: st, Forks: s.Forks, Sessions: s.Sessions, Code: s.Code, Publisher: s.Broker,
-		Logger: log, InstanceID: id, MaxConcurrentTurns: max(maxTurns, 0)})
+		Logger: log, InstanceID: id, MaxConcurrentTurns: max(maxTurns, 0), Crash: crashAt(cfg.CrashAt)})
 	undo.push(func() error { s.Explore.Close(); return nil })
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {
