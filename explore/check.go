@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"tuttid/activity"
@@ -16,6 +17,34 @@ import (
 // a turn does): the turn bound, at least one.
 type checks struct {
 	slots chan struct{}
+	// running stops a session's running check (ArchiveOthers: archiving
+	// waits for the worktree's readers, and a check is one).
+	mu      sync.Mutex
+	running map[string]context.CancelFunc
+}
+
+// stop ends the session's running check, if any: INTERRUPTED.
+func (c *checks) stop(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cancel := c.running[sessionID]; cancel != nil {
+		cancel()
+	}
+}
+
+func (c *checks) track(sessionID string, cancel context.CancelFunc) (untrack func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running == nil {
+		c.running = map[string]context.CancelFunc{}
+	}
+	c.running[sessionID] = cancel
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(c.running, sessionID)
+		cancel()
+	}
 }
 
 // TurnEnded is session's hook (session.Config.TurnEnded): a turn ended
@@ -55,6 +84,8 @@ func (s *Service) runCheck(ctx context.Context, x *ent.Exploration, a *ent.Agent
 		return
 	}
 	s.checkUpdated(ctx, row)
+	ctx, cancel := context.WithCancel(ctx)
+	defer s.checks.track(a.ID, cancel)()
 	select {
 	case s.checks.slots <- struct{}{}:
 		defer func() { <-s.checks.slots }()
@@ -88,7 +119,8 @@ func (s *Service) endCheck(ctx context.Context, x *ent.Exploration, row *ent.Che
 		SetDurationMs(res.Duration.Milliseconds()).SetOutput(res.Output).SetOutputTruncated(res.Truncated)
 	switch {
 	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		// tuttid is stopping: the next start runs it again.
+		// tuttid is stopping (the next start runs it again), or the
+		// branch is being archived.
 		up.SetState(checkrun.StateInterrupted)
 	case err != nil:
 		code, msg := failure(err)

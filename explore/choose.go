@@ -88,6 +88,8 @@ func (s *Service) ArchiveOthers(ctx context.Context, in ArchiveInput) (*ArchiveR
 		if keep[b.Row.Name] || b.Session == nil || b.State == BranchArchived {
 			continue
 		}
+		// A running check holds the worktree: stopped, not waited for.
+		s.checks.stop(b.Session.ID)
 		if _, err := s.sessions.Update(ctx, session.UpdateInput{WorkspaceID: in.WorkspaceID, AgentSessionID: b.Session.ID, Archived: &archived}); err != nil {
 			code, msg := failure(err)
 			out.Failed = append(out.Failed, ArchiveFailure{BranchName: b.Row.Name, ErrorCode: code, Error: msg})
