@@ -80,7 +80,7 @@ export function ExplorationView(p: Props) {
           </Button>
         </div>
         {block && (
-          <Text as="p" size="1" className="muted" id="archive-others-why" data-testid="archive-others-why">
+          <Text as="p" size="1" className="muted exploration-why" id="archive-others-why" data-testid="archive-others-why">
             {block}
           </Text>
         )}
@@ -278,6 +278,9 @@ function CompareBranches({ x, busy, onCompare }: { x: ExplorationFieldsFragment;
           </option>
         ))}
       </select>
+      <span className="small muted" aria-hidden="true">
+        with
+      </span>
       <select aria-label="Second branch" data-testid="compare-second" value={second} onChange={(e) => setB(e.target.value)}>
         {options
           .filter((o) => o.id !== first)
