@@ -4,10 +4,13 @@
 // keeps it current (useActivity, whose events reduceActivity maps to
 // reloads).
 import { useCallback, useMemo, useRef, useState } from "react";
-import { query } from "./client";
+import { newRequestId, query } from "./client";
 import { CodeChanges } from "./CodeChanges";
 import { CodexSignIn } from "./CodexSignIn";
 import { CompareView } from "./Compare";
+import { ExplorationLinks } from "./ExplorationLinks";
+import { ExplorationView } from "./Exploration";
+import { ExploreDialog } from "./ExploreDialog";
 import { ForkDialog } from "./ForkDialog";
 import { Composer } from "./Composer";
 import { Conversation } from "./Conversation";
@@ -17,9 +20,10 @@ import { countDescendants, sameTree } from "./lineage";
 import { SessionHeader } from "./SessionHeader";
 import { Sidebar } from "./Sidebar";
 import { SignIn } from "./SignIn";
-import { SessionChangesPatchDocument, type ApprovalDecision } from "./gql/graphql";
+import { SessionChangesPatchDocument, WorkspaceCheckDocument, type ApprovalDecision, type ExploreSessionInput } from "./gql/graphql";
 import type { Effect, Shown } from "./state/activity";
 import { actions } from "./state/actions";
+import { exploreActions } from "./state/exploreActions";
 import { useActivity } from "./state/useActivity";
 import { useCodexAccount } from "./state/useCodexAccount";
 import { useModels } from "./state/useModels";
@@ -27,6 +31,7 @@ import { useRateLimits } from "./state/useRateLimits";
 import { fromSession, startSettings, toInput, type Settings } from "./state/settings";
 import type { ForkRequest } from "./state/forkChoice";
 import { useComparison } from "./state/useComparison";
+import { useExploration } from "./state/useExploration";
 import { useNavigation } from "./state/useNavigation";
 import { useOperations } from "./state/useOperations";
 import { useSessionList } from "./state/useSessionList";
@@ -45,6 +50,7 @@ export function App() {
   const list = useSessionList(workspaces.current);
   const shown = useShownSession(workspaces.current, guarded);
   const comparison = useComparison(workspaces.current, shown.current);
+  const exploration = useExploration(workspaces.current, shown.current);
   const [draft, setDraft] = useState("");
   const models = useModels();
   const rate = useRateLimits();
@@ -55,11 +61,15 @@ export function App() {
   // The fork dialog: open on a session, for the whole conversation (from
   // null) or up to a turn.
   const [forking, setForking] = useState<{ sessionId: string; from: { turnId: string; text: string } | null } | null>(null);
+  // The Explore dialog: open on a session, from a turn, with the
+  // workspace's check (read when it opens).
+  const [exploringFrom, setExploringFrom] = useState<{ sessionId: string; from: { turnId: string; text: string }; check: string; timeoutSeconds: number } | null>(null);
 
   // What an activity event concerns, read when it arrives.
   const { now: shownNow } = shown;
   const { current: comparingWith } = comparison;
-  const now = useCallback((): Shown => ({ ...shownNow(), compareWith: comparingWith() }), [shownNow, comparingWith]);
+  const { now: explorationNow } = exploration;
+  const now = useCallback((): Shown => ({ ...shownNow(), compareWith: comparingWith(), exploration: explorationNow() }), [shownNow, comparingWith, explorationNow]);
 
   const apply = (e: Effect) => {
     if (typeof e !== "string") {
@@ -83,10 +93,14 @@ export function App() {
         return ops.needSignIn();
       case "usage":
         return rate.reload();
+      case "exploration":
+        return void guarded(exploration.refresh);
+      case "explorations":
+        return void guarded(exploration.refreshList);
     }
   };
   const activity = useActivity(workspaces.wsId, now, apply, fail);
-  const nav = useNavigation({ workspaces, list, shown, comparison, showOther: activity.showOther, guarded, fail });
+  const nav = useNavigation({ workspaces, list, shown, comparison, exploration, showOther: activity.showOther, guarded, fail });
 
   const { wsId } = workspaces;
   const { activeId, head } = shown;
@@ -104,19 +118,50 @@ export function App() {
     clearDraft: (text) => setDraft((d) => (d === text ? "" : d)),
   });
 
+  const xa = exploreActions({
+    act: ops.act,
+    wsId,
+    activeId,
+    explorationId: exploration.explorationId,
+    show: (x) => nav.explore(x.id, true, x),
+    put: exploration.put,
+    refreshExploration: exploration.refresh,
+    refreshList: exploration.refreshList,
+    refreshSessions: list.refresh,
+  });
+
+  // turnWords: a turn named by its first words.
+  const turnWords = (turnId: string) => {
+    const text = shown.messages.find((m) => m.turnId === turnId && m.role === "user")?.text ?? "";
+    return text.length > 80 ? text.slice(0, 79) + "…" : text;
+  };
   // openFork opens the fork dialog on the shown session, up to a turn
   // (named by its first words) or for the whole conversation.
   const openFork = (turnId?: string) => {
     if (!activeId) return;
-    const text = turnId ? (shown.messages.find((m) => m.turnId === turnId && m.role === "user")?.text ?? "") : "";
-    setForking({ sessionId: activeId, from: turnId ? { turnId, text: text.length > 80 ? text.slice(0, 79) + "…" : text } : null });
+    setExploringFrom(null);
+    setForking({ sessionId: activeId, from: turnId ? { turnId, text: turnWords(turnId) } : null });
+  };
+  // openExplore opens the Explore dialog from a turn, with the
+  // workspace's check command as it is now.
+  const openExplore = (turnId: string) => {
+    if (!activeId || !wsId) return;
+    const sessionId = activeId;
+    const from = { turnId, text: turnWords(turnId) };
+    setForking(null);
+    void guarded(async () => {
+      const d = await query(WorkspaceCheckDocument, { ws: wsId });
+      if (sessionId !== latest.current.activeId) return;
+      setExploringFrom({ sessionId, from, check: d.workspace?.checkCommand ?? "", timeoutSeconds: d.workspace?.checkTimeoutSeconds ?? 600 });
+    });
   };
   // Callbacks that stay the same across renders, so that the memoized
   // conversation does not re-render when only the session list changed.
-  const latest = useRef({ act, nav, openFork, wsId, activeId });
-  latest.current = { act, nav, openFork, wsId, activeId };
+  const latest = useRef({ act, nav, openFork, openExplore, wsId, activeId });
+  latest.current = { act, nav, openFork, openExplore, wsId, activeId };
   const onOpen = useCallback((id: string) => latest.current.nav.activate(id), []);
   const onForkFrom = useCallback((turnId: string) => latest.current.openFork(turnId), []);
+  const onExploreFrom = useCallback((turnId: string) => latest.current.openExplore(turnId), []);
   const onApply = useCallback(() => latest.current.act.applyToParent(), []);
   // The shown session's changes as a patch, read when the diff is opened.
   const loadPatch = useCallback(async () => {
@@ -219,10 +264,47 @@ export function App() {
                   }}
                 />
               )}
+              {exploringFrom && exploringFrom.sessionId === head.id && (
+                <ExploreDialog
+                  key={`${head.id}:${exploringFrom.from.turnId}`}
+                  parent={fromSession(head.settings)}
+                  models={models}
+                  busy={ops.busy}
+                  from={exploringFrom.from}
+                  target={{ workspaceId: wsId, agentSessionId: head.id, lastTurnId: exploringFrom.from.turnId, workspaceCheck: exploringFrom.check }}
+                  checkTimeoutSeconds={exploringFrom.timeoutSeconds}
+                  requestId={newRequestId}
+                  onClose={() => setExploringFrom(null)}
+                  onStart={async (input: ExploreSessionInput) => {
+                    const err = await xa.start(input);
+                    if (!err) setExploringFrom(null);
+                    return err;
+                  }}
+                />
+              )}
               {compareWith && cmp && <CompareView cmp={cmp} onOpen={(id) => nav.activate(id)} onClose={() => nav.compare(undefined)} />}
               {compareWith && !cmp && <p className="placeholder">Comparing…</p>}
-              {!compareWith && (
+              {!compareWith && exploration.explorationId && exploration.exploration && (
+                <ExplorationView
+                  wsId={wsId}
+                  x={exploration.exploration}
+                  busy={ops.busy}
+                  onOpen={(id) => nav.activate(id)}
+                  onCompare={nav.compareSessions}
+                  onMarkWinner={(name) => void xa.markWinner(name)}
+                  onApply={xa.apply}
+                  onArchiveOthers={xa.archiveOthers}
+                  onClose={() => {
+                    nav.explore(undefined);
+                    // An apply changed the session's files meanwhile.
+                    void guarded(shown.refresh);
+                  }}
+                />
+              )}
+              {!compareWith && exploration.explorationId && !exploration.exploration && <p className="placeholder">Loading the exploration…</p>}
+              {!compareWith && !exploration.explorationId && (
                 <>
+                  {exploration.listed && exploration.listed.id === head.id && <ExplorationLinks wsId={wsId} listed={exploration.listed} onOpen={nav.openExploration} />}
                   {head.code && <CodeChanges key={head.id} code={head.code} hasParent={!!head.parent} busy={ops.busy} loadPatch={loadPatch} onApply={onApply} />}
                   <Conversation
                     wsId={wsId}
@@ -239,6 +321,8 @@ export function App() {
                     busy={ops.busy}
                     unavailable={shownUnavailable}
                     onForkFrom={onForkFrom}
+                    exploreBlocked={head.code ? null : "Explore needs the session's folder in a git repository (each branch gets a worktree of its own)"}
+                    onExploreFrom={onExploreFrom}
                     onOpen={onOpen}
                     approvals={shown.approvals}
                     onDecide={onDecide}

@@ -1,7 +1,8 @@
 // The conversation of one session: its loaded turns (the latest page, then
 // earlier pages as the person scrolls back or asks), oldest first, each with its
 // messages, the files it changed, its "Fork from here" button (which opens
-// the fork dialog) and the forks made from it; in a
+// the fork dialog) and "Explore from here" (the Explore dialog, issue 32),
+// and the forks made from it; in a
 // child, the inherited turns are set apart by a divider naming the parent.
 import { Button, Link, Text } from "@radix-ui/themes";
 import { Fragment, memo, useEffect, useLayoutEffect, useRef } from "react";
@@ -30,6 +31,10 @@ interface Props {
   // down), or null.
   unavailable?: string | null;
   onForkFrom: (turnId: string) => void;
+  // Why the session cannot be explored (not in a git repository), or
+  // null.
+  exploreBlocked: string | null;
+  onExploreFrom: (turnId: string) => void;
   onOpen: (id: string) => void;
   approvals: ApprovalFieldsFragment[];
   onDecide: (approvalId: string, decision: ApprovalDecision) => void;
@@ -145,6 +150,25 @@ export const Conversation = memo(function Conversation(p: Props) {
                   onClick={() => p.onForkFrom(t.id)}
                 >
                   Fork from here
+                </Button>
+                <Button
+                  size="1"
+                  variant="soft"
+                  data-testid="explore-from-here"
+                  data-turn-id={t.id}
+                  disabled={t.status !== "COMPLETED" || p.busy || !!p.unavailable || !!p.exploreBlocked}
+                  title={
+                    p.unavailable
+                      ? `Unavailable: ${p.unavailable}`
+                      : p.exploreBlocked
+                        ? p.exploreBlocked
+                        : t.status === "COMPLETED"
+                          ? "Try several approaches from this turn at once, each in its own worktree, checked and ranked"
+                          : "Only a completed turn can be explored from"
+                  }
+                  onClick={() => p.onExploreFrom(t.id)}
+                >
+                  Explore from here
                 </Button>
               </div>
               {msgs.map((m) => (

@@ -14,6 +14,8 @@ const ev = (kind: ActivityKind, agentSessionId: string, more: Partial<ActivityFi
   turn: null,
   session: null,
   account: null,
+  explorationId: null,
+  checkRun: null,
   ...more,
 });
 
@@ -25,15 +27,26 @@ const showingA: Shown = {
   messages: [{ id: "m1" }],
 };
 const comparingAWithB: Shown = { ...showingA, compareWith: "b" };
+// The page shows exploration x of "a", whose branches are sessions b1, b2.
+const exploringA: Shown = { ...showingA, exploration: { id: "x", sessionIds: ["b1", "b2"] } };
 const nothingShown: Shown = { head: null, messages: [] };
 
 const live: LiveState = { conn: "live", streams: new Map(), retries: new Map(), warnings: [], warned: new Set() };
 
 describe("reduceActivity: events", () => {
   const cases: [string, ActivityFieldsFragment, Shown, Effect[]][] = [
-    ["subscribed reads what happened before", ev("SUBSCRIBED", ""), showingA, ["sessions", "active"]],
-    ["resync reloads all shown", ev("RESYNC_REQUIRED", ""), showingA, ["sessions", "active"]],
-    ["resync reloads the comparison too", ev("RESYNC_REQUIRED", ""), comparingAWithB, ["sessions", "active", "compare"]],
+    ["subscribed reads what happened before", ev("SUBSCRIBED", ""), showingA, ["sessions", "active", "explorations"]],
+    ["subscribed with nothing shown", ev("SUBSCRIBED", ""), nothingShown, ["sessions", "active"]],
+    ["resync reloads all shown", ev("RESYNC_REQUIRED", ""), showingA, ["sessions", "active", "explorations"]],
+    ["resync reloads the comparison too", ev("RESYNC_REQUIRED", ""), comparingAWithB, ["sessions", "active", "compare", "explorations"]],
+    ["resync reloads the exploration shown", ev("RESYNC_REQUIRED", ""), exploringA, ["sessions", "active", "explorations", "exploration"]],
+    ["the shown exploration updated", ev("EXPLORATION_UPDATED", "a", { explorationId: "x" }), exploringA, ["explorations", "exploration"]],
+    ["another exploration of the shown session", ev("EXPLORATION_UPDATED", "a", { explorationId: "y" }), exploringA, ["explorations"]],
+    ["an exploration of the session shown, none open", ev("EXPLORATION_UPDATED", "a", { explorationId: "x" }), showingA, ["explorations"]],
+    ["an exploration of another session", ev("EXPLORATION_UPDATED", "z", { explorationId: "y" }), exploringA, []],
+    ["a branch's check", ev("CHECK_UPDATED", "b2", { checkRun: { id: "c", agentSessionId: "b2", state: "PASSED" } }), exploringA, ["exploration"]],
+    ["a check of a session not in the exploration", ev("CHECK_UPDATED", "q"), exploringA, []],
+    ["a check with no exploration shown", ev("CHECK_UPDATED", "b2"), showingA, []],
     ["a new session elsewhere: the list", ev("SESSION_CREATED", "x"), showingA, ["sessions"]],
     ["the shown session renamed", ev("SESSION_UPDATED", "a"), showingA, ["sessions", "active"]],
     ["the shown session deleted: show none", ev("SESSION_DELETED", "a"), showingA, ["sessions", "close"]],

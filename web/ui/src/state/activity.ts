@@ -37,6 +37,8 @@ export const idle: LiveState = { conn: "idle", streams: new Map(), retries: new 
 export interface Shown {
   activeId?: string;
   compareWith?: string;
+  // The exploration shown (issue 32) and its branches' sessions.
+  exploration?: { id: string; sessionIds: readonly string[] };
   head: Pick<SessionHeadFragment, "parent" | "forkPoints"> | null;
   messages: readonly { id: string }[];
 }
@@ -50,7 +52,9 @@ export interface Shown {
 // ACCOUNT_UPDATED hands Codex's account (and why a login failed) to the
 // sign-in state.
 // "usage" asks for the rate limits again (a turn reported its usage).
-export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | "usage" | Patch | AccountUpdate;
+// "exploration" reads the shown exploration again; "explorations" the
+// shown session's list of them (issue 32).
+export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | "usage" | "exploration" | "explorations" | Patch | AccountUpdate;
 
 export interface Patch {
   patch: SessionSummaryFragment;
@@ -109,9 +113,21 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
     case "SUBSCRIBED":
       // Registered: every later change arrives as an event; what happened
       // before (or while reconnecting) is read now.
-      return { state: withConn(state, "live"), effects: ["sessions", "active"] };
-    case "RESYNC_REQUIRED":
-      return { state, effects: shown.compareWith ? ["sessions", "active", "compare"] : ["sessions", "active"] };
+      return { state: withConn(state, "live"), effects: ["sessions", "active", ...explorationReads(shown)] };
+    case "RESYNC_REQUIRED": {
+      const effects: Effect[] = shown.compareWith ? ["sessions", "active", "compare"] : ["sessions", "active"];
+      return { state, effects: [...effects, ...explorationReads(shown)] };
+    }
+    case "EXPLORATION_UPDATED": {
+      // On the explored session: its list, and the exploration if shown.
+      const effects: Effect[] = [];
+      if (mine) effects.push("explorations");
+      if (ev.explorationId && ev.explorationId === shown.exploration?.id) effects.push("exploration");
+      return { state, effects };
+    }
+    case "CHECK_UPDATED":
+      // On a branch's session: its check result in the exploration shown.
+      return { state, effects: shown.exploration?.sessionIds.includes(ev.agentSessionId) ? ["exploration"] : [] };
     case "ACCOUNT_UPDATED":
       // Of no session (agentSessionId is empty): only the sign-in state.
       return { state, effects: [{ account: ev.account ?? null, error: ev.error ?? null }] };
@@ -160,6 +176,15 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
       return { state, effects };
     }
   }
+}
+
+// explorationReads: what a reload of everything shown reads of
+// explorations.
+function explorationReads(shown: Shown): Effect[] {
+  const out: Effect[] = [];
+  if (shown.activeId) out.push("explorations");
+  if (shown.exploration) out.push("exploration");
+  return out;
 }
 
 // related: id is the shown session's parent or one of its forks, which

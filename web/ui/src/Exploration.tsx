@@ -1,0 +1,298 @@
+// The exploration view (issue 32): a region named Exploration with one
+// group per branch, best first (the server's ranking), side by side (four
+// to a row at 1280 px), each with its state, its check (the output behind
+// a disclosure), its change size, usage and rank, `Mark winner`, `Apply
+// to parent` (with `and tell the parent`) and a link to its session. At
+// the top: `Compare` of any two branches (the Compare view, &c= in the
+// URL) and `Archive the others` (keeps the winner).
+import { Badge, Button, Heading, Link, Text } from "@radix-ui/themes";
+import { useState } from "react";
+import type { ExplorationBranchFieldsFragment, ExplorationFieldsFragment } from "./gql/graphql";
+import {
+  applyBlock,
+  archiveBlock,
+  branchApplyText,
+  changeText,
+  checkText,
+  comparable,
+  durationText,
+  ranked,
+  stateText,
+  usageText,
+  winnerBlock,
+  type ArchiveOutcome,
+  type BranchApply,
+} from "./state/exploration";
+
+interface Props {
+  wsId: string;
+  x: ExplorationFieldsFragment;
+  busy: boolean;
+  onOpen: (sessionId: string) => void;
+  onCompare: (a: string, b: string) => void;
+  onMarkWinner: (name: string | null) => void;
+  onApply: (name: string, tell: boolean) => Promise<BranchApply | null>;
+  onArchiveOthers: () => Promise<ArchiveOutcome | null>;
+  onClose: () => void;
+}
+
+export function ExplorationView(p: Props) {
+  const { x } = p;
+  const [archived, setArchived] = useState<ArchiveOutcome | null>(null);
+  const block = archiveBlock(x);
+  const branches = ranked(x);
+  return (
+    <section className="exploration" aria-label="Exploration" data-testid="exploration" data-exploration-id={x.id} data-state={x.state}>
+      <header className="exploration-head">
+        <div className="exploration-titles">
+          <Heading as="h2" size="3">
+            Exploration: {x.branches.length} branches, {x.state.toLowerCase()}
+          </Heading>
+          <Text as="p" size="1" className="muted" data-testid="exploration-check">
+            {x.checkCommand ? (
+              <>
+                Check: <code className="code">{x.checkCommand}</code> (up to {x.checkTimeoutSeconds} s)
+              </>
+            ) : (
+              "No check command."
+            )}{" "}
+            Best first: check passed, then the smaller change, fewer tokens, less time.
+          </Text>
+        </div>
+        <div className="exploration-actions" role="toolbar" aria-label="Exploration">
+          <CompareBranches key={x.id} x={x} busy={p.busy} onCompare={p.onCompare} />
+          <Button
+            variant="soft"
+            data-testid="archive-others"
+            disabled={p.busy || !!block}
+            aria-describedby={block ? "archive-others-why" : undefined}
+            title={block ?? "Archive every branch but the winner: their worktrees freed, their files kept"}
+            onClick={() =>
+              void p.onArchiveOthers().then((o) => {
+                if (o) setArchived(o);
+              })
+            }
+          >
+            Archive the others
+          </Button>
+          <Button variant="ghost" color="gray" data-testid="close-exploration" onClick={p.onClose}>
+            Close exploration
+          </Button>
+        </div>
+        {block && (
+          <Text as="p" size="1" className="muted exploration-why" id="archive-others-why" data-testid="archive-others-why">
+            {block}
+          </Text>
+        )}
+      </header>
+      {archived && (
+        <div className={archived.failed.length ? "apply-outcome bad" : "apply-outcome ok"} role="status" data-testid="archive-outcome">
+          {archived.archived.length ? `Archived ${archived.archived.join(", ")}.` : "Nothing archived."}
+          {archived.failed.map((f) => (
+            <span key={f.branchName}>
+              {" "}
+              Could not archive {f.branchName}: <code className="code">{f.errorCode}</code> {f.errorMessage}
+            </span>
+          ))}
+        </div>
+      )}
+      <div className="exploration-branches" data-testid="exploration-branches">
+        {branches.map((b) => (
+          <BranchCard key={b.name} wsId={p.wsId} b={b} hasCheck={!!x.checkCommand} busy={p.busy} onOpen={p.onOpen} onMarkWinner={p.onMarkWinner} onApply={p.onApply} />
+        ))}
+      </div>
+    </section>
+  );
+}
+
+interface CardProps {
+  wsId: string;
+  b: ExplorationBranchFieldsFragment;
+  hasCheck: boolean;
+  busy: boolean;
+  onOpen: (sessionId: string) => void;
+  onMarkWinner: (name: string | null) => void;
+  onApply: (name: string, tell: boolean) => Promise<BranchApply | null>;
+}
+
+// BranchCard is one branch.
+function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onApply }: CardProps) {
+  const [tell, setTell] = useState(false);
+  const [outcome, setOutcome] = useState<BranchApply | null>(null);
+  const applyWhy = applyBlock(b);
+  const winWhy = winnerBlock(b);
+  const told = !!b.toldAt;
+  const session = b.session;
+  return (
+    <div
+      role="group"
+      aria-label={b.name}
+      className={b.winner ? "branch-card winner" : "branch-card"}
+      data-testid="exploration-branch"
+      data-branch-name={b.name}
+      data-state={b.state}
+      data-rank={b.rank ?? undefined}
+      data-winner={b.winner ? "true" : undefined}
+    >
+      <div className="branch-card-head">
+        <strong className="branch-name">{b.name}</strong>
+        <span className="small muted" data-testid="branch-rank">
+          {b.rank ? `rank ${b.rank}` : "unranked"}
+        </span>
+        {b.winner && (
+          <Badge color="green" variant="soft" data-testid="branch-winner">
+            winner
+          </Badge>
+        )}
+      </div>
+      <div className={`branch-state small state-${b.state.toLowerCase()}`} data-testid="branch-state">
+        {stateText(b)}
+      </div>
+      {b.state === "FAILED" && (
+        <div className="turn-error small" role="note" data-testid="branch-error">
+          {b.errorMessage}
+          {b.errorCode && <code className="code"> ({b.errorCode})</code>}
+        </div>
+      )}
+      <div className="branch-check small" data-testid="branch-check" data-check-state={b.check?.state}>
+        {b.check ? (
+          <details>
+            <summary>
+              <span className={`check-result check-${b.check.state.toLowerCase()}`}>{checkText(b.check)}</span>
+              {b.check.exitCode != null && <span className="muted"> · exit {b.check.exitCode}</span>}
+              {b.check.durationMs != null && <span className="muted"> · {durationText(b.check.durationMs)}</span>}
+            </summary>
+            <pre className="output" aria-label={`Check output of ${b.name}`}>
+              {b.check.outputTruncated ? "… (earlier output cut)\n" : ""}
+              {b.check.output || "(no output)"}
+            </pre>
+          </details>
+        ) : (
+          <span className="muted">{hasCheck ? "Check not run yet" : "No check"}</span>
+        )}
+      </div>
+      <div className="small" data-testid="branch-change">
+        {changeText(b)}
+      </div>
+      <div className="small muted" data-testid="branch-usage">
+        {usageText(b)}
+      </div>
+      <details className="branch-prompt small">
+        <summary className="muted">Prompt</summary>
+        <p>{b.prompt}</p>
+      </details>
+      <div className="branch-actions">
+        <Button
+          size="1"
+          variant={b.winner ? "solid" : "soft"}
+          color={b.winner ? "green" : undefined}
+          data-testid="mark-winner"
+          disabled={busy || (!b.winner && !!winWhy)}
+          title={b.winner ? "Clear the mark" : (winWhy ?? "Mark this branch the winner: Archive the others keeps it")}
+          onClick={() => onMarkWinner(b.winner ? null : b.name)}
+        >
+          {b.winner ? "Unmark winner" : "Mark winner"}
+        </Button>
+        <label className="branch-tell small" title={told ? "The parent was told about this branch already" : "Also tell the parent's conversation what this branch did"}>
+          <input type="checkbox" data-testid="tell-parent" checked={tell || told} disabled={told} onChange={(e) => setTell(e.target.checked)} />
+          and tell the parent
+        </label>
+        <Button
+          size="1"
+          data-testid="apply-branch"
+          disabled={busy || !!applyWhy}
+          title={applyWhy ?? "Merge this branch's changes into the parent's files, as uncommitted changes"}
+          onClick={() =>
+            void onApply(b.name, tell && !told).then((o) => {
+              if (o) setOutcome(o);
+            })
+          }
+        >
+          Apply to parent
+        </Button>
+        {session && (
+          <Link
+            size="1"
+            href={`#w=${encodeURIComponent(wsId)}&s=${encodeURIComponent(session.id)}`}
+            data-testid="open-branch"
+            data-session-id={session.id}
+            onClick={(e) => {
+              e.preventDefault();
+              onOpen(session.id);
+            }}
+          >
+            Open session
+          </Link>
+        )}
+      </div>
+      {outcome && (
+        <div className={outcome.kind === "conflicts" ? "apply-outcome bad small" : "apply-outcome ok small"} role="status" data-testid="branch-apply-outcome" data-kind={outcome.kind}>
+          {branchApplyText(outcome)}
+          {outcome.kind === "conflicts" && (
+            <ul className="conflicts" aria-label="Conflicting files">
+              {outcome.paths.map((path) => (
+                <li key={path} data-conflict-path={path}>
+                  <code>{path}</code>
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+      {(b.appliedAt || told) && (
+        <div className="small muted" data-testid="branch-brought-back">
+          {[b.appliedAt && "applied to the parent", told && "the parent was told"].filter(Boolean).join("; ")}
+        </div>
+      )}
+      {told && b.summary && (
+        <details className="small">
+          <summary className="muted">What the parent was told</summary>
+          <pre className="output">{b.summary}</pre>
+        </details>
+      )}
+    </div>
+  );
+}
+
+// CompareBranches: which two branches to put side by side (the best two
+// to start with), then the Compare view.
+function CompareBranches({ x, busy, onCompare }: { x: ExplorationFieldsFragment; busy: boolean; onCompare: (a: string, b: string) => void }) {
+  const options = comparable(x).map((b) => ({ name: b.name, id: b.session!.id }));
+  const [a, setA] = useState("");
+  const [b, setB] = useState("");
+  const first = options.some((o) => o.id === a) ? a : (options[0]?.id ?? "");
+  const second = options.some((o) => o.id === b) && b !== first ? b : (options.find((o) => o.id !== first)?.id ?? "");
+  return (
+    <form
+      className="explore-compare"
+      data-testid="explore-compare"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (first && second && first !== second) onCompare(first, second);
+      }}
+    >
+      <select aria-label="First branch" data-testid="compare-first" value={first} onChange={(e) => setA(e.target.value)}>
+        {options.map((o) => (
+          <option key={o.id} value={o.id}>
+            {o.name}
+          </option>
+        ))}
+      </select>
+      <span className="small muted" aria-hidden="true">
+        with
+      </span>
+      <select aria-label="Second branch" data-testid="compare-second" value={second} onChange={(e) => setB(e.target.value)}>
+        {options
+          .filter((o) => o.id !== first)
+          .map((o) => (
+            <option key={o.id} value={o.id}>
+              {o.name}
+            </option>
+          ))}
+      </select>
+      <Button type="submit" variant="soft" data-testid="compare-branches" disabled={busy || !second} title="Show the two branches side by side: their turns and their code">
+        Compare
+      </Button>
+    </form>
+  );
+}
