@@ -108,11 +108,16 @@ func (s *Service) Exploration(ctx context.Context, workspaceID, parentID, id str
 	return vs[0], nil
 }
 
-// Explorations are the explorations made from a session, newest first.
+// MaxListed bounds Explorations: each listed branch costs a read of its
+// changes (git).
+const MaxListed = 20
+
+// Explorations are the explorations made from a session, newest first (at
+// most MaxListed).
 func (s *Service) Explorations(ctx context.Context, workspaceID, parentID string) ([]*View, error) {
 	xs, err := s.store.Client.Exploration.Query().
 		Where(exploration.WorkspaceID(workspaceID), exploration.ParentAgentSessionID(parentID)).
-		Order(ent.Desc(exploration.FieldCreatedAt), ent.Desc(exploration.FieldID)).Limit(100).All(ctx)
+		Order(ent.Desc(exploration.FieldCreatedAt), ent.Desc(exploration.FieldID)).Limit(MaxListed).All(ctx)
 	if err != nil {
 		return nil, apperr.Storage(err, "read the explorations")
 	}

@@ -3111,7 +3111,7 @@ extend type Query {
 }
 
 extend type AgentSession {
-  "Explorations made from this session, newest first (at most 100)."
+  "Explorations made from this session, newest first (at most 20)."
   explorations: [Exploration!]!
   "The exploration this session is a branch of; null for any other session."
   exploration: Exploration
