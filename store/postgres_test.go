@@ -239,9 +239,10 @@ func TestPostgresSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	// sessions->workspace, messages, turns, approvals, forks (child and
-	// parent), code.
-	if cascades != 7 {
-		t.Errorf("%d cascading foreign keys, want 7", cascades)
+	// parent), code; explorations->session, branches->exploration, check
+	// runs->session.
+	if cascades != 10 {
+		t.Errorf("%d cascading foreign keys, want 10", cascades)
 	}
 	// Every JSON field of the ent schema (Strings are JSON too), and nothing
 	// else, is bytea.
@@ -262,7 +263,8 @@ func TestPostgresSchema(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"available_decisions", "content_json", "details_json", "runtime_context_json", "settings_json", "token_usage_json"}
+	// settings_json twice: a session's and an exploration branch's.
+	want := []string{"available_decisions", "content_json", "details_json", "runtime_context_json", "settings_json", "settings_json", "token_usage_json"}
 	if !slices.Equal(bytea, want) {
 		t.Errorf("bytea columns %v, want the JSON fields %v", bytea, want)
 	}
