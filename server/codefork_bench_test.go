@@ -14,6 +14,7 @@ import (
 	"tuttid/agent"
 	"tuttid/benchtest"
 	"tuttid/codex/codextest"
+	"tuttid/ent"
 	"tuttid/ent/turn"
 	"tuttid/fork"
 	"tuttid/gitrepo"
@@ -38,27 +39,7 @@ func BenchmarkWorktreeFork(b *testing.B) {
 	ctx := context.Background()
 	n := benchEnvInt("TUTTID_BENCH_FILES", 10_000)
 	repo := benchForkRepo(b, n)
-	model := codextest.StartModelServer(b)
-	home := codextest.NewCodexHome(b, model.URL())
-	dir := b.TempDir()
-	srv, err := server.New(ctx, server.Config{DBPath: filepath.Join(dir, "tuttid.db"), CodexBin: codextest.Binary(b),
-		CodexEnv: append(os.Environ(), "CODEX_HOME="+home), NoAuth: true, Logger: logtest.Discard()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	w, err := srv.Sessions.CreateWorkspace(ctx, "bench", repo)
-	if err != nil {
-		b.Fatal(err)
-	}
-	parent, err := srv.Sessions.Start(ctx, session.StartInput{WorkspaceID: w.ID})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := srv.Sessions.Send(ctx, w.ID, parent.ID, "hello"); err != nil {
-		b.Fatal(err)
-	}
-	turnID := waitBenchTurn(b, srv, parent.ID)
+	srv, w, parent, turnID := benchParent(b, repo)
 	// The turn changed 10 files; its checkpoint is what the fork gets.
 	for i := 0; i < 10; i++ {
 		p := filepath.Join(repo, fmt.Sprintf("d%02d", i), fmt.Sprintf("f%04d.txt", i))
@@ -121,6 +102,33 @@ func BenchmarkWorktreeFork(b *testing.B) {
 	b.ReportMetric(float64(ms.Milliseconds()), "saga-ms")
 	b.ReportMetric(float64(mb.Milliseconds()), "baseline-ms")
 	b.ReportMetric(float64(ms)/float64(mb), "saga/baseline")
+}
+
+// benchParent starts a server on the real Codex (closed when b ends) with a
+// workspace on repo and a session there that ran one turn.
+func benchParent(b *testing.B, repo string) (*server.Server, *ent.Workspace, *ent.AgentSession, string) {
+	b.Helper()
+	ctx := context.Background()
+	model := codextest.StartModelServer(b)
+	home := codextest.NewCodexHome(b, model.URL())
+	srv, err := server.New(ctx, server.Config{DBPath: filepath.Join(b.TempDir(), "tuttid.db"), CodexBin: codextest.Binary(b),
+		CodexEnv: append(os.Environ(), "CODEX_HOME="+home), NoAuth: true, Logger: logtest.Discard()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Close() })
+	w, err := srv.Sessions.CreateWorkspace(ctx, "bench", repo)
+	if err != nil {
+		b.Fatal(err)
+	}
+	parent, err := srv.Sessions.Start(ctx, session.StartInput{WorkspaceID: w.ID})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := srv.Sessions.Send(ctx, w.ID, parent.ID, "hello"); err != nil {
+		b.Fatal(err)
+	}
+	return srv, w, parent, waitBenchTurn(b, srv, parent.ID)
 }
 
 func waitBenchTurn(b *testing.B, srv *server.Server, sessionID string) string {

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -13,11 +12,9 @@ import (
 
 	"tuttid/agent"
 	"tuttid/benchtest"
-	"tuttid/codex/codextest"
 	"tuttid/ent"
 	"tuttid/ent/turn"
 	"tuttid/explore"
-	"tuttid/logtest"
 	"tuttid/server"
 	"tuttid/session"
 )
@@ -38,27 +35,8 @@ import (
 func BenchmarkExploreFour(b *testing.B) {
 	ctx := context.Background()
 	repo := benchForkRepo(b, benchEnvInt("TUTTID_BENCH_FILES", 1_000))
-	model := codextest.StartModelServer(b)
-	home := codextest.NewCodexHome(b, model.URL())
-	dir := b.TempDir()
-	srv, err := server.New(ctx, server.Config{DBPath: filepath.Join(dir, "tuttid.db"), CodexBin: codextest.Binary(b),
-		CodexEnv: append(os.Environ(), "CODEX_HOME="+home), NoAuth: true, Logger: logtest.Discard()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	w, err := srv.Sessions.CreateWorkspace(ctx, "bench", repo)
-	if err != nil {
-		b.Fatal(err)
-	}
-	parent, err := srv.Sessions.Start(ctx, session.StartInput{WorkspaceID: w.ID})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := srv.Sessions.Send(ctx, w.ID, parent.ID, "hello"); err != nil {
-		b.Fatal(err)
-	}
-	turnID := waitBenchTurn(b, srv, parent.ID)
+	srv, w, parent, turnID := benchParent(b, repo)
+	var err error
 	if parent, err = srv.Sessions.Session(ctx, w.ID, parent.ID); err != nil {
 		b.Fatal(err)
 	}
