@@ -39,6 +39,18 @@ type Git struct {
 	// keepMu: a kept index and the files beside it are replaced (keep) and
 	// read (prepareIndex) one at a time.
 	keepMu sync.Mutex
+	// worktreeMus holds a *sync.Mutex by repository common directory
+	// (runWorktreeAdmin).
+	worktreeMus sync.Map
+}
+
+// worktreeLock holds the repository's worktree admin lock until the
+// returned func is called.
+func (g *Git) worktreeLock(commonDir string) (unlock func()) {
+	v, _ := g.worktreeMus.LoadOrStore(commonDir, &sync.Mutex{})
+	m := v.(*sync.Mutex)
+	m.Lock()
+	return m.Unlock
 }
 
 // New returns a Git for cfg.

@@ -65,7 +65,7 @@ func (r *Repo) CreateWorktree(ctx context.Context, opts WorktreeOptions) (Worktr
 	// A worktree deleted by hand is still registered at its path: its
 	// files are gone, and git refuses the path until it is cleared.
 	if e, err := r.findWorktree(ctx, opts.Path); err == nil && !e.Main {
-		if _, err := r.run(ctx, nil, "worktree", "remove", "--force", e.Path); err != nil {
+		if _, err := r.runWorktreeAdmin(ctx, "remove", "--force", e.Path); err != nil {
 			return fail(err)
 		}
 	}
@@ -94,7 +94,7 @@ func (r *Repo) CreateWorktree(ctx context.Context, opts WorktreeOptions) (Worktr
 	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o755); err != nil {
 		return fail(err)
 	}
-	if _, err := r.run(ctx, nil, args...); err != nil {
+	if _, err := r.runWorktreeAdmin(ctx, args[1:]...); err != nil {
 		// git removes what it started on failure; make sure.
 		r.removeFailed(opts)
 		return fail(err)
@@ -212,7 +212,7 @@ func removeEmptyParents(root *os.Root, path string) {
 func (r *Repo) removeFailed(opts WorktreeOptions) {
 	ctx := context.Background()
 	if _, err := os.Lstat(opts.Path); err == nil || r.isWorktree(ctx, opts.Path) {
-		_, _ = r.run(ctx, nil, "worktree", "remove", "--force", opts.Path)
+		_, _ = r.runWorktreeAdmin(ctx, "remove", "--force", opts.Path)
 	}
 	if opts.NewBranch != "" {
 		cp, err := r.ReadCheckpoint(ctx, opts.Checkpoint)
@@ -256,7 +256,7 @@ type WorktreeInfo struct {
 // Worktrees lists every working tree of r's repository: orphan checks
 // compare it with the worktrees tuttid recorded.
 func (r *Repo) Worktrees(ctx context.Context) ([]WorktreeInfo, error) {
-	out, err := r.run(ctx, nil, "worktree", "list", "--porcelain", "-z")
+	out, err := r.runWorktreeAdmin(ctx, "list", "--porcelain", "-z")
 	if err != nil {
 		return nil, fmt.Errorf("list worktrees: %w", err)
 	}
@@ -344,8 +344,17 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string, opts RemoveOptio
 	}
 	// --force: the files' state was checked above (or the caller chose to
 	// discard it); a worktree locked by its user is still refused.
-	if _, err := r.run(ctx, nil, "worktree", "remove", "--force", e.Path); err != nil {
+	if _, err := r.runWorktreeAdmin(ctx, "remove", "--force", e.Path); err != nil {
 		return fmt.Errorf("remove worktree %s: %w", path, err)
 	}
 	return nil
+}
+
+// runWorktreeAdmin runs `git worktree <args>` alone among this process's
+// worktree commands on the repository: two `git worktree add`s at once
+// read each other's half-made admin directories and fail ("failed to read
+// .git/worktrees/<id>/commondir"), as an exploration's four forks did.
+func (r *Repo) runWorktreeAdmin(ctx context.Context, args ...string) ([]byte, error) {
+	defer r.git.worktreeLock(r.CommonDir)()
+	return r.run(ctx, nil, append([]string{"worktree"}, args...)...)
 }

@@ -132,13 +132,19 @@ func rawFour(b *testing.B, srv *server.Server, repo, raw string, parent *ent.Age
 	ctx := context.Background()
 	threads := make([]string, 4)
 	var wg sync.WaitGroup
+	// git worktree add, one at a time: two at once in one repository fail
+	// now and then (as tuttid's own do, gitrepo.runWorktreeAdmin).
+	var adding sync.Mutex
 	errs := make([]error, 4)
 	for j := 0; j < 4; j++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			path := filepath.Join(raw, fmt.Sprintf("%d-%d", i, j))
-			if out, err := gitOut(repo, "worktree", "add", "--quiet", "--detach", path, checkpoint); err != nil {
+			adding.Lock()
+			out, err := gitOut(repo, "worktree", "add", "--quiet", "--detach", path, checkpoint)
+			adding.Unlock()
+			if err != nil {
 				errs[j] = fmt.Errorf("git worktree add: %v %s", err, out)
 				return
 			}
