@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -286,4 +288,56 @@ func (h *harness) get(path string) (int, []byte) {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, raw
+}
+
+// TestArchiveTheOthersStopsTheirRunningChecks: a branch's check holds its
+// worktree; archiving the other branches stops a check still running
+// (INTERRUPTED) instead of waiting out its bound, and frees the worktree.
+func TestArchiveTheOthersStopsTheirRunningChecks(t *testing.T) {
+	h := startServer(t, harnessOpts{})
+	repo := gitRepo(t)
+	ws := h.createWorkspaceAt("explore-archive", repo, "")
+	parent := h.startSession(ws, "parent")
+	turn1 := h.send(ws, parent.ID, "hello")
+	x, _, errs := h.explore(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "a-1", "lastTurnId": turn1,
+		"prompt": "go", "checkCommand": "sleep 600", "checkTimeoutSeconds": 900, "branches": branches(2, nil)})
+	if len(errs) > 0 {
+		t.Fatalf("exploreSession: %+v", errs)
+	}
+	h.eventually("both checks running", time.Minute, func() bool {
+		v := h.exploration(ws, parent.ID, x.ID)
+		for _, b := range v.Branches {
+			if b.Check == nil || b.Check.State != "RUNNING" {
+				return false
+			}
+		}
+		return true
+	})
+	start := time.Now()
+	var out struct {
+		ArchiveExplorationBranches struct {
+			Archived    []string
+			Exploration explorationView
+		}
+	}
+	h.must(`mutation($in: ArchiveExplorationBranchesInput!) { archiveExplorationBranches(input: $in) {
+		archived exploration { `+explorationFields+` } } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "explorationId": x.ID, "keep": []string{"b1"}}}, &out)
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("archiving took %v: it waited for the check", took)
+	}
+	got := out.ArchiveExplorationBranches
+	if !slices.Equal(got.Archived, []string{"b2"}) {
+		t.Fatalf("archived %v, want b2", got.Archived)
+	}
+	b2 := got.Exploration.branch(t, "b2")
+	if b2.State != "ARCHIVED" || b2.Check == nil || b2.Check.State != "INTERRUPTED" {
+		t.Errorf("b2 after the archive: %+v, check %+v; want ARCHIVED with its check INTERRUPTED", b2, b2.Check)
+	}
+	if b1 := got.Exploration.branch(t, "b1"); b1.Check == nil || b1.Check.State != "RUNNING" {
+		t.Errorf("b1's check %+v, want still RUNNING (kept)", b1.Check)
+	}
+	if _, err := os.Stat(filepath.Join(h.worktreesDir(ws), b2.Session.ID)); !os.IsNotExist(err) {
+		t.Errorf("b2's worktree is still there: %v", err)
+	}
 }
