@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"tuttid/ent"
+	"tuttid/ent/checkrun"
 	"tuttid/ent/explorationbranch"
 	"tuttid/ent/sessionfork"
 	"tuttid/explore"
@@ -114,4 +119,91 @@ func ownTurnsDone(t *testing.T, db string) []string {
 		}
 	}
 	return done
+}
+
+// TestCrashDuringCheck kills tuttid with SIGKILL while a branch's check
+// runs: the check's process group outlives tuttid (a kill -9 reaches no
+// child); the restart kills that group (still the check's: a shell in the
+// branch's worktree) and runs the check again for the same turn.
+func TestCrashDuringCheck(t *testing.T) {
+	r := newCrashRig(t)
+	gitInit(t, r.root)
+	p := r.tuttid()
+	ws, parent := r.parent(p)
+	in := map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "x-check", "prompt": "go",
+		"checkCommand": "sleep 600", "branches": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}}
+	if errs, err := p.gql(`mutation($in: ExploreSessionInput!) { exploreSession(input: $in) { exploration { id } } }`,
+		map[string]any{"in": in}, nil); err != nil || len(errs) > 0 {
+		t.Fatalf("exploreSession: %v %+v", err, errs)
+	}
+	ctx := context.Background()
+	running := func() []*ent.CheckRun {
+		st, err := store.Open(ctx, r.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		rows, err := st.Client.CheckRun.Query().Where(checkrun.StateEQ(checkrun.StateRunning), checkrun.PgidGT(0)).All(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	var before []*ent.CheckRun
+	deadline := time.Now().Add(90 * time.Second)
+	for len(before) < 2 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		before = running()
+	}
+	if len(before) != 2 {
+		t.Fatalf("%d checks running with their process group, want 2", len(before))
+	}
+	p.kill()
+	// Whatever the test's end, no check outlives it.
+	t.Cleanup(func() {
+		for _, c := range append(before, running()...) {
+			_ = syscall.Kill(-c.Pgid, syscall.SIGKILL)
+		}
+	})
+	for _, c := range before {
+		if syscall.Kill(c.Pgid, 0) != nil {
+			t.Fatalf("check %s's process group %d did not outlive tuttid: the test proves nothing", c.ID, c.Pgid)
+		}
+	}
+
+	q := r.tuttid()
+	defer q.kill()
+	var after []*ent.CheckRun
+	deadline = time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		after = running()
+		if len(after) == 2 && after[0].Pgid != before[0].Pgid && after[0].Pgid != before[1].Pgid {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, c := range before {
+		// Reaped by init once killed: gone, or a zombie for a moment.
+		gone := false
+		for i := 0; i < 50 && !gone; i++ {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.Pgid))
+			gone = err != nil || strings.Contains(string(b), ") Z ")
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !gone {
+			t.Errorf("the crashed run's check (pgid %d) is still running after the restart", c.Pgid)
+		}
+	}
+	if len(after) != 2 {
+		t.Fatalf("after the restart %d checks run, want both again", len(after))
+	}
+	turns := map[string]string{}
+	for _, c := range before {
+		turns[c.AgentSessionID] = c.TurnID
+	}
+	for _, c := range after {
+		if turns[c.AgentSessionID] != c.TurnID {
+			t.Errorf("check again for session %s turn %s, want turn %s", c.AgentSessionID, c.TurnID, turns[c.AgentSessionID])
+		}
+	}
 }
