@@ -32,13 +32,21 @@ type BranchRef struct {
 }
 
 func (r BranchRef) check() error {
+	if err := r.checkExploration(); err != nil {
+		return err
+	}
+	if !branchName.MatchString(r.BranchName) {
+		return apperr.New(apperr.InvalidInput, "branch name %q: 1 to 32 of a-z, 0-9 and -, starting with a letter or digit", r.BranchName)
+	}
+	return nil
+}
+
+// checkExploration checks the ids that name the exploration.
+func (r BranchRef) checkExploration() error {
 	for _, c := range []struct{ what, id string }{{"workspaceId", r.WorkspaceID}, {"agentSessionId", r.ParentSessionID}, {"explorationId", r.ExplorationID}} {
 		if err := validate.ID(c.what, c.id); err != nil {
 			return err
 		}
-	}
-	if !branchName.MatchString(r.BranchName) {
-		return apperr.New(apperr.InvalidInput, "branch name %q: 1 to 32 of a-z, 0-9 and -, starting with a letter or digit", r.BranchName)
 	}
 	return nil
 }
@@ -140,12 +148,22 @@ func (s *Service) branch(ctx context.Context, ref BranchRef) (*View, *Branch, er
 	if err != nil {
 		return nil, nil, err
 	}
+	b, err := v.branch(ref.BranchName)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, b, nil
+}
+
+// branch is the branch named name: agent.exploration_not_found when there
+// is none.
+func (v *View) branch(name string) (*Branch, error) {
 	for _, b := range v.Branches {
-		if b.Row.Name == ref.BranchName {
-			return v, b, nil
+		if b.Row.Name == name {
+			return b, nil
 		}
 	}
-	return nil, nil, apperr.New(apperr.ExplorationNotFound, "exploration %q has no branch %q", ref.ExplorationID, ref.BranchName)
+	return nil, apperr.New(apperr.ExplorationNotFound, "exploration %q has no branch %q", v.ID, name)
 }
 
 func (s *Service) lastTurnID(ctx context.Context, sessionID string) (string, error) {
@@ -168,9 +186,7 @@ func (s *Service) lastTurnID(ctx context.Context, sessionID string) (string, err
 // the thread, see where it came from.
 func (s *Service) summary(ctx context.Context, v *View, b *Branch) (string, error) {
 	a := b.Session
-	// The branch's own turns: those that started after it was made (the
-	// inherited history's turns are stored as started before).
-	turns, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.StartedAtGTE(a.CreatedAt)).
+	turns, err := s.store.Client.Turn.Query().Where(ownTurns(a)).
 		Order(ent.Asc(turn.FieldStartedAt), ent.Asc(turn.FieldID)).All(ctx)
 	if err != nil {
 		return "", apperr.Storage(err, "read the branch's turns")

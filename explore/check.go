@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tuttid/activity"
+	"tuttid/apperr"
 	"tuttid/ent"
 	"tuttid/ent/checkrun"
 	"tuttid/ent/explorationbranch"
@@ -123,8 +124,8 @@ func (s *Service) endCheck(ctx context.Context, x *ent.Exploration, row *ent.Che
 		// branch is being archived.
 		up.SetState(checkrun.StateInterrupted)
 	case err != nil:
-		code, msg := failure(err)
-		up.SetState(checkrun.StateError).SetOutput("the check could not run: " + code + ": " + msg)
+		e := apperr.From(err)
+		up.SetState(checkrun.StateError).SetOutput("the check could not run: " + string(e.Code) + ": " + e.Message)
 	case res.TimedOut:
 		up.SetState(checkrun.StateTimedOut).SetExitCode(res.ExitCode)
 	case res.Passed():

@@ -10,13 +10,11 @@ import (
 // MarkWinner marks a branch the winner of its exploration (name "" clears
 // the mark).
 func (s *Service) MarkWinner(ctx context.Context, ref BranchRef) (*View, error) {
+	check := ref.check
 	if ref.BranchName == "" {
-		ref.BranchName = "x" // checked as a name below, then cleared
-		if err := ref.check(); err != nil {
-			return nil, err
-		}
-		ref.BranchName = ""
-	} else if err := ref.check(); err != nil {
+		check = ref.checkExploration
+	}
+	if err := check(); err != nil {
 		return nil, err
 	}
 	v, err := s.Exploration(ctx, ref.WorkspaceID, ref.ParentSessionID, ref.ExplorationID)
@@ -24,7 +22,7 @@ func (s *Service) MarkWinner(ctx context.Context, ref BranchRef) (*View, error) 
 		return nil, err
 	}
 	if ref.BranchName != "" {
-		if _, _, err := s.branch(ctx, ref); err != nil {
+		if _, err := v.branch(ref.BranchName); err != nil {
 			return nil, err
 		}
 	}
@@ -60,8 +58,8 @@ type ArchiveResult struct {
 // back; nothing is lost). Each branch goes on its own: one that fails is
 // reported with its error and the rest proceed.
 func (s *Service) ArchiveOthers(ctx context.Context, in ArchiveInput) (*ArchiveResult, error) {
-	ref := BranchRef{WorkspaceID: in.WorkspaceID, ParentSessionID: in.ParentSessionID, ExplorationID: in.ExplorationID, BranchName: "x"}
-	if err := ref.check(); err != nil {
+	ref := BranchRef{WorkspaceID: in.WorkspaceID, ParentSessionID: in.ParentSessionID, ExplorationID: in.ExplorationID}
+	if err := ref.checkExploration(); err != nil {
 		return nil, err
 	}
 	v, err := s.Exploration(ctx, in.WorkspaceID, in.ParentSessionID, in.ExplorationID)
@@ -70,8 +68,7 @@ func (s *Service) ArchiveOthers(ctx context.Context, in ArchiveInput) (*ArchiveR
 	}
 	keep := map[string]bool{}
 	for _, k := range in.Keep {
-		ref.BranchName = k
-		if _, _, err := s.branch(ctx, ref); err != nil {
+		if _, err := v.branch(k); err != nil {
 			return nil, err
 		}
 		keep[k] = true
@@ -91,8 +88,8 @@ func (s *Service) ArchiveOthers(ctx context.Context, in ArchiveInput) (*ArchiveR
 		// A running check holds the worktree: stopped, not waited for.
 		s.checks.stop(b.Session.ID)
 		if _, err := s.sessions.Update(ctx, session.UpdateInput{WorkspaceID: in.WorkspaceID, AgentSessionID: b.Session.ID, Archived: &archived}); err != nil {
-			code, msg := failure(err)
-			out.Failed = append(out.Failed, ArchiveFailure{BranchName: b.Row.Name, ErrorCode: code, Error: msg})
+			e := apperr.From(err)
+			out.Failed = append(out.Failed, ArchiveFailure{BranchName: b.Row.Name, ErrorCode: string(e.Code), Error: e.Message})
 			s.log.WarnContext(ctx, "explore: a branch not archived", "exploration", v.ID, "branch", b.Row.Name, "err", err)
 			continue
 		}

@@ -183,8 +183,8 @@ func (s *Service) forkOne(ctx context.Context, x *ent.Exploration, b *ent.Explor
 	}
 	up := s.store.Client.ExplorationBranch.UpdateOne(b)
 	if err != nil {
-		code, msg := failure(err)
-		up.SetState(explorationbranch.StateFailed).SetErrorCode(code).SetError(msg)
+		e := apperr.From(err)
+		up.SetState(explorationbranch.StateFailed).SetErrorCode(string(e.Code)).SetError(e.Message)
 		s.log.WarnContext(ctx, "explore: a branch was not forked", "exploration", x.ID, "branch", b.Name, "err", err)
 	} else {
 		up.SetState(explorationbranch.StateQueued).SetChildAgentSessionID(res.Session.ID).SetQueuedAt(s.now())

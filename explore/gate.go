@@ -2,7 +2,6 @@ package explore
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"tuttid/apperr"
@@ -10,7 +9,6 @@ import (
 	"tuttid/ent/agentsession"
 	"tuttid/ent/exploration"
 	"tuttid/ent/explorationbranch"
-	"tuttid/ent/turn"
 )
 
 // gate is the bound of concurrent turns on this instance's Codex. The
@@ -77,8 +75,8 @@ func (s *Service) start(ctx context.Context, b *ent.ExplorationBranch) {
 	}
 	up := b.Update()
 	if err != nil {
-		code, msg := failure(err)
-		up.SetState(explorationbranch.StateFailed).SetErrorCode(code).SetError("the first turn did not start: " + msg)
+		e := apperr.From(err)
+		up.SetState(explorationbranch.StateFailed).SetErrorCode(string(e.Code)).SetError("the first turn did not start: " + e.Message)
 		s.log.WarnContext(ctx, "explore: a branch's first turn did not start", "exploration", x.ID, "branch", b.Name, "err", err)
 	} else {
 		up.SetState(explorationbranch.StateStarted)
@@ -89,15 +87,6 @@ func (s *Service) start(ctx context.Context, b *ent.ExplorationBranch) {
 	s.updated(ctx, x)
 }
 
-// failure is an error's stable code and message for a branch's record.
-func failure(err error) (code, msg string) {
-	var ae *apperr.Error
-	if errors.As(err, &ae) {
-		return string(ae.Code), ae.Message
-	}
-	return string(apperr.Internal), "internal error"
-}
-
 // hasOwnTurn reports whether a branch's session has a turn of its own (one
 // that started after the session was made, not an inherited one).
 func (s *Service) hasOwnTurn(ctx context.Context, sessionID string) (bool, error) {
@@ -105,5 +94,5 @@ func (s *Service) hasOwnTurn(ctx context.Context, sessionID string) (bool, error
 	if err != nil {
 		return false, err
 	}
-	return s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), turn.StartedAtGTE(a.CreatedAt)).Exist(ctx)
+	return s.store.Client.Turn.Query().Where(ownTurns(a)).Exist(ctx)
 }

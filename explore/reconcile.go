@@ -102,8 +102,7 @@ func (s *Service) checkMissed(ctx context.Context) {
 		if err != nil || a.Archived || a.Status == agentsession.StatusWORKING {
 			continue
 		}
-		t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(a.ID), turn.StatusNEQ(turn.StatusIN_PROGRESS),
-			turn.StartedAtGTE(a.CreatedAt)).Order(ent.Desc(turn.FieldStartedAt)).First(ctx)
+		t, err := s.store.Client.Turn.Query().Where(ownTurns(a), turn.StatusNEQ(turn.StatusIN_PROGRESS)).Order(ent.Desc(turn.FieldStartedAt)).First(ctx)
 		if err != nil {
 			continue
 		}

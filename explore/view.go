@@ -11,6 +11,7 @@ import (
 	"tuttid/ent/checkrun"
 	"tuttid/ent/exploration"
 	"tuttid/ent/explorationbranch"
+	"tuttid/ent/predicate"
 	"tuttid/ent/turn"
 	"tuttid/validate"
 )
@@ -185,8 +186,7 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 	}
 	took := map[string]time.Duration{}
 	for _, t := range turns {
-		// The branch's own turns: those that started after it was made
-		// (the inherited history's turns are copies of the parent's).
+		// The branch's own turns (ownTurns).
 		if a := byID[t.AgentSessionID]; a != nil && !t.StartedAt.Before(a.CreatedAt) {
 			took[t.AgentSessionID] += t.CompletedAt.Sub(t.StartedAt)
 		}
@@ -280,4 +280,11 @@ func (s *Service) queuePositions(ctx context.Context) (map[int]int, error) {
 		out[id] = i + 1
 	}
 	return out, nil
+}
+
+// ownTurns selects a branch session's own turns: those that started after
+// it was made (the turns of the history it inherited are stored as
+// started before).
+func ownTurns(a *ent.AgentSession) predicate.Turn {
+	return turn.And(turn.AgentSessionID(a.ID), turn.StartedAtGTE(a.CreatedAt))
 }

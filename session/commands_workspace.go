@@ -27,7 +27,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, rootPath string, op
 		SetID(s.newID()).SetName(name).SetRootPath(rootPath).
 		SetCreatedAt(s.now()).SetUpdatedAt(s.now())
 	for _, o := range opts {
-		if err := o.apply(workspaceCreate{c}); err != nil {
+		if err := o.apply(c.Mutation()); err != nil {
 			return nil, err
 		}
 	}

@@ -51,12 +51,9 @@ func CheckTimeout(d time.Duration) error {
 	return nil
 }
 
-// apply sets set's fields on a workspace's create or update.
-func (set WorkspaceSettings) apply(w interface {
-	SetWorktreeSetup(string)
-	SetCheckCommand(string)
-	SetCheckTimeoutMs(int64)
-}) error {
+// apply sets set's fields on a workspace's create or update (their
+// mutation).
+func (set WorkspaceSettings) apply(w *ent.WorkspaceMutation) error {
 	if set.WorktreeSetup != nil {
 		cmd, err := Command("worktreeSetup", *set.WorktreeSetup)
 		if err != nil {
@@ -87,7 +84,7 @@ func (s *Service) UpdateWorkspace(ctx context.Context, id string, set WorkspaceS
 		return nil, err
 	}
 	u := s.store.Client.Workspace.UpdateOneID(id).SetUpdatedAt(s.now())
-	if err := set.apply(workspaceUpdate{u}); err != nil {
+	if err := set.apply(u.Mutation()); err != nil {
 		return nil, err
 	}
 	w, err := u.Save(ctx)
@@ -99,17 +96,3 @@ func (s *Service) UpdateWorkspace(ctx context.Context, id string, set WorkspaceS
 	}
 	return w, nil
 }
-
-// workspaceUpdate and workspaceCreate drop the builders' returns, so that
-// apply serves both.
-type workspaceUpdate struct{ u *ent.WorkspaceUpdateOne }
-
-func (w workspaceUpdate) SetWorktreeSetup(v string) { w.u.SetWorktreeSetup(v) }
-func (w workspaceUpdate) SetCheckCommand(v string)  { w.u.SetCheckCommand(v) }
-func (w workspaceUpdate) SetCheckTimeoutMs(v int64) { w.u.SetCheckTimeoutMs(v) }
-
-type workspaceCreate struct{ c *ent.WorkspaceCreate }
-
-func (w workspaceCreate) SetWorktreeSetup(v string) { w.c.SetWorktreeSetup(v) }
-func (w workspaceCreate) SetCheckCommand(v string)  { w.c.SetCheckCommand(v) }
-func (w workspaceCreate) SetCheckTimeoutMs(v int64) { w.c.SetCheckTimeoutMs(v) }
