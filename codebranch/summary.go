@@ -16,6 +16,8 @@ type Summary struct {
 	// FilesChanged counts Changes' files; -1 when they could not be read
 	// (a repository gone, a worktree deleted by hand).
 	FilesChanged int
+	// Added and Deleted are the lines of those files (0 when unread).
+	Added, Deleted int
 }
 
 // Summaries reads the code of the sessions that have some, by session id.
@@ -28,7 +30,7 @@ func (s *Service) Summaries(ctx context.Context, sessionIDs []string) (map[strin
 		if err != nil {
 			return nil, fmt.Errorf("read the sessions' code: %w", err)
 		}
-		counted := map[string]int{} // SHARED: by repository root
+		counted := map[string]Summary{} // SHARED: by repository root
 		for _, row := range rows {
 			out[row.AgentSessionID] = s.summary(ctx, row, counted)
 		}
@@ -36,12 +38,12 @@ func (s *Service) Summaries(ctx context.Context, sessionIDs []string) (map[strin
 	return out, nil
 }
 
-func (s *Service) summary(ctx context.Context, row *ent.SessionCode, counted map[string]int) Summary {
+func (s *Service) summary(ctx context.Context, row *ent.SessionCode, counted map[string]Summary) Summary {
 	sum := Summary{Mode: string(row.Mode), WorktreePath: row.WorktreePath,
 		WorktreePresent: row.Mode != sessioncode.ModeWORKTREE || row.WorktreePresent}
 	if row.Mode == sessioncode.ModeSHARED {
-		if n, ok := counted[row.RepositoryRoot]; ok {
-			sum.FilesChanged = n
+		if c, ok := counted[row.RepositoryRoot]; ok {
+			sum.FilesChanged, sum.Added, sum.Deleted = c.FilesChanged, c.Added, c.Deleted
 			return sum
 		}
 	}
@@ -51,9 +53,13 @@ func (s *Service) summary(ctx context.Context, row *ent.SessionCode, counted map
 		sum.FilesChanged = -1
 	} else {
 		sum.FilesChanged = len(d.Files)
+		for _, f := range d.Files {
+			sum.Added += f.Additions
+			sum.Deleted += f.Deletions
+		}
 	}
 	if row.Mode == sessioncode.ModeSHARED {
-		counted[row.RepositoryRoot] = sum.FilesChanged
+		counted[row.RepositoryRoot] = sum
 	}
 	return sum
 }

@@ -60,34 +60,3 @@ func (s *Service) InWorktree(ctx context.Context, a *ent.AgentSession, run func(
 	}
 	return run(dir, []string{"TUTTID_WORKTREE=" + root, "TUTTID_PARENT_DIR=" + parentDir, "TUTTID_PORT_BASE=" + strconv.Itoa(port)})
 }
-
-// Totals is the size of a session's changes (Changes' files, lines).
-type Totals struct {
-	Files, Added, Deleted int
-}
-
-// ChangeTotals is the size of each session's changes against its base, by
-// session id; a session without code, or whose changes could not be read,
-// is left out.
-func (s *Service) ChangeTotals(ctx context.Context, sessionIDs []string) (map[string]Totals, error) {
-	rows, err := s.store.Client.SessionCode.Query().Where(sessioncode.AgentSessionIDIn(sessionIDs...)).All(ctx)
-	if err != nil {
-		return nil, apperr.Storage(err, "read the sessions' code")
-	}
-	out := make(map[string]Totals, len(rows))
-	for _, row := range rows {
-		d, err := s.ChangedFiles(ctx, row)
-		if err != nil {
-			s.log.DebugContext(ctx, "code: changes not read", "session", row.AgentSessionID, "err", err)
-			continue
-		}
-		var t Totals
-		for _, f := range d.Files {
-			t.Files++
-			t.Added += f.Additions
-			t.Deleted += f.Deletions
-		}
-		out[row.AgentSessionID] = t
-	}
-	return out, nil
-}

@@ -50,21 +50,35 @@ func (r *Runtime) SendTurn(ctx context.Context, in agent.SendTurnInput) (agent.R
 	if err != nil {
 		return agent.RuntimeTurn{}, err
 	}
-	lt, ok := r.loadedIn(p.gen, in.ThreadID)
-	if !ok {
-		if lt, err = r.resume(ctx, p, in.ThreadID, in.Cwd, in.ModelProvider, s); err != nil {
-			return agent.RuntimeTurn{}, err
-		}
-	}
-	turn, err := r.turnStart(ctx, p, in, s, lt)
-	if errors.Is(err, agent.ErrThreadNotFound) {
-		// Codex unloaded the thread behind our back: load it, try once more.
-		if lt, err = r.resume(ctx, p, in.ThreadID, in.Cwd, in.ModelProvider, s); err != nil {
-			return agent.RuntimeTurn{}, err
-		}
+	var turn agent.RuntimeTurn
+	err = r.onThread(ctx, p, in.ThreadID, in.Cwd, in.ModelProvider, s, func(lt loadedThread) error {
+		var err error
 		turn, err = r.turnStart(ctx, p, in, s, lt)
-	}
+		return err
+	})
 	return turn, err
+}
+
+// onThread runs call on a thread this app-server has loaded: after
+// thread/resume when it has not (it restarted, or tuttid did), and once
+// more after a resume when Codex answers that it does not know the thread
+// (it unloaded it behind our back).
+func (r *Runtime) onThread(ctx context.Context, p *process, threadID, cwd, modelProvider string, s settings, call func(loadedThread) error) error {
+	lt, ok := r.loadedIn(p.gen, threadID)
+	if !ok {
+		var err error
+		if lt, err = r.resume(ctx, p, threadID, cwd, modelProvider, s); err != nil {
+			return err
+		}
+	}
+	err := call(lt)
+	if errors.Is(err, agent.ErrThreadNotFound) {
+		if lt, err = r.resume(ctx, p, threadID, cwd, modelProvider, s); err != nil {
+			return err
+		}
+		err = call(lt)
+	}
+	return err
 }
 
 func (r *Runtime) turnStart(ctx context.Context, p *process, in agent.SendTurnInput, s settings, lt loadedThread) (agent.RuntimeTurn, error) {

@@ -2,7 +2,6 @@ package codex
 
 import (
 	"context"
-	"errors"
 
 	"tuttid/agent"
 )
@@ -27,23 +26,12 @@ func (r *Runtime) Inject(ctx context.Context, in agent.InjectInput) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := r.loadedIn(p.gen, in.ThreadID); !ok {
-		if _, err := r.resume(ctx, p, in.ThreadID, in.Cwd, in.ModelProvider, s); err != nil {
-			return err
-		}
-	}
 	params := injectParams{ThreadID: in.ThreadID, Items: []injectItem{{
 		Type: "message", Role: "user", Content: []injectContent{{Type: "input_text", Text: in.Text}},
 	}}}
-	err = r.call(ctx, p, "thread/inject_items", params, nil)
-	if errors.Is(err, agent.ErrThreadNotFound) {
-		// Codex unloaded the thread behind our back: load it, try once more.
-		if _, err = r.resume(ctx, p, in.ThreadID, in.Cwd, in.ModelProvider, s); err != nil {
-			return err
-		}
-		err = r.call(ctx, p, "thread/inject_items", params, nil)
-	}
-	return err
+	return r.onThread(ctx, p, in.ThreadID, in.Cwd, in.ModelProvider, s, func(loadedThread) error {
+		return r.call(ctx, p, "thread/inject_items", params, nil)
+	})
 }
 
 type injectParams struct {

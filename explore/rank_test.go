@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"tuttid/codebranch"
 	"tuttid/ent"
 	"tuttid/ent/checkrun"
 )
@@ -15,7 +14,7 @@ func branchOf(name string, state BranchState, check checkrun.State, files, lines
 		b.Check = &ent.CheckRun{State: check}
 	}
 	if files >= 0 {
-		b.Changes = &codebranch.Totals{Files: files, Added: lines}
+		b.Changes = &Totals{Files: files, Added: lines}
 	}
 	return b
 }

@@ -55,7 +55,7 @@ type Sessions interface {
 // Code is the branches' files (*codebranch.Service).
 type Code interface {
 	InWorktree(ctx context.Context, a *ent.AgentSession, run func(dir string, env []string) error) error
-	ChangeTotals(ctx context.Context, sessionIDs []string) (map[string]codebranch.Totals, error)
+	Summaries(ctx context.Context, sessionIDs []string) (map[string]codebranch.Summary, error)
 	ApplyChanges(ctx context.Context, req codebranch.ApplyRequest) (codebranch.ApplyResult, error)
 }
 

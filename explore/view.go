@@ -63,7 +63,7 @@ type Branch struct {
 	Check  *ent.CheckRun
 	// Changes is the size of the branch's files against the fork point;
 	// nil when it could not be read.
-	Changes *codebranch.Totals
+	Changes *Totals
 	// TokensUsed is what Codex reports for the branch's thread; Duration
 	// the sum of the branch's own turns' durations.
 	TokensUsed int64
@@ -73,6 +73,11 @@ type Branch struct {
 	Rank int
 	// Winner: the person marked this branch the winner.
 	Winner bool
+}
+
+// Totals is the size of a branch's change.
+type Totals struct {
+	Files, Added, Deleted int
 }
 
 // Winner is the branch the person marked, or nil.
@@ -191,9 +196,9 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 			took[t.AgentSessionID] += t.CompletedAt.Sub(t.StartedAt)
 		}
 	}
-	totals := map[string]codebranch.Totals{}
+	sums := map[string]codebranch.Summary{}
 	if s.code != nil && len(sessionIDs) > 0 {
-		if totals, err = s.code.ChangeTotals(ctx, sessionIDs); err != nil {
+		if sums, err = s.code.Summaries(ctx, sessionIDs); err != nil {
 			return nil, err
 		}
 	}
@@ -213,8 +218,8 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 		if len(b.Checks) > 0 {
 			b.Check = b.Checks[0]
 		}
-		if t, ok := totals[row.ChildAgentSessionID]; ok {
-			b.Changes = &t
+		if sum, ok := sums[row.ChildAgentSessionID]; ok && sum.FilesChanged >= 0 {
+			b.Changes = &Totals{Files: sum.FilesChanged, Added: sum.Added, Deleted: sum.Deleted}
 		}
 		if b.Session != nil && b.Session.TokenUsage != nil {
 			b.TokensUsed = b.Session.TokenUsage.TotalTokens
