@@ -19,8 +19,9 @@ import (
 )
 
 // TestCrashDuringExploration kills tuttid with SIGKILL after an
-// exploration is stored (no branch forked yet) and after its branches are
-// forked (no first turn started), then restarts it: every branch is whole
+// exploration is stored (no branch forked yet) and after its first branch
+// is forked (its first turn not started, the other maybe not forked), then
+// restarts it: every branch is whole
 // (one fork, one worktree, its first turn run once), the same requestId
 // answers the same exploration, and nothing is made twice.
 func TestCrashDuringExploration(t *testing.T) {

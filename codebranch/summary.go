@@ -3,6 +3,7 @@ package codebranch
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
@@ -21,7 +22,9 @@ type Summary struct {
 }
 
 // Summaries reads the code of the sessions that have some, by session id.
-// Each checkout is read once (SHARED sessions of one directory share it).
+// Each checkout is read once (SHARED sessions of one directory share it),
+// up to summaryReaders at once: each read is git's, mostly waiting on the
+// disk (an exploration lists up to eight fresh worktrees).
 func (s *Service) Summaries(ctx context.Context, sessionIDs []string) (map[string]Summary, error) {
 	out := map[string]Summary{}
 	for start := 0; start < len(sessionIDs); start += 500 {
@@ -30,36 +33,61 @@ func (s *Service) Summaries(ctx context.Context, sessionIDs []string) (map[strin
 		if err != nil {
 			return nil, fmt.Errorf("read the sessions' code: %w", err)
 		}
-		counted := map[string]Summary{} // SHARED: by repository root
+		// One read per checkout: a WORKTREE session's own, a SHARED
+		// directory's for all its sessions.
+		byCheckout := map[string][]*ent.SessionCode{}
+		var order []string
 		for _, row := range rows {
-			out[row.AgentSessionID] = s.summary(ctx, row, counted)
+			key := "session\x00" + row.AgentSessionID
+			if row.Mode == sessioncode.ModeSHARED {
+				key = "shared\x00" + row.RepositoryRoot
+			}
+			if _, ok := byCheckout[key]; !ok {
+				order = append(order, key)
+			}
+			byCheckout[key] = append(byCheckout[key], row)
+		}
+		sums := make([]Summary, len(order))
+		slots := make(chan struct{}, summaryReaders)
+		var wg sync.WaitGroup
+		for i, key := range order {
+			wg.Add(1)
+			slots <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				sums[i] = s.summary(ctx, byCheckout[key][0])
+			}()
+		}
+		wg.Wait()
+		for i, key := range order {
+			for _, row := range byCheckout[key] {
+				sum := sums[i]
+				sum.Mode, sum.WorktreePath = string(row.Mode), row.WorktreePath
+				sum.WorktreePresent = row.Mode != sessioncode.ModeWORKTREE || row.WorktreePresent
+				out[row.AgentSessionID] = sum
+			}
 		}
 	}
 	return out, nil
 }
 
-func (s *Service) summary(ctx context.Context, row *ent.SessionCode, counted map[string]Summary) Summary {
+// summaryReaders bounds Summaries' concurrent git reads.
+const summaryReaders = 4
+
+func (s *Service) summary(ctx context.Context, row *ent.SessionCode) Summary {
 	sum := Summary{Mode: string(row.Mode), WorktreePath: row.WorktreePath,
 		WorktreePresent: row.Mode != sessioncode.ModeWORKTREE || row.WorktreePresent}
-	if row.Mode == sessioncode.ModeSHARED {
-		if c, ok := counted[row.RepositoryRoot]; ok {
-			sum.FilesChanged, sum.Added, sum.Deleted = c.FilesChanged, c.Added, c.Deleted
-			return sum
-		}
-	}
 	d, err := s.ChangedFiles(ctx, row)
 	if err != nil {
 		s.log.DebugContext(ctx, "code: changes not read", "session", row.AgentSessionID, "err", err)
 		sum.FilesChanged = -1
-	} else {
-		sum.FilesChanged = len(d.Files)
-		for _, f := range d.Files {
-			sum.Added += f.Additions
-			sum.Deleted += f.Deletions
-		}
+		return sum
 	}
-	if row.Mode == sessioncode.ModeSHARED {
-		counted[row.RepositoryRoot] = sum
+	sum.FilesChanged = len(d.Files)
+	for _, f := range d.Files {
+		sum.Added += f.Additions
+		sum.Deleted += f.Deletions
 	}
 	return sum
 }

@@ -26,7 +26,8 @@ type Result struct {
 // Explore checks the request and every branch as a fork (nothing is made
 // when one is refused), stores the exploration, forks the branches at
 // once (each an ordinary WORKTREE fork with requestId <requestId>.<name>),
-// then starts their first turns under the turn bound, queueing the rest.
+// and starts each one's first turn as soon as it is forked, under the turn
+// bound, queueing the rest.
 // It answers when every branch is forked or failed, and every first turn
 // started or queued. A branch that fails does not undo the others: it says
 // why. The same requestId again answers the stored exploration.
@@ -65,8 +66,6 @@ func (s *Service) Explore(ctx context.Context, in Input) (*Result, error) {
 	s.updated(ctx, x)
 	s.crash(CrashStored)
 	s.forkAll(ctx, x, x.Edges.Branches)
-	s.crash(CrashForked)
-	s.pump(ctx)
 	v, err := s.Exploration(ctx, x.WorkspaceID, x.ParentAgentSessionID, x.ID)
 	if err != nil {
 		return nil, err
@@ -156,7 +155,8 @@ func (s *Service) save(ctx context.Context, in Input, fp, check string, timeout 
 
 // forkAll forks the branches still forking, at most four at once (the
 // worktree's git and its setup are the costly part), and queues each made
-// one; a failed one records why.
+// one, starting its first turn when the bound allows; a failed one records
+// why.
 func (s *Service) forkAll(ctx context.Context, x *ent.Exploration, branches []*ent.ExplorationBranch) {
 	slots := make(chan struct{}, 4)
 	var wg sync.WaitGroup
@@ -193,6 +193,12 @@ func (s *Service) forkOne(ctx context.Context, x *ent.Exploration, b *ent.Explor
 		s.log.ErrorContext(ctx, "explore: a branch's fork not recorded", "exploration", x.ID, "branch", b.Name, "err", err)
 	}
 	s.updated(ctx, x)
+	// Its first turn starts now (bound permitting), not when the slowest
+	// sibling is forked: forks of one parent run one at a time.
+	if err == nil {
+		s.crash(CrashForked)
+		s.pump(ctx)
+	}
 }
 
 // forkInput is branch b's fork: WORKTREE, from the exploration's turn,

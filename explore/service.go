@@ -86,8 +86,9 @@ const (
 	// CrashStored: the exploration and its branches are stored; no fork
 	// has started. A restart forks them.
 	CrashStored = "explore.stored"
-	// CrashForked: every branch is forked or failed and queued; no first
-	// turn has started. A restart starts them.
+	// CrashForked: a branch is forked and queued, its first turn not
+	// started; others may not be forked yet. A restart forks those and
+	// starts the turns.
 	CrashForked = "explore.forked"
 )
 

@@ -69,6 +69,8 @@ type Sessions interface {
 	SessionCwd(ctx context.Context, a *ent.AgentSession) (string, error)
 	// LockSession holds the session against sends until unlock is called.
 	LockSession(sessionID string) (unlock func())
+	// ShareSession holds it against sends, together with other sharers.
+	ShareSession(sessionID string) (unlock func())
 	// StageForked stages the events of a child and its lineage row in the
 	// transaction that stores them; Announce publishes them once it
 	// commits (on PostgreSQL they outlive a kill -9 between the two).

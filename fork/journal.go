@@ -207,9 +207,10 @@ func (s *Service) journalClear(ctx context.Context, e *ent.ForkJournal, reason s
 var errSiblingInFlight = errors.New("another fork of the same parent may be in flight; settled later")
 
 // findChild asks the provider for a thread forked from the entry's parent
-// since the entry was written that no session and no other entry owns.
-// Forks of one parent are serialized, so the oldest such thread is this
-// attempt's. With busySince set, another pending attempt of the parent
+// since the entry was written, in the entry's cwd, that no session and no
+// other entry owns. Forks of one parent in one cwd are serialized (forks
+// into worktrees of their own run together, each in its own cwd), so the
+// oldest such thread is this attempt's. With busySince set, another pending attempt of the parent
 // updated since then may be in flight (its thread not recorded yet), so
 // nothing is claimed; it is checked after the listing, so that any thread
 // listed was made after that attempt's entry was written.

@@ -33,10 +33,11 @@ func (s *Service) Fork(ctx context.Context, in Input) (*Result, error) {
 	}
 	// Sends to the parent wait for the fork (and the fork for them), so a
 	// turn cannot start between the idle check and the provider's fork.
-	defer s.sessions.LockSession(in.ParentSessionID)()
+	defer s.lockParent(in)()
 	// An earlier attempt is settled under the parent's lock: no other fork
-	// of the parent is in flight then, so a thread the settle finds at the
-	// provider cannot be a sibling's that its journal has not recorded yet.
+	// of the parent in its cwd is in flight then, so a thread the settle
+	// finds at the provider cannot be a sibling's that its journal has not
+	// recorded yet.
 	if err := s.priorAttempt(ctx, in, fingerprint); err != nil {
 		return nil, err
 	}
@@ -401,4 +402,16 @@ func (s *Service) providerFork(ctx context.Context, parent *ent.AgentSession, in
 			Provider: in.Provider, ForkedAt: s.now(),
 		},
 	}, nil
+}
+
+// lockParent holds the parent against sends for the fork. Forks into a
+// worktree of their own share it (an exploration forks its branches at
+// once): Codex lists each one's thread under its own cwd, so a settle
+// cannot take a sibling's thread for its own. Any other fork holds the
+// parent alone.
+func (s *Service) lockParent(in Input) (unlock func()) {
+	if in.Code != nil && in.Code.Worktree {
+		return s.sessions.ShareSession(in.ParentSessionID)
+	}
+	return s.sessions.LockSession(in.ParentSessionID)
 }

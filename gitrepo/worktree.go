@@ -76,7 +76,10 @@ func (r *Repo) CreateWorktree(ctx context.Context, opts WorktreeOptions) (Worktr
 	if cp.Head == "" {
 		return fail(ErrNoCommit)
 	}
-	args := []string{"worktree", "add", "--quiet"}
+	// --no-checkout: the admin part is quick and runs one at a time per
+	// repository (runWorktreeAdmin); the checkout, which writes every file,
+	// runs after it (fillWorktree), beside other worktrees' checkouts.
+	args := []string{"worktree", "add", "--quiet", "--no-checkout"}
 	switch {
 	case opts.NewBranch != "":
 		if err := r.checkNewBranch(ctx, opts.NewBranch); err != nil {
@@ -113,6 +116,10 @@ func (r *Repo) fillWorktree(ctx context.Context, cp Checkpoint, opts WorktreeOpt
 	child, err := r.git.Open(ctx, opts.Path)
 	if err != nil {
 		return Worktree{}, err
+	}
+	// What git worktree add does after the admin part, without --no-checkout.
+	if _, err := child.run(ctx, nil, "reset", "--hard", "--quiet", "--no-recurse-submodules"); err != nil {
+		return Worktree{}, fmt.Errorf("check out the worktree: %w", err)
 	}
 	head, err := child.Head(ctx)
 	if err != nil {

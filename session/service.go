@@ -57,7 +57,9 @@ type Service struct {
 	instanceID string
 	own        owner // filters what Reconcile settles (recover_owned.go)
 	guards     keylock.Locks
-	lanes      lanes // ingestion's per-thread lanes (ingest_lanes.go)
+	// sessionLocks: LockSession and ShareSession, by session id.
+	sessionLocks keylock.RWLocks
+	lanes        lanes // ingestion's per-thread lanes (ingest_lanes.go)
 	// accounts refuses what Codex could not run (package account).
 	accounts Accounts
 	// code is the code side: the session's files at its start and turn
@@ -134,7 +136,17 @@ func New(cfg Config) *Service {
 // LockSession serializes the operations on one session that must not
 // interleave (a send, a delete, a fork of it) within this process, until
 // the returned func is called.
-func (s *Service) LockSession(sessionID string) (unlock func()) { return s.guards.Lock(sessionID) }
+func (s *Service) LockSession(sessionID string) (unlock func()) {
+	return s.sessionLocks.Lock(sessionID)
+}
+
+// ShareSession holds the session against sends, as LockSession does, but
+// together with other holders of ShareSession: the forks of one parent
+// that each work in a worktree of their own (an exploration's branches),
+// whose threads a settle tells apart by their cwd.
+func (s *Service) ShareSession(sessionID string) (unlock func()) {
+	return s.sessionLocks.RLock(sessionID)
+}
 
 // NewID returns a time-ordered UUIDv7, the same form Codex uses for threads.
 func NewID() string { return uuid.Must(uuid.NewV7()).String() }
