@@ -210,3 +210,63 @@ func TestWorktreeForksOfOneTargetIdAtOnce(t *testing.T) {
 		t.Errorf("provider fork calls = %d, want 1", n)
 	}
 }
+
+// TestWorktreeForksOfOneParentRunTogether: forks of one parent into
+// worktrees of their own (an exploration's branches) are at the provider
+// at once, while a fork in the parent's own directory and a send (the
+// parent's lock) wait for them; each journal entry records its own cwd,
+// the worktree a settle lists its thread under.
+func TestWorktreeForksOfOneParentRunTogether(t *testing.T) {
+	t.Parallel()
+	e, _, _ := codeEnv(t)
+	entered, release := e.rt.HoldForks(3)
+	done := make(chan error, 3)
+	for _, req := range []string{"w1", "w2"} {
+		go func() {
+			_, err := e.svc.Fork(e.ctx, worktreeInput(req))
+			done <- err
+		}()
+	}
+	for i := 0; i < 2; i++ {
+		select {
+		case <-entered:
+		case <-time.After(20 * time.Second):
+			release()
+			t.Fatalf("%d of two worktree forks reached the provider: they do not run together", i)
+		}
+	}
+	shared := fork.Input{WorkspaceID: "ws-code", ParentSessionID: "parent-code", RequestID: "s1", ChildSessionID: "child-s1"}
+	go func() {
+		_, err := e.svc.Fork(e.ctx, shared)
+		done <- err
+	}()
+	locked := make(chan struct{})
+	go func() { e.sess.LockSession("parent-code")(); close(locked) }()
+	select {
+	case n := <-entered:
+		release()
+		t.Fatalf("fork call %d (the parent's own directory) reached the provider beside two in flight", n)
+	case <-locked:
+		release()
+		t.Fatal("the parent's lock was taken while two forks held it")
+	case <-time.After(500 * time.Millisecond):
+	}
+	release()
+	for i := 0; i < 3; i++ {
+		if err := <-done; err != nil {
+			t.Fatalf("fork: %v", err)
+		}
+	}
+	<-locked
+	cwds := map[string]bool{}
+	for _, req := range []string{"w1", "w2"} {
+		j := e.journal(req)[0]
+		if j.State != forkjournal.StateDone || !strings.Contains(j.Cwd, "child-"+req) {
+			t.Errorf("%s's journal: %s, cwd %q, want done in its own worktree", req, j.State, j.Cwd)
+		}
+		cwds[j.Cwd] = true
+	}
+	if len(cwds) != 2 {
+		t.Errorf("the two worktree forks' cwds %v, want two", cwds)
+	}
+}
