@@ -5,6 +5,7 @@
 package benchtest
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -31,4 +32,16 @@ func Median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// Percentile is the nearest-rank p-quantile of ds (0 < p <= 1): the
+// smallest value at least p of them do not exceed. It is 0 for none.
+func Percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
 }

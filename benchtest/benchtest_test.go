@@ -38,3 +38,31 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+func TestPercentile(t *testing.T) {
+	t.Parallel()
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = time.Duration(100 - i) // 100 … 1, unsorted
+	}
+	for _, tc := range []struct {
+		in   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		{nil, 0.99, 0},
+		{[]time.Duration{7}, 0.99, 7},
+		{hundred, 0.99, 99},
+		{hundred, 1, 100},
+		{hundred, 0.5, 50},
+		{[]time.Duration{3, 1, 2}, 0.01, 1},
+	} {
+		in := slices.Clone(tc.in)
+		if got := Percentile(tc.in, tc.p); got != tc.want {
+			t.Errorf("Percentile(%d values, %v) = %v, want %v", len(tc.in), tc.p, got, tc.want)
+		}
+		if !slices.Equal(in, tc.in) {
+			t.Errorf("Percentile reordered its argument")
+		}
+	}
+}

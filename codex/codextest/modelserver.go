@@ -308,6 +308,12 @@ type Reply struct {
 	// turn and interrupt it. It ends early when the client disconnects or the
 	// server closes.
 	Delay time.Duration
+	// ChunkEvery paces the deltas: a pause after each one, the way a model
+	// streams over time.
+	ChunkEvery time.Duration
+	// OnDelta, when set, is called with each delta's text just before it
+	// is written to Codex (a benchmark times its way to a subscriber).
+	OnDelta func(text string)
 	// Status, when not 0 or 200, answers with this HTTP status and a JSON
 	// error body instead of a stream: the turn fails.
 	Status int
@@ -611,12 +617,18 @@ func (m *ModelServer) serveResponses(w http.ResponseWriter, r *http.Request) {
 		events, pauseAfter = events[:1], -1
 	}
 	for i, ev := range events {
+		if ev.Name == "response.output_text.delta" && reply.OnDelta != nil {
+			reply.OnDelta(ev.Data["delta"].(string))
+		}
 		if _, err := w.Write(ev.encode()); err != nil {
 			m.noteCanceled(req.Seq, err)
 			return
 		}
 		if flusher != nil {
 			flusher.Flush()
+		}
+		if ev.Name == "response.output_text.delta" && reply.ChunkEvery > 0 && !m.pause(r.Context(), reply.ChunkEvery) {
+			return
 		}
 		if i == pauseAfter && reply.Delay > 0 {
 			t := time.NewTimer(reply.Delay)
@@ -631,6 +643,21 @@ func (m *ModelServer) serveResponses(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+	}
+}
+
+// pause waits d, or less when the client leaves or the server closes
+// (then false).
+func (m *ModelServer) pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-m.done:
+		return false
 	}
 }
 
