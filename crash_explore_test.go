@@ -208,3 +208,87 @@ func TestCrashDuringCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestCrashWhileTellingTheParent kills tuttid with SIGKILL while a
+// branch's summary is being told to the parent: before Codex is asked
+// (explore.telling) and after Codex took it, before the row says so
+// (explore.told). After the restart the branch's summaryState is
+// UNCERTAIN; applying again with tellParent tells nothing (uncertain:
+// true), so the parent never has the summary twice; with tellAgain it is
+// told, and the parent's next model request then carries it exactly once
+// when the kill came before Codex was asked.
+func TestCrashWhileTellingTheParent(t *testing.T) {
+	for _, point := range []string{explore.CrashTelling, explore.CrashTold} {
+		t.Run(point, func(t *testing.T) {
+			r := newCrashRig(t)
+			gitInit(t, r.root)
+			p := r.tuttid("TUTTID_CRASH_AT=" + point)
+			ws, parent := r.parent(p)
+			in := map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "x-tell", "prompt": "go",
+				"checkCommand": "", "branches": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}}
+			var out struct {
+				ExploreSession struct{ Exploration struct{ ID string } }
+			}
+			p.must(`mutation($in: ExploreSessionInput!) { exploreSession(input: $in) { exploration { id } } }`, map[string]any{"in": in}, &out)
+			xID := out.ExploreSession.Exploration.ID
+			deadline := time.Now().Add(90 * time.Second)
+			for len(ownTurnsDone(t, r.db)) < 2 && time.Now().Before(deadline) {
+				time.Sleep(200 * time.Millisecond)
+			}
+			const apply = `mutation($in: ApplyExplorationBranchInput!) { applyExplorationBranch(input: $in) {
+			  alreadyTold uncertain summary branch { summaryState toldAt } } }`
+			applyIn := func(again bool) map[string]any {
+				return map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "explorationId": xID,
+					"branchName": "a", "tellParent": true, "tellAgain": again}}
+			}
+			if errs, err := p.gql(apply, applyIn(false), nil); err == nil {
+				t.Fatalf("applyExplorationBranch answered (%v) although tuttid should have died at %s", errs, point)
+			}
+			p.waitExit(10 * time.Second)
+
+			q := r.tuttid()
+			defer q.kill()
+			var res struct {
+				ApplyExplorationBranch struct {
+					AlreadyTold, Uncertain bool
+					Summary                *string
+					Branch                 struct {
+						SummaryState *string
+						ToldAt       *string
+					}
+				}
+			}
+			q.must(apply, applyIn(false), &res)
+			got := res.ApplyExplorationBranch
+			if !got.Uncertain || got.AlreadyTold || got.Branch.SummaryState == nil || *got.Branch.SummaryState != "UNCERTAIN" || got.Branch.ToldAt != nil {
+				t.Fatalf("apply with tellParent after the restart: %+v (state %v), want uncertain and UNCERTAIN, nothing told", got, got.Branch.SummaryState)
+			}
+			if point == explore.CrashTelling {
+				q.must(apply, applyIn(true), &res)
+				if got := res.ApplyExplorationBranch; got.Uncertain || got.Branch.SummaryState == nil || *got.Branch.SummaryState != "TOLD" {
+					t.Fatalf("apply with tellAgain: %+v, want TOLD", got)
+				}
+			}
+			before := len(r.model.Requests())
+			q.send(ws, parent.ID, "next")
+			q.waitSession(ws, parent.ID, "the parent's next turn", idle)
+			reqs := r.model.Requests()[before:]
+			if len(reqs) == 0 {
+				t.Fatal("the parent's next turn made no model request")
+			}
+			n := 0
+			for _, u := range reqs[len(reqs)-1].UserTexts() {
+				if strings.Contains(u, "<tuttid_branch_summary") {
+					n++
+				}
+			}
+			if point == explore.CrashTelling && n != 1 {
+				t.Errorf("the parent's next model request carries the summary %d times, want once (told again knowingly)", n)
+			}
+			if n > 1 {
+				t.Errorf("the parent's next model request carries the summary %d times: told twice", n)
+			}
+			t.Logf("%s: the parent's next request carries the summary %d time(s)", point, n)
+		})
+	}
+}

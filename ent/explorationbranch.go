@@ -45,6 +45,8 @@ type ExplorationBranch struct {
 	AppliedAt *time.Time `json:"applied_at,omitempty"`
 	// ToldAt holds the value of the "told_at" field.
 	ToldAt *time.Time `json:"told_at,omitempty"`
+	// TellingAt holds the value of the "telling_at" field.
+	TellingAt *time.Time `json:"telling_at,omitempty"`
 	// Summary holds the value of the "summary" field.
 	Summary string `json:"summary,omitempty"`
 	// ToldAfterTurnID holds the value of the "told_after_turn_id" field.
@@ -88,7 +90,7 @@ func (*ExplorationBranch) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case explorationbranch.FieldExplorationID, explorationbranch.FieldName, explorationbranch.FieldPrompt, explorationbranch.FieldForkRequestID, explorationbranch.FieldChildAgentSessionID, explorationbranch.FieldState, explorationbranch.FieldErrorCode, explorationbranch.FieldError, explorationbranch.FieldSummary, explorationbranch.FieldToldAfterTurnID:
 			values[i] = new(sql.NullString)
-		case explorationbranch.FieldQueuedAt, explorationbranch.FieldAppliedAt, explorationbranch.FieldToldAt, explorationbranch.FieldCreatedAt:
+		case explorationbranch.FieldQueuedAt, explorationbranch.FieldAppliedAt, explorationbranch.FieldToldAt, explorationbranch.FieldTellingAt, explorationbranch.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -194,6 +196,13 @@ func (_m *ExplorationBranch) assignValues(columns []string, values []any) error 
 				_m.ToldAt = new(time.Time)
 				*_m.ToldAt = value.Time
 			}
+		case explorationbranch.FieldTellingAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field telling_at", values[i])
+			} else if value.Valid {
+				_m.TellingAt = new(time.Time)
+				*_m.TellingAt = value.Time
+			}
 		case explorationbranch.FieldSummary:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field summary", values[i])
@@ -295,6 +304,11 @@ func (_m *ExplorationBranch) String() string {
 	builder.WriteString(", ")
 	if v := _m.ToldAt; v != nil {
 		builder.WriteString("told_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.TellingAt; v != nil {
+		builder.WriteString("telling_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")

@@ -158,6 +158,20 @@ func (_c *ExplorationBranchCreate) SetNillableToldAt(v *time.Time) *ExplorationB
 	return _c
 }
 
+// SetTellingAt sets the "telling_at" field.
+func (_c *ExplorationBranchCreate) SetTellingAt(v time.Time) *ExplorationBranchCreate {
+	_c.mutation.SetTellingAt(v)
+	return _c
+}
+
+// SetNillableTellingAt sets the "telling_at" field if the given value is not nil.
+func (_c *ExplorationBranchCreate) SetNillableTellingAt(v *time.Time) *ExplorationBranchCreate {
+	if v != nil {
+		_c.SetTellingAt(*v)
+	}
+	return _c
+}
+
 // SetSummary sets the "summary" field.
 func (_c *ExplorationBranchCreate) SetSummary(v string) *ExplorationBranchCreate {
 	_c.mutation.SetSummary(v)
@@ -409,6 +423,10 @@ func (_c *ExplorationBranchCreate) createSpec() (*ExplorationBranch, *sqlgraph.C
 		_spec.SetField(explorationbranch.FieldToldAt, field.TypeTime, value)
 		_node.ToldAt = &value
 	}
+	if value, ok := _c.mutation.TellingAt(); ok {
+		_spec.SetField(explorationbranch.FieldTellingAt, field.TypeTime, value)
+		_node.TellingAt = &value
+	}
 	if value, ok := _c.mutation.Summary(); ok {
 		_spec.SetField(explorationbranch.FieldSummary, field.TypeString, value)
 		_node.Summary = value
@@ -589,6 +607,24 @@ func (u *ExplorationBranchUpsert) UpdateToldAt() *ExplorationBranchUpsert {
 // ClearToldAt clears the value of the "told_at" field.
 func (u *ExplorationBranchUpsert) ClearToldAt() *ExplorationBranchUpsert {
 	u.SetNull(explorationbranch.FieldToldAt)
+	return u
+}
+
+// SetTellingAt sets the "telling_at" field.
+func (u *ExplorationBranchUpsert) SetTellingAt(v time.Time) *ExplorationBranchUpsert {
+	u.Set(explorationbranch.FieldTellingAt, v)
+	return u
+}
+
+// UpdateTellingAt sets the "telling_at" field to the value that was provided on create.
+func (u *ExplorationBranchUpsert) UpdateTellingAt() *ExplorationBranchUpsert {
+	u.SetExcluded(explorationbranch.FieldTellingAt)
+	return u
+}
+
+// ClearTellingAt clears the value of the "telling_at" field.
+func (u *ExplorationBranchUpsert) ClearTellingAt() *ExplorationBranchUpsert {
+	u.SetNull(explorationbranch.FieldTellingAt)
 	return u
 }
 
@@ -795,6 +831,27 @@ func (u *ExplorationBranchUpsertOne) UpdateToldAt() *ExplorationBranchUpsertOne 
 func (u *ExplorationBranchUpsertOne) ClearToldAt() *ExplorationBranchUpsertOne {
 	return u.Update(func(s *ExplorationBranchUpsert) {
 		s.ClearToldAt()
+	})
+}
+
+// SetTellingAt sets the "telling_at" field.
+func (u *ExplorationBranchUpsertOne) SetTellingAt(v time.Time) *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.SetTellingAt(v)
+	})
+}
+
+// UpdateTellingAt sets the "telling_at" field to the value that was provided on create.
+func (u *ExplorationBranchUpsertOne) UpdateTellingAt() *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.UpdateTellingAt()
+	})
+}
+
+// ClearTellingAt clears the value of the "telling_at" field.
+func (u *ExplorationBranchUpsertOne) ClearTellingAt() *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.ClearTellingAt()
 	})
 }
 
@@ -1171,6 +1228,27 @@ func (u *ExplorationBranchUpsertBulk) UpdateToldAt() *ExplorationBranchUpsertBul
 func (u *ExplorationBranchUpsertBulk) ClearToldAt() *ExplorationBranchUpsertBulk {
 	return u.Update(func(s *ExplorationBranchUpsert) {
 		s.ClearToldAt()
+	})
+}
+
+// SetTellingAt sets the "telling_at" field.
+func (u *ExplorationBranchUpsertBulk) SetTellingAt(v time.Time) *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.SetTellingAt(v)
+	})
+}
+
+// UpdateTellingAt sets the "telling_at" field to the value that was provided on create.
+func (u *ExplorationBranchUpsertBulk) UpdateTellingAt() *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.UpdateTellingAt()
+	})
+}
+
+// ClearTellingAt clears the value of the "telling_at" field.
+func (u *ExplorationBranchUpsertBulk) ClearTellingAt() *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.ClearTellingAt()
 	})
 }
 

@@ -145,6 +145,26 @@ func (_u *ExplorationBranchUpdate) ClearToldAt() *ExplorationBranchUpdate {
 	return _u
 }
 
+// SetTellingAt sets the "telling_at" field.
+func (_u *ExplorationBranchUpdate) SetTellingAt(v time.Time) *ExplorationBranchUpdate {
+	_u.mutation.SetTellingAt(v)
+	return _u
+}
+
+// SetNillableTellingAt sets the "telling_at" field if the given value is not nil.
+func (_u *ExplorationBranchUpdate) SetNillableTellingAt(v *time.Time) *ExplorationBranchUpdate {
+	if v != nil {
+		_u.SetTellingAt(*v)
+	}
+	return _u
+}
+
+// ClearTellingAt clears the value of the "telling_at" field.
+func (_u *ExplorationBranchUpdate) ClearTellingAt() *ExplorationBranchUpdate {
+	_u.mutation.ClearTellingAt()
+	return _u
+}
+
 // SetSummary sets the "summary" field.
 func (_u *ExplorationBranchUpdate) SetSummary(v string) *ExplorationBranchUpdate {
 	_u.mutation.SetSummary(v)
@@ -265,6 +285,12 @@ func (_u *ExplorationBranchUpdate) sqlSave(ctx context.Context) (_node int, err 
 	}
 	if _u.mutation.ToldAtCleared() {
 		_spec.ClearField(explorationbranch.FieldToldAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TellingAt(); ok {
+		_spec.SetField(explorationbranch.FieldTellingAt, field.TypeTime, value)
+	}
+	if _u.mutation.TellingAtCleared() {
+		_spec.ClearField(explorationbranch.FieldTellingAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.Summary(); ok {
 		_spec.SetField(explorationbranch.FieldSummary, field.TypeString, value)
@@ -407,6 +433,26 @@ func (_u *ExplorationBranchUpdateOne) SetNillableToldAt(v *time.Time) *Explorati
 // ClearToldAt clears the value of the "told_at" field.
 func (_u *ExplorationBranchUpdateOne) ClearToldAt() *ExplorationBranchUpdateOne {
 	_u.mutation.ClearToldAt()
+	return _u
+}
+
+// SetTellingAt sets the "telling_at" field.
+func (_u *ExplorationBranchUpdateOne) SetTellingAt(v time.Time) *ExplorationBranchUpdateOne {
+	_u.mutation.SetTellingAt(v)
+	return _u
+}
+
+// SetNillableTellingAt sets the "telling_at" field if the given value is not nil.
+func (_u *ExplorationBranchUpdateOne) SetNillableTellingAt(v *time.Time) *ExplorationBranchUpdateOne {
+	if v != nil {
+		_u.SetTellingAt(*v)
+	}
+	return _u
+}
+
+// ClearTellingAt clears the value of the "telling_at" field.
+func (_u *ExplorationBranchUpdateOne) ClearTellingAt() *ExplorationBranchUpdateOne {
+	_u.mutation.ClearTellingAt()
 	return _u
 }
 
@@ -560,6 +606,12 @@ func (_u *ExplorationBranchUpdateOne) sqlSave(ctx context.Context) (_node *Explo
 	}
 	if _u.mutation.ToldAtCleared() {
 		_spec.ClearField(explorationbranch.FieldToldAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TellingAt(); ok {
+		_spec.SetField(explorationbranch.FieldTellingAt, field.TypeTime, value)
+	}
+	if _u.mutation.TellingAtCleared() {
+		_spec.ClearField(explorationbranch.FieldTellingAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.Summary(); ok {
 		_spec.SetField(explorationbranch.FieldSummary, field.TypeString, value)

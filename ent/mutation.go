@@ -5373,6 +5373,7 @@ type ExplorationBranchMutation struct {
 	queued_at              *time.Time
 	applied_at             *time.Time
 	told_at                *time.Time
+	telling_at             *time.Time
 	summary                *string
 	told_after_turn_id     *string
 	created_at             *time.Time
@@ -6024,6 +6025,55 @@ func (m *ExplorationBranchMutation) ResetToldAt() {
 	delete(m.clearedFields, explorationbranch.FieldToldAt)
 }
 
+// SetTellingAt sets the "telling_at" field.
+func (m *ExplorationBranchMutation) SetTellingAt(t time.Time) {
+	m.telling_at = &t
+}
+
+// TellingAt returns the value of the "telling_at" field in the mutation.
+func (m *ExplorationBranchMutation) TellingAt() (r time.Time, exists bool) {
+	v := m.telling_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTellingAt returns the old "telling_at" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldTellingAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTellingAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTellingAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTellingAt: %w", err)
+	}
+	return oldValue.TellingAt, nil
+}
+
+// ClearTellingAt clears the value of the "telling_at" field.
+func (m *ExplorationBranchMutation) ClearTellingAt() {
+	m.telling_at = nil
+	m.clearedFields[explorationbranch.FieldTellingAt] = struct{}{}
+}
+
+// TellingAtCleared returns if the "telling_at" field was cleared in this mutation.
+func (m *ExplorationBranchMutation) TellingAtCleared() bool {
+	_, ok := m.clearedFields[explorationbranch.FieldTellingAt]
+	return ok
+}
+
+// ResetTellingAt resets all changes to the "telling_at" field.
+func (m *ExplorationBranchMutation) ResetTellingAt() {
+	m.telling_at = nil
+	delete(m.clearedFields, explorationbranch.FieldTellingAt)
+}
+
 // SetSummary sets the "summary" field.
 func (m *ExplorationBranchMutation) SetSummary(s string) {
 	m.summary = &s
@@ -6193,7 +6243,7 @@ func (m *ExplorationBranchMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ExplorationBranchMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 17)
 	if m.exploration != nil {
 		fields = append(fields, explorationbranch.FieldExplorationID)
 	}
@@ -6232,6 +6282,9 @@ func (m *ExplorationBranchMutation) Fields() []string {
 	}
 	if m.told_at != nil {
 		fields = append(fields, explorationbranch.FieldToldAt)
+	}
+	if m.telling_at != nil {
+		fields = append(fields, explorationbranch.FieldTellingAt)
 	}
 	if m.summary != nil {
 		fields = append(fields, explorationbranch.FieldSummary)
@@ -6276,6 +6329,8 @@ func (m *ExplorationBranchMutation) Field(name string) (ent.Value, bool) {
 		return m.AppliedAt()
 	case explorationbranch.FieldToldAt:
 		return m.ToldAt()
+	case explorationbranch.FieldTellingAt:
+		return m.TellingAt()
 	case explorationbranch.FieldSummary:
 		return m.Summary()
 	case explorationbranch.FieldToldAfterTurnID:
@@ -6317,6 +6372,8 @@ func (m *ExplorationBranchMutation) OldField(ctx context.Context, name string) (
 		return m.OldAppliedAt(ctx)
 	case explorationbranch.FieldToldAt:
 		return m.OldToldAt(ctx)
+	case explorationbranch.FieldTellingAt:
+		return m.OldTellingAt(ctx)
 	case explorationbranch.FieldSummary:
 		return m.OldSummary(ctx)
 	case explorationbranch.FieldToldAfterTurnID:
@@ -6423,6 +6480,13 @@ func (m *ExplorationBranchMutation) SetField(name string, value ent.Value) error
 		}
 		m.SetToldAt(v)
 		return nil
+	case explorationbranch.FieldTellingAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTellingAt(v)
+		return nil
 	case explorationbranch.FieldSummary:
 		v, ok := value.(string)
 		if !ok {
@@ -6498,6 +6562,9 @@ func (m *ExplorationBranchMutation) ClearedFields() []string {
 	if m.FieldCleared(explorationbranch.FieldToldAt) {
 		fields = append(fields, explorationbranch.FieldToldAt)
 	}
+	if m.FieldCleared(explorationbranch.FieldTellingAt) {
+		fields = append(fields, explorationbranch.FieldTellingAt)
+	}
 	return fields
 }
 
@@ -6520,6 +6587,9 @@ func (m *ExplorationBranchMutation) ClearField(name string) error {
 		return nil
 	case explorationbranch.FieldToldAt:
 		m.ClearToldAt()
+		return nil
+	case explorationbranch.FieldTellingAt:
+		m.ClearTellingAt()
 		return nil
 	}
 	return fmt.Errorf("unknown ExplorationBranch nullable field %s", name)
@@ -6567,6 +6637,9 @@ func (m *ExplorationBranchMutation) ResetField(name string) error {
 		return nil
 	case explorationbranch.FieldToldAt:
 		m.ResetToldAt()
+		return nil
+	case explorationbranch.FieldTellingAt:
+		m.ResetTellingAt()
 		return nil
 	case explorationbranch.FieldSummary:
 		m.ResetSummary()

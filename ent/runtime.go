@@ -234,15 +234,15 @@ func init() {
 	// explorationbranch.DefaultError holds the default value on creation for the error field.
 	explorationbranch.DefaultError = explorationbranchDescError.Default.(string)
 	// explorationbranchDescSummary is the schema descriptor for summary field.
-	explorationbranchDescSummary := explorationbranchFields[13].Descriptor()
+	explorationbranchDescSummary := explorationbranchFields[14].Descriptor()
 	// explorationbranch.DefaultSummary holds the default value on creation for the summary field.
 	explorationbranch.DefaultSummary = explorationbranchDescSummary.Default.(string)
 	// explorationbranchDescToldAfterTurnID is the schema descriptor for told_after_turn_id field.
-	explorationbranchDescToldAfterTurnID := explorationbranchFields[14].Descriptor()
+	explorationbranchDescToldAfterTurnID := explorationbranchFields[15].Descriptor()
 	// explorationbranch.DefaultToldAfterTurnID holds the default value on creation for the told_after_turn_id field.
 	explorationbranch.DefaultToldAfterTurnID = explorationbranchDescToldAfterTurnID.Default.(string)
 	// explorationbranchDescCreatedAt is the schema descriptor for created_at field.
-	explorationbranchDescCreatedAt := explorationbranchFields[15].Descriptor()
+	explorationbranchDescCreatedAt := explorationbranchFields[16].Descriptor()
 	// explorationbranch.DefaultCreatedAt holds the default value on creation for the created_at field.
 	explorationbranch.DefaultCreatedAt = explorationbranchDescCreatedAt.Default.(func() time.Time)
 	forkjournalFields := schema.ForkJournal{}.Fields()

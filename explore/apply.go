@@ -2,10 +2,12 @@ package explore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"tuttid/agent"
 	"tuttid/apperr"
 	"tuttid/codebranch"
 	"tuttid/ent"
@@ -57,7 +59,10 @@ type ApplyInput struct {
 	// TellParent also appends a summary of the branch to the parent's
 	// conversation (once per branch).
 	TellParent bool
-	DryRun     bool
+	// TellAgain tells it even when an earlier telling is uncertain (tuttid
+	// stopped while Codex was being told): the person's call.
+	TellAgain bool
+	DryRun    bool
 }
 
 // ApplyResult is what an apply did.
@@ -68,7 +73,10 @@ type ApplyResult struct {
 	Summary string
 	// AlreadyTold: the branch's summary had been told; nothing was added.
 	AlreadyTold bool
-	Branch      *Branch
+	// Uncertain: an earlier telling may or may not have reached the
+	// parent, and TellAgain was not given; nothing was added.
+	Uncertain bool
+	Branch    *Branch
 }
 
 // Apply brings a branch back into the parent: its files through
@@ -76,7 +84,10 @@ type ApplyResult struct {
 // nothing), and with TellParent a summary of what it did after the fork
 // point appended to the parent's thread as a user message in a
 // <tuttid_branch_summary> block (session.Tell), so that the parent's next
-// turn knows the outcome. A branch told once is never told again. A
+// turn knows the outcome. A branch told once is never told again. The
+// telling is recorded before Codex is asked: one that did not finish (a
+// stop, a lost reply) stays uncertain, since Codex keeps injected items
+// where no read shows them, and is told again only with TellAgain. A
 // branch running a turn, or a parent running one, is agent.session_busy.
 func (s *Service) Apply(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
 	if err := in.check(); err != nil {
@@ -113,24 +124,57 @@ func (s *Service) Apply(ctx context.Context, in ApplyInput) (*ApplyResult, error
 		}
 	}
 	if in.TellParent && row.ToldAt == nil {
-		text, err := s.summary(ctx, v, b)
-		if err != nil {
+		if row.TellingAt != nil && !in.TellAgain {
+			out.Uncertain = true
+		} else if err := s.tell(ctx, v, b, row, parent); err != nil {
 			return nil, err
+		} else {
+			out.Summary = b.Row.Summary
 		}
-		after, err := s.lastTurnID(ctx, parent)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.sessions.Tell(ctx, v.WorkspaceID, parent, text); err != nil {
-			return nil, fmt.Errorf("the branch's files were applied; telling the parent failed: %w", err)
-		}
-		if _, err := row.Update().SetToldAt(s.now()).SetSummary(text).SetToldAfterTurnID(after).Save(ctx); err != nil {
-			return nil, apperr.Storage(err, "record the summary told to the parent")
-		}
-		out.Summary = text
 	}
 	s.updated(ctx, v.Exploration)
 	return s.withBranch(ctx, out, in.BranchRef)
+}
+
+// tell gives the parent the branch's summary: recorded as being told
+// (telling_at, with the text) before Codex is asked, told (told_at) once
+// it answered. A refusal that leaves Codex without the items (the parent
+// busy or gone, Codex's own error) clears telling_at; a stop or a lost
+// reply leaves it: uncertain. b.Row gets the summary told.
+func (s *Service) tell(ctx context.Context, v *View, b *Branch, row *ent.ExplorationBranch, parent string) error {
+	text, err := s.summary(ctx, v, b)
+	if err != nil {
+		return err
+	}
+	after, err := s.lastTurnID(ctx, parent)
+	if err != nil {
+		return err
+	}
+	if row, err = row.Update().SetTellingAt(s.now()).SetSummary(text).SetToldAfterTurnID(after).Save(ctx); err != nil {
+		return apperr.Storage(err, "record the summary being told to the parent")
+	}
+	s.crash(CrashTelling)
+	if err := s.sessions.Tell(ctx, v.WorkspaceID, parent, text); err != nil {
+		if !mayHaveReached(err) {
+			if _, cerr := row.Update().ClearTellingAt().Save(ctx); cerr != nil {
+				s.log.ErrorContext(ctx, "explore: a telling that failed is left uncertain", "branch", b.Row.Name, "err", cerr)
+			}
+		}
+		return fmt.Errorf("the branch's files were applied; telling the parent failed: %w", err)
+	}
+	s.crash(CrashTold)
+	if _, err := row.Update().SetToldAt(s.now()).Save(ctx); err != nil {
+		return apperr.Storage(err, "record the summary told to the parent")
+	}
+	b.Row.Summary = text
+	return nil
+}
+
+// mayHaveReached: the call failed in a way that leaves open whether Codex
+// took the items (no answer, or Codex gone mid-call).
+func mayHaveReached(err error) bool {
+	return errors.Is(err, agent.ErrRequestLost) || errors.Is(err, agent.ErrRuntimeUnavailable) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 func (s *Service) withBranch(ctx context.Context, out *ApplyResult, ref BranchRef) (*ApplyResult, error) {

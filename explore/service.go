@@ -90,6 +90,11 @@ const (
 	// started; others may not be forked yet. A restart forks those and
 	// starts the turns.
 	CrashForked = "explore.forked"
+	// CrashTelling: a branch's summary is recorded as being told; Codex
+	// has not been asked. CrashTold: Codex took it; the row does not say
+	// so yet. After either the telling is uncertain.
+	CrashTelling = "explore.telling"
+	CrashTold    = "explore.told"
 )
 
 // Service runs explorations.

@@ -80,6 +80,25 @@ type Totals struct {
 	Files, Added, Deleted int
 }
 
+// SummaryState is how the branch's summary stands with the parent:
+// "TOLD", "UNCERTAIN" (a telling that did not finish: the parent may or
+// may not have it), or "" (never told).
+func (b *Branch) SummaryState() string {
+	switch {
+	case b.Row.ToldAt != nil:
+		return SummaryTold
+	case b.Row.TellingAt != nil:
+		return SummaryUncertain
+	}
+	return ""
+}
+
+// The states of SummaryState.
+const (
+	SummaryTold      = "TOLD"
+	SummaryUncertain = "UNCERTAIN"
+)
+
 // Winner is the branch the person marked, or nil.
 func (v *View) Winner() *Branch {
 	for _, b := range v.Branches {

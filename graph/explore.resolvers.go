@@ -129,6 +129,15 @@ func (r *explorationBranchResolver) Summary(ctx context.Context, obj *explore.Br
 	return optional(obj.Row.Summary), nil
 }
 
+// SummaryState is the resolver for the summaryState field.
+func (r *explorationBranchResolver) SummaryState(ctx context.Context, obj *explore.Branch) (*model.BranchSummaryState, error) {
+	st := model.BranchSummaryState(obj.SummaryState())
+	if st == "" {
+		return nil, nil
+	}
+	return &st, nil
+}
+
 // ExploreSession is the resolver for the exploreSession field.
 func (r *mutationResolver) ExploreSession(ctx context.Context, input model.ExploreSessionInput) (*model.ExploreSessionPayload, error) {
 	res, err := r.Explore.Explore(ctx, exploreInput(input))
@@ -142,12 +151,12 @@ func (r *mutationResolver) ExploreSession(ctx context.Context, input model.Explo
 func (r *mutationResolver) ApplyExplorationBranch(ctx context.Context, input model.ApplyExplorationBranchInput) (*model.ApplyExplorationBranchPayload, error) {
 	res, err := r.Explore.Apply(ctx, explore.ApplyInput{
 		BranchRef:  explore.BranchRef{WorkspaceID: input.WorkspaceID, ParentSessionID: input.AgentSessionID, ExplorationID: input.ExplorationID, BranchName: input.BranchName},
-		TellParent: deref(input.TellParent), DryRun: deref(input.DryRun)})
+		TellParent: deref(input.TellParent), TellAgain: deref(input.TellAgain), DryRun: deref(input.DryRun)})
 	if err != nil {
 		return nil, err
 	}
 	return &model.ApplyExplorationBranchPayload{Applied: res.Applied, Files: fileChanges(res.Files), Conflicts: res.Conflicts,
-		Summary: optional(res.Summary), AlreadyTold: res.AlreadyTold, Branch: res.Branch}, nil
+		Summary: optional(res.Summary), AlreadyTold: res.AlreadyTold, Uncertain: res.Uncertain, Branch: res.Branch}, nil
 }
 
 // MarkExplorationWinner is the resolver for the markExplorationWinner field.

@@ -41,6 +41,8 @@ const (
 	FieldAppliedAt = "applied_at"
 	// FieldToldAt holds the string denoting the told_at field in the database.
 	FieldToldAt = "told_at"
+	// FieldTellingAt holds the string denoting the telling_at field in the database.
+	FieldTellingAt = "telling_at"
 	// FieldSummary holds the string denoting the summary field in the database.
 	FieldSummary = "summary"
 	// FieldToldAfterTurnID holds the string denoting the told_after_turn_id field in the database.
@@ -78,6 +80,7 @@ var Columns = []string{
 	FieldQueuedAt,
 	FieldAppliedAt,
 	FieldToldAt,
+	FieldTellingAt,
 	FieldSummary,
 	FieldToldAfterTurnID,
 	FieldCreatedAt,
@@ -208,6 +211,11 @@ func ByAppliedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByToldAt orders the results by the told_at field.
 func ByToldAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldToldAt, opts...).ToFunc()
+}
+
+// ByTellingAt orders the results by the telling_at field.
+func ByTellingAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTellingAt, opts...).ToFunc()
 }
 
 // BySummary orders the results by the summary field.

@@ -110,6 +110,11 @@ func ToldAt(v time.Time) predicate.ExplorationBranch {
 	return predicate.ExplorationBranch(sql.FieldEQ(FieldToldAt, v))
 }
 
+// TellingAt applies equality check predicate on the "telling_at" field. It's identical to TellingAtEQ.
+func TellingAt(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEQ(FieldTellingAt, v))
+}
+
 // Summary applies equality check predicate on the "summary" field. It's identical to SummaryEQ.
 func Summary(v string) predicate.ExplorationBranch {
 	return predicate.ExplorationBranch(sql.FieldEQ(FieldSummary, v))
@@ -788,6 +793,56 @@ func ToldAtIsNil() predicate.ExplorationBranch {
 // ToldAtNotNil applies the NotNil predicate on the "told_at" field.
 func ToldAtNotNil() predicate.ExplorationBranch {
 	return predicate.ExplorationBranch(sql.FieldNotNull(FieldToldAt))
+}
+
+// TellingAtEQ applies the EQ predicate on the "telling_at" field.
+func TellingAtEQ(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEQ(FieldTellingAt, v))
+}
+
+// TellingAtNEQ applies the NEQ predicate on the "telling_at" field.
+func TellingAtNEQ(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNEQ(FieldTellingAt, v))
+}
+
+// TellingAtIn applies the In predicate on the "telling_at" field.
+func TellingAtIn(vs ...time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldIn(FieldTellingAt, vs...))
+}
+
+// TellingAtNotIn applies the NotIn predicate on the "telling_at" field.
+func TellingAtNotIn(vs ...time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNotIn(FieldTellingAt, vs...))
+}
+
+// TellingAtGT applies the GT predicate on the "telling_at" field.
+func TellingAtGT(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldGT(FieldTellingAt, v))
+}
+
+// TellingAtGTE applies the GTE predicate on the "telling_at" field.
+func TellingAtGTE(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldGTE(FieldTellingAt, v))
+}
+
+// TellingAtLT applies the LT predicate on the "telling_at" field.
+func TellingAtLT(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldLT(FieldTellingAt, v))
+}
+
+// TellingAtLTE applies the LTE predicate on the "telling_at" field.
+func TellingAtLTE(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldLTE(FieldTellingAt, v))
+}
+
+// TellingAtIsNil applies the IsNil predicate on the "telling_at" field.
+func TellingAtIsNil() predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldIsNull(FieldTellingAt))
+}
+
+// TellingAtNotNil applies the NotNil predicate on the "telling_at" field.
+func TellingAtNotNil() predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNotNull(FieldTellingAt))
 }
 
 // SummaryEQ applies the EQ predicate on the "summary" field.

@@ -202,6 +202,7 @@ var (
 		{Name: "queued_at", Type: field.TypeTime, Nullable: true},
 		{Name: "applied_at", Type: field.TypeTime, Nullable: true},
 		{Name: "told_at", Type: field.TypeTime, Nullable: true},
+		{Name: "telling_at", Type: field.TypeTime, Nullable: true},
 		{Name: "summary", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "told_after_turn_id", Type: field.TypeString, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
@@ -215,7 +216,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "workspace_agent_exploration_branches_workspace_agent_explorations_branches",
-				Columns:    []*schema.Column{WorkspaceAgentExplorationBranchesColumns[16]},
+				Columns:    []*schema.Column{WorkspaceAgentExplorationBranchesColumns[17]},
 				RefColumns: []*schema.Column{WorkspaceAgentExplorationsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -224,7 +225,7 @@ var (
 			{
 				Name:    "explorationbranch_exploration_id_name",
 				Unique:  true,
-				Columns: []*schema.Column{WorkspaceAgentExplorationBranchesColumns[16], WorkspaceAgentExplorationBranchesColumns[2]},
+				Columns: []*schema.Column{WorkspaceAgentExplorationBranchesColumns[17], WorkspaceAgentExplorationBranchesColumns[2]},
 			},
 			{
 				Name:    "explorationbranch_child_agent_session_id",

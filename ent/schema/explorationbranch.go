@@ -47,6 +47,11 @@ func (ExplorationBranch) Fields() []ent.Field {
 		// given to the parent's thread (summary kept, shown there).
 		field.Time("applied_at").Optional().Nillable(),
 		field.Time("told_at").Optional().Nillable(),
+		// telling_at: the summary is being given (recorded, with summary,
+		// before Codex is asked). Set without told_at after the call, the
+		// telling is uncertain: Codex keeps injected items where no read
+		// shows them, so only the person can say to tell again.
+		field.Time("telling_at").Optional().Nillable(),
 		field.Text("summary").Default(""),
 		field.String("told_after_turn_id").Default(""),
 		field.Time("created_at").Default(time.Now).Immutable(),

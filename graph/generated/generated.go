@@ -135,6 +135,7 @@ type ComplexityRoot struct {
 		Conflicts   func(childComplexity int) int
 		Files       func(childComplexity int) int
 		Summary     func(childComplexity int) int
+		Uncertain   func(childComplexity int) int
 	}
 
 	ApplySessionChangesPayload struct {
@@ -270,6 +271,7 @@ type ComplexityRoot struct {
 		Session       func(childComplexity int) int
 		State         func(childComplexity int) int
 		Summary       func(childComplexity int) int
+		SummaryState  func(childComplexity int) int
 		TokensUsed    func(childComplexity int) int
 		ToldAt        func(childComplexity int) int
 		Winner        func(childComplexity int) int
@@ -551,6 +553,7 @@ type ExplorationBranchResolver interface {
 	AppliedAt(ctx context.Context, obj *explore.Branch) (*time.Time, error)
 	ToldAt(ctx context.Context, obj *explore.Branch) (*time.Time, error)
 	Summary(ctx context.Context, obj *explore.Branch) (*string, error)
+	SummaryState(ctx context.Context, obj *explore.Branch) (*model.BranchSummaryState, error)
 }
 type ForkPointResolver interface {
 	TurnID(ctx context.Context, obj *lineage.ForkPoint) (*string, error)
@@ -1021,6 +1024,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApplyExplorationBranchPayload.Summary(childComplexity), true
+	case "ApplyExplorationBranchPayload.uncertain":
+		if e.ComplexityRoot.ApplyExplorationBranchPayload.Uncertain == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyExplorationBranchPayload.Uncertain(childComplexity), true
 
 	case "ApplySessionChangesPayload.applied":
 		if e.ComplexityRoot.ApplySessionChangesPayload.Applied == nil {
@@ -1593,6 +1602,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ExplorationBranch.Summary(childComplexity), true
+	case "ExplorationBranch.summaryState":
+		if e.ComplexityRoot.ExplorationBranch.SummaryState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.SummaryState(childComplexity), true
 	case "ExplorationBranch.tokensUsed":
 		if e.ComplexityRoot.ExplorationBranch.TokensUsed == nil {
 			break
@@ -3245,6 +3260,8 @@ type ExplorationBranch {
   "When its summary was told to the explored session, and the text told."
   toldAt: Time
   summary: String
+  "TOLD once Codex took the summary; UNCERTAIN when tuttid stopped (or lost Codex's answer) while telling: the parent may or may not have it, and it is told again only with tellAgain; null when never told."
+  summaryState: BranchSummaryState
 }
 
 "RUNNING, PASSED (exit 0 in time), FAILED (another exit), TIMED_OUT (killed at its bound), ERROR (could not run), INTERRUPTED (tuttid stopped; run again at start)."
@@ -3281,6 +3298,8 @@ input ApplyExplorationBranchInput {
   branchName: String!
   "Also append a summary of the branch to the explored session's conversation (once)."
   tellParent: Boolean
+  "With tellParent: tell it even when an earlier telling is UNCERTAIN (the parent may then have it twice)."
+  tellAgain: Boolean
   "Report what would change; write nothing, tell nothing."
   dryRun: Boolean
 }
@@ -3295,6 +3314,8 @@ type ApplyExplorationBranchPayload {
   summary: String
   "true when the summary had been told before: nothing was added."
   alreadyTold: Boolean!
+  "true when an earlier telling is UNCERTAIN and tellAgain was not given: nothing was added."
+  uncertain: Boolean!
   branch: ExplorationBranch!
 }
 
@@ -3339,6 +3360,12 @@ extend type ActivityEvent {
   explorationId: ID
   "For CHECK_UPDATED."
   checkRun: CheckRun
+}
+
+"How a branch's summary stands with the explored session."
+enum BranchSummaryState {
+  TOLD
+  UNCERTAIN
 }
 `, BuiltIn: false},
 	{Name: "../fork.graphqls", Input: `extend type Query {
@@ -4054,6 +4081,8 @@ func (ec *executionContext) childFields_ApplyExplorationBranchPayload(ctx contex
 		return ec.fieldContext_ApplyExplorationBranchPayload_summary(ctx, field)
 	case "alreadyTold":
 		return ec.fieldContext_ApplyExplorationBranchPayload_alreadyTold(ctx, field)
+	case "uncertain":
+		return ec.fieldContext_ApplyExplorationBranchPayload_uncertain(ctx, field)
 	case "branch":
 		return ec.fieldContext_ApplyExplorationBranchPayload_branch(ctx, field)
 	}
@@ -4332,6 +4361,8 @@ func (ec *executionContext) childFields_ExplorationBranch(ctx context.Context, f
 		return ec.fieldContext_ExplorationBranch_toldAt(ctx, field)
 	case "summary":
 		return ec.fieldContext_ExplorationBranch_summary(ctx, field)
+	case "summaryState":
+		return ec.fieldContext_ExplorationBranch_summaryState(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ExplorationBranch", field.Name)
 }
@@ -7086,6 +7117,29 @@ func (ec *executionContext) fieldContext_ApplyExplorationBranchPayload_alreadyTo
 	return graphql.NewScalarFieldContext("ApplyExplorationBranchPayload", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _ApplyExplorationBranchPayload_uncertain(ctx context.Context, field graphql.CollectedField, obj *model.ApplyExplorationBranchPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplyExplorationBranchPayload_uncertain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Uncertain, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplyExplorationBranchPayload_uncertain(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplyExplorationBranchPayload", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _ApplyExplorationBranchPayload_branch(ctx context.Context, field graphql.CollectedField, obj *model.ApplyExplorationBranchPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9477,6 +9531,29 @@ func (ec *executionContext) _ExplorationBranch_summary(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_ExplorationBranch_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "String")
+}
+
+func (ec *executionContext) _ExplorationBranch_summaryState(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_summaryState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().SummaryState(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BranchSummaryState) graphql.Marshaler {
+			return ec.marshalOBranchSummaryState2ᚖtuttidᚋgraphᚋmodelᚐBranchSummaryState(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_summaryState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "BranchSummaryState")
 }
 
 func (ec *executionContext) _ExplorationBranchFailure_branchName(ctx context.Context, field graphql.CollectedField, obj *explore.ArchiveFailure) (ret graphql.Marshaler) {
@@ -14233,7 +14310,7 @@ func (ec *executionContext) unmarshalInputApplyExplorationBranchInput(ctx contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "explorationId", "branchName", "tellParent", "dryRun"}
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "explorationId", "branchName", "tellParent", "tellAgain", "dryRun"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14275,6 +14352,13 @@ func (ec *executionContext) unmarshalInputApplyExplorationBranchInput(ctx contex
 				return it, err
 			}
 			it.TellParent = data
+		case "tellAgain":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tellAgain"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TellAgain = data
 		case "dryRun":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dryRun"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -15945,6 +16029,11 @@ func (ec *executionContext) _ApplyExplorationBranchPayload(ctx context.Context, 
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "uncertain":
+			out.Values[i] = ec._ApplyExplorationBranchPayload_uncertain(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "branch":
 			out.Values[i] = ec._ApplyExplorationBranchPayload_branch(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -16849,6 +16938,12 @@ func (ec *executionContext) _ExplorationBranch(ctx context.Context, sel ast.Sele
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ExplorationBranch_summary(ctx, field, obj)
+				})
+		case "summaryState":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_summaryState(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -19885,6 +19980,22 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOBranchSummaryState2ᚖtuttidᚋgraphᚋmodelᚐBranchSummaryState(ctx context.Context, v any) (*model.BranchSummaryState, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.BranchSummaryState)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOBranchSummaryState2ᚖtuttidᚋgraphᚋmodelᚐBranchSummaryState(ctx context.Context, sel ast.SelectionSet, v *model.BranchSummaryState) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOCheckRun2ᚖtuttidᚋentᚐCheckRun(ctx context.Context, sel ast.SelectionSet, v *ent.CheckRun) graphql.Marshaler {

@@ -34,6 +34,8 @@ type ApplyExplorationBranchInput struct {
 	BranchName     string `json:"branchName"`
 	// Also append a summary of the branch to the explored session's conversation (once).
 	TellParent *bool `json:"tellParent,omitempty"`
+	// With tellParent: tell it even when an earlier telling is UNCERTAIN (the parent may then have it twice).
+	TellAgain *bool `json:"tellAgain,omitempty"`
 	// Report what would change; write nothing, tell nothing.
 	DryRun *bool `json:"dryRun,omitempty"`
 }
@@ -47,8 +49,10 @@ type ApplyExplorationBranchPayload struct {
 	// The summary told to the explored session (now or before); null when never told.
 	Summary *string `json:"summary,omitempty"`
 	// true when the summary had been told before: nothing was added.
-	AlreadyTold bool            `json:"alreadyTold"`
-	Branch      *explore.Branch `json:"branch"`
+	AlreadyTold bool `json:"alreadyTold"`
+	// true when an earlier telling is UNCERTAIN and tellAgain was not given: nothing was added.
+	Uncertain bool            `json:"uncertain"`
+	Branch    *explore.Branch `json:"branch"`
 }
 
 type ApplySessionChangesInput struct {
@@ -492,6 +496,62 @@ func (e *ApprovalDecision) UnmarshalJSON(b []byte) error {
 }
 
 func (e ApprovalDecision) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How a branch's summary stands with the explored session.
+type BranchSummaryState string
+
+const (
+	BranchSummaryStateTold      BranchSummaryState = "TOLD"
+	BranchSummaryStateUncertain BranchSummaryState = "UNCERTAIN"
+)
+
+var AllBranchSummaryState = []BranchSummaryState{
+	BranchSummaryStateTold,
+	BranchSummaryStateUncertain,
+}
+
+func (e BranchSummaryState) IsValid() bool {
+	switch e {
+	case BranchSummaryStateTold, BranchSummaryStateUncertain:
+		return true
+	}
+	return false
+}
+
+func (e BranchSummaryState) String() string {
+	return string(e)
+}
+
+func (e *BranchSummaryState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = BranchSummaryState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid BranchSummaryState", str)
+	}
+	return nil
+}
+
+func (e BranchSummaryState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *BranchSummaryState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e BranchSummaryState) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
