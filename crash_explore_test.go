@@ -18,6 +18,20 @@ import (
 	"tuttid/store"
 )
 
+// exploreMutation explores; its answer is explored.
+const exploreMutation = `mutation($in: ExploreSessionInput!) { exploreSession(input: $in) { exploration { id } } }`
+
+type explored struct {
+	ExploreSession struct{ Exploration struct{ ID string } }
+}
+
+// exploreTwo is exploreSession's input: branches a and b of the parent's
+// conversation, prompt "go", the given check ("" none).
+func exploreTwo(ws, parent, requestID, check string) map[string]any {
+	return map[string]any{"workspaceId": ws, "agentSessionId": parent, "requestId": requestID, "prompt": "go",
+		"checkCommand": check, "branches": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}}
+}
+
 // TestCrashDuringExploration kills tuttid with SIGKILL after an
 // exploration is stored (no branch forked yet) and after its first branch
 // is forked (its first turn not started, the other maybe not forked), then
@@ -31,13 +45,9 @@ func TestCrashDuringExploration(t *testing.T) {
 			gitInit(t, r.root)
 			p := r.tuttid("TUTTID_CRASH_AT=" + point)
 			ws, parent := r.parent(p)
-			in := map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "x-crash", "prompt": "go",
-				"checkCommand": "", "branches": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}}
-			var out struct {
-				ExploreSession struct{ Exploration struct{ ID string } }
-			}
-			const mutation = `mutation($in: ExploreSessionInput!) { exploreSession(input: $in) { exploration { id } } }`
-			if errs, err := p.gql(mutation, map[string]any{"in": in}, &out); err == nil {
+			in := exploreTwo(ws, parent.ID, "x-crash", "")
+			var out explored
+			if errs, err := p.gql(exploreMutation, map[string]any{"in": in}, &out); err == nil {
 				t.Fatalf("exploreSession answered (%v) although tuttid should have died at %s", errs, point)
 			}
 			p.waitExit(10 * time.Second)
@@ -56,7 +66,7 @@ func TestCrashDuringExploration(t *testing.T) {
 			if len(ids) != 2 {
 				t.Fatalf("after the restart %d branches ran their first turn, want 2", len(ids))
 			}
-			if errs, err := q.gql(mutation, map[string]any{"in": in}, &out); err != nil || len(errs) > 0 {
+			if errs, err := q.gql(exploreMutation, map[string]any{"in": in}, &out); err != nil || len(errs) > 0 {
 				t.Fatalf("replay after the restart: %v %+v", err, errs)
 			}
 			st, err := store.Open(context.Background(), r.db)
@@ -131,10 +141,7 @@ func TestCrashDuringCheck(t *testing.T) {
 	gitInit(t, r.root)
 	p := r.tuttid()
 	ws, parent := r.parent(p)
-	in := map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "x-check", "prompt": "go",
-		"checkCommand": "sleep 600", "branches": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}}
-	if errs, err := p.gql(`mutation($in: ExploreSessionInput!) { exploreSession(input: $in) { exploration { id } } }`,
-		map[string]any{"in": in}, nil); err != nil || len(errs) > 0 {
+	if errs, err := p.gql(exploreMutation, map[string]any{"in": exploreTwo(ws, parent.ID, "x-check", "sleep 600")}, nil); err != nil || len(errs) > 0 {
 		t.Fatalf("exploreSession: %v %+v", err, errs)
 	}
 	ctx := context.Background()
@@ -224,12 +231,8 @@ func TestCrashWhileTellingTheParent(t *testing.T) {
 			gitInit(t, r.root)
 			p := r.tuttid("TUTTID_CRASH_AT=" + point)
 			ws, parent := r.parent(p)
-			in := map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "x-tell", "prompt": "go",
-				"checkCommand": "", "branches": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}}
-			var out struct {
-				ExploreSession struct{ Exploration struct{ ID string } }
-			}
-			p.must(`mutation($in: ExploreSessionInput!) { exploreSession(input: $in) { exploration { id } } }`, map[string]any{"in": in}, &out)
+			var out explored
+			p.must(exploreMutation, map[string]any{"in": exploreTwo(ws, parent.ID, "x-tell", "")}, &out)
 			xID := out.ExploreSession.Exploration.ID
 			deadline := time.Now().Add(90 * time.Second)
 			for len(ownTurnsDone(t, r.db)) < 2 && time.Now().Before(deadline) {
