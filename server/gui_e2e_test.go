@@ -234,15 +234,16 @@ func (tb *tab) waitJS(what, expr string) {
 	}
 }
 
-// click clicks the element sel once it is shown and enabled. Finding and
-// clicking happen in one evaluation in the page: the live list re-renders
-// on every activity event, and a node found in one step can be gone in
-// the next (chromedp.Click failed with "Could not find node" that way).
+// click clicks the element sel once it is shown and enabled (neither
+// disabled nor aria-disabled). Finding and clicking happen in one
+// evaluation in the page: the live list re-renders on every activity
+// event, and a node found in one step can be gone in the next
+// (chromedp.Click failed with "Could not find node" that way).
 func (tb *tab) click(what, sel string) {
 	tb.t.Helper()
 	tb.waitJS("to click "+what, fmt.Sprintf(`(() => {
 	  const el = document.querySelector(%q);
-	  if (!el || el.disabled || el.getClientRects().length === 0) return false;
+	  if (!el || el.disabled || el.getAttribute("aria-disabled") === "true" || el.getClientRects().length === 0) return false;
 	  el.click();
 	  return true;
 	})()`, sel))

@@ -275,6 +275,9 @@ export function App() {
                   checkTimeoutSeconds={exploringFrom.timeoutSeconds}
                   requestId={newRequestId}
                   onClose={() => setExploringFrom(null)}
+                  // Started: the exploration replaced the conversation (and
+                  // the button that opened the dialog); its title takes focus.
+                  onFocusLost={() => document.getElementById("exploration-title")?.focus()}
                   onStart={async (input: ExploreSessionInput) => {
                     const err = await xa.start(input);
                     if (!err) setExploringFrom(null);
