@@ -9,7 +9,7 @@
 // presses, but stay focusable: a disabled button loses focus, and a
 // keyboard's place with it.
 import { Badge, Button, Heading, Link, Text } from "@radix-ui/themes";
-import { useState } from "react";
+import { memo, useCallback, useRef, useState } from "react";
 import type { ExplorationBranchFieldsFragment, ExplorationFieldsFragment } from "./gql/graphql";
 import {
   applyBlock,
@@ -45,8 +45,17 @@ interface Props {
   onClose: () => void;
 }
 
-export function ExplorationView(p: Props) {
+// Memoized, as its cards: the page re-renders on every list refresh and
+// session patch while the branches run; the view only when the
+// exploration (or busy) changed. The callbacks it is given may be new on
+// every render: the cards get stable ones that call the latest.
+export const ExplorationView = memo(function ExplorationView(p: Props) {
   const { x } = p;
+  const latest = useRef(p);
+  latest.current = p;
+  const onOpen = useCallback((id: string) => latest.current.onOpen(id), []);
+  const onMarkWinner = useCallback((name: string | null) => latest.current.onMarkWinner(name), []);
+  const onApply = useCallback((name: string, tell: boolean) => latest.current.onApply(name, tell), []);
   const [archived, setArchived] = useState<ArchiveOutcome | null>(null);
   const block = archiveBlock(x);
   const branches = ranked(x);
@@ -109,12 +118,12 @@ export function ExplorationView(p: Props) {
       )}
       <div className="exploration-branches" data-testid="exploration-branches">
         {branches.map((b) => (
-          <BranchCard key={b.name} wsId={p.wsId} b={b} hasCheck={!!x.checkCommand} busy={p.busy} onOpen={p.onOpen} onMarkWinner={p.onMarkWinner} onApply={p.onApply} />
+          <BranchCard key={b.name} wsId={p.wsId} b={b} hasCheck={!!x.checkCommand} busy={p.busy} onOpen={onOpen} onMarkWinner={onMarkWinner} onApply={onApply} />
         ))}
       </div>
     </section>
   );
-}
+});
 
 interface CardProps {
   wsId: string;
@@ -127,7 +136,7 @@ interface CardProps {
 }
 
 // BranchCard is one branch.
-function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onApply }: CardProps) {
+const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onApply }: CardProps) {
   const [tell, setTell] = useState(false);
   const [outcome, setOutcome] = useState<BranchApply | null>(null);
   const applyWhy = applyBlock(b);
@@ -268,7 +277,7 @@ function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onApply }: 
       )}
     </div>
   );
-}
+});
 
 // CompareBranches: which two branches to put side by side (the best two
 // to start with), then the Compare view.
