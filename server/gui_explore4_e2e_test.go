@@ -315,3 +315,56 @@ func gitWorktrees(t *testing.T, repo string) []string {
 	}
 	return paths
 }
+
+// TestGUIWorkspaceCheck: the New workspace form takes the check Explore
+// runs (issue 32): the workspace is made with its checkCommand and
+// checkTimeoutSeconds, and the Explore dialog on one of its sessions
+// starts from that command and says its bound.
+func TestGUIWorkspaceCheck(t *testing.T) {
+	h := startServer(t, harnessOpts{})
+	browser := startBrowser(t)
+	repo := plainRepo(t)
+	tb := openTab(t, browser, guiServer(t, h))
+	tb.run("load the GUI", chromedp.Navigate(tb.url+"/app/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
+	var open bool
+	tb.eval(`document.querySelector('[data-testid="workspace-form"]').checkVisibility()`, &open)
+	if !open {
+		tb.click("New workspace", `[data-testid="new-workspace"]`)
+	}
+	tb.run("fill the workspace form",
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="workspace-name"]`), "Checked"),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="workspace-root"]`), repo),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="workspace-check"]`), "sh check.sh"),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="workspace-check-timeout"]`), "120"),
+	)
+	tb.screenshot("workspace-form.png")
+	tb.clickButton("Create")
+	tb.waitJS("the new workspace selected", `(() => { const s = document.querySelector('[data-testid="workspace-select"]');
+	  return s.selectedOptions.length === 1 && s.selectedOptions[0].textContent === "Checked"; })()`)
+	var ws string
+	tb.eval(`document.querySelector('[data-testid="workspace-select"]').value`, &ws)
+	var stored struct {
+		Workspace *struct {
+			RootPath            string
+			CheckCommand        *string
+			CheckTimeoutSeconds int
+		}
+	}
+	h.must(`query($id: ID!) { workspace(id: $id) { rootPath checkCommand checkTimeoutSeconds } }`, map[string]any{"id": ws}, &stored)
+	if w := stored.Workspace; w == nil || w.RootPath != repo || w.CheckCommand == nil || *w.CheckCommand != "sh check.sh" || w.CheckTimeoutSeconds != 120 {
+		t.Fatalf("the workspace made by the form: %+v", w)
+	}
+
+	parent := h.startSession(ws, "parent")
+	turn := h.send(ws, parent.ID, "hello")
+	tb.open(ws, parent.ID)
+	tb.click("Explore from here", exploreFromHereSel(turn))
+	tb.waitJS("the Explore dialog", `!!document.querySelector('[role="dialog"][data-testid="explore-dialog"]')`)
+	var dialog struct{ Check, Note string }
+	tb.eval(`({ check: document.querySelector('[role="dialog"] input[aria-label="Check command"]').value,
+	  note: document.getElementById("explore-check-note").textContent })`, &dialog)
+	if dialog.Check != "sh check.sh" || !strings.Contains(dialog.Note, "up to 120 s") {
+		t.Errorf("the Explore dialog starts from check %q, note %q; want sh check.sh, up to 120 s", dialog.Check, dialog.Note)
+	}
+	tb.noError()
+}
