@@ -49,7 +49,7 @@ func (tb *tab) tabTo(what, pred string, limit int) int {
 	return 0
 }
 
-// inBranchSel is a JavaScript predicate of el: el is the button named name
+// inBranch is a JavaScript predicate of el: el is the button named name
 // in branch's group.
 func inBranch(branch, name string) string {
 	return fmt.Sprintf(`el.closest(%q) && el.tagName === "BUTTON" && el.textContent.trim() === %q`, branchGroupSel(branch), name)
@@ -161,7 +161,7 @@ func TestGUIExploreEightByKeyboard(t *testing.T) {
 	tb.tabTo("Mark winner on "+best, inBranch(best, "Mark winner"), 60)
 	tb.press("Enter on Mark winner", kb.Enter)
 	tb.waitJS("the winner marked", fmt.Sprintf(`document.querySelector(%q)?.dataset.winner === "true"`, branchGroupSel(best)))
-	tb.waitJS("the view not busy", `[...document.querySelectorAll('[data-testid="mark-winner"]')].every((b) => !b.disabled)`)
+	tb.waitJS("the view not busy", `[...document.querySelectorAll('[data-testid="mark-winner"]')].every((b) => b.getAttribute("aria-disabled") !== "true")`)
 	if !tb.focused(inBranch(best, "Unmark winner")) {
 		tb.fail("after Mark winner focus is on %s, want the same button (Unmark winner)", tb.describeFocus())
 	}
@@ -174,7 +174,7 @@ func TestGUIExploreEightByKeyboard(t *testing.T) {
 	if got := readFile(t, repo+"/check.sh"); got != "exit 0\n" {
 		t.Errorf("the parent's check.sh after Apply to parent = %q", got)
 	}
-	tb.waitJS("the view not busy", `[...document.querySelectorAll('[data-testid="apply-branch"]')].some((b) => !b.disabled)`)
+	tb.waitJS("the view not busy", `[...document.querySelectorAll('[data-testid="apply-branch"]')].every((b) => b.getAttribute("aria-disabled") !== "true")`)
 	if !tb.focused(fmt.Sprintf(`el.closest(%q)`, branchGroupSel(best))) {
 		tb.fail("after Apply to parent focus is on %s, want it still in %s's group", tb.describeFocus(), best)
 	}
