@@ -16,12 +16,13 @@ import (
 // Issue 23's GUI hooks in Chromium, on the real Codex with its built-in
 // "openai" provider pointed at the test model server and no credentials.
 
-// clickButton clicks the shown, enabled button whose text is name.
+// clickButton clicks the shown, enabled button (neither disabled nor
+// aria-disabled) whose text is name.
 func (tb *tab) clickButton(name string) {
 	tb.t.Helper()
 	tb.waitJS("to click the button "+name, fmt.Sprintf(`(() => {
 	  const b = [...document.querySelectorAll("button")].find((b) => b.textContent.trim() === %q);
-	  if (!b || b.disabled || b.getClientRects().length === 0) return false;
+	  if (!b || b.disabled || b.getAttribute("aria-disabled") === "true" || b.getClientRects().length === 0) return false;
 	  b.click();
 	  return true;
 	})()`, name))

@@ -36,7 +36,7 @@ func addFileReply(r codextest.Request) codextest.Reply {
 
 // plainRepo makes a git repository with one commit (README.md) in a new
 // directory and returns it.
-func plainRepo(t *testing.T) string {
+func plainRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	run := func(args ...string) {

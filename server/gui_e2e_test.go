@@ -46,7 +46,7 @@ const slowFirstChunk = "Streaming the first words"
 // itemsPrompt makes the model run a command and add a file.
 const itemsPrompt = "show me your items"
 
-func chromiumPath(t *testing.T) string {
+func chromiumPath(t testing.TB) string {
 	t.Helper()
 	p := os.Getenv(chromiumEnv)
 	if p == "" {
@@ -64,7 +64,7 @@ func chromiumPath(t *testing.T) string {
 }
 
 // startBrowser launches one headless Chromium for the test and its subtests.
-func startBrowser(t *testing.T) context.Context {
+func startBrowser(t testing.TB) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
@@ -96,14 +96,14 @@ func startBrowser(t *testing.T) context.Context {
 
 // guiServer is the base URL of the GUI (/app/) and the API (/query): the
 // harness's server itself.
-func guiServer(t *testing.T, h *harness) string {
+func guiServer(t testing.TB, h *harness) string {
 	t.Helper()
 	return h.url
 }
 
 // tab is one browser tab on the GUI, bound to a subtest.
 type tab struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 	url string
 
@@ -112,7 +112,7 @@ type tab struct {
 	logs []string
 }
 
-func openTab(t *testing.T, browser context.Context, baseURL string) *tab {
+func openTab(t testing.TB, browser context.Context, baseURL string) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browser)
 	tb := &tab{t: t, ctx: ctx, url: baseURL}
@@ -234,15 +234,16 @@ func (tb *tab) waitJS(what, expr string) {
 	}
 }
 
-// click clicks the element sel once it is shown and enabled. Finding and
-// clicking happen in one evaluation in the page: the live list re-renders
-// on every activity event, and a node found in one step can be gone in
-// the next (chromedp.Click failed with "Could not find node" that way).
+// click clicks the element sel once it is shown and enabled (neither
+// disabled nor aria-disabled). Finding and clicking happen in one
+// evaluation in the page: the live list re-renders on every activity
+// event, and a node found in one step can be gone in the next
+// (chromedp.Click failed with "Could not find node" that way).
 func (tb *tab) click(what, sel string) {
 	tb.t.Helper()
 	tb.waitJS("to click "+what, fmt.Sprintf(`(() => {
 	  const el = document.querySelector(%q);
-	  if (!el || el.disabled || el.getClientRects().length === 0) return false;
+	  if (!el || el.disabled || el.getAttribute("aria-disabled") === "true" || el.getClientRects().length === 0) return false;
 	  el.click();
 	  return true;
 	})()`, sel))

@@ -48,13 +48,14 @@ func branchGroupSel(name string) string {
 	return fmt.Sprintf(`%s [role="group"][aria-label=%q]`, explorationSel, name)
 }
 
-// clickInBranch clicks the enabled button named name in branch's group.
+// clickInBranch clicks the enabled button (neither disabled nor
+// aria-disabled) named name in branch's group.
 func (tb *tab) clickInBranch(branch, name string) {
 	tb.t.Helper()
 	tb.waitJS("to click "+name+" on "+branch, fmt.Sprintf(`(() => {
 	  const g = document.querySelector(%q);
 	  const b = g && [...g.querySelectorAll("button")].find((b) => b.textContent.trim() === %q);
-	  if (!b || b.disabled) return false;
+	  if (!b || b.disabled || b.getAttribute("aria-disabled") === "true") return false;
 	  b.click();
 	  return true;
 	})()`, branchGroupSel(branch), name))

@@ -28,7 +28,7 @@ import (
 // of its own, which the test's clients carry without asking (see
 // authTransport and dialWS).
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *server.Server
 	url    string
 	token  string
@@ -59,7 +59,7 @@ type harnessOpts struct {
 	maxTurns int
 }
 
-func startServer(t *testing.T, o harnessOpts) *harness {
+func startServer(t testing.TB, o harnessOpts) *harness {
 	t.Helper()
 	h := &harness{t: t, dbPath: o.dbPath, model: o.model, home: o.home}
 	if h.dbPath == "" {
@@ -151,7 +151,7 @@ func tokenFor(url string) string {
 	return s
 }
 
-func newTestToken(t *testing.T) string {
+func newTestToken(t testing.TB) string {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func init() { http.DefaultTransport = authTransport{base: baseTransport} }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	level := slog.LevelWarn
 	if os.Getenv("TUTTID_TEST_LOG") != "" {
 		level = slog.LevelDebug
@@ -191,7 +191,7 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(bytes.TrimRight(p, "\n")))

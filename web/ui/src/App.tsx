@@ -157,12 +157,24 @@ export function App() {
   };
   // Callbacks that stay the same across renders, so that the memoized
   // conversation does not re-render when only the session list changed.
-  const latest = useRef({ act, nav, openFork, openExplore, wsId, activeId });
-  latest.current = { act, nav, openFork, openExplore, wsId, activeId };
+  const latest = useRef({ act, nav, openFork, openExplore, wsId, activeId, xa, guarded, shown });
+  latest.current = { act, nav, openFork, openExplore, wsId, activeId, xa, guarded, shown };
   const onOpen = useCallback((id: string) => latest.current.nav.activate(id), []);
   const onForkFrom = useCallback((turnId: string) => latest.current.openFork(turnId), []);
   const onExploreFrom = useCallback((turnId: string) => latest.current.openExplore(turnId), []);
   const onApply = useCallback(() => latest.current.act.applyToParent(), []);
+  // The exploration view's (memoized: the page re-renders on every list
+  // refresh and session patch while the branches run).
+  const onCompareSessions = useCallback((a: string, b: string) => latest.current.nav.compareSessions(a, b), []);
+  const onMarkWinner = useCallback((name: string | null) => void latest.current.xa.markWinner(name), []);
+  const onApplyBranch = useCallback((name: string, tell: boolean) => latest.current.xa.apply(name, tell), []);
+  const onArchiveOthers = useCallback(() => latest.current.xa.archiveOthers(), []);
+  const onCloseExploration = useCallback(() => {
+    const { nav: n, guarded: g, shown: sh } = latest.current;
+    n.explore(undefined);
+    // An apply changed the session's files meanwhile.
+    void g(sh.refresh);
+  }, []);
   // The shown session's changes as a patch, read when the diff is opened.
   const loadPatch = useCallback(async () => {
     const { wsId: ws, activeId: id } = latest.current;
@@ -275,6 +287,9 @@ export function App() {
                   checkTimeoutSeconds={exploringFrom.timeoutSeconds}
                   requestId={newRequestId}
                   onClose={() => setExploringFrom(null)}
+                  // Started: the exploration replaced the conversation (and
+                  // the button that opened the dialog); its title takes focus.
+                  onFocusLost={() => document.getElementById("exploration-title")?.focus()}
                   onStart={async (input: ExploreSessionInput) => {
                     const err = await xa.start(input);
                     if (!err) setExploringFrom(null);
@@ -289,16 +304,12 @@ export function App() {
                   wsId={wsId}
                   x={exploration.exploration}
                   busy={ops.busy}
-                  onOpen={(id) => nav.activate(id)}
-                  onCompare={nav.compareSessions}
-                  onMarkWinner={(name) => void xa.markWinner(name)}
-                  onApply={xa.apply}
-                  onArchiveOthers={xa.archiveOthers}
-                  onClose={() => {
-                    nav.explore(undefined);
-                    // An apply changed the session's files meanwhile.
-                    void guarded(shown.refresh);
-                  }}
+                  onOpen={onOpen}
+                  onCompare={onCompareSessions}
+                  onMarkWinner={onMarkWinner}
+                  onApply={onApplyBranch}
+                  onArchiveOthers={onArchiveOthers}
+                  onClose={onCloseExploration}
                 />
               )}
               {!compareWith && exploration.explorationId && !exploration.exploration && <p className="placeholder">Loading the exploration…</p>}

@@ -4,9 +4,12 @@
 // a disclosure), its change size, usage and rank, `Mark winner`, `Apply
 // to parent` (with `and tell the parent`) and a link to its session. At
 // the top: `Compare` of any two branches (the Compare view, &c= in the
-// URL) and `Archive the others` (keeps the winner).
+// URL) and `Archive the others` (keeps the winner). While an action runs
+// (busy) the buttons look and say disabled (aria-disabled) and ignore
+// presses, but stay focusable: a disabled button loses focus, and a
+// keyboard's place with it.
 import { Badge, Button, Heading, Link, Text } from "@radix-ui/themes";
-import { useState } from "react";
+import { memo, useCallback, useRef, useState } from "react";
 import type { ExplorationBranchFieldsFragment, ExplorationFieldsFragment } from "./gql/graphql";
 import {
   applyBlock,
@@ -24,6 +27,12 @@ import {
   type BranchApply,
 } from "./state/exploration";
 
+// whileBusy: the props of a control that waits for the running action
+// (see the file's comment), or none.
+function whileBusy(busy: boolean) {
+  return busy ? { "aria-disabled": true, "data-disabled": true } : {};
+}
+
 interface Props {
   wsId: string;
   x: ExplorationFieldsFragment;
@@ -36,8 +45,17 @@ interface Props {
   onClose: () => void;
 }
 
-export function ExplorationView(p: Props) {
+// Memoized, as its cards: the page re-renders on every list refresh and
+// session patch while the branches run; the view only when the
+// exploration (or busy) changed. The callbacks it is given may be new on
+// every render: the cards get stable ones that call the latest.
+export const ExplorationView = memo(function ExplorationView(p: Props) {
   const { x } = p;
+  const latest = useRef(p);
+  latest.current = p;
+  const onOpen = useCallback((id: string) => latest.current.onOpen(id), []);
+  const onMarkWinner = useCallback((name: string | null) => latest.current.onMarkWinner(name), []);
+  const onApply = useCallback((name: string, tell: boolean) => latest.current.onApply(name, tell), []);
   const [archived, setArchived] = useState<ArchiveOutcome | null>(null);
   const block = archiveBlock(x);
   const branches = ranked(x);
@@ -45,7 +63,7 @@ export function ExplorationView(p: Props) {
     <section className="exploration" aria-label="Exploration" data-testid="exploration" data-exploration-id={x.id} data-state={x.state}>
       <header className="exploration-head">
         <div className="exploration-titles">
-          <Heading as="h2" size="3">
+          <Heading as="h2" size="3" id="exploration-title" tabIndex={-1} data-testid="exploration-title">
             Exploration: {x.branches.length} branches, {x.state.toLowerCase()}
           </Heading>
           <Text as="p" size="1" className="muted" data-testid="exploration-check">
@@ -64,14 +82,16 @@ export function ExplorationView(p: Props) {
           <Button
             variant="soft"
             data-testid="archive-others"
-            disabled={p.busy || !!block}
+            disabled={!!block}
+            {...whileBusy(p.busy)}
             aria-describedby={block ? "archive-others-why" : undefined}
             title={block ?? "Archive every branch but the winner: their worktrees freed, their files kept"}
-            onClick={() =>
+            onClick={() => {
+              if (p.busy) return;
               void p.onArchiveOthers().then((o) => {
                 if (o) setArchived(o);
-              })
-            }
+              });
+            }}
           >
             Archive the others
           </Button>
@@ -98,12 +118,12 @@ export function ExplorationView(p: Props) {
       )}
       <div className="exploration-branches" data-testid="exploration-branches">
         {branches.map((b) => (
-          <BranchCard key={b.name} wsId={p.wsId} b={b} hasCheck={!!x.checkCommand} busy={p.busy} onOpen={p.onOpen} onMarkWinner={p.onMarkWinner} onApply={p.onApply} />
+          <BranchCard key={b.name} wsId={p.wsId} b={b} hasCheck={!!x.checkCommand} busy={p.busy} onOpen={onOpen} onMarkWinner={onMarkWinner} onApply={onApply} />
         ))}
       </div>
     </section>
   );
-}
+});
 
 interface CardProps {
   wsId: string;
@@ -116,7 +136,7 @@ interface CardProps {
 }
 
 // BranchCard is one branch.
-function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onApply }: CardProps) {
+const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onApply }: CardProps) {
   const [tell, setTell] = useState(false);
   const [outcome, setOutcome] = useState<BranchApply | null>(null);
   const applyWhy = applyBlock(b);
@@ -187,9 +207,12 @@ function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onApply }: 
           variant={b.winner ? "solid" : "soft"}
           color={b.winner ? "green" : undefined}
           data-testid="mark-winner"
-          disabled={busy || (!b.winner && !!winWhy)}
+          disabled={!b.winner && !!winWhy}
+          {...whileBusy(busy)}
           title={b.winner ? "Clear the mark" : (winWhy ?? "Mark this branch the winner: Archive the others keeps it")}
-          onClick={() => onMarkWinner(b.winner ? null : b.name)}
+          onClick={() => {
+            if (!busy) onMarkWinner(b.winner ? null : b.name);
+          }}
         >
           {b.winner ? "Unmark winner" : "Mark winner"}
         </Button>
@@ -200,13 +223,15 @@ function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onApply }: 
         <Button
           size="1"
           data-testid="apply-branch"
-          disabled={busy || !!applyWhy}
+          disabled={!!applyWhy}
+          {...whileBusy(busy)}
           title={applyWhy ?? "Merge this branch's changes into the parent's files, as uncommitted changes"}
-          onClick={() =>
+          onClick={() => {
+            if (busy) return;
             void onApply(b.name, tell && !told).then((o) => {
               if (o) setOutcome(o);
-            })
-          }
+            });
+          }}
         >
           Apply to parent
         </Button>
@@ -252,7 +277,7 @@ function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onApply }: 
       )}
     </div>
   );
-}
+});
 
 // CompareBranches: which two branches to put side by side (the best two
 // to start with), then the Compare view.
@@ -268,7 +293,7 @@ function CompareBranches({ x, busy, onCompare }: { x: ExplorationFieldsFragment;
       data-testid="explore-compare"
       onSubmit={(e) => {
         e.preventDefault();
-        if (first && second && first !== second) onCompare(first, second);
+        if (!busy && first && second && first !== second) onCompare(first, second);
       }}
     >
       <select aria-label="First branch" data-testid="compare-first" value={first} onChange={(e) => setA(e.target.value)}>
@@ -290,7 +315,7 @@ function CompareBranches({ x, busy, onCompare }: { x: ExplorationFieldsFragment;
             </option>
           ))}
       </select>
-      <Button type="submit" variant="soft" data-testid="compare-branches" disabled={busy || !second} title="Show the two branches side by side: their turns and their code">
+      <Button type="submit" variant="soft" data-testid="compare-branches" disabled={!second} {...whileBusy(busy)} title="Show the two branches side by side: their turns and their code">
         Compare
       </Button>
     </form>

@@ -4,9 +4,12 @@
 // explored session's) and an optional prompt of its own; the shared
 // Prompt; the Check command (the workspace's to start with). Start sends
 // exploreSession; a refusal is shown here with its code and everything
-// typed stays. Non-modal role="dialog", as the fork dialog.
+// typed stays. Non-modal role="dialog", as the fork dialog. By keyboard:
+// the dialog takes focus (its Prompt); Escape closes it; when it closes,
+// focus goes back to what opened it, or, when that is gone (Start shows
+// the exploration instead of the conversation), to onFocusLost's choice.
 import { Button, Card, Flex, Heading, Text } from "@radix-ui/themes";
-import { useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { ApiError } from "./client";
 import type { CodexModelFieldsFragment, ExploreSessionInput } from "./gql/graphql";
 import { SettingsFields } from "./SettingsFields";
@@ -40,13 +43,38 @@ interface Props {
   // onStart resolves to null when the exploration was made, else why not.
   onStart: (input: ExploreSessionInput) => Promise<ApiError | null>;
   onClose: () => void;
+  // Where focus goes when the dialog closes and what opened it is gone.
+  onFocusLost?: () => void;
 }
 
-export function ExploreDialog({ parent, models, busy, from, target, checkTimeoutSeconds, requestId, onStart, onClose }: Props) {
+export function ExploreDialog({ parent, models, busy, from, target, checkTimeoutSeconds, requestId, onStart, onClose, onFocusLost }: Props) {
   const [draft, setDraft] = useState(() => startDraft(parent, target.workspaceCheck));
   const [error, setError] = useState<ApiError | null>(null);
   const sent = useRef<Sent | null>(null);
   const addRef = useRef<HTMLButtonElement>(null);
+  // The new branch whose Name takes focus when it is shown (the last one
+  // Add branch can add: the button is then disabled, and a disabled
+  // button loses focus).
+  const focusName = useRef<number | null>(null);
+  // What had focus when the dialog opened (the first render runs before
+  // the Prompt takes it).
+  const [opener] = useState(() => {
+    const a = document.activeElement;
+    return a instanceof HTMLElement && a !== document.body ? a : null;
+  });
+  const lost = useRef(onFocusLost);
+  lost.current = onFocusLost;
+  useEffect(
+    () => () => {
+      // Closed. Focus that left the dialog for another control stays
+      // there; focus that went with the dialog goes back.
+      const a = document.activeElement;
+      if (a && a !== document.body && a.isConnected) return;
+      if (opener?.isConnected) opener.focus();
+      else lost.current?.();
+    },
+    [opener],
+  );
   const problems = problemsOf(draft);
   const n = draft.branches.length;
 
@@ -111,6 +139,12 @@ export function ExploreDialog({ parent, models, busy, from, target, checkTimeout
                         autoComplete="off"
                         aria-invalid={nameProblem ? true : undefined}
                         aria-describedby={nameProblem ? `explore-${i}-name-problem` : undefined}
+                        ref={(el) => {
+                          if (el && focusName.current === b.key) {
+                            focusName.current = null;
+                            el.focus();
+                          }
+                        }}
                         onChange={(e) => setDraft(updateBranch(draft, b.key, { name: e.target.value }))}
                       />
                     </label>
@@ -162,7 +196,11 @@ export function ExploreDialog({ parent, models, busy, from, target, checkTimeout
                 data-testid="explore-add"
                 disabled={n >= maxBranches}
                 title={n >= maxBranches ? `An exploration has at most ${maxBranches} branches` : "Add a branch"}
-                onClick={() => setDraft(addBranch(draft, parent))}
+                onClick={() => {
+                  const next = addBranch(draft, parent);
+                  if (next.branches.length >= maxBranches && next.branches.length > n) focusName.current = next.branches[next.branches.length - 1].key;
+                  setDraft(next);
+                }}
               >
                 Add branch
               </Button>

@@ -1,11 +1,13 @@
-// The top bar: the workspace picker, the form for a new workspace, and the
-// live-updates indicator; Codex's account with `Sign out` (or `Sign in`).
+// The top bar: the workspace picker, the form for a new workspace (with
+// the check Explore runs in its branches), and the live-updates
+// indicator; Codex's account with `Sign out` (or `Sign in`).
 import { Button, Text } from "@radix-ui/themes";
 import { Meter } from "./Meter";
 import { accountLabel, type Account } from "./state/account";
 import { usageMeter } from "./state/meters";
 import type { Conn } from "./state/activity";
-import type { RateLimitsFieldsFragment, WorkspaceFieldsFragment } from "./gql/graphql";
+import type { CreateWorkspaceInput, RateLimitsFieldsFragment, WorkspaceFieldsFragment } from "./gql/graphql";
+import { maxCheckSeconds, minCheckSeconds, workspaceInput } from "./state/workspaceForm";
 
 interface Props {
   workspaces: WorkspaceFieldsFragment[] | null;
@@ -14,7 +16,7 @@ interface Props {
   busy: boolean;
   onPick: (ws: string) => void;
   // onCreate makes the workspace; created runs once the server took it.
-  onCreate: (input: { name: string; rootPath: string }, created: () => void) => void;
+  onCreate: (input: CreateWorkspaceInput, created: () => void) => void;
   account: Account | null;
   rateLimits: RateLimitsFieldsFragment | null;
   onCodexSignIn: () => void;
@@ -46,7 +48,9 @@ export function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate, account
             e.preventDefault();
             const form = e.currentTarget;
             const f = new FormData(form);
-            onCreate({ name: String(f.get("name") ?? ""), rootPath: String(f.get("rootPath") ?? "") }, () => {
+            const field = (k: string) => String(f.get(k) ?? "");
+            const input = workspaceInput({ name: field("name"), rootPath: field("rootPath"), checkCommand: field("checkCommand"), checkTimeoutSeconds: field("checkTimeoutSeconds") });
+            onCreate(input, () => {
               form.reset();
               form.closest("details")?.removeAttribute("open");
             });
@@ -57,6 +61,13 @@ export function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate, account
           </label>
           <label>
             Root path <input name="rootPath" data-testid="workspace-root" required placeholder="/home/me/project" autoComplete="off" />
+          </label>
+          <label title="Explore runs it in each branch's worktree after each of its turns; empty: no check">
+            Check command <input name="checkCommand" data-testid="workspace-check" maxLength={16384} placeholder="e.g. go test ./... (optional)" autoComplete="off" />
+          </label>
+          <label title={`How long the check may run, ${minCheckSeconds} to ${maxCheckSeconds} seconds; empty: 600`}>
+            Check time limit (s){" "}
+            <input name="checkTimeoutSeconds" data-testid="workspace-check-timeout" type="number" min={minCheckSeconds} max={maxCheckSeconds} step={1} placeholder="600" />
           </label>
           <Button type="submit" size="1" data-testid="create-workspace" disabled={busy}>
             Create

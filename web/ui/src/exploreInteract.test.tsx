@@ -119,6 +119,48 @@ describe("ExploreDialog, clicked", () => {
   });
 });
 
+describe("ExploreDialog, by keyboard", () => {
+  // A page with the button that opens the dialog, and the dialog when open.
+  function Page({ open, withOpener = true, onFocusLost }: { open: boolean; withOpener?: boolean; onFocusLost?: () => void }) {
+    return (
+      <>
+        {withOpener && <button data-testid="opener">Explore from here</button>}
+        {open && (
+          <ExploreDialog parent={parent} models={[]} busy={false} from={{ turnId: "t1", text: "" }} target={target} checkTimeoutSeconds={600} requestId={() => "r"} onStart={async () => null} onClose={() => {}} onFocusLost={onFocusLost} />
+        )}
+      </>
+    );
+  }
+  function render(el: ReactElement) {
+    act(() => root!.render(<Theme>{el}</Theme>));
+  }
+  it("takes focus (its Prompt) and gives it back to what opened it when it closes", () => {
+    const el = mount(<Page open={false} />);
+    const opener = el.querySelector<HTMLButtonElement>('[data-testid="opener"]')!;
+    opener.focus();
+    render(<Page open />);
+    expect(document.activeElement).toBe(el.querySelector('textarea[aria-label="Prompt"]'));
+    render(<Page open={false} />);
+    expect(document.activeElement).toBe(opener);
+  });
+  it("when what opened it is gone, focus goes where onFocusLost says", () => {
+    const onFocusLost = vi.fn();
+    const el = mount(<Page open={false} onFocusLost={onFocusLost} />);
+    el.querySelector<HTMLButtonElement>('[data-testid="opener"]')!.focus();
+    render(<Page open onFocusLost={onFocusLost} />);
+    render(<Page open withOpener={false} onFocusLost={onFocusLost} />);
+    expect(onFocusLost).not.toHaveBeenCalled();
+    render(<Page open={false} withOpener={false} onFocusLost={onFocusLost} />);
+    expect(onFocusLost).toHaveBeenCalledTimes(1);
+  });
+  it("the 8th branch's Name takes focus, Add branch being disabled then", () => {
+    const el = dialog(async () => null);
+    for (let i = 0; i < 6; i++) act(() => button(el, "Add branch").click());
+    expect(button(el, "Add branch").disabled).toBe(true);
+    expect(document.activeElement).toBe(el.querySelector('[data-testid="explore-7-name"]'));
+  });
+});
+
 const branch = (name: string, more: Partial<ExplorationBranchFieldsFragment> = {}): ExplorationBranchFieldsFragment => ({
   name,
   state: "IDLE",
@@ -209,6 +251,22 @@ describe("ExplorationView", () => {
     await act(async () => button(b, "Apply to parent").click());
     expect(onApply).toHaveBeenCalledWith("b", true);
     expect(b.querySelector('[role="status"][data-testid="branch-apply-outcome"]')?.textContent).toContain("The parent was told");
+  });
+  it("while busy the branch's actions say disabled and ignore presses, but keep focus", () => {
+    const onMarkWinner = vi.fn();
+    const onApply = vi.fn(async () => null);
+    const el = view(exploration(null), { busy: true, onMarkWinner, onApply });
+    const b = el.querySelector<HTMLElement>('[role="group"][aria-label="b"]')!;
+    for (const name of ["Mark winner", "Apply to parent"]) {
+      const btn = button(b, name);
+      expect(btn.disabled).toBe(false);
+      expect(btn.getAttribute("aria-disabled")).toBe("true");
+      btn.focus();
+      act(() => btn.click());
+      expect(document.activeElement).toBe(btn);
+    }
+    expect(onMarkWinner).not.toHaveBeenCalled();
+    expect(onApply).not.toHaveBeenCalled();
   });
   it("a queued branch cannot be applied yet", () => {
     const el = view(exploration(null));

@@ -77,9 +77,13 @@ export function changeText(b: Pick<Branch, "filesChanged" | "linesAdded" | "line
   return `${b.filesChanged} file${b.filesChanged === 1 ? "" : "s"}, +${b.linesAdded ?? 0} −${b.linesDeleted ?? 0}`;
 }
 
+// One formatter for every count: toLocaleString makes a new one per call,
+// which cost whole milliseconds a card in Chromium's profile.
+const counts = new Intl.NumberFormat("en-US");
+
 // usageText: "12,345 tokens · 40 s".
 export function usageText(b: Pick<Branch, "tokensUsed" | "durationMs">): string {
-  return `${b.tokensUsed.toLocaleString("en-US")} tokens · ${durationText(b.durationMs)}`;
+  return `${counts.format(b.tokensUsed)} tokens · ${durationText(b.durationMs)}`;
 }
 
 // applyBlock: why Apply to parent cannot run on the branch now, or null.
