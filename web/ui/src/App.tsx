@@ -167,7 +167,7 @@ export function App() {
   // refresh and session patch while the branches run).
   const onCompareSessions = useCallback((a: string, b: string) => latest.current.nav.compareSessions(a, b), []);
   const onMarkWinner = useCallback((name: string | null) => void latest.current.xa.markWinner(name), []);
-  const onApplyBranch = useCallback((name: string, tell: boolean) => latest.current.xa.apply(name, tell), []);
+  const onApplyBranch = useCallback((name: string, tell: boolean, again?: boolean) => latest.current.xa.apply(name, tell, again), []);
   const onArchiveOthers = useCallback(() => latest.current.xa.archiveOthers(), []);
   const onCloseExploration = useCallback(() => {
     const { nav: n, guarded: g, shown: sh } = latest.current;

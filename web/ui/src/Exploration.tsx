@@ -40,7 +40,7 @@ interface Props {
   onOpen: (sessionId: string) => void;
   onCompare: (a: string, b: string) => void;
   onMarkWinner: (name: string | null) => void;
-  onApply: (name: string, tell: boolean) => Promise<BranchApply | null>;
+  onApply: (name: string, tell: boolean, again?: boolean) => Promise<BranchApply | null>;
   onArchiveOthers: () => Promise<ArchiveOutcome | null>;
   onClose: () => void;
 }
@@ -55,7 +55,7 @@ export const ExplorationView = memo(function ExplorationView(p: Props) {
   latest.current = p;
   const onOpen = useCallback((id: string) => latest.current.onOpen(id), []);
   const onMarkWinner = useCallback((name: string | null) => latest.current.onMarkWinner(name), []);
-  const onApply = useCallback((name: string, tell: boolean) => latest.current.onApply(name, tell), []);
+  const onApply = useCallback((name: string, tell: boolean, again?: boolean) => latest.current.onApply(name, tell, again), []);
   const [archived, setArchived] = useState<ArchiveOutcome | null>(null);
   const block = archiveBlock(x);
   const branches = ranked(x);
@@ -132,7 +132,7 @@ interface CardProps {
   busy: boolean;
   onOpen: (sessionId: string) => void;
   onMarkWinner: (name: string | null) => void;
-  onApply: (name: string, tell: boolean) => Promise<BranchApply | null>;
+  onApply: (name: string, tell: boolean, again?: boolean) => Promise<BranchApply | null>;
 }
 
 // BranchCard is one branch.
@@ -228,7 +228,7 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, o
           title={applyWhy ?? "Merge this branch's changes into the parent's files, as uncommitted changes"}
           onClick={() => {
             if (busy) return;
-            void onApply(b.name, tell && !told).then((o) => {
+            void onApply(b.name, tell && !told, false).then((o) => {
               if (o) setOutcome(o);
             });
           }}
@@ -267,6 +267,25 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, o
       {(b.appliedAt || told) && (
         <div className="small muted" data-testid="branch-brought-back">
           {[b.appliedAt && "applied to the parent", told && "the parent was told"].filter(Boolean).join("; ")}
+        </div>
+      )}
+      {b.summaryState === "UNCERTAIN" && (
+        <div className="apply-outcome bad small" role="status" data-testid="branch-tell-uncertain">
+          tuttid stopped while telling the parent this branch&apos;s summary: the parent may or may not have it.{" "}
+          <Button
+            size="1"
+            variant="soft"
+            {...whileBusy(busy)}
+            title="Tell the parent the summary now; if the earlier telling reached it, it will have it twice"
+            onClick={() => {
+              if (busy) return;
+              void onApply(b.name, true, true).then((o) => {
+                if (o) setOutcome(o);
+              });
+            }}
+          >
+            Tell the parent again
+          </Button>
         </div>
       )}
       {told && b.summary && (

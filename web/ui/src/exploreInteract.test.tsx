@@ -180,6 +180,7 @@ const branch = (name: string, more: Partial<ExplorationBranchFieldsFragment> = {
   appliedAt: null,
   toldAt: null,
   summary: null,
+  summaryState: null,
   ...more,
 });
 const check = (state: "PASSED" | "FAILED", exitCode: number, output: string) => ({ id: `c-${state}`, agentSessionId: "", turnId: "", state, exitCode, durationMs: 30, output, outputTruncated: false });
@@ -242,15 +243,26 @@ describe("ExplorationView", () => {
   });
   it("Mark winner, then Apply to parent with and tell the parent, on that branch", async () => {
     const onMarkWinner = vi.fn();
-    const onApply = vi.fn(async () => ({ kind: "applied" as const, files: 1, told: true, alreadyTold: false }));
+    const onApply = vi.fn(async () => ({ kind: "applied" as const, files: 1, told: true, alreadyTold: false, uncertain: false }));
     const el = view(exploration(null), { onMarkWinner, onApply });
     const b = el.querySelector<HTMLElement>('[role="group"][aria-label="b"]')!;
     act(() => button(b, "Mark winner").click());
     expect(onMarkWinner).toHaveBeenCalledWith("b");
     act(() => [...b.querySelectorAll("label")].find((l) => l.textContent?.trim() === "and tell the parent")!.querySelector("input")!.click());
     await act(async () => button(b, "Apply to parent").click());
-    expect(onApply).toHaveBeenCalledWith("b", true);
+    expect(onApply).toHaveBeenCalledWith("b", true, false);
     expect(b.querySelector('[role="status"][data-testid="branch-apply-outcome"]')?.textContent).toContain("The parent was told");
+  });
+  it("an uncertain telling says so, and Tell the parent again tells it knowingly", async () => {
+    const x = exploration(null);
+    x.branches = x.branches.map((b) => (b.name === "a" ? { ...b, appliedAt: "t", summary: "S", summaryState: "UNCERTAIN" } : b));
+    const onApply = vi.fn(async () => ({ kind: "nothing" as const, told: true, alreadyTold: false, uncertain: false }));
+    const el = view(x, { onApply });
+    const a = el.querySelector<HTMLElement>('[role="group"][aria-label="a"]')!;
+    expect(a.querySelector('[role="status"][data-testid="branch-tell-uncertain"]')?.textContent).toContain("may or may not have it");
+    expect(el.querySelector('[role="group"][aria-label="b"] [data-testid="branch-tell-uncertain"]')).toBeNull();
+    await act(async () => button(a, "Tell the parent again").click());
+    expect(onApply).toHaveBeenCalledWith("a", true, true);
   });
   it("while busy the branch's actions say disabled and ignore presses, but keep focus", () => {
     const onMarkWinner = vi.fn();

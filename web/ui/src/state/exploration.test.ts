@@ -21,6 +21,7 @@ const branch = (name: string, more: Partial<ExplorationBranchFieldsFragment> = {
   appliedAt: null,
   toldAt: null,
   summary: null,
+  summaryState: null,
   ...more,
 });
 
@@ -81,12 +82,17 @@ describe("what can be done", () => {
 describe("branchApplyOutcome", () => {
   it("applied and told", () => {
     const o = branchApplyOutcome({ applied: true, files: [{}], conflicts: [], summary: "…", alreadyTold: false }, true);
-    expect(o).toEqual({ kind: "applied", files: 1, told: true, alreadyTold: false });
+    expect(o).toEqual({ kind: "applied", files: 1, told: true, alreadyTold: false, uncertain: false });
     expect(branchApplyText(o)).toContain("The parent was told");
   });
   it("told before: said so", () => {
     const o = branchApplyOutcome({ applied: false, files: [], conflicts: [], summary: "…", alreadyTold: true }, true);
-    expect(o).toEqual({ kind: "nothing", told: false, alreadyTold: true });
+    expect(o).toEqual({ kind: "nothing", told: false, alreadyTold: true, uncertain: false });
+  });
+  it("an uncertain earlier telling: nothing told, and said so", () => {
+    const o = branchApplyOutcome({ applied: true, files: [{}], conflicts: [], summary: "…", alreadyTold: false, uncertain: true }, true);
+    expect(o).toEqual({ kind: "applied", files: 1, told: false, alreadyTold: false, uncertain: true });
+    expect(branchApplyText(o)).toContain("an earlier telling did not finish");
   });
   it("conflicts write and tell nothing", () => {
     const o = branchApplyOutcome({ applied: false, files: [], conflicts: ["a.go"], summary: null, alreadyTold: false }, true);

@@ -136,21 +136,36 @@ export interface ArchiveOutcome {
 }
 
 // BranchApply is what the page says after Apply to parent on a branch.
+// uncertain: an earlier telling did not finish, so nothing was told
+// (Tell the parent again decides).
 export type BranchApply =
-  | { kind: "applied"; files: number; told: boolean; alreadyTold: boolean }
+  | { kind: "applied"; files: number; told: boolean; alreadyTold: boolean; uncertain: boolean }
   | { kind: "conflicts"; paths: readonly string[] }
-  | { kind: "nothing"; told: boolean; alreadyTold: boolean };
+  | { kind: "nothing"; told: boolean; alreadyTold: boolean; uncertain: boolean };
 
-export function branchApplyOutcome(r: { applied: boolean; files: readonly unknown[]; conflicts: readonly string[]; summary?: string | null; alreadyTold: boolean }, tell: boolean): BranchApply {
+export function branchApplyOutcome(
+  r: { applied: boolean; files: readonly unknown[]; conflicts: readonly string[]; summary?: string | null; alreadyTold: boolean; uncertain?: boolean },
+  tell: boolean,
+): BranchApply {
   if (r.conflicts.length > 0) return { kind: "conflicts", paths: r.conflicts };
-  const told = tell && !!r.summary && !r.alreadyTold;
-  if (r.applied) return { kind: "applied", files: r.files.length, told, alreadyTold: tell && r.alreadyTold };
-  return { kind: "nothing", told, alreadyTold: tell && r.alreadyTold };
+  const uncertain = tell && !!r.uncertain;
+  const told = tell && !!r.summary && !r.alreadyTold && !uncertain;
+  if (r.applied) return { kind: "applied", files: r.files.length, told, alreadyTold: tell && r.alreadyTold, uncertain };
+  return { kind: "nothing", told, alreadyTold: tell && r.alreadyTold, uncertain };
 }
 
 // branchApplyText: the outcome as a sentence.
 export function branchApplyText(o: BranchApply): string {
-  const tell = o.kind === "conflicts" ? "" : o.told ? " The parent was told what the branch did." : o.alreadyTold ? " The parent had been told already." : "";
+  const tell =
+    o.kind === "conflicts"
+      ? ""
+      : o.told
+        ? " The parent was told what the branch did."
+        : o.alreadyTold
+          ? " The parent had been told already."
+          : o.uncertain
+            ? " The parent was not told: an earlier telling did not finish, and the parent may already have it."
+            : "";
   switch (o.kind) {
     case "applied":
       return `Applied to the parent's files as uncommitted changes: ${o.files} file${o.files === 1 ? "" : "s"}.${tell}`;

@@ -65,14 +65,15 @@ export function exploreActions(d: Deps) {
       }),
 
     // apply brings the branch's files into the explored session's, and
-    // with tell a summary into its conversation; resolves to what happened
-    // (null: the call failed, the banner says why).
-    apply: async (branchName: string, tell: boolean): Promise<BranchApply | null> => {
+    // with tell a summary into its conversation (again: even when an
+    // earlier telling is uncertain); resolves to what happened (null: the
+    // call failed, the banner says why).
+    apply: async (branchName: string, tell: boolean, again = false): Promise<BranchApply | null> => {
       let out: BranchApply | null = null;
       await act(async () => {
         const r = ref();
         if (!r) return;
-        const res = (await mutate(ApplyExplorationBranchDocument, { input: { ...r, branchName, tellParent: tell } })).applyExplorationBranch;
+        const res = (await mutate(ApplyExplorationBranchDocument, { input: { ...r, branchName, tellParent: tell, tellAgain: again } })).applyExplorationBranch;
         out = branchApplyOutcome(res, tell);
         await d.refreshExploration();
       });
