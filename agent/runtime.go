@@ -35,6 +35,11 @@ type Runtime interface {
 	// starting a turn: the thread's next turn sees it (Codex:
 	// thread/inject_items). The thread must not be running a turn.
 	Inject(ctx context.Context, in InjectInput) error
+	// Review has the provider review the code in a thread's cwd and
+	// returns the review's text once it ended (Codex: review/start on a
+	// throwaway fork of the thread, since a review becomes part of the
+	// thread it runs on; read-only, never asking).
+	Review(ctx context.Context, in ReviewInput) (string, error)
 	// Archive removes a provider thread (a deleted session, or an orphan
 	// left by a fork whose persistence failed).
 	Archive(ctx context.Context, provider, threadID string) error
@@ -132,6 +137,17 @@ type InjectInput struct {
 	Settings      ComposerSettings
 	ModelProvider string
 	Text          string
+}
+
+// ReviewInput is a review of the code in a thread's cwd.
+type ReviewInput struct {
+	Provider      string
+	ThreadID      string
+	Cwd           string
+	Settings      ComposerSettings
+	ModelProvider string
+	// Instructions say what to review (Codex's custom review target).
+	Instructions string
 }
 
 // InterruptInput stops an active turn.

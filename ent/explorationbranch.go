@@ -47,6 +47,14 @@ type ExplorationBranch struct {
 	ToldAt *time.Time `json:"told_at,omitempty"`
 	// TellingAt holds the value of the "telling_at" field.
 	TellingAt *time.Time `json:"telling_at,omitempty"`
+	// ReviewingAt holds the value of the "reviewing_at" field.
+	ReviewingAt *time.Time `json:"reviewing_at,omitempty"`
+	// ReviewedAt holds the value of the "reviewed_at" field.
+	ReviewedAt *time.Time `json:"reviewed_at,omitempty"`
+	// Review holds the value of the "review" field.
+	Review string `json:"review,omitempty"`
+	// ReviewError holds the value of the "review_error" field.
+	ReviewError string `json:"review_error,omitempty"`
 	// Summary holds the value of the "summary" field.
 	Summary string `json:"summary,omitempty"`
 	// ToldAfterTurnID holds the value of the "told_after_turn_id" field.
@@ -88,9 +96,9 @@ func (*ExplorationBranch) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case explorationbranch.FieldID, explorationbranch.FieldOrdinal:
 			values[i] = new(sql.NullInt64)
-		case explorationbranch.FieldExplorationID, explorationbranch.FieldName, explorationbranch.FieldPrompt, explorationbranch.FieldForkRequestID, explorationbranch.FieldChildAgentSessionID, explorationbranch.FieldState, explorationbranch.FieldErrorCode, explorationbranch.FieldError, explorationbranch.FieldSummary, explorationbranch.FieldToldAfterTurnID:
+		case explorationbranch.FieldExplorationID, explorationbranch.FieldName, explorationbranch.FieldPrompt, explorationbranch.FieldForkRequestID, explorationbranch.FieldChildAgentSessionID, explorationbranch.FieldState, explorationbranch.FieldErrorCode, explorationbranch.FieldError, explorationbranch.FieldReview, explorationbranch.FieldReviewError, explorationbranch.FieldSummary, explorationbranch.FieldToldAfterTurnID:
 			values[i] = new(sql.NullString)
-		case explorationbranch.FieldQueuedAt, explorationbranch.FieldAppliedAt, explorationbranch.FieldToldAt, explorationbranch.FieldTellingAt, explorationbranch.FieldCreatedAt:
+		case explorationbranch.FieldQueuedAt, explorationbranch.FieldAppliedAt, explorationbranch.FieldToldAt, explorationbranch.FieldTellingAt, explorationbranch.FieldReviewingAt, explorationbranch.FieldReviewedAt, explorationbranch.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -203,6 +211,32 @@ func (_m *ExplorationBranch) assignValues(columns []string, values []any) error 
 				_m.TellingAt = new(time.Time)
 				*_m.TellingAt = value.Time
 			}
+		case explorationbranch.FieldReviewingAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field reviewing_at", values[i])
+			} else if value.Valid {
+				_m.ReviewingAt = new(time.Time)
+				*_m.ReviewingAt = value.Time
+			}
+		case explorationbranch.FieldReviewedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field reviewed_at", values[i])
+			} else if value.Valid {
+				_m.ReviewedAt = new(time.Time)
+				*_m.ReviewedAt = value.Time
+			}
+		case explorationbranch.FieldReview:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field review", values[i])
+			} else if value.Valid {
+				_m.Review = value.String
+			}
+		case explorationbranch.FieldReviewError:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field review_error", values[i])
+			} else if value.Valid {
+				_m.ReviewError = value.String
+			}
 		case explorationbranch.FieldSummary:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field summary", values[i])
@@ -311,6 +345,22 @@ func (_m *ExplorationBranch) String() string {
 		builder.WriteString("telling_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	if v := _m.ReviewingAt; v != nil {
+		builder.WriteString("reviewing_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.ReviewedAt; v != nil {
+		builder.WriteString("reviewed_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("review=")
+	builder.WriteString(_m.Review)
+	builder.WriteString(", ")
+	builder.WriteString("review_error=")
+	builder.WriteString(_m.ReviewError)
 	builder.WriteString(", ")
 	builder.WriteString("summary=")
 	builder.WriteString(_m.Summary)

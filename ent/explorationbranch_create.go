@@ -172,6 +172,62 @@ func (_c *ExplorationBranchCreate) SetNillableTellingAt(v *time.Time) *Explorati
 	return _c
 }
 
+// SetReviewingAt sets the "reviewing_at" field.
+func (_c *ExplorationBranchCreate) SetReviewingAt(v time.Time) *ExplorationBranchCreate {
+	_c.mutation.SetReviewingAt(v)
+	return _c
+}
+
+// SetNillableReviewingAt sets the "reviewing_at" field if the given value is not nil.
+func (_c *ExplorationBranchCreate) SetNillableReviewingAt(v *time.Time) *ExplorationBranchCreate {
+	if v != nil {
+		_c.SetReviewingAt(*v)
+	}
+	return _c
+}
+
+// SetReviewedAt sets the "reviewed_at" field.
+func (_c *ExplorationBranchCreate) SetReviewedAt(v time.Time) *ExplorationBranchCreate {
+	_c.mutation.SetReviewedAt(v)
+	return _c
+}
+
+// SetNillableReviewedAt sets the "reviewed_at" field if the given value is not nil.
+func (_c *ExplorationBranchCreate) SetNillableReviewedAt(v *time.Time) *ExplorationBranchCreate {
+	if v != nil {
+		_c.SetReviewedAt(*v)
+	}
+	return _c
+}
+
+// SetReview sets the "review" field.
+func (_c *ExplorationBranchCreate) SetReview(v string) *ExplorationBranchCreate {
+	_c.mutation.SetReview(v)
+	return _c
+}
+
+// SetNillableReview sets the "review" field if the given value is not nil.
+func (_c *ExplorationBranchCreate) SetNillableReview(v *string) *ExplorationBranchCreate {
+	if v != nil {
+		_c.SetReview(*v)
+	}
+	return _c
+}
+
+// SetReviewError sets the "review_error" field.
+func (_c *ExplorationBranchCreate) SetReviewError(v string) *ExplorationBranchCreate {
+	_c.mutation.SetReviewError(v)
+	return _c
+}
+
+// SetNillableReviewError sets the "review_error" field if the given value is not nil.
+func (_c *ExplorationBranchCreate) SetNillableReviewError(v *string) *ExplorationBranchCreate {
+	if v != nil {
+		_c.SetReviewError(*v)
+	}
+	return _c
+}
+
 // SetSummary sets the "summary" field.
 func (_c *ExplorationBranchCreate) SetSummary(v string) *ExplorationBranchCreate {
 	_c.mutation.SetSummary(v)
@@ -270,6 +326,14 @@ func (_c *ExplorationBranchCreate) defaults() {
 		v := explorationbranch.DefaultError
 		_c.mutation.SetError(v)
 	}
+	if _, ok := _c.mutation.Review(); !ok {
+		v := explorationbranch.DefaultReview
+		_c.mutation.SetReview(v)
+	}
+	if _, ok := _c.mutation.ReviewError(); !ok {
+		v := explorationbranch.DefaultReviewError
+		_c.mutation.SetReviewError(v)
+	}
 	if _, ok := _c.mutation.Summary(); !ok {
 		v := explorationbranch.DefaultSummary
 		_c.mutation.SetSummary(v)
@@ -335,6 +399,12 @@ func (_c *ExplorationBranchCreate) check() error {
 	}
 	if _, ok := _c.mutation.Error(); !ok {
 		return &ValidationError{Name: "error", err: errors.New(`ent: missing required field "ExplorationBranch.error"`)}
+	}
+	if _, ok := _c.mutation.Review(); !ok {
+		return &ValidationError{Name: "review", err: errors.New(`ent: missing required field "ExplorationBranch.review"`)}
+	}
+	if _, ok := _c.mutation.ReviewError(); !ok {
+		return &ValidationError{Name: "review_error", err: errors.New(`ent: missing required field "ExplorationBranch.review_error"`)}
 	}
 	if _, ok := _c.mutation.Summary(); !ok {
 		return &ValidationError{Name: "summary", err: errors.New(`ent: missing required field "ExplorationBranch.summary"`)}
@@ -426,6 +496,22 @@ func (_c *ExplorationBranchCreate) createSpec() (*ExplorationBranch, *sqlgraph.C
 	if value, ok := _c.mutation.TellingAt(); ok {
 		_spec.SetField(explorationbranch.FieldTellingAt, field.TypeTime, value)
 		_node.TellingAt = &value
+	}
+	if value, ok := _c.mutation.ReviewingAt(); ok {
+		_spec.SetField(explorationbranch.FieldReviewingAt, field.TypeTime, value)
+		_node.ReviewingAt = &value
+	}
+	if value, ok := _c.mutation.ReviewedAt(); ok {
+		_spec.SetField(explorationbranch.FieldReviewedAt, field.TypeTime, value)
+		_node.ReviewedAt = &value
+	}
+	if value, ok := _c.mutation.Review(); ok {
+		_spec.SetField(explorationbranch.FieldReview, field.TypeString, value)
+		_node.Review = value
+	}
+	if value, ok := _c.mutation.ReviewError(); ok {
+		_spec.SetField(explorationbranch.FieldReviewError, field.TypeString, value)
+		_node.ReviewError = value
 	}
 	if value, ok := _c.mutation.Summary(); ok {
 		_spec.SetField(explorationbranch.FieldSummary, field.TypeString, value)
@@ -625,6 +711,66 @@ func (u *ExplorationBranchUpsert) UpdateTellingAt() *ExplorationBranchUpsert {
 // ClearTellingAt clears the value of the "telling_at" field.
 func (u *ExplorationBranchUpsert) ClearTellingAt() *ExplorationBranchUpsert {
 	u.SetNull(explorationbranch.FieldTellingAt)
+	return u
+}
+
+// SetReviewingAt sets the "reviewing_at" field.
+func (u *ExplorationBranchUpsert) SetReviewingAt(v time.Time) *ExplorationBranchUpsert {
+	u.Set(explorationbranch.FieldReviewingAt, v)
+	return u
+}
+
+// UpdateReviewingAt sets the "reviewing_at" field to the value that was provided on create.
+func (u *ExplorationBranchUpsert) UpdateReviewingAt() *ExplorationBranchUpsert {
+	u.SetExcluded(explorationbranch.FieldReviewingAt)
+	return u
+}
+
+// ClearReviewingAt clears the value of the "reviewing_at" field.
+func (u *ExplorationBranchUpsert) ClearReviewingAt() *ExplorationBranchUpsert {
+	u.SetNull(explorationbranch.FieldReviewingAt)
+	return u
+}
+
+// SetReviewedAt sets the "reviewed_at" field.
+func (u *ExplorationBranchUpsert) SetReviewedAt(v time.Time) *ExplorationBranchUpsert {
+	u.Set(explorationbranch.FieldReviewedAt, v)
+	return u
+}
+
+// UpdateReviewedAt sets the "reviewed_at" field to the value that was provided on create.
+func (u *ExplorationBranchUpsert) UpdateReviewedAt() *ExplorationBranchUpsert {
+	u.SetExcluded(explorationbranch.FieldReviewedAt)
+	return u
+}
+
+// ClearReviewedAt clears the value of the "reviewed_at" field.
+func (u *ExplorationBranchUpsert) ClearReviewedAt() *ExplorationBranchUpsert {
+	u.SetNull(explorationbranch.FieldReviewedAt)
+	return u
+}
+
+// SetReview sets the "review" field.
+func (u *ExplorationBranchUpsert) SetReview(v string) *ExplorationBranchUpsert {
+	u.Set(explorationbranch.FieldReview, v)
+	return u
+}
+
+// UpdateReview sets the "review" field to the value that was provided on create.
+func (u *ExplorationBranchUpsert) UpdateReview() *ExplorationBranchUpsert {
+	u.SetExcluded(explorationbranch.FieldReview)
+	return u
+}
+
+// SetReviewError sets the "review_error" field.
+func (u *ExplorationBranchUpsert) SetReviewError(v string) *ExplorationBranchUpsert {
+	u.Set(explorationbranch.FieldReviewError, v)
+	return u
+}
+
+// UpdateReviewError sets the "review_error" field to the value that was provided on create.
+func (u *ExplorationBranchUpsert) UpdateReviewError() *ExplorationBranchUpsert {
+	u.SetExcluded(explorationbranch.FieldReviewError)
 	return u
 }
 
@@ -852,6 +998,76 @@ func (u *ExplorationBranchUpsertOne) UpdateTellingAt() *ExplorationBranchUpsertO
 func (u *ExplorationBranchUpsertOne) ClearTellingAt() *ExplorationBranchUpsertOne {
 	return u.Update(func(s *ExplorationBranchUpsert) {
 		s.ClearTellingAt()
+	})
+}
+
+// SetReviewingAt sets the "reviewing_at" field.
+func (u *ExplorationBranchUpsertOne) SetReviewingAt(v time.Time) *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.SetReviewingAt(v)
+	})
+}
+
+// UpdateReviewingAt sets the "reviewing_at" field to the value that was provided on create.
+func (u *ExplorationBranchUpsertOne) UpdateReviewingAt() *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.UpdateReviewingAt()
+	})
+}
+
+// ClearReviewingAt clears the value of the "reviewing_at" field.
+func (u *ExplorationBranchUpsertOne) ClearReviewingAt() *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.ClearReviewingAt()
+	})
+}
+
+// SetReviewedAt sets the "reviewed_at" field.
+func (u *ExplorationBranchUpsertOne) SetReviewedAt(v time.Time) *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.SetReviewedAt(v)
+	})
+}
+
+// UpdateReviewedAt sets the "reviewed_at" field to the value that was provided on create.
+func (u *ExplorationBranchUpsertOne) UpdateReviewedAt() *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.UpdateReviewedAt()
+	})
+}
+
+// ClearReviewedAt clears the value of the "reviewed_at" field.
+func (u *ExplorationBranchUpsertOne) ClearReviewedAt() *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.ClearReviewedAt()
+	})
+}
+
+// SetReview sets the "review" field.
+func (u *ExplorationBranchUpsertOne) SetReview(v string) *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.SetReview(v)
+	})
+}
+
+// UpdateReview sets the "review" field to the value that was provided on create.
+func (u *ExplorationBranchUpsertOne) UpdateReview() *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.UpdateReview()
+	})
+}
+
+// SetReviewError sets the "review_error" field.
+func (u *ExplorationBranchUpsertOne) SetReviewError(v string) *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.SetReviewError(v)
+	})
+}
+
+// UpdateReviewError sets the "review_error" field to the value that was provided on create.
+func (u *ExplorationBranchUpsertOne) UpdateReviewError() *ExplorationBranchUpsertOne {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.UpdateReviewError()
 	})
 }
 
@@ -1249,6 +1465,76 @@ func (u *ExplorationBranchUpsertBulk) UpdateTellingAt() *ExplorationBranchUpsert
 func (u *ExplorationBranchUpsertBulk) ClearTellingAt() *ExplorationBranchUpsertBulk {
 	return u.Update(func(s *ExplorationBranchUpsert) {
 		s.ClearTellingAt()
+	})
+}
+
+// SetReviewingAt sets the "reviewing_at" field.
+func (u *ExplorationBranchUpsertBulk) SetReviewingAt(v time.Time) *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.SetReviewingAt(v)
+	})
+}
+
+// UpdateReviewingAt sets the "reviewing_at" field to the value that was provided on create.
+func (u *ExplorationBranchUpsertBulk) UpdateReviewingAt() *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.UpdateReviewingAt()
+	})
+}
+
+// ClearReviewingAt clears the value of the "reviewing_at" field.
+func (u *ExplorationBranchUpsertBulk) ClearReviewingAt() *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.ClearReviewingAt()
+	})
+}
+
+// SetReviewedAt sets the "reviewed_at" field.
+func (u *ExplorationBranchUpsertBulk) SetReviewedAt(v time.Time) *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.SetReviewedAt(v)
+	})
+}
+
+// UpdateReviewedAt sets the "reviewed_at" field to the value that was provided on create.
+func (u *ExplorationBranchUpsertBulk) UpdateReviewedAt() *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.UpdateReviewedAt()
+	})
+}
+
+// ClearReviewedAt clears the value of the "reviewed_at" field.
+func (u *ExplorationBranchUpsertBulk) ClearReviewedAt() *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.ClearReviewedAt()
+	})
+}
+
+// SetReview sets the "review" field.
+func (u *ExplorationBranchUpsertBulk) SetReview(v string) *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.SetReview(v)
+	})
+}
+
+// UpdateReview sets the "review" field to the value that was provided on create.
+func (u *ExplorationBranchUpsertBulk) UpdateReview() *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.UpdateReview()
+	})
+}
+
+// SetReviewError sets the "review_error" field.
+func (u *ExplorationBranchUpsertBulk) SetReviewError(v string) *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.SetReviewError(v)
+	})
+}
+
+// UpdateReviewError sets the "review_error" field to the value that was provided on create.
+func (u *ExplorationBranchUpsertBulk) UpdateReviewError() *ExplorationBranchUpsertBulk {
+	return u.Update(func(s *ExplorationBranchUpsert) {
+		s.UpdateReviewError()
 	})
 }
 

@@ -165,6 +165,74 @@ func (_u *ExplorationBranchUpdate) ClearTellingAt() *ExplorationBranchUpdate {
 	return _u
 }
 
+// SetReviewingAt sets the "reviewing_at" field.
+func (_u *ExplorationBranchUpdate) SetReviewingAt(v time.Time) *ExplorationBranchUpdate {
+	_u.mutation.SetReviewingAt(v)
+	return _u
+}
+
+// SetNillableReviewingAt sets the "reviewing_at" field if the given value is not nil.
+func (_u *ExplorationBranchUpdate) SetNillableReviewingAt(v *time.Time) *ExplorationBranchUpdate {
+	if v != nil {
+		_u.SetReviewingAt(*v)
+	}
+	return _u
+}
+
+// ClearReviewingAt clears the value of the "reviewing_at" field.
+func (_u *ExplorationBranchUpdate) ClearReviewingAt() *ExplorationBranchUpdate {
+	_u.mutation.ClearReviewingAt()
+	return _u
+}
+
+// SetReviewedAt sets the "reviewed_at" field.
+func (_u *ExplorationBranchUpdate) SetReviewedAt(v time.Time) *ExplorationBranchUpdate {
+	_u.mutation.SetReviewedAt(v)
+	return _u
+}
+
+// SetNillableReviewedAt sets the "reviewed_at" field if the given value is not nil.
+func (_u *ExplorationBranchUpdate) SetNillableReviewedAt(v *time.Time) *ExplorationBranchUpdate {
+	if v != nil {
+		_u.SetReviewedAt(*v)
+	}
+	return _u
+}
+
+// ClearReviewedAt clears the value of the "reviewed_at" field.
+func (_u *ExplorationBranchUpdate) ClearReviewedAt() *ExplorationBranchUpdate {
+	_u.mutation.ClearReviewedAt()
+	return _u
+}
+
+// SetReview sets the "review" field.
+func (_u *ExplorationBranchUpdate) SetReview(v string) *ExplorationBranchUpdate {
+	_u.mutation.SetReview(v)
+	return _u
+}
+
+// SetNillableReview sets the "review" field if the given value is not nil.
+func (_u *ExplorationBranchUpdate) SetNillableReview(v *string) *ExplorationBranchUpdate {
+	if v != nil {
+		_u.SetReview(*v)
+	}
+	return _u
+}
+
+// SetReviewError sets the "review_error" field.
+func (_u *ExplorationBranchUpdate) SetReviewError(v string) *ExplorationBranchUpdate {
+	_u.mutation.SetReviewError(v)
+	return _u
+}
+
+// SetNillableReviewError sets the "review_error" field if the given value is not nil.
+func (_u *ExplorationBranchUpdate) SetNillableReviewError(v *string) *ExplorationBranchUpdate {
+	if v != nil {
+		_u.SetReviewError(*v)
+	}
+	return _u
+}
+
 // SetSummary sets the "summary" field.
 func (_u *ExplorationBranchUpdate) SetSummary(v string) *ExplorationBranchUpdate {
 	_u.mutation.SetSummary(v)
@@ -291,6 +359,24 @@ func (_u *ExplorationBranchUpdate) sqlSave(ctx context.Context) (_node int, err 
 	}
 	if _u.mutation.TellingAtCleared() {
 		_spec.ClearField(explorationbranch.FieldTellingAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ReviewingAt(); ok {
+		_spec.SetField(explorationbranch.FieldReviewingAt, field.TypeTime, value)
+	}
+	if _u.mutation.ReviewingAtCleared() {
+		_spec.ClearField(explorationbranch.FieldReviewingAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ReviewedAt(); ok {
+		_spec.SetField(explorationbranch.FieldReviewedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ReviewedAtCleared() {
+		_spec.ClearField(explorationbranch.FieldReviewedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Review(); ok {
+		_spec.SetField(explorationbranch.FieldReview, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ReviewError(); ok {
+		_spec.SetField(explorationbranch.FieldReviewError, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.Summary(); ok {
 		_spec.SetField(explorationbranch.FieldSummary, field.TypeString, value)
@@ -456,6 +542,74 @@ func (_u *ExplorationBranchUpdateOne) ClearTellingAt() *ExplorationBranchUpdateO
 	return _u
 }
 
+// SetReviewingAt sets the "reviewing_at" field.
+func (_u *ExplorationBranchUpdateOne) SetReviewingAt(v time.Time) *ExplorationBranchUpdateOne {
+	_u.mutation.SetReviewingAt(v)
+	return _u
+}
+
+// SetNillableReviewingAt sets the "reviewing_at" field if the given value is not nil.
+func (_u *ExplorationBranchUpdateOne) SetNillableReviewingAt(v *time.Time) *ExplorationBranchUpdateOne {
+	if v != nil {
+		_u.SetReviewingAt(*v)
+	}
+	return _u
+}
+
+// ClearReviewingAt clears the value of the "reviewing_at" field.
+func (_u *ExplorationBranchUpdateOne) ClearReviewingAt() *ExplorationBranchUpdateOne {
+	_u.mutation.ClearReviewingAt()
+	return _u
+}
+
+// SetReviewedAt sets the "reviewed_at" field.
+func (_u *ExplorationBranchUpdateOne) SetReviewedAt(v time.Time) *ExplorationBranchUpdateOne {
+	_u.mutation.SetReviewedAt(v)
+	return _u
+}
+
+// SetNillableReviewedAt sets the "reviewed_at" field if the given value is not nil.
+func (_u *ExplorationBranchUpdateOne) SetNillableReviewedAt(v *time.Time) *ExplorationBranchUpdateOne {
+	if v != nil {
+		_u.SetReviewedAt(*v)
+	}
+	return _u
+}
+
+// ClearReviewedAt clears the value of the "reviewed_at" field.
+func (_u *ExplorationBranchUpdateOne) ClearReviewedAt() *ExplorationBranchUpdateOne {
+	_u.mutation.ClearReviewedAt()
+	return _u
+}
+
+// SetReview sets the "review" field.
+func (_u *ExplorationBranchUpdateOne) SetReview(v string) *ExplorationBranchUpdateOne {
+	_u.mutation.SetReview(v)
+	return _u
+}
+
+// SetNillableReview sets the "review" field if the given value is not nil.
+func (_u *ExplorationBranchUpdateOne) SetNillableReview(v *string) *ExplorationBranchUpdateOne {
+	if v != nil {
+		_u.SetReview(*v)
+	}
+	return _u
+}
+
+// SetReviewError sets the "review_error" field.
+func (_u *ExplorationBranchUpdateOne) SetReviewError(v string) *ExplorationBranchUpdateOne {
+	_u.mutation.SetReviewError(v)
+	return _u
+}
+
+// SetNillableReviewError sets the "review_error" field if the given value is not nil.
+func (_u *ExplorationBranchUpdateOne) SetNillableReviewError(v *string) *ExplorationBranchUpdateOne {
+	if v != nil {
+		_u.SetReviewError(*v)
+	}
+	return _u
+}
+
 // SetSummary sets the "summary" field.
 func (_u *ExplorationBranchUpdateOne) SetSummary(v string) *ExplorationBranchUpdateOne {
 	_u.mutation.SetSummary(v)
@@ -612,6 +766,24 @@ func (_u *ExplorationBranchUpdateOne) sqlSave(ctx context.Context) (_node *Explo
 	}
 	if _u.mutation.TellingAtCleared() {
 		_spec.ClearField(explorationbranch.FieldTellingAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ReviewingAt(); ok {
+		_spec.SetField(explorationbranch.FieldReviewingAt, field.TypeTime, value)
+	}
+	if _u.mutation.ReviewingAtCleared() {
+		_spec.ClearField(explorationbranch.FieldReviewingAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ReviewedAt(); ok {
+		_spec.SetField(explorationbranch.FieldReviewedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ReviewedAtCleared() {
+		_spec.ClearField(explorationbranch.FieldReviewedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Review(); ok {
+		_spec.SetField(explorationbranch.FieldReview, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ReviewError(); ok {
+		_spec.SetField(explorationbranch.FieldReviewError, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.Summary(); ok {
 		_spec.SetField(explorationbranch.FieldSummary, field.TypeString, value)

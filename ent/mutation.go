@@ -5374,6 +5374,10 @@ type ExplorationBranchMutation struct {
 	applied_at             *time.Time
 	told_at                *time.Time
 	telling_at             *time.Time
+	reviewing_at           *time.Time
+	reviewed_at            *time.Time
+	review                 *string
+	review_error           *string
 	summary                *string
 	told_after_turn_id     *string
 	created_at             *time.Time
@@ -6074,6 +6078,176 @@ func (m *ExplorationBranchMutation) ResetTellingAt() {
 	delete(m.clearedFields, explorationbranch.FieldTellingAt)
 }
 
+// SetReviewingAt sets the "reviewing_at" field.
+func (m *ExplorationBranchMutation) SetReviewingAt(t time.Time) {
+	m.reviewing_at = &t
+}
+
+// ReviewingAt returns the value of the "reviewing_at" field in the mutation.
+func (m *ExplorationBranchMutation) ReviewingAt() (r time.Time, exists bool) {
+	v := m.reviewing_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReviewingAt returns the old "reviewing_at" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldReviewingAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReviewingAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReviewingAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReviewingAt: %w", err)
+	}
+	return oldValue.ReviewingAt, nil
+}
+
+// ClearReviewingAt clears the value of the "reviewing_at" field.
+func (m *ExplorationBranchMutation) ClearReviewingAt() {
+	m.reviewing_at = nil
+	m.clearedFields[explorationbranch.FieldReviewingAt] = struct{}{}
+}
+
+// ReviewingAtCleared returns if the "reviewing_at" field was cleared in this mutation.
+func (m *ExplorationBranchMutation) ReviewingAtCleared() bool {
+	_, ok := m.clearedFields[explorationbranch.FieldReviewingAt]
+	return ok
+}
+
+// ResetReviewingAt resets all changes to the "reviewing_at" field.
+func (m *ExplorationBranchMutation) ResetReviewingAt() {
+	m.reviewing_at = nil
+	delete(m.clearedFields, explorationbranch.FieldReviewingAt)
+}
+
+// SetReviewedAt sets the "reviewed_at" field.
+func (m *ExplorationBranchMutation) SetReviewedAt(t time.Time) {
+	m.reviewed_at = &t
+}
+
+// ReviewedAt returns the value of the "reviewed_at" field in the mutation.
+func (m *ExplorationBranchMutation) ReviewedAt() (r time.Time, exists bool) {
+	v := m.reviewed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReviewedAt returns the old "reviewed_at" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldReviewedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReviewedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReviewedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReviewedAt: %w", err)
+	}
+	return oldValue.ReviewedAt, nil
+}
+
+// ClearReviewedAt clears the value of the "reviewed_at" field.
+func (m *ExplorationBranchMutation) ClearReviewedAt() {
+	m.reviewed_at = nil
+	m.clearedFields[explorationbranch.FieldReviewedAt] = struct{}{}
+}
+
+// ReviewedAtCleared returns if the "reviewed_at" field was cleared in this mutation.
+func (m *ExplorationBranchMutation) ReviewedAtCleared() bool {
+	_, ok := m.clearedFields[explorationbranch.FieldReviewedAt]
+	return ok
+}
+
+// ResetReviewedAt resets all changes to the "reviewed_at" field.
+func (m *ExplorationBranchMutation) ResetReviewedAt() {
+	m.reviewed_at = nil
+	delete(m.clearedFields, explorationbranch.FieldReviewedAt)
+}
+
+// SetReview sets the "review" field.
+func (m *ExplorationBranchMutation) SetReview(s string) {
+	m.review = &s
+}
+
+// Review returns the value of the "review" field in the mutation.
+func (m *ExplorationBranchMutation) Review() (r string, exists bool) {
+	v := m.review
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReview returns the old "review" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldReview(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReview is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReview requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReview: %w", err)
+	}
+	return oldValue.Review, nil
+}
+
+// ResetReview resets all changes to the "review" field.
+func (m *ExplorationBranchMutation) ResetReview() {
+	m.review = nil
+}
+
+// SetReviewError sets the "review_error" field.
+func (m *ExplorationBranchMutation) SetReviewError(s string) {
+	m.review_error = &s
+}
+
+// ReviewError returns the value of the "review_error" field in the mutation.
+func (m *ExplorationBranchMutation) ReviewError() (r string, exists bool) {
+	v := m.review_error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReviewError returns the old "review_error" field's value of the ExplorationBranch entity.
+// If the ExplorationBranch object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationBranchMutation) OldReviewError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReviewError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReviewError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReviewError: %w", err)
+	}
+	return oldValue.ReviewError, nil
+}
+
+// ResetReviewError resets all changes to the "review_error" field.
+func (m *ExplorationBranchMutation) ResetReviewError() {
+	m.review_error = nil
+}
+
 // SetSummary sets the "summary" field.
 func (m *ExplorationBranchMutation) SetSummary(s string) {
 	m.summary = &s
@@ -6243,7 +6417,7 @@ func (m *ExplorationBranchMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ExplorationBranchMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 21)
 	if m.exploration != nil {
 		fields = append(fields, explorationbranch.FieldExplorationID)
 	}
@@ -6285,6 +6459,18 @@ func (m *ExplorationBranchMutation) Fields() []string {
 	}
 	if m.telling_at != nil {
 		fields = append(fields, explorationbranch.FieldTellingAt)
+	}
+	if m.reviewing_at != nil {
+		fields = append(fields, explorationbranch.FieldReviewingAt)
+	}
+	if m.reviewed_at != nil {
+		fields = append(fields, explorationbranch.FieldReviewedAt)
+	}
+	if m.review != nil {
+		fields = append(fields, explorationbranch.FieldReview)
+	}
+	if m.review_error != nil {
+		fields = append(fields, explorationbranch.FieldReviewError)
 	}
 	if m.summary != nil {
 		fields = append(fields, explorationbranch.FieldSummary)
@@ -6331,6 +6517,14 @@ func (m *ExplorationBranchMutation) Field(name string) (ent.Value, bool) {
 		return m.ToldAt()
 	case explorationbranch.FieldTellingAt:
 		return m.TellingAt()
+	case explorationbranch.FieldReviewingAt:
+		return m.ReviewingAt()
+	case explorationbranch.FieldReviewedAt:
+		return m.ReviewedAt()
+	case explorationbranch.FieldReview:
+		return m.Review()
+	case explorationbranch.FieldReviewError:
+		return m.ReviewError()
 	case explorationbranch.FieldSummary:
 		return m.Summary()
 	case explorationbranch.FieldToldAfterTurnID:
@@ -6374,6 +6568,14 @@ func (m *ExplorationBranchMutation) OldField(ctx context.Context, name string) (
 		return m.OldToldAt(ctx)
 	case explorationbranch.FieldTellingAt:
 		return m.OldTellingAt(ctx)
+	case explorationbranch.FieldReviewingAt:
+		return m.OldReviewingAt(ctx)
+	case explorationbranch.FieldReviewedAt:
+		return m.OldReviewedAt(ctx)
+	case explorationbranch.FieldReview:
+		return m.OldReview(ctx)
+	case explorationbranch.FieldReviewError:
+		return m.OldReviewError(ctx)
 	case explorationbranch.FieldSummary:
 		return m.OldSummary(ctx)
 	case explorationbranch.FieldToldAfterTurnID:
@@ -6487,6 +6689,34 @@ func (m *ExplorationBranchMutation) SetField(name string, value ent.Value) error
 		}
 		m.SetTellingAt(v)
 		return nil
+	case explorationbranch.FieldReviewingAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReviewingAt(v)
+		return nil
+	case explorationbranch.FieldReviewedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReviewedAt(v)
+		return nil
+	case explorationbranch.FieldReview:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReview(v)
+		return nil
+	case explorationbranch.FieldReviewError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReviewError(v)
+		return nil
 	case explorationbranch.FieldSummary:
 		v, ok := value.(string)
 		if !ok {
@@ -6565,6 +6795,12 @@ func (m *ExplorationBranchMutation) ClearedFields() []string {
 	if m.FieldCleared(explorationbranch.FieldTellingAt) {
 		fields = append(fields, explorationbranch.FieldTellingAt)
 	}
+	if m.FieldCleared(explorationbranch.FieldReviewingAt) {
+		fields = append(fields, explorationbranch.FieldReviewingAt)
+	}
+	if m.FieldCleared(explorationbranch.FieldReviewedAt) {
+		fields = append(fields, explorationbranch.FieldReviewedAt)
+	}
 	return fields
 }
 
@@ -6590,6 +6826,12 @@ func (m *ExplorationBranchMutation) ClearField(name string) error {
 		return nil
 	case explorationbranch.FieldTellingAt:
 		m.ClearTellingAt()
+		return nil
+	case explorationbranch.FieldReviewingAt:
+		m.ClearReviewingAt()
+		return nil
+	case explorationbranch.FieldReviewedAt:
+		m.ClearReviewedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown ExplorationBranch nullable field %s", name)
@@ -6640,6 +6882,18 @@ func (m *ExplorationBranchMutation) ResetField(name string) error {
 		return nil
 	case explorationbranch.FieldTellingAt:
 		m.ResetTellingAt()
+		return nil
+	case explorationbranch.FieldReviewingAt:
+		m.ResetReviewingAt()
+		return nil
+	case explorationbranch.FieldReviewedAt:
+		m.ResetReviewedAt()
+		return nil
+	case explorationbranch.FieldReview:
+		m.ResetReview()
+		return nil
+	case explorationbranch.FieldReviewError:
+		m.ResetReviewError()
 		return nil
 	case explorationbranch.FieldSummary:
 		m.ResetSummary()

@@ -233,16 +233,24 @@ func init() {
 	explorationbranchDescError := explorationbranchFields[9].Descriptor()
 	// explorationbranch.DefaultError holds the default value on creation for the error field.
 	explorationbranch.DefaultError = explorationbranchDescError.Default.(string)
+	// explorationbranchDescReview is the schema descriptor for review field.
+	explorationbranchDescReview := explorationbranchFields[16].Descriptor()
+	// explorationbranch.DefaultReview holds the default value on creation for the review field.
+	explorationbranch.DefaultReview = explorationbranchDescReview.Default.(string)
+	// explorationbranchDescReviewError is the schema descriptor for review_error field.
+	explorationbranchDescReviewError := explorationbranchFields[17].Descriptor()
+	// explorationbranch.DefaultReviewError holds the default value on creation for the review_error field.
+	explorationbranch.DefaultReviewError = explorationbranchDescReviewError.Default.(string)
 	// explorationbranchDescSummary is the schema descriptor for summary field.
-	explorationbranchDescSummary := explorationbranchFields[14].Descriptor()
+	explorationbranchDescSummary := explorationbranchFields[18].Descriptor()
 	// explorationbranch.DefaultSummary holds the default value on creation for the summary field.
 	explorationbranch.DefaultSummary = explorationbranchDescSummary.Default.(string)
 	// explorationbranchDescToldAfterTurnID is the schema descriptor for told_after_turn_id field.
-	explorationbranchDescToldAfterTurnID := explorationbranchFields[15].Descriptor()
+	explorationbranchDescToldAfterTurnID := explorationbranchFields[19].Descriptor()
 	// explorationbranch.DefaultToldAfterTurnID holds the default value on creation for the told_after_turn_id field.
 	explorationbranch.DefaultToldAfterTurnID = explorationbranchDescToldAfterTurnID.Default.(string)
 	// explorationbranchDescCreatedAt is the schema descriptor for created_at field.
-	explorationbranchDescCreatedAt := explorationbranchFields[16].Descriptor()
+	explorationbranchDescCreatedAt := explorationbranchFields[20].Descriptor()
 	// explorationbranch.DefaultCreatedAt holds the default value on creation for the created_at field.
 	explorationbranch.DefaultCreatedAt = explorationbranchDescCreatedAt.Default.(func() time.Time)
 	forkjournalFields := schema.ForkJournal{}.Fields()

@@ -38,6 +38,9 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	if err := s.interruptChecks(ctx); err != nil {
 		return err
 	}
+	if err := s.interruptReviews(ctx); err != nil {
+		return err
+	}
 	s.background(func(ctx context.Context) {
 		s.checkMissed(ctx)
 		s.pump(ctx)

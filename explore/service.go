@@ -14,6 +14,7 @@
 //	view.go       what is read: branches, their state, sizes, checks
 //	rank.go       the ranking
 //	apply.go      a branch back into the parent, and telling the parent
+//	review.go     Codex's review of a branch
 //	choose.go     the winner mark, archiving the other branches
 //	reconcile.go  at start: what a stopped tuttid left
 package explore
@@ -48,6 +49,7 @@ type Sessions interface {
 	Session(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error)
 	Send(ctx context.Context, workspaceID, sessionID, text string) (*ent.Turn, error)
 	Tell(ctx context.Context, workspaceID, sessionID, text string) error
+	Review(ctx context.Context, workspaceID, sessionID, instructions string) (string, error)
 	Update(ctx context.Context, in session.UpdateInput) (*ent.AgentSession, error)
 	LockSession(sessionID string) (unlock func())
 }

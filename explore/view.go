@@ -93,6 +93,37 @@ func (b *Branch) SummaryState() string {
 	return ""
 }
 
+// Review is Codex's latest review of the branch, nil when never asked.
+func (b *Branch) Review() *Review {
+	if b.Row.ReviewingAt == nil {
+		return nil
+	}
+	r := &Review{State: ReviewRunning, StartedAt: *b.Row.ReviewingAt, EndedAt: b.Row.ReviewedAt}
+	switch {
+	case b.Row.ReviewedAt == nil:
+	case b.Row.ReviewError != "":
+		r.State, r.Error = ReviewFailed, b.Row.ReviewError
+	default:
+		r.State, r.Text = ReviewDone, b.Row.Review
+	}
+	return r
+}
+
+// Review is a branch's review by Codex.
+type Review struct {
+	State       string // ReviewRunning, ReviewDone, ReviewFailed
+	Text, Error string
+	StartedAt   time.Time
+	EndedAt     *time.Time
+}
+
+// The states of a Review.
+const (
+	ReviewRunning = "RUNNING"
+	ReviewDone    = "DONE"
+	ReviewFailed  = "FAILED"
+)
+
 // The states of SummaryState.
 const (
 	SummaryTold      = "TOLD"

@@ -30,6 +30,24 @@ func (r *agentSessionResolver) Exploration(ctx context.Context, obj *ent.AgentSe
 	return r.Explore.ExplorationOf(ctx, obj.ID)
 }
 
+// State is the resolver for the state field.
+func (r *branchReviewResolver) State(ctx context.Context, obj *explore.Review) (model.BranchReviewState, error) {
+	return model.BranchReviewState(obj.State), nil
+}
+
+// Text is the resolver for the text field.
+func (r *branchReviewResolver) Text(ctx context.Context, obj *explore.Review) (*string, error) {
+	if obj.State != explore.ReviewDone {
+		return nil, nil
+	}
+	return &obj.Text, nil
+}
+
+// Error is the resolver for the error field.
+func (r *branchReviewResolver) Error(ctx context.Context, obj *explore.Review) (*string, error) {
+	return optional(obj.Error), nil
+}
+
 // LastTurnID is the resolver for the lastTurnId field.
 func (r *explorationResolver) LastTurnID(ctx context.Context, obj *explore.View) (*string, error) {
 	return optional(obj.LastTurnID), nil
@@ -179,6 +197,12 @@ func (r *mutationResolver) ArchiveExplorationBranches(ctx context.Context, input
 	return &model.ArchiveExplorationBranchesPayload{Archived: nonNil(res.Archived), Failed: failed, Exploration: res.View}, nil
 }
 
+// ReviewExplorationBranch is the resolver for the reviewExplorationBranch field.
+func (r *mutationResolver) ReviewExplorationBranch(ctx context.Context, input model.ReviewExplorationBranchInput) (*explore.Branch, error) {
+	return r.Explore.Review(ctx, explore.BranchRef{WorkspaceID: input.WorkspaceID, ParentSessionID: input.AgentSessionID,
+		ExplorationID: input.ExplorationID, BranchName: input.BranchName})
+}
+
 // Exploration is the resolver for the exploration field.
 func (r *queryResolver) Exploration(ctx context.Context, workspaceID string, agentSessionID string, explorationID string) (*explore.View, error) {
 	return r.Explore.Exploration(ctx, workspaceID, agentSessionID, explorationID)
@@ -197,6 +221,9 @@ func (r *workspaceResolver) CheckTimeoutSeconds(ctx context.Context, obj *ent.Wo
 	return int(obj.CheckTimeoutMs / 1000), nil
 }
 
+// BranchReview returns generated.BranchReviewResolver implementation.
+func (r *Resolver) BranchReview() generated.BranchReviewResolver { return &branchReviewResolver{r} }
+
 // Exploration returns generated.ExplorationResolver implementation.
 func (r *Resolver) Exploration() generated.ExplorationResolver { return &explorationResolver{r} }
 
@@ -206,6 +233,7 @@ func (r *Resolver) ExplorationBranch() generated.ExplorationBranchResolver {
 }
 
 type (
+	branchReviewResolver      struct{ *Resolver }
 	explorationResolver       struct{ *Resolver }
 	explorationBranchResolver struct{ *Resolver }
 )

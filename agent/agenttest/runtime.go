@@ -136,6 +136,11 @@ func (r *Runtime) History(_ context.Context, in agent.HistoryInput) ([]agent.Run
 	return r.histories[in.ThreadID], nil
 }
 
+// Review answers "reviewed: " and the instructions.
+func (r *Runtime) Review(_ context.Context, in agent.ReviewInput) (string, error) {
+	return "reviewed: " + in.Instructions, nil
+}
+
 // Inject records in; Injected lists what it got.
 func (r *Runtime) Inject(_ context.Context, in agent.InjectInput) error {
 	r.mu.Lock()

@@ -43,6 +43,14 @@ const (
 	FieldToldAt = "told_at"
 	// FieldTellingAt holds the string denoting the telling_at field in the database.
 	FieldTellingAt = "telling_at"
+	// FieldReviewingAt holds the string denoting the reviewing_at field in the database.
+	FieldReviewingAt = "reviewing_at"
+	// FieldReviewedAt holds the string denoting the reviewed_at field in the database.
+	FieldReviewedAt = "reviewed_at"
+	// FieldReview holds the string denoting the review field in the database.
+	FieldReview = "review"
+	// FieldReviewError holds the string denoting the review_error field in the database.
+	FieldReviewError = "review_error"
 	// FieldSummary holds the string denoting the summary field in the database.
 	FieldSummary = "summary"
 	// FieldToldAfterTurnID holds the string denoting the told_after_turn_id field in the database.
@@ -81,6 +89,10 @@ var Columns = []string{
 	FieldAppliedAt,
 	FieldToldAt,
 	FieldTellingAt,
+	FieldReviewingAt,
+	FieldReviewedAt,
+	FieldReview,
+	FieldReviewError,
 	FieldSummary,
 	FieldToldAfterTurnID,
 	FieldCreatedAt,
@@ -109,6 +121,10 @@ var (
 	DefaultErrorCode string
 	// DefaultError holds the default value on creation for the "error" field.
 	DefaultError string
+	// DefaultReview holds the default value on creation for the "review" field.
+	DefaultReview string
+	// DefaultReviewError holds the default value on creation for the "review_error" field.
+	DefaultReviewError string
 	// DefaultSummary holds the default value on creation for the "summary" field.
 	DefaultSummary string
 	// DefaultToldAfterTurnID holds the default value on creation for the "told_after_turn_id" field.
@@ -216,6 +232,26 @@ func ByToldAt(opts ...sql.OrderTermOption) OrderOption {
 // ByTellingAt orders the results by the telling_at field.
 func ByTellingAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTellingAt, opts...).ToFunc()
+}
+
+// ByReviewingAt orders the results by the reviewing_at field.
+func ByReviewingAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReviewingAt, opts...).ToFunc()
+}
+
+// ByReviewedAt orders the results by the reviewed_at field.
+func ByReviewedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReviewedAt, opts...).ToFunc()
+}
+
+// ByReview orders the results by the review field.
+func ByReview(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReview, opts...).ToFunc()
+}
+
+// ByReviewError orders the results by the review_error field.
+func ByReviewError(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReviewError, opts...).ToFunc()
 }
 
 // BySummary orders the results by the summary field.

@@ -115,6 +115,26 @@ func TellingAt(v time.Time) predicate.ExplorationBranch {
 	return predicate.ExplorationBranch(sql.FieldEQ(FieldTellingAt, v))
 }
 
+// ReviewingAt applies equality check predicate on the "reviewing_at" field. It's identical to ReviewingAtEQ.
+func ReviewingAt(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEQ(FieldReviewingAt, v))
+}
+
+// ReviewedAt applies equality check predicate on the "reviewed_at" field. It's identical to ReviewedAtEQ.
+func ReviewedAt(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEQ(FieldReviewedAt, v))
+}
+
+// Review applies equality check predicate on the "review" field. It's identical to ReviewEQ.
+func Review(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEQ(FieldReview, v))
+}
+
+// ReviewError applies equality check predicate on the "review_error" field. It's identical to ReviewErrorEQ.
+func ReviewError(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEQ(FieldReviewError, v))
+}
+
 // Summary applies equality check predicate on the "summary" field. It's identical to SummaryEQ.
 func Summary(v string) predicate.ExplorationBranch {
 	return predicate.ExplorationBranch(sql.FieldEQ(FieldSummary, v))
@@ -843,6 +863,236 @@ func TellingAtIsNil() predicate.ExplorationBranch {
 // TellingAtNotNil applies the NotNil predicate on the "telling_at" field.
 func TellingAtNotNil() predicate.ExplorationBranch {
 	return predicate.ExplorationBranch(sql.FieldNotNull(FieldTellingAt))
+}
+
+// ReviewingAtEQ applies the EQ predicate on the "reviewing_at" field.
+func ReviewingAtEQ(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEQ(FieldReviewingAt, v))
+}
+
+// ReviewingAtNEQ applies the NEQ predicate on the "reviewing_at" field.
+func ReviewingAtNEQ(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNEQ(FieldReviewingAt, v))
+}
+
+// ReviewingAtIn applies the In predicate on the "reviewing_at" field.
+func ReviewingAtIn(vs ...time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldIn(FieldReviewingAt, vs...))
+}
+
+// ReviewingAtNotIn applies the NotIn predicate on the "reviewing_at" field.
+func ReviewingAtNotIn(vs ...time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNotIn(FieldReviewingAt, vs...))
+}
+
+// ReviewingAtGT applies the GT predicate on the "reviewing_at" field.
+func ReviewingAtGT(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldGT(FieldReviewingAt, v))
+}
+
+// ReviewingAtGTE applies the GTE predicate on the "reviewing_at" field.
+func ReviewingAtGTE(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldGTE(FieldReviewingAt, v))
+}
+
+// ReviewingAtLT applies the LT predicate on the "reviewing_at" field.
+func ReviewingAtLT(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldLT(FieldReviewingAt, v))
+}
+
+// ReviewingAtLTE applies the LTE predicate on the "reviewing_at" field.
+func ReviewingAtLTE(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldLTE(FieldReviewingAt, v))
+}
+
+// ReviewingAtIsNil applies the IsNil predicate on the "reviewing_at" field.
+func ReviewingAtIsNil() predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldIsNull(FieldReviewingAt))
+}
+
+// ReviewingAtNotNil applies the NotNil predicate on the "reviewing_at" field.
+func ReviewingAtNotNil() predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNotNull(FieldReviewingAt))
+}
+
+// ReviewedAtEQ applies the EQ predicate on the "reviewed_at" field.
+func ReviewedAtEQ(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEQ(FieldReviewedAt, v))
+}
+
+// ReviewedAtNEQ applies the NEQ predicate on the "reviewed_at" field.
+func ReviewedAtNEQ(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNEQ(FieldReviewedAt, v))
+}
+
+// ReviewedAtIn applies the In predicate on the "reviewed_at" field.
+func ReviewedAtIn(vs ...time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldIn(FieldReviewedAt, vs...))
+}
+
+// ReviewedAtNotIn applies the NotIn predicate on the "reviewed_at" field.
+func ReviewedAtNotIn(vs ...time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNotIn(FieldReviewedAt, vs...))
+}
+
+// ReviewedAtGT applies the GT predicate on the "reviewed_at" field.
+func ReviewedAtGT(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldGT(FieldReviewedAt, v))
+}
+
+// ReviewedAtGTE applies the GTE predicate on the "reviewed_at" field.
+func ReviewedAtGTE(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldGTE(FieldReviewedAt, v))
+}
+
+// ReviewedAtLT applies the LT predicate on the "reviewed_at" field.
+func ReviewedAtLT(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldLT(FieldReviewedAt, v))
+}
+
+// ReviewedAtLTE applies the LTE predicate on the "reviewed_at" field.
+func ReviewedAtLTE(v time.Time) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldLTE(FieldReviewedAt, v))
+}
+
+// ReviewedAtIsNil applies the IsNil predicate on the "reviewed_at" field.
+func ReviewedAtIsNil() predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldIsNull(FieldReviewedAt))
+}
+
+// ReviewedAtNotNil applies the NotNil predicate on the "reviewed_at" field.
+func ReviewedAtNotNil() predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNotNull(FieldReviewedAt))
+}
+
+// ReviewEQ applies the EQ predicate on the "review" field.
+func ReviewEQ(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEQ(FieldReview, v))
+}
+
+// ReviewNEQ applies the NEQ predicate on the "review" field.
+func ReviewNEQ(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNEQ(FieldReview, v))
+}
+
+// ReviewIn applies the In predicate on the "review" field.
+func ReviewIn(vs ...string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldIn(FieldReview, vs...))
+}
+
+// ReviewNotIn applies the NotIn predicate on the "review" field.
+func ReviewNotIn(vs ...string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNotIn(FieldReview, vs...))
+}
+
+// ReviewGT applies the GT predicate on the "review" field.
+func ReviewGT(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldGT(FieldReview, v))
+}
+
+// ReviewGTE applies the GTE predicate on the "review" field.
+func ReviewGTE(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldGTE(FieldReview, v))
+}
+
+// ReviewLT applies the LT predicate on the "review" field.
+func ReviewLT(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldLT(FieldReview, v))
+}
+
+// ReviewLTE applies the LTE predicate on the "review" field.
+func ReviewLTE(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldLTE(FieldReview, v))
+}
+
+// ReviewContains applies the Contains predicate on the "review" field.
+func ReviewContains(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldContains(FieldReview, v))
+}
+
+// ReviewHasPrefix applies the HasPrefix predicate on the "review" field.
+func ReviewHasPrefix(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldHasPrefix(FieldReview, v))
+}
+
+// ReviewHasSuffix applies the HasSuffix predicate on the "review" field.
+func ReviewHasSuffix(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldHasSuffix(FieldReview, v))
+}
+
+// ReviewEqualFold applies the EqualFold predicate on the "review" field.
+func ReviewEqualFold(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEqualFold(FieldReview, v))
+}
+
+// ReviewContainsFold applies the ContainsFold predicate on the "review" field.
+func ReviewContainsFold(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldContainsFold(FieldReview, v))
+}
+
+// ReviewErrorEQ applies the EQ predicate on the "review_error" field.
+func ReviewErrorEQ(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEQ(FieldReviewError, v))
+}
+
+// ReviewErrorNEQ applies the NEQ predicate on the "review_error" field.
+func ReviewErrorNEQ(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNEQ(FieldReviewError, v))
+}
+
+// ReviewErrorIn applies the In predicate on the "review_error" field.
+func ReviewErrorIn(vs ...string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldIn(FieldReviewError, vs...))
+}
+
+// ReviewErrorNotIn applies the NotIn predicate on the "review_error" field.
+func ReviewErrorNotIn(vs ...string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldNotIn(FieldReviewError, vs...))
+}
+
+// ReviewErrorGT applies the GT predicate on the "review_error" field.
+func ReviewErrorGT(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldGT(FieldReviewError, v))
+}
+
+// ReviewErrorGTE applies the GTE predicate on the "review_error" field.
+func ReviewErrorGTE(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldGTE(FieldReviewError, v))
+}
+
+// ReviewErrorLT applies the LT predicate on the "review_error" field.
+func ReviewErrorLT(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldLT(FieldReviewError, v))
+}
+
+// ReviewErrorLTE applies the LTE predicate on the "review_error" field.
+func ReviewErrorLTE(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldLTE(FieldReviewError, v))
+}
+
+// ReviewErrorContains applies the Contains predicate on the "review_error" field.
+func ReviewErrorContains(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldContains(FieldReviewError, v))
+}
+
+// ReviewErrorHasPrefix applies the HasPrefix predicate on the "review_error" field.
+func ReviewErrorHasPrefix(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldHasPrefix(FieldReviewError, v))
+}
+
+// ReviewErrorHasSuffix applies the HasSuffix predicate on the "review_error" field.
+func ReviewErrorHasSuffix(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldHasSuffix(FieldReviewError, v))
+}
+
+// ReviewErrorEqualFold applies the EqualFold predicate on the "review_error" field.
+func ReviewErrorEqualFold(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldEqualFold(FieldReviewError, v))
+}
+
+// ReviewErrorContainsFold applies the ContainsFold predicate on the "review_error" field.
+func ReviewErrorContainsFold(v string) predicate.ExplorationBranch {
+	return predicate.ExplorationBranch(sql.FieldContainsFold(FieldReviewError, v))
 }
 
 // SummaryEQ applies the EQ predicate on the "summary" field.

@@ -203,6 +203,10 @@ var (
 		{Name: "applied_at", Type: field.TypeTime, Nullable: true},
 		{Name: "told_at", Type: field.TypeTime, Nullable: true},
 		{Name: "telling_at", Type: field.TypeTime, Nullable: true},
+		{Name: "reviewing_at", Type: field.TypeTime, Nullable: true},
+		{Name: "reviewed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "review", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "review_error", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "summary", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "told_after_turn_id", Type: field.TypeString, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
@@ -216,7 +220,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "workspace_agent_exploration_branches_workspace_agent_explorations_branches",
-				Columns:    []*schema.Column{WorkspaceAgentExplorationBranchesColumns[17]},
+				Columns:    []*schema.Column{WorkspaceAgentExplorationBranchesColumns[21]},
 				RefColumns: []*schema.Column{WorkspaceAgentExplorationsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -225,7 +229,7 @@ var (
 			{
 				Name:    "explorationbranch_exploration_id_name",
 				Unique:  true,
-				Columns: []*schema.Column{WorkspaceAgentExplorationBranchesColumns[17], WorkspaceAgentExplorationBranchesColumns[2]},
+				Columns: []*schema.Column{WorkspaceAgentExplorationBranchesColumns[21], WorkspaceAgentExplorationBranchesColumns[2]},
 			},
 			{
 				Name:    "explorationbranch_child_agent_session_id",

@@ -52,6 +52,12 @@ func (ExplorationBranch) Fields() []ent.Field {
 		// telling is uncertain: Codex keeps injected items where no read
 		// shows them, so only the person can say to tell again.
 		field.Time("telling_at").Optional().Nillable(),
+		// A review by Codex (reviewExplorationBranch): reviewing_at while
+		// it runs, then reviewed_at with review (its text) or review_error.
+		field.Time("reviewing_at").Optional().Nillable(),
+		field.Time("reviewed_at").Optional().Nillable(),
+		field.Text("review").Default(""),
+		field.Text("review_error").Default(""),
 		field.Text("summary").Default(""),
 		field.String("told_after_turn_id").Default(""),
 		field.Time("created_at").Default(time.Now).Immutable(),

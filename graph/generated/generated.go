@@ -42,6 +42,7 @@ type ResolverRoot interface {
 	ActivityEvent() ActivityEventResolver
 	AgentSession() AgentSessionResolver
 	ApprovalRequest() ApprovalRequestResolver
+	BranchReview() BranchReviewResolver
 	ComposerSettings() ComposerSettingsResolver
 	Exploration() ExplorationResolver
 	ExplorationBranch() ExplorationBranchResolver
@@ -166,6 +167,14 @@ type ComplexityRoot struct {
 		Failed      func(childComplexity int) int
 	}
 
+	BranchReview struct {
+		EndedAt   func(childComplexity int) int
+		Error     func(childComplexity int) int
+		StartedAt func(childComplexity int) int
+		State     func(childComplexity int) int
+		Text      func(childComplexity int) int
+	}
+
 	CheckRun struct {
 		AgentSessionID  func(childComplexity int) int
 		DurationMs      func(childComplexity int) int
@@ -268,6 +277,7 @@ type ComplexityRoot struct {
 		Prompt        func(childComplexity int) int
 		QueuePosition func(childComplexity int) int
 		Rank          func(childComplexity int) int
+		Review        func(childComplexity int) int
 		Session       func(childComplexity int) int
 		State         func(childComplexity int) int
 		Summary       func(childComplexity int) int
@@ -349,6 +359,7 @@ type ComplexityRoot struct {
 		LogoutCodex                func(childComplexity int) int
 		MarkExplorationWinner      func(childComplexity int, input model.MarkExplorationWinnerInput) int
 		RespondToApproval          func(childComplexity int, input model.RespondToApprovalInput) int
+		ReviewExplorationBranch    func(childComplexity int, input model.ReviewExplorationBranchInput) int
 		SendMessage                func(childComplexity int, input model.SendMessageInput) int
 		StartCodexLogin            func(childComplexity int, input model.StartCodexLoginInput) int
 		StartSession               func(childComplexity int, input model.StartSessionInput) int
@@ -523,6 +534,11 @@ type ApprovalRequestResolver interface {
 
 	Decision(ctx context.Context, obj *ent.ApprovalRequest) (*model.ApprovalDecision, error)
 }
+type BranchReviewResolver interface {
+	State(ctx context.Context, obj *explore.Review) (model.BranchReviewState, error)
+	Text(ctx context.Context, obj *explore.Review) (*string, error)
+	Error(ctx context.Context, obj *explore.Review) (*string, error)
+}
 type ComposerSettingsResolver interface {
 	Model(ctx context.Context, obj *agent.ComposerSettings) (*string, error)
 	ReasoningEffort(ctx context.Context, obj *agent.ComposerSettings) (*string, error)
@@ -574,6 +590,7 @@ type MutationResolver interface {
 	ApplyExplorationBranch(ctx context.Context, input model.ApplyExplorationBranchInput) (*model.ApplyExplorationBranchPayload, error)
 	MarkExplorationWinner(ctx context.Context, input model.MarkExplorationWinnerInput) (*explore.View, error)
 	ArchiveExplorationBranches(ctx context.Context, input model.ArchiveExplorationBranchesInput) (*model.ArchiveExplorationBranchesPayload, error)
+	ReviewExplorationBranch(ctx context.Context, input model.ReviewExplorationBranchInput) (*explore.Branch, error)
 	ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error)
 	UpdateSession(ctx context.Context, input model.UpdateSessionInput) (*ent.AgentSession, error)
 	StartSession(ctx context.Context, input model.StartSessionInput) (*ent.AgentSession, error)
@@ -1148,6 +1165,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ArchiveExplorationBranchesPayload.Failed(childComplexity), true
 
+	case "BranchReview.endedAt":
+		if e.ComplexityRoot.BranchReview.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BranchReview.EndedAt(childComplexity), true
+	case "BranchReview.error":
+		if e.ComplexityRoot.BranchReview.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BranchReview.Error(childComplexity), true
+	case "BranchReview.startedAt":
+		if e.ComplexityRoot.BranchReview.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BranchReview.StartedAt(childComplexity), true
+	case "BranchReview.state":
+		if e.ComplexityRoot.BranchReview.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BranchReview.State(childComplexity), true
+	case "BranchReview.text":
+		if e.ComplexityRoot.BranchReview.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BranchReview.Text(childComplexity), true
+
 	case "CheckRun.agentSessionId":
 		if e.ComplexityRoot.CheckRun.AgentSessionID == nil {
 			break
@@ -1584,6 +1632,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ExplorationBranch.Rank(childComplexity), true
+	case "ExplorationBranch.review":
+		if e.ComplexityRoot.ExplorationBranch.Review == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.Review(childComplexity), true
 	case "ExplorationBranch.session":
 		if e.ComplexityRoot.ExplorationBranch.Session == nil {
 			break
@@ -1955,6 +2009,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RespondToApproval(childComplexity, args["input"].(model.RespondToApprovalInput)), true
+	case "Mutation.reviewExplorationBranch":
+		if e.ComplexityRoot.Mutation.ReviewExplorationBranch == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reviewExplorationBranch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReviewExplorationBranch(childComplexity, args["input"].(model.ReviewExplorationBranchInput)), true
 	case "Mutation.sendMessage":
 		if e.ComplexityRoot.Mutation.SendMessage == nil {
 			break
@@ -2531,6 +2596,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("InterruptTurnInput", ec.unmarshalInputInterruptTurnInput),
 			graphql.NewInputUnmarshaler("MarkExplorationWinnerInput", ec.unmarshalInputMarkExplorationWinnerInput),
 			graphql.NewInputUnmarshaler("RespondToApprovalInput", ec.unmarshalInputRespondToApprovalInput),
+			graphql.NewInputUnmarshaler("ReviewExplorationBranchInput", ec.unmarshalInputReviewExplorationBranchInput),
 			graphql.NewInputUnmarshaler("SendMessageInput", ec.unmarshalInputSendMessageInput),
 			graphql.NewInputUnmarshaler("StartCodexLoginInput", ec.unmarshalInputStartCodexLoginInput),
 			graphql.NewInputUnmarshaler("StartSessionInput", ec.unmarshalInputStartSessionInput),
@@ -3118,6 +3184,41 @@ extend type Mutation {
   """
   archiveExplorationBranches(input: ArchiveExplorationBranchesInput!): ArchiveExplorationBranchesPayload!
     @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
+  """
+  Has Codex review a branch's change since the fork point (review/start
+  on a throwaway fork of the branch's thread: the branch's conversation is
+  left as it was). Answers at once with review.state RUNNING; the review
+  runs in the background and EXPLORATION_UPDATED says when it ended. A
+  review already running is not started twice. The branch WORKING:
+  agent.session_busy.
+  """
+  reviewExplorationBranch(input: ReviewExplorationBranchInput!): ExplorationBranch!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
+}
+
+input ReviewExplorationBranchInput {
+  workspaceId: ID!
+  "The session explored."
+  agentSessionId: ID!
+  explorationId: ID!
+  branchName: String!
+}
+
+"Codex's review of a branch (reviewExplorationBranch)."
+type BranchReview {
+  state: BranchReviewState!
+  "The review's text (Codex's findings, formatted); null until DONE."
+  text: String
+  "Why it failed; null unless FAILED."
+  error: String
+  startedAt: Time!
+  endedAt: Time
+}
+
+enum BranchReviewState {
+  RUNNING
+  DONE
+  FAILED
 }
 
 extend type Query {
@@ -3262,6 +3363,8 @@ type ExplorationBranch {
   summary: String
   "TOLD once Codex took the summary; UNCERTAIN when tuttid stopped (or lost Codex's answer) while telling: the parent may or may not have it, and it is told again only with tellAgain; null when never told."
   summaryState: BranchSummaryState
+  "Codex's latest review of the branch; null when never reviewed."
+  review: BranchReview
 }
 
 "RUNNING, PASSED (exit 0 in time), FAILED (another exit), TIMED_OUT (killed at its bound), ERROR (could not run), INTERRUPTED (tuttid stopped; run again at start)."
@@ -4145,6 +4248,22 @@ func (ec *executionContext) childFields_ArchiveExplorationBranchesPayload(ctx co
 	return nil, fmt.Errorf("no field named %q was found under type ArchiveExplorationBranchesPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_BranchReview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "state":
+		return ec.fieldContext_BranchReview_state(ctx, field)
+	case "text":
+		return ec.fieldContext_BranchReview_text(ctx, field)
+	case "error":
+		return ec.fieldContext_BranchReview_error(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_BranchReview_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_BranchReview_endedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BranchReview", field.Name)
+}
+
 func (ec *executionContext) childFields_CheckRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4363,6 +4482,8 @@ func (ec *executionContext) childFields_ExplorationBranch(ctx context.Context, f
 		return ec.fieldContext_ExplorationBranch_summary(ctx, field)
 	case "summaryState":
 		return ec.fieldContext_ExplorationBranch_summaryState(ctx, field)
+	case "review":
+		return ec.fieldContext_ExplorationBranch_review(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ExplorationBranch", field.Name)
 }
@@ -5053,6 +5174,20 @@ func (ec *executionContext) field_Mutation_respondToApproval_args(ctx context.Co
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RespondToApprovalInput, error) {
 			return ec.unmarshalNRespondToApprovalInput2tuttidᚋgraphᚋmodelᚐRespondToApprovalInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_reviewExplorationBranch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ReviewExplorationBranchInput, error) {
+			return ec.unmarshalNReviewExplorationBranchInput2tuttidᚋgraphᚋmodelᚐReviewExplorationBranchInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7636,6 +7771,121 @@ func (ec *executionContext) fieldContext_ArchiveExplorationBranchesPayload_explo
 	return fc, nil
 }
 
+func (ec *executionContext) _BranchReview_state(ctx context.Context, field graphql.CollectedField, obj *explore.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BranchReview_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BranchReview().State(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.BranchReviewState) graphql.Marshaler {
+			return ec.marshalNBranchReviewState2tuttidᚋgraphᚋmodelᚐBranchReviewState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BranchReview_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BranchReview", field, true, true, "BranchReviewState")
+}
+
+func (ec *executionContext) _BranchReview_text(ctx context.Context, field graphql.CollectedField, obj *explore.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BranchReview_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BranchReview().Text(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BranchReview_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BranchReview", field, true, true, "String")
+}
+
+func (ec *executionContext) _BranchReview_error(ctx context.Context, field graphql.CollectedField, obj *explore.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BranchReview_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BranchReview().Error(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BranchReview_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BranchReview", field, true, true, "String")
+}
+
+func (ec *executionContext) _BranchReview_startedAt(ctx context.Context, field graphql.CollectedField, obj *explore.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BranchReview_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BranchReview_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BranchReview", field, false, false, "Time")
+}
+
+func (ec *executionContext) _BranchReview_endedAt(ctx context.Context, field graphql.CollectedField, obj *explore.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BranchReview_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BranchReview_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BranchReview", field, false, false, "Time")
+}
+
 func (ec *executionContext) _CheckRun_id(ctx context.Context, field graphql.CollectedField, obj *ent.CheckRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9556,6 +9806,38 @@ func (ec *executionContext) fieldContext_ExplorationBranch_summaryState(_ contex
 	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "BranchSummaryState")
 }
 
+func (ec *executionContext) _ExplorationBranch_review(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_review(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Review(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *explore.Review) graphql.Marshaler {
+			return ec.marshalOBranchReview2ᚖtuttidᚋexploreᚐReview(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_review(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExplorationBranch",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BranchReview(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ExplorationBranchFailure_branchName(ctx context.Context, field graphql.CollectedField, obj *explore.ArchiveFailure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10874,6 +11156,50 @@ func (ec *executionContext) fieldContext_Mutation_archiveExplorationBranches(ctx
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_archiveExplorationBranches_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_reviewExplorationBranch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reviewExplorationBranch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReviewExplorationBranch(ctx, fc.Args["input"].(model.ReviewExplorationBranchInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *explore.Branch) graphql.Marshaler {
+			return ec.marshalNExplorationBranch2ᚖtuttidᚋexploreᚐBranch(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reviewExplorationBranch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExplorationBranch(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reviewExplorationBranch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15202,6 +15528,69 @@ func UnmarshalRespondToApprovalInput(ctx context.Context, raw any) (model.Respon
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputReviewExplorationBranchInput(ctx context.Context, obj any) (model.ReviewExplorationBranchInput, error) {
+	var it model.ReviewExplorationBranchInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "explorationId", "branchName"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "agentSessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentSessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentSessionID = data
+		case "explorationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("explorationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExplorationID = data
+		case "branchName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("branchName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BranchName = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalReviewExplorationBranchInput unmarshals raw into the ReviewExplorationBranchInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalReviewExplorationBranchInput(ctx context.Context, raw any) (model.ReviewExplorationBranchInput, error) {
+	var out model.ReviewExplorationBranchInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ReviewExplorationBranchInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSendMessageInput(ctx context.Context, obj any) (model.SendMessageInput, error) {
 	var it model.SendMessageInput
 	if obj == nil {
@@ -16242,6 +16631,62 @@ func (ec *executionContext) _ArchiveExplorationBranchesPayload(ctx context.Conte
 	return out
 }
 
+var branchReviewImplementors = []string{"BranchReview"}
+
+func (ec *executionContext) _BranchReview(ctx context.Context, sel ast.SelectionSet, obj *explore.Review) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, branchReviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BranchReview")
+		case "state":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BranchReview_state(ctx, field, obj)
+				})
+		case "text":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BranchReview_text(ctx, field, obj)
+				})
+		case "error":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BranchReview_error(ctx, field, obj)
+				})
+		case "startedAt":
+			out.Values[i] = ec._BranchReview_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "endedAt":
+			out.Values[i] = ec._BranchReview_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var checkRunImplementors = []string{"CheckRun"}
 
 func (ec *executionContext) _CheckRun(ctx context.Context, sel ast.SelectionSet, obj *ent.CheckRun) graphql.Marshaler {
@@ -16945,6 +17390,11 @@ func (ec *executionContext) _ExplorationBranch(ctx context.Context, sel ast.Sele
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ExplorationBranch_summaryState(ctx, field, obj)
 				})
+		case "review":
+			out.Values[i] = ec._ExplorationBranch_review(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17475,6 +17925,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "archiveExplorationBranches":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_archiveExplorationBranches(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reviewExplorationBranch":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reviewExplorationBranch(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -18961,6 +19418,16 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNBranchReviewState2tuttidᚋgraphᚋmodelᚐBranchReviewState(ctx context.Context, v any) (model.BranchReviewState, error) {
+	var res model.BranchReviewState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBranchReviewState2tuttidᚋgraphᚋmodelᚐBranchReviewState(ctx context.Context, sel ast.SelectionSet, v model.BranchReviewState) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNCheckRun2ᚕᚖtuttidᚋentᚐCheckRunᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.CheckRun) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -19543,6 +20010,11 @@ func (ec *executionContext) unmarshalNRespondToApprovalInput2tuttidᚋgraphᚋmo
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNReviewExplorationBranchInput2tuttidᚋgraphᚋmodelᚐReviewExplorationBranchInput(ctx context.Context, v any) (model.ReviewExplorationBranchInput, error) {
+	res, err := ec.unmarshalInputReviewExplorationBranchInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNSendMessageInput2tuttidᚋgraphᚋmodelᚐSendMessageInput(ctx context.Context, v any) (model.SendMessageInput, error) {
 	res, err := ec.unmarshalInputSendMessageInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19980,6 +20452,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOBranchReview2ᚖtuttidᚋexploreᚐReview(ctx context.Context, sel ast.SelectionSet, v *explore.Review) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BranchReview(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOBranchSummaryState2ᚖtuttidᚋgraphᚋmodelᚐBranchSummaryState(ctx context.Context, v any) (*model.BranchSummaryState, error) {

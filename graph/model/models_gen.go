@@ -325,6 +325,14 @@ type RespondToApprovalInput struct {
 	Answers any `json:"answers,omitempty"`
 }
 
+type ReviewExplorationBranchInput struct {
+	WorkspaceID string `json:"workspaceId"`
+	// The session explored.
+	AgentSessionID string `json:"agentSessionId"`
+	ExplorationID  string `json:"explorationId"`
+	BranchName     string `json:"branchName"`
+}
+
 type SendMessageInput struct {
 	WorkspaceID    string `json:"workspaceId"`
 	AgentSessionID string `json:"agentSessionId"`
@@ -496,6 +504,63 @@ func (e *ApprovalDecision) UnmarshalJSON(b []byte) error {
 }
 
 func (e ApprovalDecision) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type BranchReviewState string
+
+const (
+	BranchReviewStateRunning BranchReviewState = "RUNNING"
+	BranchReviewStateDone    BranchReviewState = "DONE"
+	BranchReviewStateFailed  BranchReviewState = "FAILED"
+)
+
+var AllBranchReviewState = []BranchReviewState{
+	BranchReviewStateRunning,
+	BranchReviewStateDone,
+	BranchReviewStateFailed,
+}
+
+func (e BranchReviewState) IsValid() bool {
+	switch e {
+	case BranchReviewStateRunning, BranchReviewStateDone, BranchReviewStateFailed:
+		return true
+	}
+	return false
+}
+
+func (e BranchReviewState) String() string {
+	return string(e)
+}
+
+func (e *BranchReviewState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = BranchReviewState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid BranchReviewState", str)
+	}
+	return nil
+}
+
+func (e BranchReviewState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *BranchReviewState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e BranchReviewState) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
