@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 // opens the Explore dialog; branch a on mock-fail writes a check that
 // exits 3, branch b on mock-pass one that exits 0; the exploration view
 // shows both checks as they end (live, by events), b ranked first;
+// Review shows Codex's review of b in b's group when it ends;
 // Compare puts the two side by side; `Mark winner` and `Apply to parent`
 // with `and tell the parent` bring b's check.sh into the parent's folder
 // and its summary into the parent's thread; `Archive the others` archives
@@ -90,7 +92,13 @@ func TestGUIExplore(t *testing.T) {
 	ws := h.createWorkspaceAt("gui-explore", repo, "")
 	parent := h.startSession(ws, "parent")
 	turn := h.send(ws, parent.ID, "hello")
-	h.model.SetModelReply("mock-pass", codextest.CommandThen("printf 'exit 0\\n' > check.sh", "wrote a passing check"))
+	pass := codextest.CommandThen("printf 'exit 0\\n' > check.sh", "wrote a passing check")
+	h.model.SetModelReply("mock-pass", func(r codextest.Request) codextest.Reply {
+		if strings.HasPrefix(r.LastUserText(), reviewAsk) {
+			return codextest.Reply{Text: "REVIEW-FINDINGS check.sh ignores its arguments"}
+		}
+		return pass(r)
+	})
 	h.model.SetModelReply("mock-fail", codextest.CommandThen("printf 'echo broken; exit 3\\n' > check.sh", "wrote a failing check"))
 
 	tb := openTab(t, browser, base)
@@ -153,6 +161,15 @@ func TestGUIExplore(t *testing.T) {
 		t.Errorf("the branches' grid has %d columns at 1280 px, want 4", cols)
 	}
 	tb.screenshot("exploration.png")
+
+	// Codex's review of b, shown in b's group when it ends.
+	tb.clickInBranch("b", "Review")
+	tb.waitJSFor("b's review", fmt.Sprintf(`document.querySelector(%q)?.dataset.reviewState === "DONE"`, branchGroupSel("b")+` [data-testid="branch-review"]`), 2*time.Minute)
+	var review string
+	tb.eval(fmt.Sprintf(`document.querySelector(%q)?.textContent ?? ""`, branchGroupSel("b")+` [data-testid="branch-review"] pre`), &review)
+	if !strings.Contains(review, "REVIEW-FINDINGS check.sh ignores its arguments") {
+		t.Errorf("b's review reads %q, want the reviewer's text", review)
+	}
 
 	var xID string
 	tb.eval(fmt.Sprintf(`document.querySelector(%q).dataset.explorationId`, explorationSel), &xID)

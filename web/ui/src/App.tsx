@@ -167,6 +167,7 @@ export function App() {
   // refresh and session patch while the branches run).
   const onCompareSessions = useCallback((a: string, b: string) => latest.current.nav.compareSessions(a, b), []);
   const onMarkWinner = useCallback((name: string | null) => void latest.current.xa.markWinner(name), []);
+  const onReviewBranch = useCallback((name: string) => void latest.current.xa.review(name), []);
   const onApplyBranch = useCallback((name: string, tell: boolean, again?: boolean) => latest.current.xa.apply(name, tell, again), []);
   const onArchiveOthers = useCallback(() => latest.current.xa.archiveOthers(), []);
   const onCloseExploration = useCallback(() => {
@@ -307,6 +308,7 @@ export function App() {
                   onOpen={onOpen}
                   onCompare={onCompareSessions}
                   onMarkWinner={onMarkWinner}
+                  onReview={onReviewBranch}
                   onApply={onApplyBranch}
                   onArchiveOthers={onArchiveOthers}
                   onClose={onCloseExploration}

@@ -23,6 +23,7 @@ import {
   stateText,
   usageText,
   winnerBlock,
+  reviewBlock,
   type ArchiveOutcome,
   type BranchApply,
 } from "./state/exploration";
@@ -40,6 +41,7 @@ interface Props {
   onOpen: (sessionId: string) => void;
   onCompare: (a: string, b: string) => void;
   onMarkWinner: (name: string | null) => void;
+  onReview: (name: string) => void;
   onApply: (name: string, tell: boolean, again?: boolean) => Promise<BranchApply | null>;
   onArchiveOthers: () => Promise<ArchiveOutcome | null>;
   onClose: () => void;
@@ -55,6 +57,7 @@ export const ExplorationView = memo(function ExplorationView(p: Props) {
   latest.current = p;
   const onOpen = useCallback((id: string) => latest.current.onOpen(id), []);
   const onMarkWinner = useCallback((name: string | null) => latest.current.onMarkWinner(name), []);
+  const onReview = useCallback((name: string) => latest.current.onReview(name), []);
   const onApply = useCallback((name: string, tell: boolean, again?: boolean) => latest.current.onApply(name, tell, again), []);
   const [archived, setArchived] = useState<ArchiveOutcome | null>(null);
   const block = archiveBlock(x);
@@ -118,7 +121,7 @@ export const ExplorationView = memo(function ExplorationView(p: Props) {
       )}
       <div className="exploration-branches" data-testid="exploration-branches">
         {branches.map((b) => (
-          <BranchCard key={b.name} wsId={p.wsId} b={b} hasCheck={!!x.checkCommand} busy={p.busy} onOpen={onOpen} onMarkWinner={onMarkWinner} onApply={onApply} />
+          <BranchCard key={b.name} wsId={p.wsId} b={b} hasCheck={!!x.checkCommand} busy={p.busy} onOpen={onOpen} onMarkWinner={onMarkWinner} onReview={onReview} onApply={onApply} />
         ))}
       </div>
     </section>
@@ -132,15 +135,17 @@ interface CardProps {
   busy: boolean;
   onOpen: (sessionId: string) => void;
   onMarkWinner: (name: string | null) => void;
+  onReview: (name: string) => void;
   onApply: (name: string, tell: boolean, again?: boolean) => Promise<BranchApply | null>;
 }
 
 // BranchCard is one branch.
-const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onApply }: CardProps) {
+const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onReview, onApply }: CardProps) {
   const [tell, setTell] = useState(false);
   const [outcome, setOutcome] = useState<BranchApply | null>(null);
   const applyWhy = applyBlock(b);
   const winWhy = winnerBlock(b);
+  const reviewWhy = reviewBlock(b);
   const told = !!b.toldAt;
   const session = b.session;
   return (
@@ -201,7 +206,38 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, o
         <summary className="muted">Prompt</summary>
         <p>{b.prompt}</p>
       </details>
+      {b.review && (
+        <div className="small" data-testid="branch-review" data-review-state={b.review.state}>
+          {b.review.state === "RUNNING" && <span className="muted">Codex is reviewing the change…</span>}
+          {b.review.state === "FAILED" && (
+            <span className="turn-error" role="note">
+              Review failed: {b.review.error}
+            </span>
+          )}
+          {b.review.state === "DONE" && (
+            <details>
+              <summary>Codex&apos;s review</summary>
+              <pre className="output" aria-label={`Review of ${b.name}`}>
+                {b.review.text}
+              </pre>
+            </details>
+          )}
+        </div>
+      )}
       <div className="branch-actions">
+        <Button
+          size="1"
+          variant="soft"
+          data-testid="review-branch"
+          disabled={!!reviewWhy}
+          {...whileBusy(busy)}
+          title={reviewWhy ?? "Have Codex review this branch's change since the fork point (the branch's conversation is left as it is)"}
+          onClick={() => {
+            if (!busy) onReview(b.name);
+          }}
+        >
+          Review
+        </Button>
         <Button
           size="1"
           variant={b.winner ? "solid" : "soft"}

@@ -181,6 +181,7 @@ const branch = (name: string, more: Partial<ExplorationBranchFieldsFragment> = {
   toldAt: null,
   summary: null,
   summaryState: null,
+  review: null,
   ...more,
 });
 const check = (state: "PASSED" | "FAILED", exitCode: number, output: string) => ({ id: `c-${state}`, agentSessionId: "", turnId: "", state, exitCode, durationMs: 30, output, outputTruncated: false });
@@ -213,6 +214,7 @@ function view(x: ExplorationFieldsFragment, more: Partial<Parameters<typeof Expl
       onOpen={() => {}}
       onCompare={() => {}}
       onMarkWinner={() => {}}
+      onReview={() => {}}
       onApply={async () => null}
       onArchiveOthers={async () => null}
       onClose={() => {}}
@@ -252,6 +254,21 @@ describe("ExplorationView", () => {
     await act(async () => button(b, "Apply to parent").click());
     expect(onApply).toHaveBeenCalledWith("b", true, false);
     expect(b.querySelector('[role="status"][data-testid="branch-apply-outcome"]')?.textContent).toContain("The parent was told");
+  });
+  it("Review asks for the branch's review; a done review shows its text, a running one disables Review", () => {
+    const x = exploration(null);
+    x.branches = x.branches.map((b) =>
+      b.name === "a" ? { ...b, review: { state: "DONE" as const, text: "FINDINGS", error: null } } : b.name === "b" ? { ...b, review: { state: "RUNNING" as const, text: null, error: null } } : b,
+    );
+    const onReview = vi.fn();
+    const el = view(x, { onReview });
+    const a = el.querySelector<HTMLElement>('[role="group"][aria-label="a"]')!;
+    const b = el.querySelector<HTMLElement>('[role="group"][aria-label="b"]')!;
+    expect(a.querySelector('[data-testid="branch-review"] pre')?.textContent).toBe("FINDINGS");
+    expect(b.querySelector('[data-testid="branch-review"]')?.textContent).toContain("reviewing");
+    expect(button(b, "Review").disabled).toBe(true);
+    act(() => button(a, "Review").click());
+    expect(onReview).toHaveBeenCalledWith("a");
   });
   it("an uncertain telling says so, and Tell the parent again tells it knowingly", async () => {
     const x = exploration(null);

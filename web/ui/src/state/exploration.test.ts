@@ -22,6 +22,7 @@ const branch = (name: string, more: Partial<ExplorationBranchFieldsFragment> = {
   toldAt: null,
   summary: null,
   summaryState: null,
+  review: null,
   ...more,
 });
 

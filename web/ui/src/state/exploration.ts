@@ -108,6 +108,15 @@ export function winnerBlock(b: Pick<Branch, "state" | "session">): string | null
   return null;
 }
 
+// reviewBlock: why the branch cannot be reviewed now, or null.
+export function reviewBlock(b: Pick<Branch, "state" | "session" | "review">): string | null {
+  if (b.review?.state === "RUNNING") return "Codex is reviewing this branch.";
+  if (!b.session || b.state === "FAILED") return "A failed branch has nothing to review.";
+  if (b.state === "ARCHIVED") return "This branch is archived.";
+  if (b.state !== "IDLE") return "Wait until the branch's turn has ended.";
+  return null;
+}
+
 // archiveBlock: why `Archive the others` cannot run, or null. It keeps the
 // winner, so one must be marked first.
 export function archiveBlock(x: Pick<ExplorationFieldsFragment, "branches" | "winner">): string | null {

@@ -7,6 +7,7 @@ import {
   ArchiveExplorationBranchesDocument,
   ExploreSessionDocument,
   MarkExplorationWinnerDocument,
+  ReviewExplorationBranchDocument,
   type ExplorationFieldsFragment,
   type ExploreSessionInput,
 } from "../gql/graphql";
@@ -55,6 +56,15 @@ export function exploreActions(d: Deps) {
       });
       return failed;
     },
+
+    // review has Codex review the branch; the view follows it by events.
+    review: (branchName: string) =>
+      act(async () => {
+        const r = ref();
+        if (!r) return;
+        await mutate(ReviewExplorationBranchDocument, { input: { ...r, branchName } });
+        await d.refreshExploration();
+      }),
 
     // markWinner marks the branch (null clears the mark).
     markWinner: (branchName: string | null) =>
