@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"tuttid/codex/codextest"
 	"tuttid/ent"
 	"tuttid/ent/checkrun"
 	"tuttid/ent/explorationbranch"
@@ -294,4 +295,72 @@ func TestCrashWhileTellingTheParent(t *testing.T) {
 			t.Logf("%s: the parent's next request carries the summary %d time(s)", point, n)
 		})
 	}
+}
+
+// TestCrashDuringReview kills tuttid with SIGKILL while Codex reviews a
+// branch (the reviewer's reply held open at the model server): after the
+// restart the review is FAILED, saying tuttid stopped, and Review can run
+// again.
+func TestCrashDuringReview(t *testing.T) {
+	r := newCrashRig(t)
+	gitInit(t, r.root)
+	held := make(chan struct{}, 1)
+	r.model.SetReply(func(req codextest.Request) codextest.Reply {
+		if strings.HasPrefix(req.LastUserText(), "Review the code changes this branch made") {
+			select {
+			case held <- struct{}{}:
+			default:
+			}
+			return codextest.Reply{Text: "REVIEW-LATE", Delay: time.Minute}
+		}
+		return codextest.DefaultReply(req)
+	})
+	p := r.tuttid()
+	ws, parent := r.parent(p)
+	var out explored
+	p.must(exploreMutation, map[string]any{"in": exploreTwo(ws, parent.ID, "x-review", "")}, &out)
+	xID := out.ExploreSession.Exploration.ID
+	deadline := time.Now().Add(90 * time.Second)
+	for len(ownTurnsDone(t, r.db)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	const review = `mutation($in: ReviewExplorationBranchInput!) { reviewExplorationBranch(input: $in) { review { state error } } }`
+	in := map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "explorationId": xID, "branchName": "a"}}
+	p.must(review, in, nil)
+	select {
+	case <-held:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the review never reached the model server")
+	}
+	p.kill()
+
+	q := r.tuttid()
+	defer q.kill()
+	var got struct {
+		Exploration struct {
+			Branches []struct {
+				Name   string
+				Review *struct{ State, Error string }
+			}
+		}
+	}
+	q.must(`query($ws: ID!, $s: ID!, $x: ID!) { exploration(workspaceId: $ws, agentSessionId: $s, explorationId: $x) { branches { name review { state error } } } }`,
+		map[string]any{"ws": ws, "s": parent.ID, "x": xID}, &got)
+	for _, b := range got.Exploration.Branches {
+		if b.Name != "a" {
+			continue
+		}
+		if b.Review == nil || b.Review.State != "FAILED" || !strings.Contains(b.Review.Error, "tuttid stopped") {
+			t.Fatalf("a's review after the restart: %+v, want FAILED because tuttid stopped", b.Review)
+		}
+		var again struct {
+			ReviewExplorationBranch struct{ Review struct{ State string } }
+		}
+		q.must(review, in, &again)
+		if again.ReviewExplorationBranch.Review.State != "RUNNING" && again.ReviewExplorationBranch.Review.State != "DONE" {
+			t.Fatalf("Review again after the restart: %+v, want it running", again)
+		}
+		return
+	}
+	t.Fatal("no branch a")
 }
