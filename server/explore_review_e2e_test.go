@@ -12,6 +12,20 @@ import (
 // which Codex sends the reviewer as its user text.
 const reviewAsk = "Review the code changes this branch made since it was forked from "
 
+// reviewFindings is the reviewer's answer in the tests.
+const reviewFindings = "REVIEW-FINDINGS check.sh ignores its arguments"
+
+// orReview answers a review request with reviewFindings and any other
+// request with reply: a branch's model also reviews it.
+func orReview(reply func(codextest.Request) codextest.Reply) func(codextest.Request) codextest.Reply {
+	return func(r codextest.Request) codextest.Reply {
+		if strings.HasPrefix(r.LastUserText(), reviewAsk) {
+			return codextest.Reply{Text: reviewFindings}
+		}
+		return reply(r)
+	}
+}
+
 // TestExploreReviewBranch: reviewExplorationBranch has Codex review a
 // branch's change (review/start on a throwaway fork of its thread): it
 // answers RUNNING at once, EXPLORATION_UPDATED follows, and the review
@@ -25,13 +39,7 @@ func TestExploreReviewBranch(t *testing.T) {
 	ws := h.createWorkspaceAt("review", repo, "")
 	parent := h.startSession(ws, "parent")
 	turn1 := h.send(ws, parent.ID, "hello")
-	write := codextest.CommandThen("printf 'exit 0\\n' > check.sh", "wrote a check")
-	h.model.SetModelReply("mock-pass", func(r codextest.Request) codextest.Reply {
-		if strings.HasPrefix(r.LastUserText(), reviewAsk) {
-			return codextest.Reply{Text: "REVIEW-FINDINGS check.sh ignores its arguments"}
-		}
-		return write(r)
-	})
+	h.model.SetModelReply("mock-pass", orReview(codextest.CommandThen("printf 'exit 0\\n' > check.sh", "wrote a check")))
 	h.model.SetModelReply("mock-fail", codextest.CommandThen("printf 'exit 3\\n' > check.sh", "wrote a failing check"))
 	x, _, errs := h.explore(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "review-1", "lastTurnId": turn1,
 		"prompt": "write check.sh", "checkCommand": "",
@@ -87,7 +95,7 @@ func TestExploreReviewBranch(t *testing.T) {
 		}
 		return false
 	})
-	if got.State != "DONE" || got.Text == nil || !strings.Contains(*got.Text, "REVIEW-FINDINGS check.sh ignores its arguments") || got.EndedAt == nil {
+	if got.State != "DONE" || got.Text == nil || !strings.Contains(*got.Text, reviewFindings) || got.EndedAt == nil {
 		t.Fatalf("the review = %+v (error %v), want DONE with the reviewer's text", got, got.Error)
 	}
 	updated := 0

@@ -92,13 +92,7 @@ func TestGUIExplore(t *testing.T) {
 	ws := h.createWorkspaceAt("gui-explore", repo, "")
 	parent := h.startSession(ws, "parent")
 	turn := h.send(ws, parent.ID, "hello")
-	pass := codextest.CommandThen("printf 'exit 0\\n' > check.sh", "wrote a passing check")
-	h.model.SetModelReply("mock-pass", func(r codextest.Request) codextest.Reply {
-		if strings.HasPrefix(r.LastUserText(), reviewAsk) {
-			return codextest.Reply{Text: "REVIEW-FINDINGS check.sh ignores its arguments"}
-		}
-		return pass(r)
-	})
+	h.model.SetModelReply("mock-pass", orReview(codextest.CommandThen("printf 'exit 0\\n' > check.sh", "wrote a passing check")))
 	h.model.SetModelReply("mock-fail", codextest.CommandThen("printf 'echo broken; exit 3\\n' > check.sh", "wrote a failing check"))
 
 	tb := openTab(t, browser, base)
@@ -167,7 +161,7 @@ func TestGUIExplore(t *testing.T) {
 	tb.waitJSFor("b's review", fmt.Sprintf(`document.querySelector(%q)?.dataset.reviewState === "DONE"`, branchGroupSel("b")+` [data-testid="branch-review"]`), 2*time.Minute)
 	var review string
 	tb.eval(fmt.Sprintf(`document.querySelector(%q)?.textContent ?? ""`, branchGroupSel("b")+` [data-testid="branch-review"] pre`), &review)
-	if !strings.Contains(review, "REVIEW-FINDINGS check.sh ignores its arguments") {
+	if !strings.Contains(review, reviewFindings) {
 		t.Errorf("b's review reads %q, want the reviewer's text", review)
 	}
 
