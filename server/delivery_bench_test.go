@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -16,7 +13,6 @@ import (
 	"tuttid/benchtest"
 	"tuttid/codex/codextest"
 	"tuttid/ent"
-	"tuttid/logtest"
 	"tuttid/server"
 	"tuttid/session"
 )
@@ -80,43 +76,21 @@ func startDeliveryRig(b *testing.B) *deliveryRig {
 		}
 		return codextest.Reply{Chunks: chunks, ChunkEvery: 10 * time.Millisecond, OnDelta: d.flush}
 	})
-	home := codextest.NewCodexHome(b, model.URL())
-	srv, err := server.New(ctx, server.Config{DBPath: filepath.Join(b.TempDir(), "tuttid.db"), CodexBin: codextest.Binary(b),
-		CodexEnv: append(os.Environ(), "CODEX_HOME="+home), NoAuth: true, Logger: logtest.Discard()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(sctx, ln) }()
-	b.Cleanup(func() { cancel(); <-served; srv.Close() })
-	d.srv = srv
-	w, err := srv.Sessions.CreateWorkspace(ctx, "delivery", b.TempDir())
+	h := startServer(b, harnessOpts{model: model})
+	d.srv = h.srv
+	w, err := h.srv.Sessions.CreateWorkspace(ctx, "delivery", b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
 	d.ws = w.ID
 	for range 4 {
-		a, err := srv.Sessions.Start(ctx, session.StartInput{WorkspaceID: w.ID})
+		a, err := h.srv.Sessions.Start(ctx, session.StartInput{WorkspaceID: w.ID})
 		if err != nil {
 			b.Fatal(err)
 		}
 		d.sessions = append(d.sessions, a)
 	}
-	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer dcancel()
-	c, _, err := dialWS(dctx, "ws://"+ln.Addr().String()+"/query", protoTransportWS, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c.t = b
-	c.run()
-	b.Cleanup(c.close)
-	sub := c.subscribe(`subscription($ws: ID!) { activity(workspaceId: $ws) { kind delta } }`, map[string]any{"ws": w.ID})
+	sub := h.ws(protoTransportWS).subscribe(`subscription($ws: ID!) { activity(workspaceId: $ws) { kind delta } }`, map[string]any{"ws": w.ID})
 	go d.read(sub)
 	return d
 }
