@@ -88,7 +88,7 @@ func TestOwnerDeclaredByEveryMutation(t *testing.T) {
 	onOwner := map[string]bool{
 		"sendMessage": true, "steerTurn": true, "interruptTurn": true, "forkSession": true,
 		"respondToApproval": true, "deleteSession": true, "applySessionChanges": true, "updateSession": true,
-		"exploreSession": true, "applyExplorationBranch": true, "archiveExplorationBranches": true,
+		"exploreSession": true, "applyExplorationBranch": true, "archiveExplorationBranches": true, "reviewExplorationBranch": true,
 	}
 	// Database writes, or the Codex of the instance that received them
 	// (startSession starts the session there; the login and the
