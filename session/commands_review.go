@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"tuttid/agent"
-	"tuttid/apperr"
-	"tuttid/ent/agentsession"
 )
 
 // Review has Codex review the code in a session's cwd as instructions say
@@ -18,11 +16,8 @@ func (s *Service) Review(ctx context.Context, workspaceID, sessionID, instructio
 	if err != nil {
 		return "", err
 	}
-	if a.Status == agentsession.StatusWORKING {
-		return "", apperr.New(apperr.SessionBusy, "session %q is running a turn; review it when the turn ended", a.ID)
-	}
-	if a.ProviderSessionID == "" {
-		return "", apperr.New(apperr.ForkProviderSessionMissing, "session %q has no provider thread", a.ID)
+	if err := requireIdleThread(a, "review it when the turn ended"); err != nil {
+		return "", err
 	}
 	cwd, err := s.SessionCwd(ctx, a)
 	if err != nil {

@@ -30,11 +30,8 @@ func (s *Service) Tell(ctx context.Context, workspaceID, sessionID, text string)
 		}
 		return apperr.Storage(err, "read the session")
 	}
-	if a.Status == agentsession.StatusWORKING {
-		return apperr.New(apperr.SessionBusy, "session %q is running a turn; wait for it or interrupt it", a.ID)
-	}
-	if a.ProviderSessionID == "" {
-		return apperr.New(apperr.ForkProviderSessionMissing, "session %q has no provider thread", a.ID)
+	if err := requireIdleThread(a, "wait for it or interrupt it"); err != nil {
+		return err
 	}
 	err = s.rt.Inject(context.WithoutCancel(ctx), agent.InjectInput{
 		Provider: a.Provider, ThreadID: a.ProviderSessionID, Cwd: cwd, Settings: a.Settings,
@@ -42,6 +39,19 @@ func (s *Service) Tell(ctx context.Context, workspaceID, sessionID, text string)
 	})
 	if err != nil {
 		return RuntimeError(err, "tell the session")
+	}
+	return nil
+}
+
+// requireIdleThread refuses a session running a turn (busy says what to do
+// instead) or without a provider thread: Tell's message would join a
+// running turn, and Review would read files the turn is still changing.
+func requireIdleThread(a *ent.AgentSession, busy string) error {
+	if a.Status == agentsession.StatusWORKING {
+		return apperr.New(apperr.SessionBusy, "session %q is running a turn; %s", a.ID, busy)
+	}
+	if a.ProviderSessionID == "" {
+		return apperr.New(apperr.ForkProviderSessionMissing, "session %q has no provider thread", a.ID)
 	}
 	return nil
 }
