@@ -75,9 +75,10 @@ func (s *Service) Summaries(ctx context.Context, sessionIDs []string) (map[strin
 // summaryReaders bounds Summaries' concurrent git reads.
 const summaryReaders = 4
 
+// summary counts the changes of row's checkout (Summary's counts only;
+// Summaries fills in each session's own fields).
 func (s *Service) summary(ctx context.Context, row *ent.SessionCode) Summary {
-	sum := Summary{Mode: string(row.Mode), WorktreePath: row.WorktreePath,
-		WorktreePresent: row.Mode != sessioncode.ModeWORKTREE || row.WorktreePresent}
+	var sum Summary
 	d, err := s.ChangedFiles(ctx, row)
 	if err != nil {
 		s.log.DebugContext(ctx, "code: changes not read", "session", row.AgentSessionID, "err", err)

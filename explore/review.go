@@ -66,8 +66,13 @@ func (s *Service) Review(ctx context.Context, ref BranchRef) (*Branch, error) {
 			s.updated(context.WithoutCancel(ctx), v.Exploration)
 		})
 	}
-	_, b, err = s.branch(ctx, ref)
-	return b, err
+	// The answer is the branch as read, with its review as it stands now
+	// (this one, or one already running): the row, not the whole view
+	// again (its change sizes are git reads of every branch).
+	if b.Row, err = s.store.Client.ExplorationBranch.Get(ctx, b.Row.ID); err != nil {
+		return nil, apperr.Storage(err, "read the branch")
+	}
+	return b, nil
 }
 
 // reviewTimeout bounds a review (the reviewer runs git and reads files).
