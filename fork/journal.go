@@ -210,10 +210,11 @@ var errSiblingInFlight = errors.New("another fork of the same parent may be in f
 // since the entry was written, in the entry's cwd, that no session and no
 // other entry owns. Forks of one parent in one cwd are serialized (forks
 // into worktrees of their own run together, each in its own cwd), so the
-// oldest such thread is this attempt's. With busySince set, another pending attempt of the parent
-// updated since then may be in flight (its thread not recorded yet), so
-// nothing is claimed; it is checked after the listing, so that any thread
-// listed was made after that attempt's entry was written.
+// oldest such thread is this attempt's. With busySince set, another
+// pending attempt of the parent updated since then may be in flight (its
+// thread not recorded yet), so nothing is claimed; it is checked after the
+// listing, so that any thread listed was made after that attempt's entry
+// was written.
 func (s *Service) findChild(ctx context.Context, e *ent.ForkJournal, busySince time.Time) (string, error) {
 	finder, ok := s.rt.(agent.ThreadFinder)
 	if !ok {

@@ -174,7 +174,7 @@ func (d *deliveryRig) turns(b *testing.B, sessions []*ent.AgentSession, deltas i
 		}
 	}
 	for _, a := range sessions {
-		waitReady(b, d.srv, a.ID)
+		waitBenchTurn(b, d.srv, a.ID) // READY again
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -183,20 +183,4 @@ func (d *deliveryRig) turns(b *testing.B, sessions []*ent.AgentSession, deltas i
 		out = append(out, lat)
 	}
 	return out
-}
-
-func waitReady(b *testing.B, srv *server.Server, id string) {
-	b.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		a, err := srv.Store.Client.AgentSession.Get(context.Background(), id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if a.Status == "READY" {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	b.Fatalf("session %s did not become READY", id)
 }
