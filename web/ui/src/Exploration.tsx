@@ -146,6 +146,13 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, o
   const applyWhy = applyBlock(b);
   const winWhy = winnerBlock(b);
   const reviewWhy = reviewBlock(b);
+  // apply: Apply to parent and Tell the parent again; the outcome is said.
+  const apply = (tellParent: boolean, again: boolean) => {
+    if (busy) return;
+    void onApply(b.name, tellParent, again).then((o) => {
+      if (o) setOutcome(o);
+    });
+  };
   const told = !!b.toldAt;
   const session = b.session;
   return (
@@ -262,12 +269,7 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, o
           disabled={!!applyWhy}
           {...whileBusy(busy)}
           title={applyWhy ?? "Merge this branch's changes into the parent's files, as uncommitted changes"}
-          onClick={() => {
-            if (busy) return;
-            void onApply(b.name, tell && !told, false).then((o) => {
-              if (o) setOutcome(o);
-            });
-          }}
+          onClick={() => apply(tell && !told, false)}
         >
           Apply to parent
         </Button>
@@ -313,12 +315,7 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, o
             variant="soft"
             {...whileBusy(busy)}
             title="Tell the parent the summary now; if the earlier telling reached it, it will have it twice"
-            onClick={() => {
-              if (busy) return;
-              void onApply(b.name, true, true).then((o) => {
-                if (o) setOutcome(o);
-              });
-            }}
+            onClick={() => apply(true, true)}
           >
             Tell the parent again
           </Button>
