@@ -46,6 +46,8 @@ func TestRun(t *testing.T) {
 		{"serve: unknown flag", []string{"--nope"}, nil, 2, "", "flag provided but not defined: -nope"},
 		{"serve: argument", []string{"serve", "extra"}, nil, 2, "", `tuttid: unexpected argument "extra"`},
 		{"serve: bad environment", []string{"--db", db}, map[string]string{"TUTTID_MAX_BODY": "big"}, 2, "", `TUTTID_MAX_BODY="big"`},
+		{"serve: --agent-nice past 19", []string{"--db", db, "--agent-nice", "20"}, nil, 2, "", "--agent-nice must be from 0 (tuttid's own priority) to 19"},
+		{"serve: negative --agent-nice", []string{"--db", db}, map[string]string{"TUTTID_AGENT_NICE": "-1"}, 2, "", "--agent-nice must be from 0"},
 		{"serve: bad log format", []string{"--db", db, "--log-format", "xml"}, nil, 2, "", `--log-format "xml" is not text or json`},
 		{"tree", []string{"tree", "--workspace", "w", "--db", db}, nil, 0, "Untitled session [READY] s\n", ""},
 		{"tree from TUTTID_DB", []string{"tree", "--workspace", "w"}, map[string]string{"TUTTID_DB": db}, 0, "Untitled session [READY] s\n", ""},

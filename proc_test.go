@@ -45,9 +45,13 @@ type proc struct {
 }
 
 // tuttidEnv is the environment of a tuttid child: Codex's home, the token
-// (for servers that check one), and extra (TUTTID_CRASH_AT=...).
+// (for servers that check one), and extra (TUTTID_CRASH_AT=...; a later
+// variable wins). Its Codex runs at tuttid's priority (TUTTID_AGENT_NICE=0):
+// a niced Codex beside `go test`'s other packages would wait for the CPU
+// (TestServeLowersTheAgentByDefault runs the default).
 func tuttidEnv(home string, extra ...string) []string {
-	env := append(os.Environ(), asServerEnv+"=1", "CODEX_HOME="+home, "TUTTID_TOKEN="+testToken, "TUTTID_LOG_LEVEL=info")
+	env := append(os.Environ(), asServerEnv+"=1", "CODEX_HOME="+home, "TUTTID_TOKEN="+testToken, "TUTTID_LOG_LEVEL=info",
+		"TUTTID_AGENT_NICE=0")
 	return append(env, extra...)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"tuttid/explore"
 	"tuttid/instance"
+	"tuttid/priority"
 	"tuttid/server"
 	"tuttid/store"
 )
@@ -38,6 +39,8 @@ func serveCommand() command {
 			"the base URL at which the other instances reach this one; default: http:// and --addr")
 		c.maxTurns = f.int64("max-concurrent-turns", "TUTTID_MAX_CONCURRENT_TURNS", explore.DefaultMaxConcurrentTurns,
 			"turns running at once on this instance's Codex past which an exploration's branches wait in a queue; 0: no bound")
+		c.agentNice = f.int64("agent-nice", "TUTTID_AGENT_NICE", priority.DefaultAgentNice,
+			"nice value (0-19) of the agent's work: Codex and the commands it runs, Explore's checks, worktree setups; 0: tuttid's own")
 		c.log = f.log("info")
 		return c.run
 	}}
@@ -47,7 +50,7 @@ type serveConfig struct {
 	addr, db, codexBin, origins, hosts, token *string
 	instanceID, advertiseURL, dataDir         *string
 	noAuth                                    *bool
-	maxBody, maxTurns                         *int64
+	maxBody, maxTurns, agentNice              *int64
 	log                                       logFlags
 }
 
@@ -64,6 +67,9 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 	}
 	if *c.maxTurns < 0 || *c.maxTurns > 1000 {
 		return usageError{error: fmt.Errorf("--max-concurrent-turns must be from 0 (no bound) to 1000")}
+	}
+	if *c.agentNice < 0 || *c.agentNice > priority.MaxNice {
+		return usageError{error: fmt.Errorf("--agent-nice must be from 0 (tuttid's own priority) to %d", priority.MaxNice)}
 	}
 	maxTurns := int(*c.maxTurns)
 	if maxTurns == 0 {
@@ -89,7 +95,7 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 		DBPath: *c.db, CodexBin: *c.codexBin, Addr: *c.addr, AllowedHosts: splitList(*c.hosts), AllowedOrigins: splitList(*c.origins),
 		Token: tok, NoAuth: *c.noAuth, MaxBody: *c.maxBody, Logger: log, Version: version,
 		InstanceID: *c.instanceID, AdvertiseURL: *c.advertiseURL,
-		DataDir: *c.dataDir, MaxConcurrentTurns: maxTurns, CrashAt: os.Getenv("TUTTID_CRASH_AT"),
+		DataDir: *c.dataDir, MaxConcurrentTurns: maxTurns, AgentNice: int(*c.agentNice), CrashAt: os.Getenv("TUTTID_CRASH_AT"),
 	})
 	if err != nil {
 		return err

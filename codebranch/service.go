@@ -57,6 +57,9 @@ type Config struct {
 	DataDir string
 	// SetupTimeout bounds a workspace's worktreeSetup (default 10 minutes).
 	SetupTimeout time.Duration
+	// AgentNice is the worktree setup's nice value (priority.LowerGroup,
+	// --agent-nice); 0 keeps tuttid's.
+	AgentNice int
 	// Publisher gets SESSION_UPDATED for the target of an apply (nil: none).
 	Publisher activity.Publisher
 	Logger    *slog.Logger
@@ -74,6 +77,7 @@ func New(cfg Config) *Service {
 		s.git = gitrepo.New(gitrepo.Config{Logger: s.log})
 	}
 	s.setup.timeout = cfg.SetupTimeout
+	s.setup.nice = cfg.AgentNice
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -15,6 +15,7 @@ import (
 
 	"tuttid/apperr"
 	"tuttid/ent/sessioncode"
+	"tuttid/priority"
 )
 
 // A workspace's worktreeSetup runs in each new worktree before the fork
@@ -37,6 +38,7 @@ const (
 // out to forks still in flight (their rows are not stored yet).
 type setupState struct {
 	timeout time.Duration
+	nice    int // the setup's nice value (Config.AgentNice)
 	mu      sync.Mutex
 	pending map[string]map[int]bool // workspace -> port bases
 }
@@ -106,7 +108,13 @@ func (s *Service) runSetup(ctx context.Context, fc *ForkCode, command string) er
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
-	err = cmd.Run()
+	err = cmd.Start()
+	if err == nil {
+		if perr := priority.LowerGroup(cmd.Process.Pid, s.setup.nice); perr != nil && !errors.Is(perr, syscall.ESRCH) {
+			s.log.WarnContext(ctx, "fork: worktree setup runs at tuttid's CPU priority", "err", perr)
+		}
+		err = cmd.Wait()
+	}
 	fc.SetupOutput = out.String()
 	if err == nil {
 		s.log.InfoContext(ctx, "fork: worktree setup ran", "workspace", fc.in.WorkspaceID,

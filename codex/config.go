@@ -55,6 +55,9 @@ type Config struct {
 	// turn Codex retries for minutes. A Codex that cannot report its
 	// account is not refused.
 	RequireSignIn bool
+	// Nice is the app-server's nice value, and so of every command the
+	// agent runs (--agent-nice); 0 keeps tuttid's.
+	Nice int
 	// SpoolDir is where a fork whose history comes in its reply spools
 	// the turns as they are decoded (forkspool.go); empty is os.TempDir.
 	SpoolDir string

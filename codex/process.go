@@ -39,6 +39,7 @@ func spawn(ctx context.Context, cfg Config, gen uint64, h jsonrpc.Handlers) (*pr
 		Args:         cfg.Args,
 		Env:          childEnv(cfg.Env),
 		MaxLineBytes: cfg.MaxLineBytes,
+		Nice:         cfg.Nice,
 		Logger:       cfg.Logger,
 		Handlers:     h,
 	})

@@ -99,7 +99,7 @@ func (s *Service) runCheck(ctx context.Context, x *ent.Exploration, a *ent.Agent
 	err = s.code.InWorktree(ctx, a, func(dir string, env []string) error {
 		res, runErr = shellrun.Run(ctx, shellrun.Command{
 			Line: x.CheckCommand, Dir: dir, Env: env,
-			Timeout: time.Duration(x.CheckTimeoutMs) * time.Millisecond,
+			Timeout: time.Duration(x.CheckTimeoutMs) * time.Millisecond, Nice: s.nice,
 			OnStart: func(pgid int) {
 				if err := s.store.Client.CheckRun.UpdateOne(row).SetPgid(pgid).Exec(ctx); err != nil {
 					s.log.WarnContext(ctx, "explore: a check's process group not recorded", "check", row.ID, "err", err)
@@ -137,6 +137,9 @@ func (s *Service) endCheck(ctx context.Context, x *ent.Exploration, row *ent.Che
 	if uerr != nil {
 		s.log.ErrorContext(ctx, "explore: a check's result not stored", "check", row.ID, "err", uerr)
 		return
+	}
+	if res.NiceErr != nil {
+		s.log.WarnContext(ctx, "explore: a check ran at tuttid's CPU priority", "check", row.ID, "err", res.NiceErr)
 	}
 	s.log.InfoContext(ctx, "explore: check ended", "exploration", x.ID, "session", row.AgentSessionID,
 		"turn", row.TurnID, "state", done.State, "duration_ms", res.Duration.Milliseconds())

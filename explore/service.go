@@ -75,6 +75,9 @@ type Config struct {
 	// MaxConcurrentTurns bounds the turns running at once on this
 	// instance's Codex that a branch's first turn may join; 0: no bound.
 	MaxConcurrentTurns int
+	// AgentNice is the checks' nice value (priority.LowerGroup,
+	// --agent-nice); 0 keeps tuttid's.
+	AgentNice int
 	// Now and NewID are for tests.
 	Now   func() time.Time
 	NewID func() string
@@ -111,6 +114,7 @@ type Service struct {
 	now      func() time.Time
 	newID    func() string
 	crash    func(point string)
+	nice     int // the checks' (Config.AgentNice)
 	gate     gate
 	checks   checks
 	// requests runs one request of a requestId at a time, so that the
@@ -126,7 +130,8 @@ type Service struct {
 // New returns a Service.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, forks: cfg.Forks, sessions: cfg.Sessions, code: cfg.Code, pub: cfg.Publisher,
-		log: cfg.Logger, instance: cfg.InstanceID, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash}
+		log: cfg.Logger, instance: cfg.InstanceID, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash,
+		nice: cfg.AgentNice}
 	if s.crash == nil {
 		s.crash = func(string) {}
 	}

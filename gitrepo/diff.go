@@ -59,6 +59,12 @@ func (r *Repo) diff(ctx context.Context, from, to string, withPatch bool) (Diff,
 			return Diff{}, err
 		}
 	}
+	key := diffKey{r.CommonDir, from, to}
+	if !withPatch {
+		if files, ok := r.git.diffs.get(key); ok {
+			return Diff{Files: files}, nil
+		}
+	}
 	base := []string{"diff-tree", "-r", "--no-renames", "--no-ext-diff", "--no-textconv"}
 	status, err := r.run(ctx, nil, append(base, "-z", "--name-status", from, to, "--")...)
 	if err != nil {
@@ -72,6 +78,7 @@ func (r *Repo) diff(ctx context.Context, from, to string, withPatch bool) (Diff,
 	if err != nil {
 		return Diff{}, fmt.Errorf("diff %s %s: %w", from, to, err)
 	}
+	r.git.diffs.put(key, files)
 	if !withPatch {
 		return Diff{Files: files}, nil
 	}

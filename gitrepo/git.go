@@ -42,6 +42,8 @@ type Git struct {
 	// worktreeMus holds a *sync.Mutex by repository common directory
 	// (runWorktreeAdmin).
 	worktreeMus sync.Map
+	// diffs: changed-file lists between two object ids (diffcache.go).
+	diffs diffCache
 }
 
 // worktreeLock holds the repository's worktree admin lock until the
@@ -87,7 +89,7 @@ func New(cfg Config) *Git {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Git{bin: bin, env: env, log: log, refreshing: map[string]chan struct{}{}}
+	return &Git{bin: bin, env: env, log: log, refreshing: map[string]chan struct{}{}, diffs: newDiffCache()}
 }
 
 // safetyArgs go before every subcommand: no hooks (nor the fsmonitor hook,

@@ -18,13 +18,16 @@ import (
 
 	"tuttid/benchtest"
 	"tuttid/codex/codextest"
+	"tuttid/priority"
 	"tuttid/session"
 )
 
 // BenchmarkExplorationViewEight is issue 32's third speed figure: "the
 // exploration view with 8 live branches keeps every main-thread task
-// under 100 ms (Chromium)". In each iteration, in the same browser and
-// against the same server (real Codex, real git, the test model server):
+// under 100 ms (Chromium)". The agent's work runs at --agent-nice's
+// default, as `tuttid serve` runs it. In each iteration, in the same
+// browser and against the same server (real Codex, real git, the test
+// model server):
 //   - eight: from a fresh page on the parent, the Explore dialog with 8
 //     branches and a check, Start, and the exploration view open while
 //     every branch forks, runs its turn (a command writing a file, then a
@@ -33,20 +36,26 @@ import (
 //     shows the exploration settled with every check passed;
 //   - baseline: the same with 2 branches.
 //
-// Chromium's trace (category toplevel) of the page's main thread from
-// Start to the end gives every task's wall time (what a person waits
-// for: the issue's figure) and its thread time (the CPU the page itself
-// used in it; on a loaded machine the renderer waits for a core, and wall
-// time grows without the page doing more). Metrics: the longest task over
-// all iterations, by wall and thread time, for 8 and for 2 branches, the
-// medians of each iteration's longest, and the ratio of the wall medians.
+// The page's own Long Tasks API (a PerformanceObserver of "longtask",
+// observed from Start to the end) gives the wall time of every main-thread
+// task of 50 ms or more: what a person waits for, the issue's figure, at
+// no cost to the machine. Metrics: the longest task over all iterations
+// for 8 and for 2 branches (0: none reached 50 ms), the medians of each
+// iteration's longest, the tasks over 100 ms, and the ratio of the
+// medians (each taken as at least 50 ms, the API's floor).
 //
 //	CODEX_BIN=$PWD/.tools/codex/node_modules/.bin/codex go test -run '^$' -bench BenchmarkExplorationViewEight -benchtime=3x ./server/
 //
+// TUTTID_BENCH_TRACE=1 also records Chromium's trace (category toplevel)
+// of the page's main thread: every task's thread time (the CPU the page
+// itself used; on a loaded machine the renderer waits for a core, and wall
+// time grows without the page doing more). The trace streams every task of
+// every Chromium thread to this process as JSON: it loads the machine it
+// measures, so its wall times are longer than the API's.
 // TUTTID_BENCH_CPUPROFILE=file writes the page's JavaScript CPU profile of
 // the last 8-branch run (open it in Chromium's DevTools).
 func BenchmarkExplorationViewEight(b *testing.B) {
-	h := startServer(b, harnessOpts{})
+	h := startServer(b, harnessOpts{agentNice: priority.DefaultAgentNice})
 	browser := startBrowser(b)
 	repo := plainRepo(b)
 	ws := h.createWorkspaceAt("bench-explore-view", repo, "")
@@ -60,7 +69,10 @@ func BenchmarkExplorationViewEight(b *testing.B) {
 		return codextest.Reply{FunctionCall: &codextest.FunctionCall{Cmd: "printf 'x\\n' > out.txt"}}
 	})
 	tb := openTab(b, browser, guiServer(b, h))
-	tr := newMainThreadTracer(tb)
+	var tr *mainThreadTracer
+	if os.Getenv(explorationViewTraceEnv) != "" {
+		tr = newMainThreadTracer(tb)
+	}
 
 	var eight, two []viewRun
 	i := 0
@@ -73,20 +85,39 @@ func BenchmarkExplorationViewEight(b *testing.B) {
 		})
 	}
 	for _, r := range append(slices.Clone(eight), two...) {
-		b.Logf("%d branches: %d main-thread tasks; longest %.0f ms wall (its thread time %.0f ms), longest thread time %.0f ms; over 100 ms wall: %d; %.1f s from Start to settled",
-			r.branches, r.tasks, r.wall, r.wallCPU, r.cpu, r.over100, r.seconds)
+		b.Logf("%d branches: long tasks (ms) %v; over 100 ms: %d; %.1f s from Start to settled", r.branches, r.long, r.over100, r.seconds)
+		if tr != nil {
+			b.Logf("%d branches, traced: %d main-thread tasks; longest %.0f ms wall (its thread time %.0f ms), longest thread time %.0f ms",
+				r.branches, r.tasks, r.tracedWall, r.tracedWallCPU, r.cpu)
+		}
 	}
 	b.ReportMetric(viewWorst(eight, viewRun.wallMs), "max-task-ms-8")
 	b.ReportMetric(viewWorst(two, viewRun.wallMs), "max-task-ms-2")
-	b.ReportMetric(viewWorst(eight, viewRun.cpuMs), "max-task-cpu-ms-8")
-	b.ReportMetric(viewWorst(two, viewRun.cpuMs), "max-task-cpu-ms-2")
 	m8, m2 := viewMedian(eight, viewRun.wallMs), viewMedian(two, viewRun.wallMs)
 	b.ReportMetric(m8, "median-max-task-ms-8")
 	b.ReportMetric(m2, "median-max-task-ms-2")
-	b.ReportMetric(viewMedian(eight, viewRun.cpuMs), "median-max-task-cpu-ms-8")
-	b.ReportMetric(viewMedian(two, viewRun.cpuMs), "median-max-task-cpu-ms-2")
-	b.ReportMetric(m8/m2, "eight/two")
+	b.ReportMetric(viewWorst(eight, func(r viewRun) float64 { return float64(r.over100) }), "tasks-over-100ms-8")
+	b.ReportMetric(max(m8, longTaskFloor)/max(m2, longTaskFloor), "eight/two")
+	if tr != nil {
+		b.ReportMetric(viewWorst(eight, viewRun.cpuMs), "max-task-cpu-ms-8")
+		b.ReportMetric(viewWorst(two, viewRun.cpuMs), "max-task-cpu-ms-2")
+	}
 }
+
+// longTaskFloor is the Long Tasks API's: it reports tasks of 50 ms or more.
+const longTaskFloor = 50
+
+// explorationViewTraceEnv turns on Chromium's trace of the page's main
+// thread (thread times, at a cost to the machine).
+const explorationViewTraceEnv = "TUTTID_BENCH_TRACE"
+
+// observeLongTasks makes the page keep the duration of every long task
+// from now on in window.__longTasks.
+const observeLongTasks = `(() => {
+  window.__longTasks = [];
+  new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longTasks.push(e.duration); }).observe({ type: "longtask" });
+  return true;
+})()`
 
 // explorationViewDeltas is how many deltas each branch's reply streams in.
 const explorationViewDeltas = 400
@@ -99,12 +130,15 @@ const explorationViewProfileEnv = "TUTTID_BENCH_CPUPROFILE"
 // tasks from Start to settled.
 type viewRun struct {
 	branches int
-	tasks    int
-	// The longest task by wall time, and its thread time; the longest by
-	// thread time (ms).
-	wall, wallCPU, cpu float64
-	over100            int
-	seconds            float64
+	// long: the long tasks' wall times (ms); wall the longest (0: none).
+	long    []float64
+	wall    float64
+	over100 int
+	seconds float64
+	// With the trace: the tasks, the longest by wall time and its thread
+	// time, the longest by thread time (ms).
+	tasks                          int
+	tracedWall, tracedWallCPU, cpu float64
 }
 
 func (r viewRun) wallMs() float64 { return r.wall }
@@ -137,7 +171,10 @@ func runExplorationView(b *testing.B, h *harness, tb *tab, tr *mainThreadTracer,
 			return chromedp.Void{}, err
 		}))
 	}
-	tr.start()
+	tb.eval(observeLongTasks, new(bool))
+	if tr != nil {
+		tr.start()
+	}
 	b.StartTimer()
 	began := time.Now()
 	tb.clickButton("Start")
@@ -149,7 +186,27 @@ func runExplorationView(b *testing.B, h *harness, tb *tab, tr *mainThreadTracer,
 	})()`, explorationSel, groups, n), 5*time.Minute)
 	took := time.Since(began)
 	b.StopTimer()
-	tasks := tr.stop()
+	run := viewRun{branches: n, seconds: took.Seconds()}
+	tb.eval(`window.__longTasks`, &run.long)
+	for _, w := range run.long {
+		run.wall = max(run.wall, w)
+		if w > 100 {
+			run.over100++
+		}
+	}
+	if tr != nil {
+		tasks := tr.stop()
+		if len(tasks) == 0 {
+			b.Fatal("the trace holds no task of the page's main thread")
+		}
+		run.tasks = len(tasks)
+		for _, t := range tasks {
+			if t.wall > run.tracedWall {
+				run.tracedWall, run.tracedWallCPU = t.wall, t.cpu
+			}
+			run.cpu = max(run.cpu, t.cpu)
+		}
+	}
 	if profile != "" && n == 8 {
 		tb.run("stop the profiler", chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 			res, err := cdp.Call(ctx, tg, profiler.Stop, cdp.Empty{})
@@ -175,19 +232,6 @@ func runExplorationView(b *testing.B, h *harness, tb *tab, tr *mainThreadTracer,
 		}
 	}
 	b.StartTimer()
-	if len(tasks) == 0 {
-		b.Fatal("the trace holds no task of the page's main thread")
-	}
-	run := viewRun{branches: n, tasks: len(tasks), seconds: took.Seconds()}
-	for _, t := range tasks {
-		if t.wall > run.wall {
-			run.wall, run.wallCPU = t.wall, t.cpu
-		}
-		run.cpu = max(run.cpu, t.cpu)
-		if t.wall > 100 {
-			run.over100++
-		}
-	}
 	return run
 }
 

@@ -57,6 +57,11 @@ type harnessOpts struct {
 	codexEnv []string
 	// maxTurns is server.Config.MaxConcurrentTurns.
 	maxTurns int
+	// agentNice is server.Config.AgentNice: 0 (tuttid's priority) in the
+	// tests, whose Codex must not starve beside `go test`'s other
+	// packages; --agent-nice's default where a test or benchmark is about
+	// it.
+	agentNice int
 }
 
 func startServer(t testing.TB, o harnessOpts) *harness {
@@ -81,7 +86,7 @@ func startServer(t testing.TB, o harnessOpts) *harness {
 		logger = slog.New(slog.NewTextHandler(io.MultiWriter(o.logTo, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	cfg := server.Config{DBPath: h.dbPath, DataDir: h.dataDir, Runtime: o.runtime, Logger: logger, Token: h.token, NoAuth: o.noAuth,
-		BodyTimeout: o.bodyTimeout, IdleTimeout: o.idleTimeout, MaxConcurrentTurns: o.maxTurns}
+		BodyTimeout: o.bodyTimeout, IdleTimeout: o.idleTimeout, MaxConcurrentTurns: o.maxTurns, AgentNice: o.agentNice}
 	if o.runtime == nil {
 		if h.model == nil {
 			h.model = codextest.StartModelServer(t)

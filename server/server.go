@@ -75,6 +75,10 @@ type Config struct {
 	// first turn waits in a queue past it); 0: the default (4), below 0:
 	// no bound.
 	MaxConcurrentTurns int
+	// AgentNice is the nice value of the agent's work (--agent-nice): the
+	// Codex app-server and so every command the agent runs, Explore's
+	// checks, worktree setups; 0 keeps tuttid's own.
+	AgentNice int
 	// CrashAt names a crash point (fork.Crash*) where the process kills
 	// itself with SIGKILL: for the crash tests only (TUTTID_CRASH_AT).
 	CrashAt string
@@ -173,7 +177,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		rt := codex.New(codex.Config{Bin: cfg.CodexBin, Env: cfg.CodexEnv, Logger: log, ClientVersion: cfg.Version,
 			// planMode reaches Codex as its (experimental) plan collaboration mode.
 			ExperimentalPlanMode: true, OnSent: crashOnSent(cfg.CrashAt),
-			RequireSignIn: true}) // a turn Codex cannot run fails at once: agent.provider_not_signed_in
+			RequireSignIn: true, Nice: cfg.AgentNice}) // a turn Codex cannot run fails at once: agent.provider_not_signed_in
 		if err := rt.Launch(ctx); err != nil {
 			log.WarnContext(ctx, "codex app-server unavailable; retrying in the background", "err", err)
 		}
@@ -188,7 +192,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Code = codebranch.New(codebranch.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log})
+	s.Code = codebranch.New(codebranch.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log, AgentNice: cfg.AgentNice})
 	s.Accounts = account.New(account.Config{Runtime: s.Runtime, Logger: log})
 	// A turn's end frees a slot of Explore's turn bound and runs a
 	// branch's check; Explore is made after the services it uses.
@@ -207,7 +211,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		maxTurns = explore.DefaultMaxConcurrentTurns
 	}
 	s.Explore = explore.New(explore.Config{Store: st, Forks: s.Forks, Sessions: s.Sessions, Code: s.Code, Publisher: s.Broker,
-		Logger: log, InstanceID: id, MaxConcurrentTurns: max(maxTurns, 0), Crash: crashAt(cfg.CrashAt)})
+		Logger: log, InstanceID: id, MaxConcurrentTurns: max(maxTurns, 0), AgentNice: cfg.AgentNice, Crash: crashAt(cfg.CrashAt)})
 	undo.push(func() error { s.Explore.Close(); return nil })
 
 	if err := s.Sessions.Reconcile(ctx); err != nil {

@@ -2,9 +2,10 @@
 // checkCommand; later a workspace's worktreeSetup, which keeps the first
 // 64 KiB of output where this keeps the last) with `/bin/sh -c` in a
 // directory, bounded in time and in output, in an environment without
-// tuttid's own settings. It imports only the standard library: a caller
-// maps a Result to its own errors and logs it with its own keys. Nothing
-// calls it yet: it is Explore's groundwork (issue 32).
+// tuttid's own settings, at the agent's CPU priority (Command.Nice). It
+// imports only the standard library and priority: a caller maps a Result
+// to its own errors and logs it with its own keys. Explore's checks run
+// through it.
 //
 // The command line is never logged here: a person may put a secret in it.
 package shellrun
@@ -22,6 +23,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"tuttid/priority"
 )
 
 const (
@@ -69,6 +72,10 @@ type Command struct {
 	// tuttid after a crash can kill a group left running (a kill -9 of
 	// tuttid does not reach it).
 	OnStart func(pgid int)
+	// Nice is the command's nice value (priority.LowerGroup, --agent-nice):
+	// a test suite in eight worktrees yields the CPU to the person's
+	// programs; 0 keeps tuttid's.
+	Nice int
 	// BaseEnv replaces os.Environ() as the environment the TUTTID_*
 	// variables are stripped from (tests); nil means os.Environ().
 	BaseEnv []string
@@ -90,6 +97,9 @@ type Result struct {
 	// TimedOut says the run reached Command.Timeout and its process group
 	// was killed.
 	TimedOut bool
+	// NiceErr says why the command ran at tuttid's CPU priority rather
+	// than at Command.Nice (for the caller's log); nil when it did not.
+	NiceErr error
 }
 
 // Passed reports a run that exited 0 within its bound.
@@ -143,6 +153,10 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		return Result{ExitCode: -1}, fmt.Errorf("shellrun: start in %s: %w", c.Dir, err)
 	}
 	pw.Close() // the command's processes hold the only write ends now
+	var niceErr error
+	if err := priority.LowerGroup(cmd.Process.Pid, c.Nice); err != nil && !errors.Is(err, syscall.ESRCH) {
+		niceErr = err // the command runs all the same, at tuttid's priority
+	}
 	if c.OnStart != nil {
 		c.OnStart(cmd.Process.Pid)
 	}
@@ -155,7 +169,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	}()
 
 	waitErr := cmd.Wait()
-	res := Result{Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
+	res := Result{Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode(), NiceErr: niceErr}
 	if !c.KeepBackground {
 		// ESRCH when the group is already gone is fine.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

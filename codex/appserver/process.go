@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"tuttid/jsonrpc"
+	"tuttid/priority"
 )
 
 // Config is one launch of the child.
@@ -28,8 +29,12 @@ type Config struct {
 	Env []string
 	// MaxLineBytes bounds a line of stdout (the Conn's) and of stderr.
 	MaxLineBytes int
-	Logger       *slog.Logger
-	Handlers     jsonrpc.Handlers // what the Conn does with what the child sends
+	// Nice is the child's nice value (priority.LowerGroup): it and every
+	// command it runs yield the CPU to the person's programs; 0 keeps
+	// tuttid's.
+	Nice     int
+	Logger   *slog.Logger
+	Handlers jsonrpc.Handlers // what the Conn does with what the child sends
 }
 
 // Process is one running child and the Conn talking to it.
@@ -73,6 +78,9 @@ func Start(cfg Config) (*Process, error) {
 	closeAll(stdinR, stdoutW, stderrW)
 
 	log := cfg.Logger.With("pid", cmd.Process.Pid)
+	if err := priority.LowerGroup(cmd.Process.Pid, cfg.Nice); err != nil {
+		log.Warn("codex app-server runs at tuttid's CPU priority", "err", err)
+	}
 	watchdog, err := startWatchdog(cmd.Process.Pid, cmd.Env)
 	if err != nil {
 		// Pdeathsig still stops the direct child (on Linux).
