@@ -261,6 +261,9 @@ func (s *Service) summary(ctx context.Context, v *View, b *Branch) (string, erro
 	for i, id := range order {
 		fmt.Fprintf(&body, "\nTurn %d. Asked: %s\nAnswered: %s\n", i+1, cut(asked[id], maxSummaryPart), cut(lastReply[id], maxSummaryPart))
 	}
+	if err := v.Stand(ctx); err != nil {
+		return "", err
+	}
 	if b.Changes != nil {
 		fmt.Fprintf(&body, "\nFiles changed: %d (+%d -%d lines).\n", b.Changes.Files, b.Changes.Added, b.Changes.Deleted)
 	}

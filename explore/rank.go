@@ -2,6 +2,7 @@ package explore
 
 import (
 	"cmp"
+	"context"
 	"slices"
 
 	"tuttid/ent/checkrun"
@@ -9,12 +10,15 @@ import (
 
 // Ranking is the branches best first: those that can still win by
 // standing (rank 1 up), then the failed and archived ones in input order.
-func (v *View) Ranking() []*Branch {
+func (v *View) Ranking(ctx context.Context) ([]*Branch, error) {
+	if err := v.Stand(ctx); err != nil {
+		return nil, err
+	}
 	out := slices.Clone(v.Branches)
 	slices.SortStableFunc(out, func(a, b *Branch) int {
 		return cmp.Compare(rankOrZeroLast(a), rankOrZeroLast(b))
 	})
-	return out
+	return out, nil
 }
 
 func rankOrZeroLast(b *Branch) int {

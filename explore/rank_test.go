@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -60,7 +61,11 @@ func TestRanking(t *testing.T) {
 			v := &View{Exploration: &ent.Exploration{}, Branches: tt.branches}
 			rank(v.Branches)
 			var got []string
-			for _, b := range v.Ranking() {
+			ranking, err := v.Ranking(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range ranking {
 				got = append(got, b.Row.Name)
 			}
 			if len(got) != len(tt.want) {
@@ -75,7 +80,7 @@ func TestRanking(t *testing.T) {
 			for _, n := range tt.unranked {
 				unranked[n] = true
 			}
-			for i, b := range v.Ranking() {
+			for i, b := range ranking {
 				switch {
 				case unranked[b.Row.Name] && b.Rank != 0:
 					t.Errorf("%s has rank %d, want none", b.Row.Name, b.Rank)

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"tuttid/apperr"
@@ -45,6 +46,45 @@ type View struct {
 	*ent.Exploration
 	Branches []*Branch
 	State    State
+	standing standing
+}
+
+// standing is the branches' changes (git, in each branch's worktree) and
+// ranks, read once per view and only when asked (Stand): a list of
+// explorations that names their branches reads no worktree. The GUI reads
+// the shown session's list on every exploration event; at 8 branches each
+// read cost 8 git processes.
+type standing struct {
+	once sync.Once
+	read func(ctx context.Context, sessionIDs []string) (map[string]codebranch.Summary, error)
+	err  error
+}
+
+// Stand reads the branches' changes and ranks them, once: Branch.Changes
+// and Branch.Rank are set after it.
+func (v *View) Stand(ctx context.Context) error {
+	v.standing.once.Do(func() {
+		var ids []string
+		for _, b := range v.Branches {
+			if b.Session != nil {
+				ids = append(ids, b.Session.ID)
+			}
+		}
+		if v.standing.read != nil && len(ids) > 0 {
+			sums, err := v.standing.read(ctx, ids)
+			if err != nil {
+				v.standing.err = err
+				return
+			}
+			for _, b := range v.Branches {
+				if sum, ok := sums[b.Row.ChildAgentSessionID]; ok && sum.FilesChanged >= 0 {
+					b.Changes = &Totals{Files: sum.FilesChanged, Added: sum.Added, Deleted: sum.Deleted}
+				}
+			}
+		}
+		rank(v.Branches)
+	})
+	return v.standing.err
 }
 
 // Branch is one branch as read.
@@ -62,17 +102,26 @@ type Branch struct {
 	Checks []*ent.CheckRun
 	Check  *ent.CheckRun
 	// Changes is the size of the branch's files against the fork point;
-	// nil when it could not be read.
+	// nil when it could not be read. Set by View.Stand.
 	Changes *Totals
 	// TokensUsed is what Codex reports for the branch's thread; Duration
 	// the sum of the branch's own turns' durations.
 	TokensUsed int64
 	Duration   time.Duration
 	// Rank is the 1-based place in View.Ranking; 0 when FAILED or
-	// ARCHIVED.
+	// ARCHIVED. Set by View.Stand.
 	Rank int
 	// Winner: the person marked this branch the winner.
 	Winner bool
+	view   *View
+}
+
+// Stand is the branch's View.Stand: its Changes and Rank are set after it.
+func (b *Branch) Stand(ctx context.Context) error {
+	if b.view == nil {
+		return nil
+	}
+	return b.view.Stand(ctx)
 }
 
 // Totals is the size of a branch's change.
@@ -246,12 +295,6 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 			took[t.AgentSessionID] += t.CompletedAt.Sub(t.StartedAt)
 		}
 	}
-	sums := map[string]codebranch.Summary{}
-	if s.code != nil && len(sessionIDs) > 0 {
-		if sums, err = s.code.Summaries(ctx, sessionIDs); err != nil {
-			return nil, err
-		}
-	}
 	queue, err := s.queuePositions(ctx)
 	if err != nil {
 		return nil, err
@@ -260,6 +303,9 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 	byX := map[string]*View{}
 	for i, x := range xs {
 		out[i] = &View{Exploration: x}
+		if s.code != nil {
+			out[i].standing.read = s.code.Summaries
+		}
 		byX[x.ID] = out[i]
 	}
 	for _, row := range rows {
@@ -268,20 +314,17 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 		if len(b.Checks) > 0 {
 			b.Check = b.Checks[0]
 		}
-		if sum, ok := sums[row.ChildAgentSessionID]; ok && sum.FilesChanged >= 0 {
-			b.Changes = &Totals{Files: sum.FilesChanged, Added: sum.Added, Deleted: sum.Deleted}
-		}
 		if b.Session != nil && b.Session.TokenUsage != nil {
 			b.TokensUsed = b.Session.TokenUsage.TotalTokens
 		}
 		b.State, b.ErrorCode, b.Error = branchState(row, b.Session)
 		v := byX[row.ExplorationID]
+		b.view = v
 		b.Winner = v.WinnerBranch == row.Name
 		v.Branches = append(v.Branches, b)
 	}
 	for _, v := range out {
 		v.State = v.state()
-		rank(v.Branches)
 	}
 	return out, nil
 }

@@ -95,29 +95,32 @@ func (r *explorationBranchResolver) Prompt(ctx context.Context, obj *explore.Bra
 
 // Rank is the resolver for the rank field.
 func (r *explorationBranchResolver) Rank(ctx context.Context, obj *explore.Branch) (*int, error) {
+	if err := obj.Stand(ctx); err != nil {
+		return nil, err
+	}
 	return positive(obj.Rank), nil
 }
 
 // FilesChanged is the resolver for the filesChanged field.
 func (r *explorationBranchResolver) FilesChanged(ctx context.Context, obj *explore.Branch) (*int, error) {
-	if obj.Changes == nil {
-		return nil, nil
+	if err := obj.Stand(ctx); err != nil || obj.Changes == nil {
+		return nil, err
 	}
 	return &obj.Changes.Files, nil
 }
 
 // LinesAdded is the resolver for the linesAdded field.
 func (r *explorationBranchResolver) LinesAdded(ctx context.Context, obj *explore.Branch) (*int, error) {
-	if obj.Changes == nil {
-		return nil, nil
+	if err := obj.Stand(ctx); err != nil || obj.Changes == nil {
+		return nil, err
 	}
 	return &obj.Changes.Added, nil
 }
 
 // LinesDeleted is the resolver for the linesDeleted field.
 func (r *explorationBranchResolver) LinesDeleted(ctx context.Context, obj *explore.Branch) (*int, error) {
-	if obj.Changes == nil {
-		return nil, nil
+	if err := obj.Stand(ctx); err != nil || obj.Changes == nil {
+		return nil, err
 	}
 	return &obj.Changes.Deleted, nil
 }

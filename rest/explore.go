@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -87,10 +88,19 @@ func (h *Handler) explore(w http.ResponseWriter, r *http.Request) {
 	if res.Replayed {
 		status = http.StatusOK
 	}
-	WriteJSON(w, status, ExploreResponse{Exploration: explorationBody(res.Exploration)})
+	body, err := explorationBody(r.Context(), res.Exploration)
+	if err != nil {
+		h.fail(r.Context(), w, err)
+		return
+	}
+	WriteJSON(w, status, ExploreResponse{Exploration: body})
 }
 
-func explorationBody(v *explore.View) Exploration {
+func explorationBody(ctx context.Context, v *explore.View) (Exploration, error) {
+	ranking, err := v.Ranking(ctx) // reads the branches' changes, ranks them
+	if err != nil {
+		return Exploration{}, err
+	}
 	out := Exploration{ID: v.ID, WorkspaceID: v.WorkspaceID, AgentSessionID: v.ParentAgentSessionID, LastTurnID: v.LastTurnID,
 		Prompt: v.Exploration.Prompt, CheckCommand: v.CheckCommand, CheckTimeoutSeconds: v.CheckTimeoutMs / 1000,
 		State: v.State, CreatedAt: v.CreatedAt, Branches: []ExplorationPart{}, Ranking: []string{}}
@@ -102,8 +112,8 @@ func explorationBody(v *explore.View) Exploration {
 		}
 		out.Branches = append(out.Branches, p)
 	}
-	for _, b := range v.Ranking() {
+	for _, b := range ranking {
 		out.Ranking = append(out.Ranking, b.Row.Name)
 	}
-	return out
+	return out, nil
 }

@@ -9241,7 +9241,7 @@ func (ec *executionContext) _Exploration_ranking(ctx context.Context, field grap
 			return ec.fieldContext_Exploration_ranking(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Ranking(), nil
+			return obj.Ranking(ctx)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*explore.Branch) graphql.Marshaler {
@@ -17233,10 +17233,11 @@ func (ec *executionContext) _Exploration(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ranking":
-			out.Values[i] = ec._Exploration_ranking(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Exploration_ranking(ctx, field, obj)
+				})
 		case "winner":
 			out.Values[i] = ec._Exploration_winner(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
