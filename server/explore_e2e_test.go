@@ -300,3 +300,70 @@ func countContaining(texts []string, sub string) int {
 	}
 	return n
 }
+
+// TestExplorationListReadsNoWorktree: the parent's list of explorations
+// (the GUI reads it on every exploration event) names the branches
+// without reading their worktrees; the exploration's change sizes and
+// ranking read them, once per read. git is a wrapper on PATH that logs
+// each call.
+func TestExplorationListReadsNoWorktree(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	if err := os.WriteFile(filepath.Join(dir, "git"), []byte("#!/bin/sh\necho \"$*\" >> '"+calls+"'\nexec /usr/bin/git \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	h := startServer(t, harnessOpts{})
+	ws := h.createWorkspaceAt("listed", gitRepo(t), "")
+	parent := h.startSession(ws, "parent")
+	turn := h.send(ws, parent.ID, "hello")
+	h.model.SetModelReply("mock-listed", codextest.CommandThen("printf 'x\\n' > out.txt", "wrote out.txt"))
+	x, _, errs := h.explore(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "listed-1", "lastTurnId": turn,
+		"prompt": "write out.txt", "branches": []any{
+			map[string]any{"name": "a", "settings": map[string]any{"model": "mock-listed"}},
+			map[string]any{"name": "b", "settings": map[string]any{"model": "mock-listed"}},
+		}})
+	if len(errs) > 0 {
+		t.Fatalf("exploreSession: %+v", errs)
+	}
+	h.settledExploration(ws, parent.ID, x.ID)
+
+	statusRuns := func(read func()) int {
+		t.Helper()
+		if err := os.Truncate(calls, 0); err != nil {
+			t.Fatal(err)
+		}
+		read()
+		b, err := os.ReadFile(calls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), " status ")
+	}
+	var listed struct {
+		Session struct {
+			Explorations []struct {
+				ID, State string
+				Branches  []struct{ Name string }
+			}
+		}
+	}
+	if n := statusRuns(func() {
+		h.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { explorations { id state branches { name } winner { name } } } }`,
+			map[string]any{"ws": ws, "id": parent.ID}, &listed)
+	}); n != 0 {
+		t.Errorf("the list of explorations ran git status %d times, want 0", n)
+	}
+	if len(listed.Session.Explorations) != 1 || len(listed.Session.Explorations[0].Branches) != 2 {
+		t.Fatalf("listed: %+v", listed)
+	}
+	var v explorationView
+	if n := statusRuns(func() { v = h.exploration(ws, parent.ID, x.ID) }); n != 2 {
+		t.Errorf("the exploration with its change sizes and ranking ran git status %d times, want 2 (one a branch)", n)
+	}
+	for _, b := range v.Branches {
+		if b.FilesChanged == nil || *b.FilesChanged != 1 || b.Rank == nil {
+			t.Errorf("branch %s: %v files, rank %v; want 1 file and a rank", b.Name, b.FilesChanged, b.Rank)
+		}
+	}
+}
