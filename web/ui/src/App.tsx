@@ -20,7 +20,7 @@ import { countDescendants, sameTree } from "./lineage";
 import { SessionHeader } from "./SessionHeader";
 import { Sidebar } from "./Sidebar";
 import { SignIn } from "./SignIn";
-import { SessionChangesPatchDocument, WorkspaceCheckDocument, type ApprovalDecision, type ExploreSessionInput } from "./gql/graphql";
+import { SessionChangesPatchDocument, WorkspaceCheckDocument, type ApprovalDecision, type CreateWorkspaceInput, type ExploreSessionInput } from "./gql/graphql";
 import type { Effect, Shown } from "./state/activity";
 import { actions } from "./state/actions";
 import { exploreActions } from "./state/exploreActions";
@@ -57,7 +57,7 @@ export function App() {
   // The New session settings the person chose, sent whole (null: none
   // chosen, the session gets Codex's defaults).
   const [chosen, setChosen] = useState<Settings | null>(null);
-  const newSettings = chosen ?? startSettings(models);
+  const newSettings = useMemo(() => chosen ?? startSettings(models), [chosen, models]);
   // The fork dialog: open on a session, for the whole conversation (from
   // null) or up to a turn.
   const [forking, setForking] = useState<{ sessionId: string; from: { turnId: string; text: string } | null } | null>(null);
@@ -73,6 +73,10 @@ export function App() {
 
   const apply = (e: Effect) => {
     if (typeof e !== "string") {
+      if ("listed" in e) {
+        const id = e.listed;
+        return void guarded(() => list.refreshRow(id));
+      }
       if (!("patch" in e)) {
         rate.reload();
         return account.dispatch({ type: "updated", account: e.account, error: e.error });
@@ -157,8 +161,23 @@ export function App() {
   };
   // Callbacks that stay the same across renders, so that the memoized
   // conversation does not re-render when only the session list changed.
-  const latest = useRef({ act, nav, openFork, openExplore, wsId, activeId, xa, guarded, shown });
-  latest.current = { act, nav, openFork, openExplore, wsId, activeId, xa, guarded, shown };
+  const latest = useRef({ act, nav, openFork, openExplore, wsId, activeId, xa, guarded, shown, account, list, chosen });
+  latest.current = { act, nav, openFork, openExplore, wsId, activeId, xa, guarded, shown, account, list, chosen };
+  // The top bar's and the sidebar's (memoized: their selects re-render,
+  // and Chromium re-lays the page out, on every render of the page).
+  const onPickWorkspace = useCallback((ws: string) => latest.current.nav.selectWorkspace(ws), []);
+  const onCreateWorkspace = useCallback((input: CreateWorkspaceInput, created: () => void) => latest.current.act.createWorkspace(input, created), []);
+  const onCodexSignIn = useCallback(() => latest.current.account.dispatch({ type: "open" }), []);
+  const onCodexSignOut = useCallback(() => void latest.current.account.signOut(), []);
+  const onNewSession = useCallback(() => {
+    const { act: a, chosen: c } = latest.current;
+    a.newSession(c ? toInput(c) : undefined);
+  }, []);
+  const onShowArchived = useCallback((show: boolean) => {
+    const { list: l, guarded: g } = latest.current;
+    l.setShowArchived(show);
+    void g(l.refresh);
+  }, []);
   const onOpen = useCallback((id: string) => latest.current.nav.activate(id), []);
   const onForkFrom = useCallback((turnId: string) => latest.current.openFork(turnId), []);
   const onExploreFrom = useCallback((turnId: string) => latest.current.openExplore(turnId), []);
@@ -205,11 +224,11 @@ export function App() {
 
   return (
     <div className="app">
-      <TopBar workspaces={workspaces.workspaces} wsId={wsId} conn={activity.conn} busy={ops.busy} onPick={(ws) => nav.selectWorkspace(ws)} onCreate={act.createWorkspace}
+      <TopBar workspaces={workspaces.workspaces} wsId={wsId} conn={activity.conn} busy={ops.busy} onPick={onPickWorkspace} onCreate={onCreateWorkspace}
         account={account.account}
         rateLimits={rate.limits}
-        onCodexSignIn={() => account.dispatch({ type: "open" })}
-        onCodexSignOut={() => void account.signOut()}
+        onCodexSignIn={onCodexSignIn}
+        onCodexSignOut={onCodexSignOut}
       />
       <CodexSignIn acc={account} />
       <ErrorBanner error={ops.error} onDismiss={ops.dismiss} />
@@ -221,15 +240,12 @@ export function App() {
           activeId={activeId}
           busy={ops.busy}
           showArchived={list.showArchived}
-          onNew={() => act.newSession(chosen ? toInput(chosen) : undefined)}
+          onNew={onNewSession}
           models={models}
           newSettings={newSettings}
           onNewSettings={setChosen}
-          onSelect={(id) => nav.activate(id)}
-          onShowArchived={(show) => {
-            list.setShowArchived(show);
-            void guarded(list.refresh);
-          }}
+          onSelect={onOpen}
+          onShowArchived={onShowArchived}
         />
         <main className="main">
           {!head && <section data-testid="active-session" hidden />}

@@ -1,5 +1,6 @@
 // The sidebar: a new session, the workspace's fork tree, and whether it
 // lists archived sessions.
+import { memo } from "react";
 import { Button, Flex, Text } from "@radix-ui/themes";
 import type { CodexModelFieldsFragment } from "./gql/graphql";
 import { SettingsFields } from "./SettingsFields";
@@ -22,7 +23,7 @@ interface Props {
   onNewSettings: (s: Settings) => void;
 }
 
-export function Sidebar(p: Props) {
+export const Sidebar = memo(function Sidebar(p: Props) {
   return (
     <nav className="sidebar" aria-label="Sessions">
       <Button data-testid="new-session" disabled={!p.wsId || p.busy} onClick={p.onNew}>
@@ -46,4 +47,4 @@ export function Sidebar(p: Props) {
       )}
     </nav>
   );
-}
+});

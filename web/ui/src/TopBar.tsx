@@ -1,6 +1,7 @@
 // The top bar: the workspace picker, the form for a new workspace (with
 // the check Explore runs in its branches), and the live-updates
 // indicator; Codex's account with `Sign out` (or `Sign in`).
+import { memo } from "react";
 import { Button, Text } from "@radix-ui/themes";
 import { Meter } from "./Meter";
 import { accountLabel, type Account } from "./state/account";
@@ -23,7 +24,7 @@ interface Props {
   onCodexSignOut: () => void;
 }
 
-export function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate, account, rateLimits, onCodexSignIn, onCodexSignOut }: Props) {
+export const TopBar = memo(function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate, account, rateLimits, onCodexSignIn, onCodexSignOut }: Props) {
   const usage = usageMeter(rateLimits);
   const noWorkspaces = workspaces !== null && workspaces.length === 0;
   return (
@@ -98,4 +99,4 @@ export function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate, account
       </span>
     </header>
   );
-}
+});

@@ -53,8 +53,8 @@ describe("reduceActivity: events", () => {
     ["its parent renamed: the header names it", ev("SESSION_UPDATED", "p"), showingA, ["sessions", "active"]],
     ["a fork of it archived: the fork marks name it", ev("SESSION_UPDATED", "c"), showingA, ["sessions", "active"]],
     ["a fork made elsewhere with nothing shown", ev("SESSION_FORKED", "x"), nothingShown, ["sessions"]],
-    ["a turn of the shown session starts", ev("TURN_STARTED", "a"), showingA, ["active", "sessions"]],
-    ["a turn elsewhere completes: the list's status", ev("TURN_COMPLETED", "x"), showingA, ["sessions"]],
+    ["a turn of the shown session starts", ev("TURN_STARTED", "a"), showingA, ["active", { listed: "a" }]],
+    ["a turn elsewhere completes: its row in the list", ev("TURN_COMPLETED", "x"), showingA, [{ listed: "x" }]],
     ["a message elsewhere", ev("MESSAGE_ADDED", "x"), showingA, []],
     ["a message of the shown session", ev("MESSAGE_UPDATED", "a"), showingA, ["active"]],
     ["an approval while comparing", ev("APPROVAL_REQUESTED", "a"), comparingAWithB, ["active", "compare"]],
@@ -178,6 +178,12 @@ describe("reduceBatch", () => {
     expect(reduceBatch(live, inputs).effects).toEqual(["sessions"]);
   });
 
+  it("reads a session's row once, and none when the whole list is read", () => {
+    const turns = [event(ev("TURN_STARTED", "x")), event(ev("TURN_COMPLETED", "x")), event(ev("TURN_STARTED", "y"))];
+    expect(reduceBatch(live, turns).effects).toEqual([{ listed: "x" }, { listed: "y" }]);
+    expect(reduceBatch(live, [...turns, event(ev("SESSION_CREATED", "z"))]).effects).toEqual(["sessions"]);
+  });
+
   it("keeps the last patch of a session, where its first was", () => {
     const step = reduceBatch(live, [event(renamed("x", "one")), event(renamed("y", "y")), event(renamed("x", "two")), event(ev("SESSION_CREATED", "z"))]);
     expect(step.effects.map((e) => (typeof e === "string" ? e : "patch" in e ? `${e.patch.id}=${e.patch.displayTitle}` : "account"))).toEqual(["x=two", "y=y", "sessions"]);
@@ -228,7 +234,7 @@ describe("reduceActivity: TURN_RETRYING", () => {
     const s = reduceActivity(live, { type: "event", event: retrying, shown: showingA }).state;
     const done = reduceActivity(s, { type: "event", event: ev("TURN_COMPLETED", "a", { turn: { id: "t9" } }), shown: showingA });
     expect(done.state.retries.size).toBe(0);
-    expect(done.effects).toEqual(["active", "sessions"]);
+    expect(done.effects).toEqual(["active", { listed: "a" }]);
     expect(reduceActivity(s, { type: "show" }).state.retries.size).toBe(0);
   });
 });

@@ -51,13 +51,20 @@ export interface Shown {
 // page reloads the list when it cannot, e.g. the session is not listed).
 // ACCOUNT_UPDATED hands Codex's account (and why a login failed) to the
 // sign-in state.
+// A Listed asks for one session's row again (a turn of it started or ended:
+// its status and the files it changed), not every session's: with eight
+// branches running, each list read counted every worktree's changes.
 // "usage" asks for the rate limits again (a turn reported its usage).
 // "exploration" reads the shown exploration again; "explorations" the
 // shown session's list of them (issue 32).
-export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | "usage" | "exploration" | "explorations" | Patch | AccountUpdate;
+export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | "usage" | "exploration" | "explorations" | Patch | Listed | AccountUpdate;
 
 export interface Patch {
   patch: SessionSummaryFragment;
+}
+
+export interface Listed {
+  listed: string;
 }
 
 export interface AccountUpdate {
@@ -171,7 +178,7 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
       const effects: Effect[] = [];
       if (mine) effects.push("active");
       if (shown.compareWith && (mine || ev.agentSessionId === shown.compareWith)) effects.push("compare");
-      if (ev.kind === "TURN_STARTED" || ev.kind === "TURN_COMPLETED") effects.push("sessions");
+      if ((ev.kind === "TURN_STARTED" || ev.kind === "TURN_COMPLETED") && ev.agentSessionId) effects.push({ listed: ev.agentSessionId });
       if (ev.kind === "TOKEN_USAGE_UPDATED") effects.push("usage");
       return { state, effects };
     }
@@ -216,6 +223,13 @@ export function reduceBatch(state: LiveState, inputs: readonly ActivityInput[]):
         seen.add(e);
         continue;
       }
+      if ("listed" in e) {
+        // Once a session; none when the whole list is read again.
+        const key = `listed\u0000${e.listed}`;
+        if (!seen.has(key)) effects.push(e);
+        seen.add(key);
+        continue;
+      }
       if (!("patch" in e)) {
         effects.push(e);
         continue;
@@ -227,5 +241,5 @@ export function reduceBatch(state: LiveState, inputs: readonly ActivityInput[]):
       } else effects[at] = e;
     }
   }
-  return { state, effects };
+  return { state, effects: seen.has("sessions") ? effects.filter((e) => typeof e === "string" || !("listed" in e)) : effects };
 }

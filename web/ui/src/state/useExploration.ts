@@ -8,6 +8,7 @@ import { query } from "../client";
 import { ExplorationViewDocument, SessionExplorationsDocument, type ExplorationFieldsFragment, type SessionExplorationsQuery } from "../gql/graphql";
 import { coalesce } from "./coalesce";
 import { sessionIds } from "./exploration";
+import { unchanged, unchangedBranches } from "./unchanged";
 
 export type SessionExplorations = NonNullable<SessionExplorationsQuery["session"]>;
 
@@ -32,7 +33,7 @@ export function useExploration(currentWs: () => string | undefined, currentActiv
         if (!ws || !s || !x) return;
         const d = await query(ExplorationViewDocument, { ws, s, x });
         if (s !== currentActive() || x !== ref.current) return;
-        setExploration(d.exploration);
+        setExploration((prev) => (d.exploration ? unchangedBranches(prev, d.exploration) : d.exploration));
       }),
     [currentWs, currentActive],
   );
@@ -45,7 +46,7 @@ export function useExploration(currentWs: () => string | undefined, currentActiv
         if (!ws || !id) return;
         const d = await query(SessionExplorationsDocument, { ws, id });
         if (id !== currentActive()) return;
-        setListed(d.session ?? null);
+        setListed((prev) => unchanged(prev, d.session ?? null));
       }),
     [currentWs, currentActive],
   );

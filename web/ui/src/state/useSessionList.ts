@@ -2,9 +2,10 @@
 // each with what the tree shows of its code.
 import { startTransition, useCallback, useMemo, useRef, useState } from "react";
 import { query } from "../client";
-import { WorkspaceSessionsDocument, type ListedSessionFragment, type SessionSummaryFragment } from "../gql/graphql";
+import { ListedSessionRowDocument, WorkspaceSessionsDocument, type ListedSessionFragment, type SessionSummaryFragment } from "../gql/graphql";
 import { coalesce } from "./coalesce";
 import { patchList, reapply } from "./patch";
+import { unchangedRows } from "./unchanged";
 
 export function useSessionList(currentWs: () => string | undefined) {
   const [sessions, setSessions] = useState<ListedSessionFragment[]>([]);
@@ -35,8 +36,11 @@ export function useSessionList(currentWs: () => string | undefined) {
         } finally {
           duringReload.current = null;
         }
-        // What was patched meanwhile may be newer than what was read.
-        const fresh = reapply(all, meanwhile);
+        // What was patched meanwhile may be newer than what was read. Rows
+        // that did not change stay the objects the tree holds (its items
+        // are memoized); a read that changed nothing renders nothing.
+        const fresh = unchangedRows(listed.current, reapply(all, meanwhile));
+        if (fresh === listed.current) return;
         listed.current = fresh;
         // A transition: React renders a long list in slices, leaving the
         // page to input meanwhile.
@@ -63,6 +67,18 @@ export function useSessionList(currentWs: () => string | undefined) {
     startTransition(() => setSessions(next));
     return true;
   }, []);
+  // refreshRow reads one session's row again and puts it in place; the
+  // whole list when it is not listed (or no longer fits where it was).
+  const refreshRow = useCallback(
+    async (id: string) => {
+      const ws = currentWs();
+      if (!ws) return;
+      const d = await query(ListedSessionRowDocument, { ws, id });
+      if (ws !== currentWs()) return;
+      if (!d.session || !patch(d.session)) await refresh();
+    },
+    [currentWs, patch, refresh],
+  );
   const clear = useCallback(() => {
     listed.current = [];
     setSessions([]);
@@ -74,5 +90,5 @@ export function useSessionList(currentWs: () => string | undefined) {
     setShowArchivedState(v);
   }, []);
 
-  return { sessions, refresh, patch, clear, showArchived, setShowArchived };
+  return { sessions, refresh, refreshRow, patch, clear, showArchived, setShowArchived };
 }
