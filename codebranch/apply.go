@@ -40,6 +40,8 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 	}
 	defer s.guards.Lock(first)()
 	defer s.guards.Lock(second)()
+	defer s.changed.drop(target.ID)
+	defer s.changed.drop(source.ID)
 	for _, a := range []*ent.AgentSession{source, target} {
 		busy, err := s.working(ctx, a.ID)
 		if err != nil {

@@ -51,7 +51,11 @@ func (s *Service) holdForRead(ctx context.Context, row *ent.SessionCode) (held *
 // until the returned func is called: archive, restore and delete hold it
 // while they remove or replace the worktree.
 func (s *Service) holdForRemoval(sessionID string) (release func()) {
-	return s.checkouts.Lock(sessionID)
+	unlock := s.checkouts.Lock(sessionID)
+	return func() {
+		s.changed.drop(sessionID)
+		unlock()
+	}
 }
 
 // commitsRepo opens row's repository for reads of commits only (diffs

@@ -93,6 +93,9 @@ func (s *Service) changes(ctx context.Context, row *ent.SessionCode, withPatch b
 		key := fmt.Sprintf("%s\x00%t", row.RepositoryRoot, withPatch)
 		return memoized(ctx, key, func() (gitrepo.Diff, error) { return s.changesNow(ctx, row, withPatch) })
 	}
+	if !withPatch && row.WorktreePresent {
+		return s.changed.read(ctx, row.AgentSessionID, s.now, func() (gitrepo.Diff, error) { return s.changesNow(ctx, row, false) })
+	}
 	return s.changesNow(ctx, row, withPatch)
 }
 

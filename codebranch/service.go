@@ -40,6 +40,9 @@ type Service struct {
 	mu      sync.Mutex
 	repos   map[string]*gitrepo.Repo // opened checkouts by directory
 	gitDirs map[string]*gitrepo.Repo // repositories opened at their common git directory
+	// changed: each worktree session's changed files, read a moment ago
+	// (changescache.go).
+	changed changesCache
 	// last is each session's latest checkpoint as written (its tree and
 	// head), so the next turn's end need not read it back from git.
 	last map[string]gitrepo.Checkpoint
@@ -113,6 +116,7 @@ func (s *Service) remembered(sessionID, commit string) (gitrepo.Checkpoint, bool
 }
 
 func (s *Service) remember(sessionID string, cp gitrepo.Checkpoint) {
+	s.changed.drop(sessionID) // a checkpoint: a turn ended or the session started
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cp.Commit == "" {

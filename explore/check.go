@@ -116,6 +116,7 @@ func (s *Service) runCheck(ctx context.Context, x *ent.Exploration, a *ent.Agent
 
 // endCheck stores a check's result and tells the exploration.
 func (s *Service) endCheck(ctx context.Context, x *ent.Exploration, row *ent.CheckRun, res shellrun.Result, err error) {
+	s.code.Touched(row.AgentSessionID)
 	up := s.store.Client.CheckRun.UpdateOne(row).SetPgid(0).SetFinishedAt(s.now()).
 		SetDurationMs(res.Duration.Milliseconds()).SetOutput(res.Output).SetOutputTruncated(res.Truncated)
 	switch {

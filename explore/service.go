@@ -58,6 +58,9 @@ type Sessions interface {
 type Code interface {
 	InWorktree(ctx context.Context, a *ent.AgentSession, run func(dir string, env []string) error) error
 	Summaries(ctx context.Context, sessionIDs []string) (map[string]codebranch.Summary, error)
+	// Touched says a check ran in the session's worktree (it may have
+	// written files): its changes are read again.
+	Touched(sessionID string)
 	ApplyChanges(ctx context.Context, req codebranch.ApplyRequest) (codebranch.ApplyResult, error)
 }
 

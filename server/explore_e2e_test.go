@@ -304,8 +304,10 @@ func countContaining(texts []string, sub string) int {
 // TestExplorationListReadsNoWorktree: the parent's list of explorations
 // (the GUI reads it on every exploration event) names the branches
 // without reading their worktrees; the exploration's change sizes and
-// ranking read them, once per read. git is a wrapper on PATH that logs
-// each call.
+// ranking read them, once a branch, and reads that follow within
+// codebranch's changesFresh answer from what was read, until tuttid
+// changes a worktree (Touched, as a check's end does). git is a wrapper on
+// PATH that logs each call.
 func TestExplorationListReadsNoWorktree(t *testing.T) {
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")
@@ -328,6 +330,12 @@ func TestExplorationListReadsNoWorktree(t *testing.T) {
 	}
 	h.settledExploration(ws, parent.ID, x.ID)
 
+	x = h.exploration(ws, parent.ID, x.ID)
+	touch := func(names ...string) {
+		for _, n := range names {
+			h.srv.Code.Touched(x.branch(t, n).Session.ID)
+		}
+	}
 	statusRuns := func(read func()) int {
 		t.Helper()
 		if err := os.Truncate(calls, 0); err != nil {
@@ -348,6 +356,7 @@ func TestExplorationListReadsNoWorktree(t *testing.T) {
 			}
 		}
 	}
+	touch("a", "b")
 	if n := statusRuns(func() {
 		h.must(`query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { explorations { id state branches { name } winner { name } } } }`,
 			map[string]any{"ws": ws, "id": parent.ID}, &listed)
@@ -358,8 +367,15 @@ func TestExplorationListReadsNoWorktree(t *testing.T) {
 		t.Fatalf("listed: %+v", listed)
 	}
 	var v explorationView
-	if n := statusRuns(func() { v = h.exploration(ws, parent.ID, x.ID) }); n != 2 {
-		t.Errorf("the exploration with its change sizes and ranking ran git status %d times, want 2 (one a branch)", n)
+	if n := statusRuns(func() {
+		v = h.exploration(ws, parent.ID, x.ID)
+		h.exploration(ws, parent.ID, x.ID)
+	}); n != 2 {
+		t.Errorf("two reads of the exploration with its change sizes and ranking ran git status %d times, want 2 (one a branch)", n)
+	}
+	touch("a")
+	if n := statusRuns(func() { h.exploration(ws, parent.ID, x.ID) }); n != 1 {
+		t.Errorf("a read after branch a's worktree was touched ran git status %d times, want 1 (a's)", n)
 	}
 	for _, b := range v.Branches {
 		if b.FilesChanged == nil || *b.FilesChanged != 1 || b.Rank == nil {
