@@ -73,6 +73,7 @@ export function App() {
 
   const apply = (e: Effect) => {
     if (typeof e !== "string") {
+      if ("forkChild" in e) return shown.patchForkChild(e.forkChild);
       if ("listed" in e) {
         const id = e.listed;
         return void guarded(() => list.refreshRow(id));

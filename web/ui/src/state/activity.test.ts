@@ -26,6 +26,8 @@ const showingA: Shown = {
   head: { parent: { id: "p", displayTitle: "p" }, forkPoints: [{ turnId: "t1", children: [{ id: "c", displayTitle: "c", status: "READY", archived: false, forkedFrom: null }] }] },
   messages: [{ id: "m1" }],
 };
+// A session as an event carries it.
+const summary = (id: string) => ({ id, workspaceId: "w", title: id, displayTitle: id, status: "WORKING" as const, archived: false, createdAt: "", updatedAt: "", parent: null, forkedFrom: null });
 const comparingAWithB: Shown = { ...showingA, compareWith: "b" };
 // The page shows exploration x of "a", whose branches are sessions b1, b2.
 const exploringA: Shown = { ...showingA, exploration: { id: "x", sessionIds: ["b1", "b2"] } };
@@ -52,6 +54,7 @@ describe("reduceActivity: events", () => {
     ["the shown session deleted: show none", ev("SESSION_DELETED", "a"), showingA, ["sessions", "close"]],
     ["its parent renamed: the header names it", ev("SESSION_UPDATED", "p"), showingA, ["sessions", "active"]],
     ["a fork of it archived: the fork marks name it", ev("SESSION_UPDATED", "c"), showingA, ["sessions", "active"]],
+    ["a fork of it updated, with the session: its mark takes it", ev("SESSION_UPDATED", "c", { session: summary("c") }), showingA, [{ patch: summary("c") }, { forkChild: summary("c") }]],
     ["a fork made elsewhere with nothing shown", ev("SESSION_FORKED", "x"), nothingShown, ["sessions"]],
     ["a turn of the shown session starts", ev("TURN_STARTED", "a"), showingA, ["active", { listed: "a" }]],
     ["a turn elsewhere completes: its row in the list", ev("TURN_COMPLETED", "x"), showingA, [{ listed: "x" }]],

@@ -57,7 +57,7 @@ export interface Shown {
 // "usage" asks for the rate limits again (a turn reported its usage).
 // "exploration" reads the shown exploration again; "explorations" the
 // shown session's list of them (issue 32).
-export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | "usage" | "exploration" | "explorations" | Patch | Listed | AccountUpdate;
+export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | "usage" | "exploration" | "explorations" | Patch | Listed | ForkChild | AccountUpdate;
 
 export interface Patch {
   patch: SessionSummaryFragment;
@@ -65,6 +65,12 @@ export interface Patch {
 
 export interface Listed {
   listed: string;
+}
+
+// ForkChild puts a fork's new fields (title, status, archived) in the
+// shown session's fork marks.
+export interface ForkChild {
+  forkChild: SessionSummaryFragment;
 }
 
 export interface AccountUpdate {
@@ -167,6 +173,10 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
     case "SESSION_DELETED": {
       const list: Effect = ev.kind === "SESSION_UPDATED" && ev.session ? { patch: ev.session } : "sessions";
       if (mine) return { state, effects: [list, ev.kind === "SESSION_DELETED" ? "close" : "active"] };
+      // A fork of the shown session renamed, archived or working: its mark
+      // takes the event's fields (eight branches changing status would
+      // each read the whole shown session again).
+      if (ev.kind === "SESSION_UPDATED" && ev.session && forkOfShown(shown, ev.agentSessionId)) return { state, effects: [list, { forkChild: ev.session }] };
       return { state, effects: related(shown, ev.agentSessionId) ? [list, "active"] : [list] };
     }
     default: {
@@ -192,6 +202,11 @@ function explorationReads(shown: Shown): Effect[] {
   if (shown.activeId) out.push("explorations");
   if (shown.exploration) out.push("exploration");
   return out;
+}
+
+// forkOfShown: id is one of the shown session's forks (its fork marks).
+function forkOfShown(shown: Shown, id: string): boolean {
+  return !!shown.head?.forkPoints.some((fp) => fp.children.some((c) => c.id === id));
 }
 
 // related: id is the shown session's parent or one of its forks, which

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { SessionSummaryFragment } from "../gql/graphql";
-import { patchList, reapply } from "./patch";
+import type { SessionHeadFragment, SessionSummaryFragment } from "../gql/graphql";
+import { patchList, reapply, withForkChild } from "./patch";
 
 const s = (id: string, more: Partial<SessionSummaryFragment> = {}): SessionSummaryFragment => ({
   id,
@@ -57,5 +57,25 @@ describe("patchList keeps what an event does not carry", () => {
     const next = patchList(listed, s("a", { status: "WORKING" }));
     expect(next?.[0].status).toBe("WORKING");
     expect(next?.[0].code).toBe(code);
+  });
+});
+
+// A session as an event carries it.
+const summary = (id: string): SessionSummaryFragment => ({ id, workspaceId: "w", title: id, displayTitle: id, status: "WORKING", archived: false, createdAt: "", updatedAt: "", parent: null, forkedFrom: null });
+
+describe("withForkChild", () => {
+  const head = {
+    forkPoints: [
+      { turnId: "t1", children: [{ id: "c", displayTitle: "c", status: "READY", archived: false, forkedFrom: null }] },
+      { turnId: "t2", children: [{ id: "d", displayTitle: "d", status: "READY", archived: false, forkedFrom: null }] },
+    ],
+  } as unknown as SessionHeadFragment;
+  it("puts the fork's fields in its mark, keeping the other fork points", () => {
+    const got = withForkChild(head, { ...summary("c"), displayTitle: "renamed", archived: true });
+    expect(got.forkPoints[0].children[0]).toMatchObject({ id: "c", displayTitle: "renamed", status: "WORKING", archived: true });
+    expect(got.forkPoints[1]).toBe(head.forkPoints[1]);
+  });
+  it("leaves the head as it is for a session that is none of its forks", () => {
+    expect(withForkChild(head, summary("z"))).toBe(head);
   });
 });

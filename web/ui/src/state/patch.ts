@@ -1,6 +1,7 @@
-// Putting a session as an activity event carried it into the listed
-// sessions, in place, without reading every page again.
-import type { SessionSummaryFragment } from "../gql/graphql";
+// Putting a session as an activity event carried it into what the page
+// holds, in place, without reading it again: the listed sessions (not
+// every page again) and the shown session's fork marks.
+import type { SessionHeadFragment, SessionSummaryFragment } from "../gql/graphql";
 
 // patchList returns the list with s in place of the listed session of its
 // id, or null when only a reload is right: s is not listed, or it was
@@ -22,4 +23,16 @@ export function reapply<T extends SessionSummaryFragment>(list: T[], patches: Re
   let out = list;
   for (const s of patches.values()) out = patchList(out, s) ?? out;
   return out;
+}
+
+// withForkChild: head with the fork s's title, status and archived state
+// in its fork marks; head itself when s is none of its forks.
+export function withForkChild(head: SessionHeadFragment, s: SessionSummaryFragment): SessionHeadFragment {
+  let found = false;
+  const forkPoints = head.forkPoints.map((fp) => {
+    if (!fp.children.some((c) => c.id === s.id)) return fp;
+    found = true;
+    return { ...fp, children: fp.children.map((c) => (c.id === s.id ? { ...c, displayTitle: s.displayTitle, status: s.status, archived: s.archived } : c)) };
+  });
+  return found ? { ...head, forkPoints } : head;
 }

@@ -11,10 +11,12 @@ import {
   type ApprovalFieldsFragment,
   type ForkChildFragment,
   type SessionHeadFragment,
+  type SessionSummaryFragment,
   type TurnWithMessagesFragment,
 } from "../gql/graphql";
 import { forkMarks, inheritedTurns, mergeLatest, prependEarlier } from "../lineage";
 import { coalesce } from "./coalesce";
+import { withForkChild } from "./patch";
 
 // Turns per page: the latest page is shown, earlier ones on request.
 const PAGE = 20;
@@ -67,6 +69,12 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
       }),
     [currentWs],
   );
+
+  // patchForkChild puts a fork's fields as an event carried them in the
+  // shown session's fork marks.
+  const patchForkChild = useCallback((s: SessionSummaryFragment) => {
+    setHead((h) => (h ? withForkChild(h, s) : h));
+  }, []);
 
   // show makes id the shown session, empty until refreshed.
   const show = useCallback((id: string | undefined) => {
@@ -121,5 +129,7 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
     missing,
     show,
     refresh,
+    patchForkChild,
   };
 }
+
