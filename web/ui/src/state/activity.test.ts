@@ -42,8 +42,8 @@ describe("reduceActivity: events", () => {
     ["resync reloads all shown", ev("RESYNC_REQUIRED", ""), showingA, ["sessions", "active", "explorations"]],
     ["resync reloads the comparison too", ev("RESYNC_REQUIRED", ""), comparingAWithB, ["sessions", "active", "compare", "explorations"]],
     ["resync reloads the exploration shown", ev("RESYNC_REQUIRED", ""), exploringA, ["sessions", "active", "explorations", "exploration"]],
-    ["the shown exploration updated", ev("EXPLORATION_UPDATED", "a", { explorationId: "x" }), exploringA, ["explorations", "exploration"]],
-    ["another exploration of the shown session", ev("EXPLORATION_UPDATED", "a", { explorationId: "y" }), exploringA, ["explorations"]],
+    ["the shown exploration updated", ev("EXPLORATION_UPDATED", "a", { explorationId: "x" }), exploringA, ["exploration"]],
+    ["another exploration of the shown session, one shown", ev("EXPLORATION_UPDATED", "a", { explorationId: "y" }), exploringA, []],
     ["an exploration of the session shown, none open", ev("EXPLORATION_UPDATED", "a", { explorationId: "x" }), showingA, ["explorations"]],
     ["an exploration of another session", ev("EXPLORATION_UPDATED", "z", { explorationId: "y" }), exploringA, []],
     ["a branch's check", ev("CHECK_UPDATED", "b2", { checkRun: { id: "c", agentSessionId: "b2", state: "PASSED" } }), exploringA, ["exploration"]],
@@ -56,7 +56,7 @@ describe("reduceActivity: events", () => {
     ["a fork of it archived: the fork marks name it", ev("SESSION_UPDATED", "c"), showingA, ["sessions", "active"]],
     ["a fork of it updated, with the session: its mark takes it", ev("SESSION_UPDATED", "c", { session: summary("c") }), showingA, [{ patch: summary("c") }, { forkChild: summary("c") }]],
     ["a fork made elsewhere with nothing shown", ev("SESSION_FORKED", "x"), nothingShown, ["sessions"]],
-    ["a turn of the shown session starts", ev("TURN_STARTED", "a"), showingA, ["active", { listed: "a" }]],
+    ["a turn of the shown session starts", ev("TURN_STARTED", "a"), showingA, ["active"]],
     ["a turn elsewhere completes: its row in the list", ev("TURN_COMPLETED", "x"), showingA, [{ listed: "x" }]],
     ["a message elsewhere", ev("MESSAGE_ADDED", "x"), showingA, []],
     ["a message of the shown session", ev("MESSAGE_UPDATED", "a"), showingA, ["active"]],
@@ -182,8 +182,8 @@ describe("reduceBatch", () => {
   });
 
   it("reads a session's row once, and none when the whole list is read", () => {
-    const turns = [event(ev("TURN_STARTED", "x")), event(ev("TURN_COMPLETED", "x")), event(ev("TURN_STARTED", "y"))];
-    expect(reduceBatch(live, turns).effects).toEqual([{ listed: "x" }, { listed: "y" }]);
+    const turns = [event(ev("TURN_COMPLETED", "x")), event(ev("TURN_COMPLETED", "x")), event(ev("TURN_STARTED", "y"))];
+    expect(reduceBatch(live, turns).effects).toEqual([{ listed: "x" }]);
     expect(reduceBatch(live, [...turns, event(ev("SESSION_CREATED", "z"))]).effects).toEqual(["sessions"]);
   });
 

@@ -51,9 +51,9 @@ export interface Shown {
 // page reloads the list when it cannot, e.g. the session is not listed).
 // ACCOUNT_UPDATED hands Codex's account (and why a login failed) to the
 // sign-in state.
-// A Listed asks for one session's row again (a turn of it started or ended:
-// its status and the files it changed), not every session's: with eight
-// branches running, each list read counted every worktree's changes.
+// A Listed asks for one session's row again (a turn of it ended: the files
+// it changed), not every session's: with eight branches running, each
+// list read counted every worktree's changes.
 // "usage" asks for the rate limits again (a turn reported its usage).
 // "exploration" reads the shown exploration again; "explorations" the
 // shown session's list of them (issue 32).
@@ -132,9 +132,11 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
       return { state, effects: [...effects, ...explorationReads(shown)] };
     }
     case "EXPLORATION_UPDATED": {
-      // On the explored session: its list, and the exploration if shown.
+      // On the explored session: its list (not while an exploration is
+      // shown in its place: read when it closes), and the exploration if
+      // shown.
       const effects: Effect[] = [];
-      if (mine) effects.push("explorations");
+      if (mine && !shown.exploration) effects.push("explorations");
       if (ev.explorationId && ev.explorationId === shown.exploration?.id) effects.push("exploration");
       return { state, effects };
     }
@@ -188,7 +190,9 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
       const effects: Effect[] = [];
       if (mine) effects.push("active");
       if (shown.compareWith && (mine || ev.agentSessionId === shown.compareWith)) effects.push("compare");
-      if ((ev.kind === "TURN_STARTED" || ev.kind === "TURN_COMPLETED") && ev.agentSessionId) effects.push({ listed: ev.agentSessionId });
+      // A turn's end: the files it changed (its status comes patched, in
+      // SESSION_UPDATED).
+      if (ev.kind === "TURN_COMPLETED" && ev.agentSessionId) effects.push({ listed: ev.agentSessionId });
       if (ev.kind === "TOKEN_USAGE_UPDATED") effects.push("usage");
       return { state, effects };
     }

@@ -77,8 +77,10 @@ export function useNavigation(d: Deps) {
       setExplore(x, given);
       writeRoute({ w: currentWs(), s: currentShown(), x }, push);
       if (x && !given) void guarded(refreshExplore);
+      // The list is not read while an exploration is shown in its place.
+      if (!x) void guarded(refreshExplorations);
     },
-    [setCompare, setExplore, currentWs, currentShown, guarded, refreshExplore],
+    [setCompare, setExplore, currentWs, currentShown, guarded, refreshExplore, refreshExplorations],
   );
 
   // openExploration shows exploration x of session s (from a branch, or
