@@ -3,6 +3,7 @@ package shellrun
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"tuttid/priority"
 )
 
 // alive reports whether pid is a running process (a zombie waiting for a
@@ -58,6 +61,10 @@ func waitDead(t *testing.T, pid int) {
 
 func TestRunResults(t *testing.T) {
 	dir := t.TempDir()
+	own, err := priority.Own()
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name      string
 		c         Command
@@ -73,6 +80,11 @@ func TestRunResults(t *testing.T) {
 		{name: "both streams in order", c: Command{Line: "echo out; echo err >&2; echo out2"}, output: "out\nerr\nout2\n"},
 		{name: "runs in Dir", c: Command{Line: "pwd"}, output: dir + "\n"},
 		{name: "no stdin", c: Command{Line: "cat; echo done"}, output: "done\n"},
+		// /proc/self/stat's field 19 is the nice value: the command's and
+		// its child's Nice, or tuttid's own (0: unchanged; never below it).
+		{name: "at its nice value", c: Command{Line: "cut -d' ' -f19 /proc/self/stat; sh -c 'cut -d\" \" -f19 /proc/self/stat'", Nice: 6},
+			output: fmt.Sprintf("%d\n%d\n", max(6, own), max(6, own))},
+		{name: "nice 0: tuttid's", c: Command{Line: "cut -d' ' -f19 /proc/self/stat"}, output: fmt.Sprintf("%d\n", own)},
 		{
 			name:     "output cut to the last bytes",
 			c:        Command{Line: "head -c 100000 /dev/zero | tr '\\0' a; printf END", MaxOutput: 1000},
