@@ -13,15 +13,8 @@ import (
 // (HEAD) every time, and a moved HEAD is seen. A caller's change to an
 // answer is not kept.
 func TestDiffFilesBetweenObjectsAsksGitOnce(t *testing.T) {
-	testGit(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	calls := filepath.Join(dir, "calls")
-	bin := filepath.Join(dir, "git")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$*\" >> '"+calls+"'\nexec "+gitBin+" \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	g := New(Config{Bin: bin})
+	g, calls := loggingGit(t)
 	repo := newRepo(t)
 	r := openRepo(t, g, repo)
 	first := strings.TrimSpace(gitT(t, repo, "rev-parse", "HEAD"))

@@ -158,18 +158,11 @@ func TestRemoveIndexWaitsForTheRefresh(t *testing.T) {
 // snapshot that finds no file changed runs one git (the status walk) and
 // starts no refresh: its tree is the one recorded.
 func TestKeptSnapshotOfNoChangeIsOneWalk(t *testing.T) {
-	testGit(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	calls := filepath.Join(dir, "calls")
-	bin := filepath.Join(dir, "git")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$*\" >> '"+calls+"'\nexec "+gitBin+" \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	g := New(Config{Bin: bin})
+	g, calls := loggingGit(t)
 	repo := newRepo(t)
 	r := openRepo(t, g, repo)
-	kept := filepath.Join(dir, "index")
+	kept := filepath.Join(t.TempDir(), "index")
 	writeFile(t, filepath.Join(repo, "a.txt"), "changed\n")
 	first, err := r.Snapshot(ctx, SnapshotOptions{Index: kept})
 	if err != nil {

@@ -26,6 +26,20 @@ func testGit(t *testing.T) *Git {
 	return New(Config{Bin: gitBin})
 }
 
+// loggingGit is a Git whose binary is a wrapper that appends each call's
+// arguments, a line each, to the file calls, then runs git.
+func loggingGit(t *testing.T) (g *Git, calls string) {
+	t.Helper()
+	testGit(t)
+	dir := t.TempDir()
+	calls = filepath.Join(dir, "calls")
+	bin := filepath.Join(dir, "git")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$*\" >> '"+calls+"'\nexec "+gitBin+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return New(Config{Bin: bin}), calls
+}
+
 // gitT runs git as a person would (hooks on), with GIT_OPTIONAL_LOCKS=0 so
 // that the test's own reads never refresh the index it compares.
 func gitT(t *testing.T, dir string, args ...string) string {

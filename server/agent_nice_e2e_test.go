@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tuttid/codex/codextest"
+	"tuttid/priority"
 )
 
 // TestAgentWorkRunsAtAgentNice: with server.Config.AgentNice (tuttid
@@ -56,11 +57,10 @@ func TestAgentWorkRunsAtAgentNice(t *testing.T) {
 	}
 }
 
-// ownNice is this process's nice value (/proc/self/stat, field 19).
+// ownNice is this process's nice value.
 func ownNice(t *testing.T) int {
 	t.Helper()
-	s := readFile(t, "/proc/self/stat")
-	n, err := strconv.Atoi(strings.Fields(s[strings.LastIndexByte(s, ')')+2:])[16])
+	n, err := priority.Own()
 	if err != nil {
 		t.Fatal(err)
 	}
