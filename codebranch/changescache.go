@@ -23,17 +23,15 @@ const changesFresh = 2 * time.Second
 
 // changesCache keeps, by session, the last changed files read from its
 // worktree (no patch), and shares a read under way with those that ask
-// meanwhile.
+// meanwhile. A drop takes the session's entry out of the map, a read
+// under way included: its answer reaches those already waiting for it and
+// no one after.
 type changesCache struct {
 	mu      sync.Mutex
 	entries map[string]*changesEntry
-	// gens counts each session's drops: a read that began before a drop
-	// is not kept.
-	gens map[string]uint64
 }
 
 type changesEntry struct {
-	gen  uint64
 	at   time.Time
 	done chan struct{} // closed when the read ends
 	diff gitrepo.Diff
@@ -45,9 +43,9 @@ type changesEntry struct {
 func (c *changesCache) read(ctx context.Context, id string, now func() time.Time, fetch func() (gitrepo.Diff, error)) (gitrepo.Diff, error) {
 	c.mu.Lock()
 	if c.entries == nil {
-		c.entries, c.gens = map[string]*changesEntry{}, map[string]uint64{}
+		c.entries = map[string]*changesEntry{}
 	}
-	if e := c.entries[id]; e != nil && e.gen == c.gens[id] {
+	if e := c.entries[id]; e != nil {
 		done := e.done
 		c.mu.Unlock()
 		select {
@@ -69,7 +67,7 @@ func (c *changesCache) read(ctx context.Context, id string, now func() time.Time
 		}
 		c.mu.Lock()
 	}
-	e := &changesEntry{gen: c.gens[id], done: make(chan struct{})}
+	e := &changesEntry{done: make(chan struct{})}
 	c.entries[id] = e
 	c.mu.Unlock()
 
@@ -77,7 +75,7 @@ func (c *changesCache) read(ctx context.Context, id string, now func() time.Time
 
 	c.mu.Lock()
 	e.diff, e.err, e.at = gitrepo.Diff{Files: slices.Clone(d.Files)}, err, now()
-	if (err != nil || e.gen != c.gens[id]) && c.entries[id] == e {
+	if err != nil && c.entries[id] == e {
 		delete(c.entries, id)
 	}
 	c.mu.Unlock()
@@ -89,11 +87,7 @@ func (c *changesCache) read(ctx context.Context, id string, now func() time.Time
 func (c *changesCache) drop(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.entries == nil {
-		return
-	}
 	delete(c.entries, id)
-	c.gens[id]++
 }
 
 // Touched says tuttid changed the session's worktree (a check ran in it):
