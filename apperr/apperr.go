@@ -3,6 +3,7 @@
 package apperr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -173,6 +174,14 @@ func From(err error) *Error {
 
 // CodeOf is From(err).Code.
 func CodeOf(err error) Code { return From(err).Code }
+
+// Abandoned reports whether err is ctx's own cancellation: the client went
+// away (closed the tab, opened another page) before its answer. Nothing
+// failed on the server's side and nobody reads the answer, so it is no
+// error to log, whatever code the layer that saw it gave it.
+func Abandoned(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, context.Canceled)
+}
 
 // Storage reports a database failure while doing what, without leaking SQL
 // to clients; the cause stays in the chain for logs.

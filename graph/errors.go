@@ -28,7 +28,10 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 				app = apperr.From(err)
 			}
 		}
-		if app.Code == apperr.Internal || app.Code.HTTPStatus() >= 500 {
+		switch {
+		case apperr.Abandoned(ctx, err):
+			log.DebugContext(ctx, "graphql operation abandoned by its client", "path", gerr.Path.String(), "err", err)
+		case app.Code == apperr.Internal || app.Code.HTTPStatus() >= 500:
 			log.ErrorContext(ctx, "graphql operation failed", "code", app.Code, "path", gerr.Path.String(), "err", err)
 		}
 		gerr.Message = app.Message

@@ -166,7 +166,10 @@ func decode(w http.ResponseWriter, r *http.Request, req any, what string) error 
 
 func (h *Handler) fail(ctx context.Context, w http.ResponseWriter, err error) {
 	e := apperr.From(err)
-	if e.Code == apperr.Internal || e.Code.HTTPStatus() >= 500 {
+	switch {
+	case apperr.Abandoned(ctx, err):
+		h.Logger.DebugContext(ctx, "rest request abandoned by its client", "err", err)
+	case e.Code == apperr.Internal || e.Code.HTTPStatus() >= 500:
 		h.Logger.ErrorContext(ctx, "rest request failed", "code", e.Code, "err", err)
 	}
 	WriteError(w, e)
