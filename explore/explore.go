@@ -24,13 +24,16 @@ type Result struct {
 }
 
 // Explore checks the request and every branch as a fork (nothing is made
-// when one is refused), stores the exploration, forks the branches at
-// once (each an ordinary WORKTREE fork with requestId <requestId>.<name>),
-// and starts each one's first turn as soon as it is forked, under the turn
-// bound, queueing the rest.
-// It answers when every branch is forked or failed, and every first turn
-// started or queued. A branch that fails does not undo the others: it says
-// why. The same requestId again answers the stored exploration.
+// when one is refused), stores the exploration, and answers it with every
+// branch FORKING. The branches fork in the background (each an ordinary
+// WORKTREE fork with requestId <requestId>.<name>), and each one's first
+// turn starts as soon as it is forked, under the turn bound, queueing the
+// rest; EXPLORATION_UPDATED says when each is made, queued, started or
+// failed. Forks of one parent run one at a time and a worktree's setup may
+// take minutes: a person watches the branches come rather than waiting on
+// a request. A branch that fails does not undo the others: it says why. A
+// stop meanwhile leaves the rest FORKING, and Reconcile forks them at the
+// next start. The same requestId again answers the stored exploration.
 func (s *Service) Explore(ctx context.Context, in Input) (*Result, error) {
 	in, err := normalize(in)
 	if err != nil {
@@ -65,7 +68,8 @@ func (s *Service) Explore(ctx context.Context, in Input) (*Result, error) {
 	}
 	s.updated(ctx, x)
 	s.crash(CrashStored)
-	s.forkAll(ctx, x, x.Edges.Branches)
+	branches := x.Edges.Branches
+	s.background(func(ctx context.Context) { s.forkAll(ctx, x, branches) })
 	v, err := s.Exploration(ctx, x.WorkspaceID, x.ParentAgentSessionID, x.ID)
 	if err != nil {
 		return nil, err
@@ -180,6 +184,12 @@ func (s *Service) forkOne(ctx context.Context, x *ent.Exploration, b *ent.Explor
 	var res *fork.Result
 	if err == nil {
 		res, err = s.forks.Fork(ctx, forkInput(inputOf(x), bi))
+	}
+	if err != nil && ctx.Err() != nil {
+		// tuttid is stopping: the fork's journal makes it whole or absent,
+		// and Reconcile forks the branch again at the next start.
+		s.log.InfoContext(ctx, "explore: a branch left forking for the next start", "exploration", x.ID, "branch", b.Name, "err", err)
+		return
 	}
 	up := s.store.Client.ExplorationBranch.UpdateOne(b)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -92,8 +93,19 @@ func exploreFour(b *testing.B, srv *server.Server, ws, parent, turnID string, i 
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The answer comes before the forks: wait until none is forking.
+	v := res.Exploration
+	for deadline := time.Now().Add(60 * time.Second); slices.ContainsFunc(v.Branches, func(br *explore.Branch) bool { return br.State == explore.BranchForking }); {
+		if time.Now().After(deadline) {
+			b.Fatal("the branches were not forked")
+		}
+		time.Sleep(5 * time.Millisecond)
+		if v, err = srv.Explore.Exploration(context.Background(), ws, parent, v.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
 	var ids []string
-	for _, br := range res.Exploration.Branches {
+	for _, br := range v.Branches {
 		if br.Session == nil {
 			b.Fatalf("branch %s: %s %s", br.Row.Name, br.ErrorCode, br.Error)
 		}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +73,18 @@ func (h *harness) exploration(ws, parent, id string) explorationView {
 	h.must(`query($ws: ID!, $s: ID!, $x: ID!) { exploration(workspaceId: $ws, agentSessionId: $s, explorationId: $x) { `+explorationFields+` } }`,
 		map[string]any{"ws": ws, "s": parent, "x": id}, &out)
 	return out.Exploration
+}
+
+// forkedExploration waits until no branch of the exploration is FORKING:
+// exploreSession answers before its branches fork.
+func (h *harness) forkedExploration(ws, parent, id string) explorationView {
+	h.t.Helper()
+	var v explorationView
+	h.eventually("exploration "+id+" forked", time.Minute, func() bool {
+		v = h.exploration(ws, parent, id)
+		return !slices.ContainsFunc(v.Branches, func(b branchView) bool { return b.State == "FORKING" })
+	})
+	return v
 }
 
 // settled waits until every branch is idle, failed or archived and the
@@ -151,9 +164,15 @@ func TestExploreForksChecksRanksAndBringsTheWinnerBack(t *testing.T) {
 	if x.CheckCommand != "sh check.sh" || x.LastTurnID != turn1 || len(x.Branches) != 2 {
 		t.Fatalf("exploration = %+v", x)
 	}
+	// The answer comes before the forks: every branch FORKING.
 	for _, b := range x.Branches {
+		if b.Session != nil || b.State != "FORKING" {
+			t.Fatalf("branch %s in exploreSession's answer: %+v, want FORKING without a session", b.Name, b)
+		}
+	}
+	for _, b := range h.forkedExploration(ws, parent.ID, x.ID).Branches {
 		if b.Session == nil || (b.State != "RUNNING" && b.State != "IDLE" && b.State != "QUEUED") {
-			t.Fatalf("branch %s after exploreSession: %+v, want forked and started", b.Name, b)
+			t.Fatalf("branch %s once forked: %+v, want forked and started", b.Name, b)
 		}
 	}
 	x = h.settledExploration(ws, parent.ID, x.ID)
@@ -307,11 +326,12 @@ func countContaining(texts []string, sub string) int {
 // ranking read them, once a branch, and reads that follow within
 // codebranch's changesFresh answer from what was read, until tuttid
 // changes a worktree (Touched, as a check's end does). git is a wrapper on
-// PATH that logs each call.
+// PATH that logs each call tuttid makes (not Codex's: Codex runs git status
+// in a worktree on its own schedule, after a turn too).
 func TestExplorationListReadsNoWorktree(t *testing.T) {
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")
-	if err := os.WriteFile(filepath.Join(dir, "git"), []byte("#!/bin/sh\necho \"$*\" >> '"+calls+"'\nexec /usr/bin/git \"$@\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(fmt.Sprintf("#!/bin/sh\n[ \"$PPID\" = %d ] && echo \"$PWD $*\" >> '%s'\nexec /usr/bin/git \"$@\"\n", os.Getpid(), calls)), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))

@@ -138,7 +138,8 @@ func TestExploreQueuesPastTheTurnBound(t *testing.T) {
 	turn1 := h.send(ws, parent.ID, "hello")
 	h.model.SetReply(func(r codextest.Request) codextest.Reply {
 		if r.LastUserText() == "slowly" {
-			return codextest.Reply{Text: "done slowly", Delay: 2 * time.Second}
+			// Long enough that the three are forked before the first ends.
+			return codextest.Reply{Text: "done slowly", Delay: 3 * time.Second}
 		}
 		return codextest.DefaultReply(r)
 	})
@@ -162,23 +163,32 @@ func TestExploreQueuesPastTheTurnBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := res.Exploration
+	// The answer comes before the forks: every branch FORKING.
+	for _, b := range x.Branches {
+		if b.AgentSessionID != "" || b.State != "FORKING" {
+			t.Fatalf("branch %s in the answer: %s, want FORKING without a session", b.Name, raw)
+		}
+	}
+	forked := h.forkedExploration(ws, parent.ID, x.ID)
 	var running, queued []string
 	positions := map[int]bool{}
-	for _, b := range x.Branches {
-		if b.AgentSessionID == "" {
-			t.Fatalf("branch %s has no session: %s", b.Name, raw)
+	for _, b := range forked.Branches {
+		if b.Session == nil {
+			t.Fatalf("branch %s has no session: %+v", b.Name, b)
 		}
 		switch b.State {
 		case "RUNNING":
 			running = append(running, b.Name)
 		case "QUEUED":
 			queued = append(queued, b.Name)
-			positions[b.QueuePosition] = true
+			if b.QueuePosition != nil {
+				positions[*b.QueuePosition] = true
+			}
 		}
 	}
-	if len(running) != 1 || len(queued) != 2 || !positions[1] || !positions[2] || x.State != "RUNNING" {
-		t.Fatalf("after exploreSession with a bound of 1: running %v, queued %v (positions %v), state %s; want 1 running, 2 queued at 1 and 2\n%s",
-			running, queued, positions, x.State, raw)
+	if len(running) != 1 || len(queued) != 2 || !positions[1] || !positions[2] || forked.State != "RUNNING" {
+		t.Fatalf("once forked with a bound of 1: running %v, queued %v (positions %v), state %s; want 1 running, 2 queued at 1 and 2\n%+v",
+			running, queued, positions, forked.State, forked.Branches)
 	}
 	v := h.settledExploration(ws, parent.ID, x.ID)
 	for _, b := range v.Branches {
@@ -248,6 +258,7 @@ func TestExploreBranchFailuresDoNotUndoTheOthers(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatalf("exploreSession: %+v", errs)
 	}
+	x = h.forkedExploration(ws, parent.ID, x.ID)
 	var failed, made []branchView
 	for _, b := range x.Branches {
 		if b.State == "FAILED" {

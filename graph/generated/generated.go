@@ -3159,10 +3159,12 @@ extend type Mutation {
   into 2 to 8 WORKTREE branches, each an ordinary fork (requestId
   <requestId>.<name>) with its own settings, and starts each branch's first
   turn (its prompt, or the shared one), queueing those past the server's
-  bound of concurrent turns. Answers once every branch is forked or failed;
-  a branch that fails does not undo the others. The same requestId again
-  answers the stored exploration. Nothing is made when the request or any
-  branch's fork would be refused (invalid_input, the fork's codes).
+  bound of concurrent turns. Answers once the exploration is stored, every
+  branch FORKING: the forks run in the background, and EXPLORATION_UPDATED
+  says when each is made or failed; a branch that fails does not undo the
+  others. The same requestId again answers the stored exploration. Nothing
+  is made when the request or any branch's fork would be refused
+  (invalid_input, the fork's codes).
   """
   exploreSession(input: ExploreSessionInput!): ExploreSessionPayload!
     @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
