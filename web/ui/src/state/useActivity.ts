@@ -3,7 +3,7 @@
 // effects each event asks for to apply. Events are handled per animation
 // frame (reduceBatch): a burst re-renders and reloads once a frame, not
 // once an event.
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { startTransition, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { client, onConnState, toApiError } from "../client";
 import { ActivityDocument, type ActivityFieldsFragment } from "../gql/graphql";
 import { idle, reduceBatch, type ActivityInput, type Effect, type LiveState, type Shown } from "./activity";
@@ -22,7 +22,10 @@ export function useActivity(wsId: string | undefined, shown: () => Shown, apply:
   const run = useCallback((inputs: ActivityInput[]) => {
     const step = reduceBatch(ref.current, inputs);
     ref.current = step.state;
-    setLive(step.state);
+    // A transition: what the stream shows renders in slices, leaving the
+    // page to input meanwhile (with eight branches streaming, a render
+    // that blocked would wait for the cores the agents use).
+    startTransition(() => setLive(step.state));
     for (const e of step.effects) applyRef.current(e);
   }, []);
 

@@ -3,7 +3,7 @@
 // shown, while the person looks at it (&x= in the URL). Both are read
 // again only when an event asks (EXPLORATION_UPDATED, CHECK_UPDATED), not
 // polled.
-import { useCallback, useMemo, useRef, useState } from "react";
+import { startTransition, useCallback, useMemo, useRef, useState } from "react";
 import { query } from "../client";
 import { ExplorationViewDocument, SessionExplorationsDocument, type ExplorationFieldsFragment, type SessionExplorationsQuery } from "../gql/graphql";
 import { coalesce } from "./coalesce";
@@ -33,7 +33,8 @@ export function useExploration(currentWs: () => string | undefined, currentActiv
         if (!ws || !s || !x) return;
         const d = await query(ExplorationViewDocument, { ws, s, x });
         if (s !== currentActive() || x !== ref.current) return;
-        setExploration((prev) => (d.exploration ? unchangedBranches(prev, d.exploration) : d.exploration));
+        // Transitions: a read's answer renders in slices (useActivity).
+        startTransition(() => setExploration((prev) => (d.exploration ? unchangedBranches(prev, d.exploration) : d.exploration)));
       }),
     [currentWs, currentActive],
   );
@@ -46,7 +47,7 @@ export function useExploration(currentWs: () => string | undefined, currentActiv
         if (!ws || !id) return;
         const d = await query(SessionExplorationsDocument, { ws, id });
         if (id !== currentActive()) return;
-        setListed((prev) => unchanged(prev, d.session ?? null));
+        startTransition(() => setListed((prev) => unchanged(prev, d.session ?? null)));
       }),
     [currentWs, currentActive],
   );

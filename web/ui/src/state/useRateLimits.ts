@@ -2,7 +2,7 @@
 // turn reported usage: with eight branches running, many times a second,
 // so reads coalesce, at most one every readGapMs, and an answer that
 // changed nothing renders nothing); null when Codex reports none.
-import { useEffect, useMemo, useState } from "react";
+import { startTransition, useEffect, useMemo, useState } from "react";
 import { query } from "../client";
 import { RateLimitsDocument, type RateLimitsFieldsFragment } from "../gql/graphql";
 import { coalesce } from "./coalesce";
@@ -17,7 +17,7 @@ export function useRateLimits() {
     const read = coalesce(async () => {
       const began = Date.now();
       const r = await query(RateLimitsDocument, {});
-      setLimits((prev) => unchanged(prev, r.rateLimits ?? null));
+      startTransition(() => setLimits((prev) => unchanged(prev, r.rateLimits ?? null)));
       // Asked again meanwhile: the next read waits out the gap.
       const rest = readGapMs - (Date.now() - began);
       if (rest > 0) await new Promise((done) => setTimeout(done, rest));

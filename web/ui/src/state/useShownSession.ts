@@ -2,7 +2,7 @@
 // turns (the latest page; earlier pages on request) with their messages,
 // and its pending approvals. current() is the session picked last, at once,
 // for loaders that outlive renders.
-import { useCallback, useMemo, useRef, useState } from "react";
+import { startTransition, useCallback, useMemo, useRef, useState } from "react";
 import { query } from "../client";
 import {
   EarlierTurnsDocument,
@@ -50,22 +50,28 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
         if (!ws || !id) return;
         const [d, pa] = await Promise.all([query(SessionDetailDocument, { ws, id, last: PAGE }), query(PendingApprovalsDocument, { ws, id })]);
         if (ws !== currentWs() || id !== activeRef.current) return;
-        if (!d.session) {
+        const session = d.session;
+        if (!session) {
           // Deleted meanwhile (here or elsewhere), or a stale link: say so
           // where the session would be; nothing failed.
           setHead(null);
           setMissing(id);
           return;
         }
-        setMissing(undefined);
-        setApprovals(pa.session?.pendingApprovals ?? []);
         // The latest page replaces what it covers; earlier pages loaded
         // stay, and so does the cursor to the ones before them.
-        const page = d.session.turnConnection;
+        const page = session.turnConnection;
         const merged = mergeLatest(turnsRef.current, page.edges.map((e) => e.node));
-        setHead(d.session);
-        setTurns(merged.turns);
-        if (merged.kept === 0) setEarlier({ has: page.pageInfo.hasPreviousPage, cursor: page.pageInfo.startCursor });
+        turnsRef.current = merged.turns;
+        // A transition: the answer renders in slices (useActivity), all of
+        // it in one render.
+        startTransition(() => {
+          setMissing(undefined);
+          setApprovals(pa.session?.pendingApprovals ?? []);
+          setHead(session);
+          setTurns(merged.turns);
+          if (merged.kept === 0) setEarlier({ has: page.pageInfo.hasPreviousPage, cursor: page.pageInfo.startCursor });
+        });
       }),
     [currentWs],
   );
