@@ -74,6 +74,10 @@ export function App() {
   const apply = (e: Effect) => {
     if (typeof e !== "string") {
       if ("forkChild" in e) return shown.patchForkChild(e.forkChild);
+      if ("forkMade" in e) {
+        if (!shown.addForkChild(e.forkMade)) void guarded(shown.refresh);
+        return;
+      }
       if ("listed" in e) {
         const id = e.listed;
         return void guarded(() => list.refreshRow(id));

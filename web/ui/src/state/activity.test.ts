@@ -49,13 +49,18 @@ describe("reduceActivity: events", () => {
     ["a branch's check", ev("CHECK_UPDATED", "b2", { checkRun: { id: "c", agentSessionId: "b2", state: "PASSED" } }), exploringA, ["exploration"]],
     ["a check of a session not in the exploration", ev("CHECK_UPDATED", "q"), exploringA, []],
     ["a check with no exploration shown", ev("CHECK_UPDATED", "b2"), showingA, []],
-    ["a new session elsewhere: the list", ev("SESSION_CREATED", "x"), showingA, ["sessions"]],
+    ["a new session elsewhere: its row", ev("SESSION_CREATED", "x"), showingA, [{ listed: "x" }]],
+    ["the shown session made: its row and itself", ev("SESSION_CREATED", "a"), showingA, [{ listed: "a" }, "active"]],
+    ["a fork of the shown session: its marks take it", ev("SESSION_FORKED", "a", { session: summary("f") }), showingA, [{ forkMade: summary("f") }]],
+    ["a fork of the shown session without the fork: read again", ev("SESSION_FORKED", "a"), showingA, ["active"]],
+    ["a fork of another session: its row comes with its SESSION_CREATED", ev("SESSION_FORKED", "x", { session: summary("f") }), showingA, []],
     ["the shown session renamed", ev("SESSION_UPDATED", "a"), showingA, ["sessions", "active"]],
     ["the shown session deleted: show none", ev("SESSION_DELETED", "a"), showingA, ["sessions", "close"]],
     ["its parent renamed: the header names it", ev("SESSION_UPDATED", "p"), showingA, ["sessions", "active"]],
     ["a fork of it archived: the fork marks name it", ev("SESSION_UPDATED", "c"), showingA, ["sessions", "active"]],
     ["a fork of it updated, with the session: its mark takes it", ev("SESSION_UPDATED", "c", { session: summary("c") }), showingA, [{ patch: summary("c") }, { forkChild: summary("c") }]],
-    ["a fork made elsewhere with nothing shown", ev("SESSION_FORKED", "x"), nothingShown, ["sessions"]],
+    ["a fork made elsewhere with nothing shown", ev("SESSION_FORKED", "x"), nothingShown, []],
+    ["a session deleted elsewhere: the list", ev("SESSION_DELETED", "x"), showingA, ["sessions"]],
     ["a turn of the shown session starts", ev("TURN_STARTED", "a"), showingA, ["active"]],
     ["a turn elsewhere completes: its row in the list", ev("TURN_COMPLETED", "x"), showingA, [{ listed: "x" }]],
     ["a message elsewhere", ev("MESSAGE_ADDED", "x"), showingA, []],
@@ -160,7 +165,6 @@ describe("reduceActivity: a session as the event carries it", () => {
     ["another session renamed: patched, no reload", ev("SESSION_UPDATED", "x", { session: session("x", "new") }), [{ patch: session("x", "new") }]],
     ["the shown session renamed: patched, and its header reloaded", ev("SESSION_UPDATED", "a", { session: session("a", "new") }), [{ patch: session("a", "new") }, "active"]],
     ["its parent renamed: patched, and the header reloaded", ev("SESSION_UPDATED", "p", { session: session("p", "new") }), [{ patch: session("p", "new") }, "active"]],
-    ["a new fork still reloads the list", ev("SESSION_FORKED", "x", { session: session("x", "fork") }), ["sessions"]],
   ];
   for (const [name, event, want] of cases) {
     it(name, () => {
@@ -177,18 +181,18 @@ describe("reduceBatch", () => {
   const event = (e: ActivityFieldsFragment): ActivityInput => ({ type: "event", event: e, shown: showingA });
 
   it("asks for each reload once however many events ask for it", () => {
-    const inputs = Array.from({ length: 1000 }, (_, i) => event(ev(i % 2 ? "TURN_COMPLETED" : "SESSION_CREATED", `x${i}`)));
+    const inputs = Array.from({ length: 1000 }, (_, i) => event(ev(i % 2 ? "TURN_COMPLETED" : "SESSION_DELETED", `x${i}`)));
     expect(reduceBatch(live, inputs).effects).toEqual(["sessions"]);
   });
 
   it("reads a session's row once, and none when the whole list is read", () => {
     const turns = [event(ev("TURN_COMPLETED", "x")), event(ev("TURN_COMPLETED", "x")), event(ev("TURN_STARTED", "y"))];
     expect(reduceBatch(live, turns).effects).toEqual([{ listed: "x" }]);
-    expect(reduceBatch(live, [...turns, event(ev("SESSION_CREATED", "z"))]).effects).toEqual(["sessions"]);
+    expect(reduceBatch(live, [...turns, event(ev("SESSION_DELETED", "z"))]).effects).toEqual(["sessions"]);
   });
 
   it("keeps the last patch of a session, where its first was", () => {
-    const step = reduceBatch(live, [event(renamed("x", "one")), event(renamed("y", "y")), event(renamed("x", "two")), event(ev("SESSION_CREATED", "z"))]);
+    const step = reduceBatch(live, [event(renamed("x", "one")), event(renamed("y", "y")), event(renamed("x", "two")), event(ev("SESSION_DELETED", "z"))]);
     expect(step.effects.map((e) => (typeof e === "string" ? e : "patch" in e ? `${e.patch.id}=${e.patch.displayTitle}` : "account"))).toEqual(["x=two", "y=y", "sessions"]);
   });
 

@@ -57,7 +57,7 @@ export interface Shown {
 // "usage" asks for the rate limits again (a turn reported its usage).
 // "exploration" reads the shown exploration again; "explorations" the
 // shown session's list of them (issue 32).
-export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | "usage" | "exploration" | "explorations" | Patch | Listed | ForkChild | AccountUpdate;
+export type Effect = "sessions" | "active" | "compare" | "close" | "signIn" | "usage" | "exploration" | "explorations" | Patch | Listed | ForkChild | ForkMade | AccountUpdate;
 
 export interface Patch {
   patch: SessionSummaryFragment;
@@ -71,6 +71,11 @@ export interface Listed {
 // shown session's fork marks.
 export interface ForkChild {
   forkChild: SessionSummaryFragment;
+}
+
+// ForkMade puts a new fork in the shown session's fork marks.
+export interface ForkMade {
+  forkMade: SessionSummaryFragment;
 }
 
 export interface AccountUpdate {
@@ -169,8 +174,18 @@ function onEvent(state: LiveState, ev: ActivityFieldsFragment, shown: Shown): St
       const known = shown.messages.some((m) => m.id === ev.messageId);
       return { state: { ...state, streams }, effects: known ? [] : ["active"] };
     }
-    case "SESSION_CREATED":
-    case "SESSION_FORKED":
+    case "SESSION_CREATED": {
+      // Its row, read and put where the list has it (eight branches made
+      // at once would each read the whole list again).
+      const row: Effect = { listed: ev.agentSessionId };
+      return { state, effects: mine ? [row, "active"] : [row] };
+    }
+    case "SESSION_FORKED": {
+      // On the parent, with the fork (whose row comes with its
+      // SESSION_CREATED): the parent's fork marks, if shown, take it.
+      if (!mine) return { state, effects: [] };
+      return { state, effects: [ev.session ? { forkMade: ev.session } : "active"] };
+    }
     case "SESSION_UPDATED":
     case "SESSION_DELETED": {
       const list: Effect = ev.kind === "SESSION_UPDATED" && ev.session ? { patch: ev.session } : "sessions";

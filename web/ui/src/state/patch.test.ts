@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SessionHeadFragment, SessionSummaryFragment } from "../gql/graphql";
-import { patchList, reapply, withForkChild } from "./patch";
+import { insertRow, listable, patchList, reapply, withForkChild, withNewForkChild } from "./patch";
 
 const s = (id: string, more: Partial<SessionSummaryFragment> = {}): SessionSummaryFragment => ({
   id,
@@ -77,5 +77,68 @@ describe("withForkChild", () => {
   });
   it("leaves the head as it is for a session that is none of its forks", () => {
     expect(withForkChild(head, summary("z"))).toBe(head);
+  });
+});
+
+describe("listable", () => {
+  const cases: [string, { visible: boolean; archived: boolean }, boolean, boolean][] = [
+    ["a visible session", { visible: true, archived: false }, false, true],
+    ["a hidden one (a review's throwaway fork)", { visible: false, archived: false }, true, false],
+    ["an archived one, archived ones not listed", { visible: true, archived: true }, false, false],
+    ["an archived one, archived ones listed", { visible: true, archived: true }, true, true],
+  ];
+  for (const [name, row, showArchived, want] of cases) {
+    it(name, () => expect(listable(row, showArchived)).toBe(want));
+  }
+});
+
+describe("insertRow", () => {
+  const at = (id: string, createdAt: string) => s(id, { createdAt });
+  const list = [at("a", "2026-12-07T03:00:00.000Z"), at("c", "2026-12-07T03:00:01.000Z"), at("e", "2026-12-07T03:00:01.000Z")];
+  const cases: [string, SessionSummaryFragment, string[]][] = [
+    ["the newest goes last", at("z", "2026-12-07T03:00:02.5Z"), ["a", "c", "e", "z"]],
+    ["the oldest goes first", at("z", "2026-12-07T02:59:59Z"), ["z", "a", "c", "e"]],
+    ["between, by creation time", at("b", "2026-12-07T03:00:00.5Z"), ["a", "b", "c", "e"]],
+    ["at the same time, by id", at("d", "2026-12-07T03:00:01.000Z"), ["a", "c", "d", "e"]],
+    ["to the nanosecond, not the millisecond", at("b", "2026-12-07T03:00:00.000000001Z"), ["a", "b", "c", "e"]],
+    ["a time without a fraction", at("b", "2026-12-07T03:00:01Z"), ["a", "b", "c", "e"]],
+  ];
+  for (const [name, row, want] of cases) {
+    it(name, () => {
+      const got = insertRow(list, row);
+      expect(got.map((x) => x.id)).toEqual(want);
+      expect(list.map((x) => x.id)).toEqual(["a", "c", "e"]);
+    });
+  }
+});
+
+describe("withNewForkChild", () => {
+  const mark = (id: string) => ({ id, displayTitle: id, status: "READY" as const, archived: false, forkedFrom: { forkedAtUnixMs: 1 } });
+  const head = {
+    id: "p",
+    forkPoints: [
+      { turnId: "t1", children: [mark("c")] },
+      { turnId: null, children: [mark("w")] },
+    ],
+  } as unknown as SessionHeadFragment;
+  const fork = (id: string, lastTurnId: string | null, parent = "p") =>
+    s(id, { parent: { id: parent }, status: "WORKING", forkedFrom: { lastTurnId, forkedAtUnixMs: 5 } });
+  it("adds a fork to its turn's marks, last", () => {
+    const got = withNewForkChild(head, fork("d", "t1"));
+    expect(got?.forkPoints[0].children.map((c) => c.id)).toEqual(["c", "d"]);
+    expect(got?.forkPoints[0].children[1]).toMatchObject({ id: "d", status: "WORKING", forkedFrom: { forkedAtUnixMs: 5 } });
+    expect(got?.forkPoints[1]).toBe(head.forkPoints[1]);
+  });
+  it("adds a whole-conversation fork to those marks", () => {
+    expect(withNewForkChild(head, fork("x", null))?.forkPoints[1].children.map((c) => c.id)).toEqual(["w", "x"]);
+  });
+  it("takes the place of the fork marked already (an event again)", () => {
+    expect(withNewForkChild(head, fork("c", "t1"))?.forkPoints[0].children).toHaveLength(1);
+  });
+  it("asks for a read when the turn has no mark yet", () => {
+    expect(withNewForkChild(head, fork("d", "t9"))).toBeNull();
+  });
+  it("asks for a read for a fork of another session", () => {
+    expect(withNewForkChild(head, fork("d", "t1", "q"))).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 // Putting a session as an activity event carried it into what the page
 // holds, in place, without reading it again: the listed sessions (not
 // every page again) and the shown session's fork marks.
-import type { SessionHeadFragment, SessionSummaryFragment } from "../gql/graphql";
+import type { ListedSessionFragment, SessionHeadFragment, SessionSummaryFragment } from "../gql/graphql";
 
 // patchList returns the list with s in place of the listed session of its
 // id, or null when only a reload is right: s is not listed, or it was
@@ -35,4 +35,51 @@ export function withForkChild(head: SessionHeadFragment, s: SessionSummaryFragme
     return { ...fp, children: fp.children.map((c) => (c.id === s.id ? { ...c, displayTitle: s.displayTitle, status: s.status, archived: s.archived } : c)) };
   });
   return found ? { ...head, forkPoints } : head;
+}
+
+// listable: whether the workspace's list shows s (the server's filter:
+// visible ones, archived ones only when asked for).
+export function listable(s: Pick<ListedSessionFragment, "archived"> & { visible: boolean }, showArchived: boolean): boolean {
+  return s.visible && (showArchived || !s.archived);
+}
+
+// insertRow returns the list with s (not listed) where the server lists
+// it: oldest first, by creation time, then id.
+export function insertRow<T extends Pick<SessionSummaryFragment, "id" | "createdAt">>(list: readonly T[], s: T): T[] {
+  const at = timeKey(s.createdAt);
+  const after = (x: T) => {
+    const t = timeKey(x.createdAt);
+    return t[0] > at[0] || (t[0] === at[0] && (t[1] > at[1] || (t[1] === at[1] && x.id > s.id)));
+  };
+  const i = list.findIndex(after);
+  const next = list.slice();
+  next.splice(i < 0 ? list.length : i, 0, s);
+  return next;
+}
+
+// timeKey orders RFC 3339 times to the nanosecond, as the server keys
+// sessions (Date.parse keeps milliseconds): the time to the second, then
+// the fraction's nine digits.
+function timeKey(t: string): [number, string] {
+  const m = /^([^.]*?)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(t);
+  if (!m) return [Date.parse(t), ""];
+  return [Date.parse(m[1] + m[3]), (m[2] ?? "").padEnd(9, "0")];
+}
+
+// withNewForkChild: head with the new fork s in the marks of the turn it
+// was forked from (the last of that turn's children, as the server lists
+// them, oldest first); null when head has no mark there yet (the server
+// places a new fork point among the others: read the head again). s
+// already marked takes its place.
+export function withNewForkChild(head: SessionHeadFragment, s: SessionSummaryFragment): SessionHeadFragment | null {
+  if (s.parent?.id !== head.id || !s.forkedFrom) return null;
+  const turnId = s.forkedFrom.lastTurnId ?? null;
+  const i = head.forkPoints.findIndex((fp) => (fp.turnId ?? null) === turnId);
+  if (i < 0) return null;
+  const fp = head.forkPoints[i];
+  const child = { id: s.id, displayTitle: s.displayTitle, status: s.status, archived: s.archived, forkedFrom: { forkedAtUnixMs: s.forkedFrom.forkedAtUnixMs } };
+  const children = fp.children.some((c) => c.id === s.id) ? fp.children.map((c) => (c.id === s.id ? { ...c, ...child } : c)) : [...fp.children, child];
+  const forkPoints = head.forkPoints.slice();
+  forkPoints[i] = { ...fp, children };
+  return { ...head, forkPoints };
 }

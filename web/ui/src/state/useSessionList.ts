@@ -4,7 +4,7 @@ import { startTransition, useCallback, useMemo, useRef, useState } from "react";
 import { query } from "../client";
 import { ListedSessionRowDocument, WorkspaceSessionsDocument, type ListedSessionFragment, type SessionSummaryFragment } from "../gql/graphql";
 import { coalesce } from "./coalesce";
-import { patchList, reapply } from "./patch";
+import { insertRow, listable, patchList, reapply } from "./patch";
 import { unchangedRows } from "./unchanged";
 
 export function useSessionList(currentWs: () => string | undefined) {
@@ -67,15 +67,26 @@ export function useSessionList(currentWs: () => string | undefined) {
     startTransition(() => setSessions(next));
     return true;
   }, []);
-  // refreshRow reads one session's row again and puts it in place; the
-  // whole list when it is not listed (or no longer fits where it was).
+  // refreshRow reads one session's row again and puts it in place, or,
+  // new, where the server lists it (none when the list does not show
+  // it); the whole list when it is gone or no longer fits where it was,
+  // or when a reload under way may have read the list before it.
   const refreshRow = useCallback(
     async (id: string) => {
       const ws = currentWs();
       if (!ws) return;
       const d = await query(ListedSessionRowDocument, { ws, id });
       if (ws !== currentWs()) return;
-      if (!d.session || !patch(d.session)) await refresh();
+      const s = d.session;
+      if (s && patch(s)) return;
+      if (s && !listed.current.some((x) => x.id === s.id) && !duringReload.current) {
+        if (!listable(s, archivedRef.current)) return;
+        const next = insertRow(listed.current, s);
+        listed.current = next;
+        startTransition(() => setSessions(next));
+        return;
+      }
+      await refresh();
     },
     [currentWs, patch, refresh],
   );

@@ -16,7 +16,7 @@ import {
 } from "../gql/graphql";
 import { forkMarks, inheritedTurns, mergeLatest, prependEarlier } from "../lineage";
 import { coalesce } from "./coalesce";
-import { withForkChild } from "./patch";
+import { withForkChild, withNewForkChild } from "./patch";
 
 // Turns per page: the latest page is shown, earlier ones on request.
 const PAGE = 20;
@@ -40,6 +40,9 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
   activeRef.current = activeId;
   const turnsRef = useRef(turns);
   turnsRef.current = turns;
+  // The head as last set (a transition may not have rendered it yet):
+  // what a patch builds on.
+  const headRef = useRef(head);
   const current = useCallback(() => activeRef.current, []);
 
   const refresh = useMemo(
@@ -54,6 +57,7 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
         if (!session) {
           // Deleted meanwhile (here or elsewhere), or a stale link: say so
           // where the session would be; nothing failed.
+          headRef.current = null;
           setHead(null);
           setMissing(id);
           return;
@@ -62,7 +66,10 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
         // stay, and so does the cursor to the ones before them.
         const page = session.turnConnection;
         const merged = mergeLatest(turnsRef.current, page.edges.map((e) => e.node));
+        // As set, before the transition renders it: what addForkChild
+        // builds on.
         turnsRef.current = merged.turns;
+        headRef.current = session;
         // A transition: the answer renders in slices (useActivity), all of
         // it in one render.
         startTransition(() => {
@@ -79,13 +86,30 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
   // patchForkChild puts a fork's fields as an event carried them in the
   // shown session's fork marks.
   const patchForkChild = useCallback((s: SessionSummaryFragment) => {
-    setHead((h) => (h ? withForkChild(h, s) : h));
+    const h = headRef.current;
+    if (!h) return;
+    const next = withForkChild(h, s);
+    headRef.current = next;
+    setHead(next);
+  }, []);
+
+  // addForkChild puts a new fork, as its event carried it, in the shown
+  // session's fork marks; false when only a read of the head can (see
+  // withNewForkChild).
+  const addForkChild = useCallback((s: SessionSummaryFragment): boolean => {
+    const h = headRef.current;
+    const next = h && withNewForkChild(h, s);
+    if (!next) return false;
+    headRef.current = next;
+    setHead(next);
+    return true;
   }, []);
 
   // show makes id the shown session, empty until refreshed.
   const show = useCallback((id: string | undefined) => {
     activeRef.current = id;
     setActiveId(id);
+    headRef.current = null;
     setHead(null);
     turnsRef.current = [];
     setTurns([]);
@@ -136,6 +160,7 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
     show,
     refresh,
     patchForkChild,
+    addForkChild,
   };
 }
 
