@@ -117,10 +117,13 @@ const longTaskFloor = 50
 const explorationViewTraceEnv = "TUTTID_BENCH_TRACE"
 
 // observeLongTasks makes the page keep the duration of every long task
-// from now on in window.__longTasks.
+// from now on in window.__longTasks, and count its GraphQL requests by
+// operation in window.__ops (what each run read, in the log).
 const observeLongTasks = `(() => {
   window.__longTasks = [];
   new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longTasks.push(e.duration); }).observe({ type: "longtask" });
+  window.__ops = {};
+  if (!window.__fetchWrapped) { const f = window.fetch.bind(window); window.fetch = (u, o) => { try { const n = JSON.parse(o?.body || "{}").operationName || "?"; window.__ops[n] = (window.__ops[n] || 0) + 1; } catch (e) {} return f(u, o); }; window.__fetchWrapped = true; }
   return true;
 })()`
 
@@ -196,6 +199,9 @@ func runExplorationView(b *testing.B, h *harness, tb *tab, tr *mainThreadTracer,
 	b.StopTimer()
 	run := viewRun{branches: n, seconds: took.Seconds(), shown: shown.Seconds()}
 	tb.eval(`window.__longTasks`, &run.long)
+	var ops string
+	tb.eval(`JSON.stringify(window.__ops)`, &ops)
+	b.Logf("%d branches, queries: %s", n, ops)
 	for _, w := range run.long {
 		run.wall = max(run.wall, w)
 		if w > 100 {
