@@ -86,7 +86,10 @@ export function App() {
         rate.reload();
         return account.dispatch({ type: "updated", account: e.account, error: e.error });
       }
-      if (!list.patch(e.patch)) void guarded(list.refresh);
+      // Not listed yet (its row is being read: events of a new session
+      // follow its SESSION_CREATED at once), or moved: its row.
+      const id = e.patch.id;
+      if (!list.patch(e.patch)) void guarded(() => list.refreshRow(id));
       return;
     }
     switch (e) {
