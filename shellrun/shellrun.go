@@ -134,7 +134,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	}
 	defer pr.Close()
 
-	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", c.Line)
+	// Started at its nice value (without nice(1): lowered right after).
+	argv, niced := priority.Prefixed(c.Nice, []string{"/bin/sh", "-c", c.Line})
+	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
 	cmd.Env = Env(c.BaseEnv, c.Env...)
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -152,10 +154,12 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		pw.Close()
 		return Result{ExitCode: -1}, fmt.Errorf("shellrun: start in %s: %w", c.Dir, err)
 	}
-	pw.Close() // the command's processes hold the only write ends now
-	var niceErr error
-	if err := priority.LowerGroup(cmd.Process.Pid, c.Nice); err != nil && !errors.Is(err, syscall.ESRCH) {
-		niceErr = err // the command runs all the same, at tuttid's priority
+	pw.Close()        // the command's processes hold the only write ends now
+	var niceErr error // nice(1) says on the output when it could not
+	if !niced {
+		if err := priority.LowerGroup(cmd.Process.Pid, c.Nice); err != nil && !errors.Is(err, syscall.ESRCH) {
+			niceErr = err // the command runs all the same, at tuttid's priority
+		}
 	}
 	if c.OnStart != nil {
 		c.OnStart(cmd.Process.Pid)
