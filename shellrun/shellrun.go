@@ -154,8 +154,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		pw.Close()
 		return Result{ExitCode: -1}, fmt.Errorf("shellrun: start in %s: %w", c.Dir, err)
 	}
-	pw.Close()        // the command's processes hold the only write ends now
-	var niceErr error // nice(1) says on the output when it could not
+	pw.Close() // the command's processes hold the only write ends now
+	// nice(1) says on the output when it could not.
+	var niceErr error
 	if !niced {
 		if err := priority.LowerGroup(cmd.Process.Pid, c.Nice); err != nil && !errors.Is(err, syscall.ESRCH) {
 			niceErr = err // the command runs all the same, at tuttid's priority
