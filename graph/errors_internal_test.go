@@ -17,7 +17,9 @@ import (
 func TestPresentErrorLogs(t *testing.T) {
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
-	storage := func(cause error) error { return apperr.Storage(fmt.Errorf("read: %w", cause), "read the session's code") }
+	storage := func(cause error) error {
+		return apperr.Storage(fmt.Errorf("read: %w", cause), "read the session's code")
+	}
 	for _, tc := range []struct {
 		name      string
 		ctx       context.Context
