@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"tuttid/agent"
 	"tuttid/benchtest"
 	"tuttid/ent"
+	"tuttid/ent/explorationbranch"
 	"tuttid/ent/turn"
 	"tuttid/explore"
 	"tuttid/server"
@@ -93,16 +93,25 @@ func exploreFour(b *testing.B, srv *server.Server, ws, parent, turnID string, i 
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The answer comes before the forks: wait until none is forking.
-	v := res.Exploration
-	for deadline := time.Now().Add(60 * time.Second); slices.ContainsFunc(v.Branches, func(br *explore.Branch) bool { return br.State == explore.BranchForking }); {
+	// The answer comes before the forks: wait until none is forking (a
+	// query of one index, as light as waitOwnTurn's), then read it.
+	ctx := context.Background()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		forking, err := srv.Store.Client.ExplorationBranch.Query().
+			Where(explorationbranch.ExplorationID(res.Exploration.ID), explorationbranch.StateEQ(explorationbranch.StateForking)).Exist(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !forking {
+			break
+		}
 		if time.Now().After(deadline) {
 			b.Fatal("the branches were not forked")
 		}
-		time.Sleep(5 * time.Millisecond)
-		if v, err = srv.Explore.Exploration(context.Background(), ws, parent, v.ID); err != nil {
-			b.Fatal(err)
-		}
+	}
+	v, err := srv.Explore.Exploration(ctx, ws, parent, res.Exploration.ID)
+	if err != nil {
+		b.Fatal(err)
 	}
 	var ids []string
 	for _, br := range v.Branches {
