@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // MaxUntrackedSize: an untracked file larger than this is left out of
@@ -179,6 +180,7 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 	}
 	defer os.Remove(built) // gone already once kept
 	env := []string{"GIT_INDEX_FILE=" + built}
+	began := time.Now()
 	if err := r.updateIndex(ctx, env, update, remove); err != nil {
 		return fail(err)
 	}
@@ -188,6 +190,9 @@ func (r *Repo) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, er
 	}
 	answer.Tree = strings.TrimSpace(string(out))
 	if ix.kept != "" {
+		if err := backdate(built, began); err != nil {
+			return fail(err)
+		}
 		if err := ix.keep(built, untracked, answer.Tree, excludes); err != nil {
 			return fail(err)
 		}
