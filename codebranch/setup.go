@@ -97,7 +97,7 @@ func (s *Service) runSetup(ctx context.Context, fc *ForkCode, command string) er
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// Started at its nice value (without nice(1): lowered right after).
-	argv, niced := priority.Prefixed(s.setup.nice, []string{"/bin/sh", "-c", command})
+	argv, lower := priority.Prefixed(s.setup.nice, []string{"/bin/sh", "-c", command})
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = fc.Cwd
 	cmd.Env = append(setupEnv(os.Environ()),
@@ -112,10 +112,8 @@ func (s *Service) runSetup(ctx context.Context, fc *ForkCode, command string) er
 	start := time.Now()
 	err = cmd.Start()
 	if err == nil {
-		if !niced { // nice(1) says on the output when it could not
-			if perr := priority.LowerGroup(cmd.Process.Pid, s.setup.nice); perr != nil && !errors.Is(perr, syscall.ESRCH) {
-				s.log.WarnContext(ctx, "fork: worktree setup runs at tuttid's CPU priority", "err", perr)
-			}
+		if perr := lower(cmd.Process.Pid); perr != nil {
+			s.log.WarnContext(ctx, "fork: worktree setup runs at tuttid's CPU priority", "err", perr)
 		}
 		err = cmd.Wait()
 	}

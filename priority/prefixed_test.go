@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"tuttid/priority"
@@ -22,23 +23,34 @@ func TestPrefixed(t *testing.T) {
 		name string
 		nice int
 		want int
+		// lowerFails: lower says why the command runs at tuttid's.
+		lowerFails bool
 	}{
-		{"the agent's", 7, max(7, own)},
-		{"none asked for", 0, own},
-		{"below tuttid's own", own - 1, own},
-		{"out of range", priority.MaxNice + 1, own},
+		{"the agent's", 7, max(7, own), false},
+		{"none asked for", 0, own, false},
+		{"below tuttid's own", own - 1, own, false},
+		{"out of range", priority.MaxNice + 1, own, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := priority.Prefixed(tc.nice, argv)
-			if tc.want == own && (ok || !slices.Equal(got, argv)) {
-				t.Errorf("Prefixed(%d) = %q %v, want the command as it is", tc.nice, got, ok)
+			got, lower := priority.Prefixed(tc.nice, argv)
+			if tc.want == own && !slices.Equal(got, argv) {
+				t.Errorf("Prefixed(%d) = %q, want the command as it is", tc.nice, got)
 			}
-			out, err := exec.Command(got[0], got[1:]...).Output()
-			if err != nil {
+			cmd := exec.Command(got[0], got[1:]...)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			var out strings.Builder
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			if n, err := strconv.Atoi(strings.TrimSpace(string(out))); err != nil || n != tc.want {
-				t.Errorf("the command's nice value = %q, want %d", out, tc.want)
+			if err := lower(cmd.Process.Pid); (err != nil) != tc.lowerFails {
+				t.Errorf("lower: %v, want an error: %v", err, tc.lowerFails)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := strconv.Atoi(strings.TrimSpace(out.String())); err != nil || n != tc.want {
+				t.Errorf("the command's nice value = %q, want %d", out.String(), tc.want)
 			}
 		})
 	}

@@ -135,7 +135,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	defer pr.Close()
 
 	// Started at its nice value (without nice(1): lowered right after).
-	argv, niced := priority.Prefixed(c.Nice, []string{"/bin/sh", "-c", c.Line})
+	argv, lower := priority.Prefixed(c.Nice, []string{"/bin/sh", "-c", c.Line})
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
 	cmd.Env = Env(c.BaseEnv, c.Env...)
@@ -155,13 +155,8 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		return Result{ExitCode: -1}, fmt.Errorf("shellrun: start in %s: %w", c.Dir, err)
 	}
 	pw.Close() // the command's processes hold the only write ends now
-	// nice(1) says on the output when it could not.
-	var niceErr error
-	if !niced {
-		if err := priority.LowerGroup(cmd.Process.Pid, c.Nice); err != nil && !errors.Is(err, syscall.ESRCH) {
-			niceErr = err // the command runs all the same, at tuttid's priority
-		}
-	}
+	// Says why the command runs at tuttid's priority (it runs all the same).
+	niceErr := lower(cmd.Process.Pid)
 	if c.OnStart != nil {
 		c.OnStart(cmd.Process.Pid)
 	}
