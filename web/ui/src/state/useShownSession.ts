@@ -41,8 +41,12 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
   const turnsRef = useRef(turns);
   turnsRef.current = turns;
   // The head as last set (a transition may not have rendered it yet):
-  // what a patch builds on.
+  // what a patch builds on. putHead sets both.
   const headRef = useRef(head);
+  const putHead = useCallback((h: SessionHeadFragment | null) => {
+    headRef.current = h;
+    setHead(h);
+  }, []);
   const current = useCallback(() => activeRef.current, []);
 
   const refresh = useMemo(
@@ -57,8 +61,7 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
         if (!session) {
           // Deleted meanwhile (here or elsewhere), or a stale link: say so
           // where the session would be; nothing failed.
-          headRef.current = null;
-          setHead(null);
+          putHead(null);
           setMissing(id);
           return;
         }
@@ -66,21 +69,20 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
         // stay, and so does the cursor to the ones before them.
         const page = session.turnConnection;
         const merged = mergeLatest(turnsRef.current, page.edges.map((e) => e.node));
-        // As set, before the transition renders it: what addForkChild
-        // builds on.
+        // As set, before the transition renders it: what the next refresh
+        // merges onto.
         turnsRef.current = merged.turns;
-        headRef.current = session;
         // A transition: the answer renders in slices (useActivity), all of
         // it in one render.
         startTransition(() => {
           setMissing(undefined);
           setApprovals(pa.session?.pendingApprovals ?? []);
-          setHead(session);
+          putHead(session);
           setTurns(merged.turns);
           if (merged.kept === 0) setEarlier({ has: page.pageInfo.hasPreviousPage, cursor: page.pageInfo.startCursor });
         });
       }),
-    [currentWs],
+    [currentWs, putHead],
   );
 
   // patchForkChild puts a fork's fields as an event carried them in the
@@ -88,10 +90,8 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
   const patchForkChild = useCallback((s: SessionSummaryFragment) => {
     const h = headRef.current;
     if (!h) return;
-    const next = withForkChild(h, s);
-    headRef.current = next;
-    setHead(next);
-  }, []);
+    putHead(withForkChild(h, s));
+  }, [putHead]);
 
   // addForkChild puts a new fork, as its event carried it, in the shown
   // session's fork marks; false when only a read of the head can (see
@@ -100,22 +100,20 @@ export function useShownSession(currentWs: () => string | undefined, guarded: (f
     const h = headRef.current;
     const next = h && withNewForkChild(h, s);
     if (!next) return false;
-    headRef.current = next;
-    setHead(next);
+    putHead(next);
     return true;
-  }, []);
+  }, [putHead]);
 
   // show makes id the shown session, empty until refreshed.
   const show = useCallback((id: string | undefined) => {
     activeRef.current = id;
     setActiveId(id);
-    headRef.current = null;
-    setHead(null);
+    putHead(null);
     turnsRef.current = [];
     setTurns([]);
     setApprovals([]);
     setEarlier({ has: false });
-  }, []);
+  }, [putHead]);
 
   const loadEarlier = useCallback(() => {
     const ws = currentWs();
