@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,7 +17,11 @@ import (
 // the Codex app-server that started it), the workspace's worktree setup
 // and the exploration's check each read their own nice value from
 // /proc/self/stat into the branch's worktree, and each is AgentNice; the
-// server (this test process) keeps its own.
+// server (this test process) keeps its own. Where the kernel shares the
+// CPU between sessions first (autogroups) and Codex's sandbox runs the
+// command in a session of its own, that session's autogroup is at
+// AgentNice too (priority.KeepAutogroups): the command waits up to 3 s
+// for it, then writes its autogroup into the worktree.
 func TestAgentWorkRunsAtAgentNice(t *testing.T) {
 	const nice = 7 // not a value anything here would have by chance
 	own := ownNice(t)
@@ -29,7 +34,9 @@ func TestAgentWorkRunsAtAgentNice(t *testing.T) {
 	ws := h.createWorkspaceAt("nice", repo, readNice+"setup-nice.txt")
 	parent := h.startSession(ws, "parent")
 	turn := h.send(ws, parent.ID, "hello")
-	h.model.SetModelReply("mock-nice", codextest.CommandThen(readNice+"agent-nice.txt", "read my nice value"))
+	const readAutogroup = `for i in $(seq 30); do grep -q ' nice 7$' /proc/self/autogroup && break; sleep 0.1; done; cat /proc/self/autogroup > agent-autogroup.txt`
+	h.model.SetModelReply("mock-nice", codextest.CommandThen(readNice+"agent-nice.txt; "+readAutogroup, "read my nice value"))
+	autogroups, ownGroup := autogroupOf(t, "self")
 
 	x, _, errs := h.explore(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "nice-1", "lastTurnId": turn,
 		"prompt": "read your nice value", "checkCommand": readNice + "check-nice.txt",
@@ -51,10 +58,32 @@ func TestAgentWorkRunsAtAgentNice(t *testing.T) {
 				t.Errorf("branch %s: %s = %q, want %d", b.Name, f, got, nice)
 			}
 		}
+		if !autogroups {
+			continue
+		}
+		// "/autogroup-85632 nice 7": tuttid's own session's (its nice value
+		// counted there, as above) or one of its own at AgentNice.
+		group := strings.Fields(readFile(t, filepath.Join(dir, "agent-autogroup.txt")))
+		if len(group) != 3 || (group[0] != ownGroup[0] && group[2] != strconv.Itoa(nice)) {
+			t.Errorf("branch %s: the command's autogroup %q, want ours (%q) or one at nice %d", b.Name, group, ownGroup, nice)
+		}
+		t.Logf("branch %s: the command's autogroup %q (ours %q)", b.Name, group, ownGroup)
 	}
 	if got := ownNice(t); got != own {
 		t.Errorf("the server's own nice value went from %d to %d", own, got)
 	}
+}
+
+// autogroupOf answers whether the kernel schedules by autogroup and, if
+// so, process pid's ("self": this one) as /proc says: its id, "nice", its
+// value.
+func autogroupOf(t *testing.T, pid string) (bool, []string) {
+	t.Helper()
+	on, err := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled")
+	if err != nil || strings.TrimSpace(string(on)) != "1" {
+		return false, nil
+	}
+	return true, strings.Fields(readFile(t, "/proc/"+pid+"/autogroup"))
 }
 
 // ownNice is this process's nice value.

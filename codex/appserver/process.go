@@ -10,6 +10,7 @@
 package appserver
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -47,6 +48,8 @@ type Process struct {
 	waitErr   error          // valid after exited
 	stderr    stderrTail     // its first lines, to explain a failed start
 	watchdog  *groupWatchdog // kills the process group if tuttid dies; nil if it did not start
+	// stopKeeping ends priority.KeepAutogroups for the process.
+	stopKeeping context.CancelFunc
 }
 
 // Start starts the child with a Conn on its stdio; nothing is sent yet.
@@ -81,18 +84,24 @@ func Start(cfg Config) (*Process, error) {
 	if err := priority.LowerGroup(cmd.Process.Pid, cfg.Nice); err != nil {
 		log.Warn("codex app-server runs at tuttid's CPU priority", "err", err)
 	}
+	// Codex's sandbox runs each command in a session of its own, which the
+	// group's nice value does not reach where the kernel shares the CPU
+	// between sessions first (priority.KeepAutogroups).
+	keeping, stopKeeping := context.WithCancel(context.Background())
+	go priority.KeepAutogroups(keeping, cmd.Process.Pid, cfg.Nice, log)
 	watchdog, err := startWatchdog(cmd.Process.Pid, cmd.Env)
 	if err != nil {
 		// Pdeathsig still stops the direct child (on Linux).
 		log.Warn("codex app-server runs without its watchdog: if tuttid dies, the process it runs may outlive it", "err", err)
 	}
 	p := &Process{
-		cmd:       cmd,
-		stdin:     stdinW,
-		startedAt: time.Now(),
-		exited:    make(chan struct{}),
-		conn:      jsonrpc.New(stdoutR, stdinW, cfg.MaxLineBytes, log, cfg.Handlers),
-		watchdog:  watchdog,
+		cmd:         cmd,
+		stdin:       stdinW,
+		startedAt:   time.Now(),
+		exited:      make(chan struct{}),
+		conn:        jsonrpc.New(stdoutR, stdinW, cfg.MaxLineBytes, log, cfg.Handlers),
+		watchdog:    watchdog,
+		stopKeeping: stopKeeping,
 	}
 	stderrDone := make(chan struct{})
 	go func() {
@@ -131,6 +140,7 @@ func (p *Process) Stderr() string { return p.stderr.String() }
 // grace, if a straggler outside the group still holds the pipe).
 func (p *Process) reap(stdoutR, stderrR *os.File, stderrDone <-chan struct{}) {
 	p.waitErr = p.cmd.Wait()
+	p.stopKeeping()
 	signalGroup(p.cmd, true)
 	p.watchdog.stop()
 	timer := time.NewTimer(2 * time.Second)
