@@ -105,8 +105,10 @@ func (s *Service) runSetup(ctx context.Context, fc *ForkCode, command string) er
 	out := &boundedBuffer{max: MaxSetupOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, killed whole on the time bound: a setup that
-	// starts a server in the background must not outlive it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// starts a server in the background must not outlive it. Its own
+	// session too, whose autogroup takes its nice value
+	// (priority.KeepAutogroups).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
@@ -115,7 +117,10 @@ func (s *Service) runSetup(ctx context.Context, fc *ForkCode, command string) er
 		if perr := lower(cmd.Process.Pid); perr != nil {
 			s.log.WarnContext(ctx, "fork: worktree setup runs at tuttid's CPU priority", "err", perr)
 		}
+		keeping, stopKeeping := context.WithCancel(ctx)
+		go priority.KeepAutogroups(keeping, cmd.Process.Pid, s.setup.nice, s.log)
 		err = cmd.Wait()
+		stopKeeping()
 	}
 	fc.SetupOutput = out.String()
 	if err == nil {

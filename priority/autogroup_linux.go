@@ -25,17 +25,19 @@ func keepAutogroups(ctx context.Context, root, nice int, log *slog.Logger) {
 	reported := false
 	tick := time.NewTicker(keepInterval)
 	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
 		}
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", root)); err != nil {
 			return // root is gone
 		}
 		seen := map[string]bool{}
-		for _, pid := range descendants(root) {
+		for _, pid := range append([]int{root}, descendants(root)...) {
 			g, err := readAutogroup(pid)
 			if err != nil || g.id == own.id {
 				continue // ended, or in tuttid's session (its own nice value counts there)

@@ -20,8 +20,9 @@ import (
 // server (this test process) keeps its own. Where the kernel shares the
 // CPU between sessions first (autogroups) and Codex's sandbox runs the
 // command in a session of its own, that session's autogroup is at
-// AgentNice too (priority.KeepAutogroups): the command waits up to 3 s
-// for it, then writes its autogroup into the worktree.
+// AgentNice too (priority.KeepAutogroups), and so are the sessions tuttid
+// starts the setup and the check in: each waits up to 3 s for it, then
+// writes its autogroup into the worktree.
 func TestAgentWorkRunsAtAgentNice(t *testing.T) {
 	const nice = 7 // not a value anything here would have by chance
 	own := ownNice(t)
@@ -31,15 +32,17 @@ func TestAgentWorkRunsAtAgentNice(t *testing.T) {
 	h := startServer(t, harnessOpts{agentNice: nice})
 	repo := gitRepo(t)
 	const readNice = `cut -d' ' -f19 /proc/self/stat > `
-	ws := h.createWorkspaceAt("nice", repo, readNice+"setup-nice.txt")
+	readAutogroup := func(file string) string {
+		return `; for i in $(seq 30); do grep -q ' nice 7$' /proc/self/autogroup && break; sleep 0.1; done; cat /proc/self/autogroup > ` + file
+	}
+	ws := h.createWorkspaceAt("nice", repo, readNice+"setup-nice.txt"+readAutogroup("setup-autogroup.txt"))
 	parent := h.startSession(ws, "parent")
 	turn := h.send(ws, parent.ID, "hello")
-	const readAutogroup = `for i in $(seq 30); do grep -q ' nice 7$' /proc/self/autogroup && break; sleep 0.1; done; cat /proc/self/autogroup > agent-autogroup.txt`
-	h.model.SetModelReply("mock-nice", codextest.CommandThen(readNice+"agent-nice.txt; "+readAutogroup, "read my nice value"))
+	h.model.SetModelReply("mock-nice", codextest.CommandThen(readNice+"agent-nice.txt"+readAutogroup("agent-autogroup.txt"), "read my nice value"))
 	autogroups, ownGroup := autogroupOf(t, "self")
 
 	x, _, errs := h.explore(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "nice-1", "lastTurnId": turn,
-		"prompt": "read your nice value", "checkCommand": readNice + "check-nice.txt",
+		"prompt": "read your nice value", "checkCommand": readNice + "check-nice.txt" + readAutogroup("check-autogroup.txt"),
 		"branches": []any{
 			map[string]any{"name": "a", "settings": map[string]any{"model": "mock-nice"}},
 			map[string]any{"name": "b", "settings": map[string]any{"model": "mock-nice"}},
@@ -61,13 +64,18 @@ func TestAgentWorkRunsAtAgentNice(t *testing.T) {
 		if !autogroups {
 			continue
 		}
-		// "/autogroup-85632 nice 7": tuttid's own session's (its nice value
-		// counted there, as above) or one of its own at AgentNice.
-		group := strings.Fields(readFile(t, filepath.Join(dir, "agent-autogroup.txt")))
-		if len(group) != 3 || (group[0] != ownGroup[0] && group[2] != strconv.Itoa(nice)) {
-			t.Errorf("branch %s: the command's autogroup %q, want ours (%q) or one at nice %d", b.Name, group, ownGroup, nice)
+		// "/autogroup-85632 nice 7". Codex's command: tuttid's own
+		// session's (its nice value counted there, as above) or one of its
+		// own (its sandbox's) at AgentNice; the setup and the check, which
+		// tuttid starts in a session of their own: one at AgentNice.
+		for _, f := range []string{"agent-autogroup.txt", "setup-autogroup.txt", "check-autogroup.txt"} {
+			group := strings.Fields(readFile(t, filepath.Join(dir, f)))
+			ours := f == "agent-autogroup.txt" && len(group) == 3 && group[0] == ownGroup[0]
+			if len(group) != 3 || (!ours && (group[0] == ownGroup[0] || group[2] != strconv.Itoa(nice))) {
+				t.Errorf("branch %s: %s = %q (ours %q), want one at nice %d", b.Name, f, group, ownGroup, nice)
+			}
+			t.Logf("branch %s: %s = %q (ours %q)", b.Name, f, group, ownGroup)
 		}
-		t.Logf("branch %s: the command's autogroup %q (ours %q)", b.Name, group, ownGroup)
 	}
 	if got := ownNice(t); got != own {
 		t.Errorf("the server's own nice value went from %d to %d", own, got)

@@ -141,8 +141,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	cmd.Env = Env(c.BaseEnv, c.Env...)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	// Its own process group, killed whole: a child or grandchild (a test
-	// binary, a server) must not outlive the bound.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// binary, a server) must not outlive the bound. Its own session too,
+	// whose autogroup takes its nice value (priority.KeepAutogroups).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var killed atomic.Bool // by the bound or ctx, not by a race with a normal exit
 	cmd.Cancel = func() error {
 		killed.Store(true)
@@ -157,6 +158,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	pw.Close() // the command's processes hold the only write ends now
 	// Says why the command runs at tuttid's priority (it runs all the same).
 	niceErr := lower(cmd.Process.Pid)
+	keeping, stopKeeping := context.WithCancel(runCtx)
+	defer stopKeeping()
+	go priority.KeepAutogroups(keeping, cmd.Process.Pid, c.Nice, nil)
 	if c.OnStart != nil {
 		c.OnStart(cmd.Process.Pid)
 	}
