@@ -61,7 +61,8 @@ type Config struct {
 	// SetupTimeout bounds a workspace's worktreeSetup (default 10 minutes).
 	SetupTimeout time.Duration
 	// AgentNice is the worktree setup's nice value (priority.LowerGroup,
-	// --agent-nice); 0 keeps tuttid's.
+	// --agent-nice), and git's when Git is nil (gitrepo.Config.Nice); 0
+	// keeps tuttid's.
 	AgentNice int
 	// Publisher gets SESSION_UPDATED for the target of an apply (nil: none).
 	Publisher activity.Publisher
@@ -77,7 +78,7 @@ func New(cfg Config) *Service {
 		s.log = slog.Default()
 	}
 	if s.git == nil {
-		s.git = gitrepo.New(gitrepo.Config{Logger: s.log})
+		s.git = gitrepo.New(gitrepo.Config{Logger: s.log, Nice: cfg.AgentNice})
 	}
 	s.setup.timeout = cfg.SetupTimeout
 	s.setup.nice = cfg.AgentNice

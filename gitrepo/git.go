@@ -8,9 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
+
 	"tuttid/gitfile"
+	"tuttid/priority"
 )
 
 // Config configures the git binary and its environment.
@@ -24,13 +27,23 @@ type Config struct {
 	// Logger gets what fails in the background (a kept index's refresh);
 	// slog.Default() when nil.
 	Logger *slog.Logger
+	// Nice is every call's nice value (priority.Prefixed: through nice(1);
+	// without it, tuttid's priority); 0 keeps tuttid's. tuttid gives its
+	// git the agent's (--agent-nice): git on the branches' files (a turn's
+	// checkpoint, the change counts an exploration ranks by) was the
+	// largest share of the CPU at the person's priority with eight
+	// branches running, and took it from the browser showing them.
+	Nice int
 }
 
 // Git runs git for tuttid. It is safe for concurrent use.
 type Git struct {
 	bin string
-	env []string
-	log *slog.Logger
+	// line is how a call starts, before the safety arguments: bin, or
+	// nice(1) and bin (Config.Nice).
+	line []string
+	env  []string
+	log  *slog.Logger
 
 	mu sync.Mutex
 	// refreshing holds, by kept index path, the background refreshes
@@ -89,7 +102,8 @@ func New(cfg Config) *Git {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Git{bin: bin, env: env, log: log, refreshing: map[string]chan struct{}{}, diffs: newDiffCache()}
+	line, _ := priority.Prefixed(cfg.Nice, []string{bin})
+	return &Git{bin: bin, line: line, env: env, log: log, refreshing: map[string]chan struct{}{}, diffs: newDiffCache()}
 }
 
 // safetyArgs go before every subcommand: no hooks (nor the fsmonitor hook,
@@ -130,10 +144,8 @@ func (g *Git) run(ctx context.Context, c call, args ...string) ([]byte, error) {
 }
 
 func (g *Git) runResult(ctx context.Context, c call, args ...string) (result, error) {
-	full := make([]string, 0, len(safetyArgs)+len(args))
-	full = append(full, safetyArgs...)
-	full = append(full, args...)
-	cmd := exec.CommandContext(ctx, g.bin, full...)
+	full := slices.Concat(g.line[1:], safetyArgs, args)
+	cmd := exec.CommandContext(ctx, g.line[0], full...)
 	cmd.Dir = c.dir
 	cmd.Env = append(append([]string(nil), g.env...), c.env...)
 	cmd.Stdin = c.stdin

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,15 +23,24 @@ import (
 // command in a session of its own, that session's autogroup is at
 // AgentNice too (priority.KeepAutogroups), and so are the sessions tuttid
 // starts the setup and the check in: each waits up to 3 s for it, then
-// writes its autogroup into the worktree.
+// writes its autogroup into the worktree. tuttid's own git (gitrepo's, on
+// the branches' files) runs at AgentNice too.
 func TestAgentWorkRunsAtAgentNice(t *testing.T) {
 	const nice = 7 // not a value anything here would have by chance
 	own := ownNice(t)
 	if own >= nice {
 		t.Fatalf("this test runs at nice %d: it shows nothing at %d", own, nice)
 	}
+	repo := gitRepo(t) // the test's own git, before the wrapper
+	// tuttid's git (not Codex's) logs its nice value and its arguments.
+	bin := t.TempDir()
+	gitCalls := filepath.Join(bin, "calls")
+	wrapper := fmt.Sprintf("#!/bin/sh\n[ \"$PPID\" = %d ] && echo \"$(cut -d' ' -f19 /proc/self/stat) $*\" >> '%s'\nexec /usr/bin/git \"$@\"\n", os.Getpid(), gitCalls)
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	h := startServer(t, harnessOpts{agentNice: nice})
-	repo := gitRepo(t)
 	const readNice = `cut -d' ' -f19 /proc/self/stat > `
 	readAutogroup := func(file string) string {
 		return `; for i in $(seq 30); do grep -q ' nice 7$' /proc/self/autogroup && break; sleep 0.1; done; cat /proc/self/autogroup > ` + file
@@ -76,6 +86,18 @@ func TestAgentWorkRunsAtAgentNice(t *testing.T) {
 			}
 			t.Logf("branch %s: %s = %q (ours %q)", b.Name, f, group, ownGroup)
 		}
+	}
+	// tuttid's git: the forks' worktrees, the checkpoints, the change
+	// counts the ranking read.
+	calls := strings.Split(strings.TrimSpace(readFile(t, gitCalls)), "\n")
+	for _, c := range calls {
+		if v, _, _ := strings.Cut(c, " "); v != strconv.Itoa(nice) {
+			t.Errorf("tuttid's git ran at nice %s, want %d: %s", v, nice, c)
+		}
+	}
+	t.Logf("tuttid's git: %d calls", len(calls))
+	if len(calls) < 10 {
+		t.Errorf("tuttid's git: %d calls logged, want the forks' and the checkpoints' (10 or more)", len(calls))
 	}
 	if got := ownNice(t); got != own {
 		t.Errorf("the server's own nice value went from %d to %d", own, got)
