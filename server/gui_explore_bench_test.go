@@ -47,6 +47,12 @@ import (
 // iteration's longest, the tasks over 100 ms, and the ratio of the
 // medians (each taken as at least 50 ms, the API's floor).
 //
+// Chromium runs in the test's session, beside the server. In a session of
+// its own, as a person's browser is, it did worse (docs/performance.md):
+// where Linux shares the CPU between sessions (autogroups) its session's
+// half then went mostly to its software compositor, which a person's
+// browser runs on the GPU.
+//
 //	CODEX_BIN=$PWD/.tools/codex/node_modules/.bin/codex go test -run '^$' -bench BenchmarkExplorationViewEight -benchtime=3x ./server/
 //
 // TUTTID_BENCH_TRACE=1 also records Chromium's trace (category toplevel)
