@@ -1,6 +1,8 @@
 // Package priority runs the agent's work below the person's programs on
-// the CPU: Codex, the commands it runs, Explore's checks and worktree
-// setups get a higher nice value than tuttid's own (--agent-nice). Eight
+// the CPU: Codex, the commands it runs, Explore's checks, worktree setups
+// and tuttid's git get a higher nice value than tuttid's own
+// (--agent-nice), and so do the sessions of that work where Linux shares
+// the CPU between sessions first (KeepAutogroups). Eight
 // branches each running a turn and a test suite on a laptop's cores would
 // otherwise take the CPU from the browser showing them: the page's frames
 // and clicks wait behind `go test` (issue 32: the exploration view keeps
