@@ -22,7 +22,7 @@ import (
 // CPU between sessions first (autogroups) and Codex's sandbox runs the
 // command in a session of its own, that session's autogroup is at
 // AgentNice too (priority.KeepAutogroups), and so are the sessions tuttid
-// starts the setup and the check in: each waits up to 3 s for it, then
+// starts the setup and the check in: each waits up to 10 s for it, then
 // writes its autogroup into the worktree. tuttid's own git (gitrepo's, on
 // the branches' files) runs at AgentNice too.
 func TestAgentWorkRunsAtAgentNice(t *testing.T) {
@@ -43,7 +43,7 @@ func TestAgentWorkRunsAtAgentNice(t *testing.T) {
 	h := startServer(t, harnessOpts{agentNice: nice})
 	const readNice = `cut -d' ' -f19 /proc/self/stat > `
 	readAutogroup := func(file string) string {
-		return `; for i in $(seq 30); do grep -q ' nice 7$' /proc/self/autogroup && break; sleep 0.1; done; cat /proc/self/autogroup > ` + file
+		return `; for i in $(seq 100); do grep -q ' nice 7$' /proc/self/autogroup && break; sleep 0.1; done; cat /proc/self/autogroup > ` + file
 	}
 	ws := h.createWorkspaceAt("nice", repo, readNice+"setup-nice.txt"+readAutogroup("setup-autogroup.txt"))
 	parent := h.startSession(ws, "parent")
