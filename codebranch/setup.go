@@ -97,7 +97,7 @@ func (s *Service) runSetup(ctx context.Context, fc *ForkCode, command string) er
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// Started at its nice value (without nice(1): lowered right after).
-	argv, lower := priority.Prefixed(s.setup.nice, []string{"/bin/sh", "-c", command})
+	argv, started := priority.Prefixed(s.setup.nice, []string{"/bin/sh", "-c", command})
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = fc.Cwd
 	cmd.Env = append(setupEnv(os.Environ()),
@@ -106,19 +106,17 @@ func (s *Service) runSetup(ctx context.Context, fc *ForkCode, command string) er
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, killed whole on the time bound: a setup that
 	// starts a server in the background must not outlive it. Its own
-	// session too, whose autogroup takes its nice value
-	// (priority.KeepAutogroups).
+	// session too (priority.Prefixed).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	err = cmd.Start()
 	if err == nil {
-		if perr := lower(cmd.Process.Pid); perr != nil {
+		stopKeeping, perr := started(ctx, cmd.Process.Pid, s.log)
+		if perr != nil {
 			s.log.WarnContext(ctx, "fork: worktree setup runs at tuttid's CPU priority", "err", perr)
 		}
-		keeping, stopKeeping := context.WithCancel(ctx)
-		go priority.KeepAutogroups(keeping, cmd.Process.Pid, s.setup.nice, s.log)
 		err = cmd.Wait()
 		stopKeeping()
 	}

@@ -18,9 +18,10 @@ import (
 // tuttid starts (a check, a worktree setup) would have its nice value
 // count only against tuttid, whose session as a whole shares the CPU
 // equally with the browser's: those start in a session of their own
-// (Setsid) and are kept too. At once and then every keepInterval the keeper walks root and its
-// descendants and gives each session's autogroup the value nice, but for
-// tuttid's own session (root's when it did not start one), never touched.
+// (Setsid) and are kept too (Prefixed's started). At once and then every
+// keepInterval the keeper walks root and its descendants and gives each
+// session's autogroup the value nice, but for tuttid's own session
+// (root's when it did not start one), never touched.
 // A command quicker than keepInterval may end before it is seen. Nothing
 // is done where the kernel has no autogroups. log may be nil.
 func KeepAutogroups(ctx context.Context, root, nice int, log *slog.Logger) {

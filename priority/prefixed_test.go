@@ -1,6 +1,7 @@
 package priority_test
 
 import (
+	"context"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -23,8 +24,8 @@ func TestPrefixed(t *testing.T) {
 		name string
 		nice int
 		want int
-		// lowerFails: lower says why the command runs at tuttid's.
-		lowerFails bool
+		// startedFails: started says why the command runs at tuttid's.
+		startedFails bool
 	}{
 		{"the agent's", 7, max(7, own), false},
 		{"none asked for", 0, own, false},
@@ -32,7 +33,7 @@ func TestPrefixed(t *testing.T) {
 		{"out of range", priority.MaxNice + 1, own, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, lower := priority.Prefixed(tc.nice, argv)
+			got, started := priority.Prefixed(tc.nice, argv)
 			if tc.want == own && !slices.Equal(got, argv) {
 				t.Errorf("Prefixed(%d) = %q, want the command as it is", tc.nice, got)
 			}
@@ -43,12 +44,14 @@ func TestPrefixed(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			if err := lower(cmd.Process.Pid); (err != nil) != tc.lowerFails {
-				t.Errorf("lower: %v, want an error: %v", err, tc.lowerFails)
+			stop, err := started(context.Background(), cmd.Process.Pid, nil)
+			if (err != nil) != tc.startedFails {
+				t.Errorf("started: %v, want an error: %v", err, tc.startedFails)
 			}
 			if err := cmd.Wait(); err != nil {
 				t.Fatal(err)
 			}
+			stop()
 			if n, err := strconv.Atoi(strings.TrimSpace(out.String())); err != nil || n != tc.want {
 				t.Errorf("the command's nice value = %q, want %d", out.String(), tc.want)
 			}

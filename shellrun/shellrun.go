@@ -135,14 +135,14 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	defer pr.Close()
 
 	// Started at its nice value (without nice(1): lowered right after).
-	argv, lower := priority.Prefixed(c.Nice, []string{"/bin/sh", "-c", c.Line})
+	argv, started := priority.Prefixed(c.Nice, []string{"/bin/sh", "-c", c.Line})
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
 	cmd.Env = Env(c.BaseEnv, c.Env...)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	// Its own process group, killed whole: a child or grandchild (a test
-	// binary, a server) must not outlive the bound. Its own session too,
-	// whose autogroup takes its nice value (priority.KeepAutogroups).
+	// binary, a server) must not outlive the bound. Its own session too
+	// (priority.Prefixed).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var killed atomic.Bool // by the bound or ctx, not by a race with a normal exit
 	cmd.Cancel = func() error {
@@ -156,11 +156,10 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		return Result{ExitCode: -1}, fmt.Errorf("shellrun: start in %s: %w", c.Dir, err)
 	}
 	pw.Close() // the command's processes hold the only write ends now
-	// Says why the command runs at tuttid's priority (it runs all the same).
-	niceErr := lower(cmd.Process.Pid)
-	keeping, stopKeeping := context.WithCancel(runCtx)
+	// niceErr says why the command runs at tuttid's priority (it runs all
+	// the same).
+	stopKeeping, niceErr := started(runCtx, cmd.Process.Pid, nil)
 	defer stopKeeping()
-	go priority.KeepAutogroups(keeping, cmd.Process.Pid, c.Nice, nil)
 	if c.OnStart != nil {
 		c.OnStart(cmd.Process.Pid)
 	}
