@@ -17,7 +17,11 @@ func keepAutogroups(ctx context.Context, root, nice int, log *slog.Logger) {
 		return
 	}
 	own, err := readAutogroup(os.Getpid())
-	if err != nil {
+	switch {
+	case errors.Is(err, errNotAutogroup):
+		// tuttid is in the kernel's first session's group (own.id ""):
+		// the sessions the agent starts still get autogroups of their own.
+	case err != nil:
 		log.DebugContext(ctx, "priority: no autogroup of our own; the agent's sessions keep theirs", "err", err)
 		return
 	}
@@ -40,7 +44,7 @@ func keepAutogroups(ctx context.Context, root, nice int, log *slog.Logger) {
 		for _, pid := range append([]int{root}, descendants(root)...) {
 			g, err := readAutogroup(pid)
 			if err != nil || g.id == own.id {
-				continue // ended, or in tuttid's session (its own nice value counts there)
+				continue // ended, in tuttid's session (its own nice value counts there) or in the first session's group
 			}
 			seen[g.id] = true
 			if done[g.id] {
@@ -91,8 +95,18 @@ func readAutogroup(pid int) (autogroup, error) {
 	return parseAutogroup(string(b))
 }
 
+// errNotAutogroup: /proc/PID/autogroup is empty. The process's session
+// has no autogroup: it is the kernel's first (no process between init and
+// it started a session, as under a container's or a CI runner's init),
+// whose tasks are scheduled one by one at the top level. A session started
+// below it (setsid) gets an autogroup like any other.
+var errNotAutogroup = errors.New("priority: the session has no autogroup (the kernel's first)")
+
 func parseAutogroup(s string) (autogroup, error) {
 	f := strings.Fields(s)
+	if len(f) == 0 {
+		return autogroup{}, errNotAutogroup
+	}
 	if len(f) != 3 || f[1] != "nice" {
 		return autogroup{}, fmt.Errorf("priority: autogroup %q: not \"/autogroup-N nice V\"", s)
 	}
