@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,9 @@ type Config struct {
 	// largest share of the CPU at the person's priority with eight
 	// branches running, and took it from the browser showing them.
 	Nice int
+	// Checkouts bounds the worktree checkouts (CreateWorktree's file
+	// writing) that run at once in one repository; 0: runtime.NumCPU().
+	Checkouts int
 }
 
 // Git runs git for tuttid. It is safe for concurrent use.
@@ -55,6 +59,10 @@ type Git struct {
 	// worktreeMus holds a *sync.Mutex by repository common directory
 	// (runWorktreeAdmin).
 	worktreeMus sync.Map
+	// checkouts holds a chan struct{} of checkoutSlots by repository
+	// common directory (checkoutSlot).
+	checkouts     sync.Map
+	checkoutSlots int
 	// diffs: changed-file lists between two object ids (diffcache.go).
 	diffs diffCache
 }
@@ -103,7 +111,12 @@ func New(cfg Config) *Git {
 		log = slog.Default()
 	}
 	line, _ := priority.Prefixed(cfg.Nice, []string{bin})
-	return &Git{bin: bin, line: line, env: env, log: log, refreshing: map[string]chan struct{}{}, diffs: newDiffCache()}
+	slots := cfg.Checkouts
+	if slots <= 0 {
+		slots = max(runtime.NumCPU(), 1)
+	}
+	return &Git{bin: bin, line: line, env: env, log: log, refreshing: map[string]chan struct{}{}, diffs: newDiffCache(),
+		checkoutSlots: slots}
 }
 
 // safetyArgs go before every subcommand: no hooks (nor the fsmonitor hook,

@@ -102,7 +102,13 @@ func (r *Repo) CreateWorktree(ctx context.Context, opts WorktreeOptions) (Worktr
 		r.removeFailed(opts)
 		return fail(err)
 	}
+	release, err := r.git.checkoutSlot(ctx, r.CommonDir)
+	if err != nil {
+		r.removeFailed(opts)
+		return fail(err)
+	}
 	wt, err := r.fillWorktree(ctx, cp, opts)
+	release()
 	if err != nil {
 		r.removeFailed(opts)
 		return fail(err)
@@ -355,6 +361,24 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string, opts RemoveOptio
 		return fmt.Errorf("remove worktree %s: %w", path, err)
 	}
 	return nil
+}
+
+// checkoutSlot waits for one of the repository's checkout slots
+// (Config.Checkouts) and answers its release, or ctx's error. More
+// checkouts at once than cores finish no sooner together, and each one
+// later: an exploration's branches all reached Codex at the end, where
+// their forks of one parent are answered one at a time. Bounded, the first
+// branches' forks and turns run while the next ones' files are written
+// (BenchmarkExploreFour, docs/performance.md).
+func (g *Git) checkoutSlot(ctx context.Context, commonDir string) (release func(), err error) {
+	v, _ := g.checkouts.LoadOrStore(commonDir, make(chan struct{}, g.checkoutSlots))
+	slots := v.(chan struct{})
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // runWorktreeAdmin runs `git worktree <args>` alone among this process's

@@ -1,11 +1,13 @@
 package gitrepo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -464,5 +466,74 @@ func TestArchiveRestoreRoundTrip(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dest, "u.txt")); err != nil || fi.Mode().Perm()&0o100 == 0 {
 		t.Errorf("u.txt lost its executable bit: %v", err)
+	}
+}
+
+// TestCreateWorktreeCheckoutSlots makes five worktrees of one repository
+// at once with Config.Checkouts 2, through a git whose `reset --hard` (the
+// checkout) logs its start and end and lasts at least 300 ms: two
+// checkouts overlap, never three, and every worktree is made.
+func TestCreateWorktreeCheckoutSlots(t *testing.T) {
+	testGit(t)
+	dir := t.TempDir()
+	events := filepath.Join(dir, "events")
+	bin := filepath.Join(dir, "git")
+	script := `#!/bin/sh
+case "$*" in
+*"reset --hard"*)
+	echo "+ $(date +%s%N)" >> '` + events + `'
+	` + gitBin + ` "$@"; rc=$?
+	sleep 0.3
+	echo "- $(date +%s%N)" >> '` + events + `'
+	exit $rc;;
+esac
+exec ` + gitBin + ` "$@"
+`
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := New(Config{Bin: bin, Checkouts: 2})
+	ctx := context.Background()
+	repo := newRepo(t)
+	r := openRepo(t, g, repo)
+	cp, err := r.Checkpoint(ctx, CheckpointOptions{Ref: TurnRef("parent", "1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	errs := make(chan error, 5)
+	for i := range 5 {
+		go func() {
+			_, err := r.CreateWorktree(ctx, WorktreeOptions{Checkpoint: cp.Commit, Path: filepath.Join(root, strconv.Itoa(i))})
+			errs <- err
+		}()
+	}
+	for range 5 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	type event struct {
+		at    int64
+		delta int
+	}
+	var evs []event
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, events)), "\n") {
+		sign, at, _ := strings.Cut(line, " ")
+		n, err := strconv.ParseInt(at, 10, 64)
+		if err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+		evs = append(evs, event{n, map[string]int{"+": 1, "-": -1}[sign]})
+	}
+	// An end before a start at the same instant: they did not overlap.
+	slices.SortFunc(evs, func(a, b event) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.delta, b.delta)) })
+	running, most := 0, 0
+	for _, e := range evs {
+		running += e.delta
+		most = max(most, running)
+	}
+	if len(evs) != 10 || most != 2 {
+		t.Errorf("%d checkout events, at most %d at once; want 10, and 2 at once (the slots)", len(evs), most)
 	}
 }
