@@ -113,7 +113,7 @@ func (tb *tab) setField(sel, value string) {
 	tb.waitJS("to set "+sel, fmt.Sprintf(`(() => {
 	  const el = document.querySelector(%q);
 	  if (!el || el.disabled) return false;
-	  const proto = el instanceof HTMLSelectElement ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
+	  const proto = el instanceof HTMLSelectElement ? HTMLSelectElement.prototype : el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
 	  Object.getOwnPropertyDescriptor(proto, "value").set.call(el, %q);
 	  el.dispatchEvent(new Event(el instanceof HTMLSelectElement ? "change" : "input", { bubbles: true }));
 	  return true;

@@ -318,8 +318,9 @@ func gitWorktrees(t *testing.T, repo string) []string {
 
 // TestGUIWorkspaceCheck: the New workspace form takes the check Explore
 // runs (issue 32): the workspace is made with its checkCommand and
-// checkTimeoutSeconds, and the Explore dialog on one of its sessions
-// starts from that command and says its bound.
+// checkTimeoutSeconds; Workspace settings shows them, changes them and
+// sets the worktree setup (updateWorkspace); the Explore dialog on one of
+// its sessions starts from the command as changed and says its bound.
 func TestGUIWorkspaceCheck(t *testing.T) {
 	h := startServer(t, harnessOpts{})
 	browser := startBrowser(t)
@@ -355,6 +356,27 @@ func TestGUIWorkspaceCheck(t *testing.T) {
 		t.Fatalf("the workspace made by the form: %+v", w)
 	}
 
+	tb.click("Workspace settings", `[data-testid="workspace-settings"]`)
+	tb.waitJS("the workspace's settings read", `(() => { const c = document.querySelector('[data-testid="settings-check"]');
+	  return !c.disabled && c.value === "sh check.sh" && document.querySelector('[data-testid="settings-check-timeout"]').value === "120"; })()`)
+	tb.setField(`[data-testid="settings-check"]`, "sh check2.sh")
+	tb.setField(`[data-testid="settings-check-timeout"]`, "90")
+	tb.setField(`[data-testid="settings-setup"]`, "true")
+	tb.screenshot("workspace-settings.png")
+	tb.clickButton("Save")
+	tb.waitJS("the settings form closed", `!document.querySelector('[data-testid="workspace-settings"]').closest("details").open`)
+	var updated struct {
+		Workspace *struct {
+			CheckCommand, WorktreeSetup *string
+			CheckTimeoutSeconds         int
+		}
+	}
+	h.must(`query($id: ID!) { workspace(id: $id) { checkCommand checkTimeoutSeconds worktreeSetup } }`, map[string]any{"id": ws}, &updated)
+	if w := updated.Workspace; w == nil || w.CheckCommand == nil || *w.CheckCommand != "sh check2.sh" || w.CheckTimeoutSeconds != 90 ||
+		w.WorktreeSetup == nil || *w.WorktreeSetup != "true" {
+		t.Fatalf("the workspace after Workspace settings: %+v", w)
+	}
+
 	parent := h.startSession(ws, "parent")
 	turn := h.send(ws, parent.ID, "hello")
 	tb.open(ws, parent.ID)
@@ -363,8 +385,8 @@ func TestGUIWorkspaceCheck(t *testing.T) {
 	var dialog struct{ Check, Note string }
 	tb.eval(`({ check: document.querySelector('[role="dialog"] input[aria-label="Check command"]').value,
 	  note: document.getElementById("explore-check-note").textContent })`, &dialog)
-	if dialog.Check != "sh check.sh" || !strings.Contains(dialog.Note, "up to 120 s") {
-		t.Errorf("the Explore dialog starts from check %q, note %q; want sh check.sh, up to 120 s", dialog.Check, dialog.Note)
+	if dialog.Check != "sh check2.sh" || !strings.Contains(dialog.Note, "up to 90 s") {
+		t.Errorf("the Explore dialog starts from check %q, note %q; want sh check2.sh, up to 90 s", dialog.Check, dialog.Note)
 	}
 	tb.noError()
 }

@@ -20,7 +20,8 @@ import { countDescendants, sameTree } from "./lineage";
 import { SessionHeader } from "./SessionHeader";
 import { Sidebar } from "./Sidebar";
 import { SignIn } from "./SignIn";
-import { SessionChangesPatchDocument, WorkspaceCheckDocument, type ApprovalDecision, type CreateWorkspaceInput, type ExploreSessionInput } from "./gql/graphql";
+import { SessionChangesPatchDocument, WorkspaceSettingsDocument, type ApprovalDecision, type CreateWorkspaceInput, type ExploreSessionInput, type UpdateWorkspaceInput } from "./gql/graphql";
+import { settingsFields, type SettingsFields } from "./state/workspaceForm";
 import type { Effect, Shown } from "./state/activity";
 import { actions } from "./state/actions";
 import { exploreActions } from "./state/exploreActions";
@@ -162,7 +163,7 @@ export function App() {
     const from = { turnId, text: turnWords(turnId) };
     setForking(null);
     void guarded(async () => {
-      const d = await query(WorkspaceCheckDocument, { ws: wsId });
+      const d = await query(WorkspaceSettingsDocument, { ws: wsId });
       if (sessionId !== latest.current.activeId) return;
       setExploringFrom({ sessionId, from, check: d.workspace?.checkCommand ?? "", timeoutSeconds: d.workspace?.checkTimeoutSeconds ?? 600 });
     });
@@ -175,6 +176,15 @@ export function App() {
   // and Chromium re-lays the page out, on every render of the page).
   const onPickWorkspace = useCallback((ws: string) => latest.current.nav.selectWorkspace(ws), []);
   const onCreateWorkspace = useCallback((input: CreateWorkspaceInput, created: () => void) => latest.current.act.createWorkspace(input, created), []);
+  const onLoadSettings = useCallback(async (ws: string) => {
+    let out: SettingsFields | null = null;
+    await latest.current.guarded(async () => {
+      const d = await query(WorkspaceSettingsDocument, { ws });
+      if (d.workspace) out = settingsFields(d.workspace);
+    });
+    return out;
+  }, []);
+  const onSaveSettings = useCallback((input: UpdateWorkspaceInput, saved: () => void) => latest.current.act.updateWorkspace(input, saved), []);
   const onCodexSignIn = useCallback(() => latest.current.account.dispatch({ type: "open" }), []);
   const onCodexSignOut = useCallback(() => void latest.current.account.signOut(), []);
   const onNewSession = useCallback(() => {
@@ -233,6 +243,8 @@ export function App() {
   return (
     <div className="app">
       <TopBar workspaces={workspaces.workspaces} wsId={wsId} conn={activity.conn} busy={ops.busy} onPick={onPickWorkspace} onCreate={onCreateWorkspace}
+        onLoadSettings={onLoadSettings}
+        onSaveSettings={onSaveSettings}
         account={account.account}
         rateLimits={rate.limits}
         onCodexSignIn={onCodexSignIn}

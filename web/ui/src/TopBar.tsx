@@ -1,14 +1,16 @@
 // The top bar: the workspace picker, the form for a new workspace (with
-// the check Explore runs in its branches), and the live-updates
-// indicator; Codex's account with `Sign out` (or `Sign in`).
+// the check Explore runs in its branches and its worktrees' setup), the
+// shown workspace's settings, and the live-updates indicator; Codex's
+// account with `Sign out` (or `Sign in`).
 import { memo } from "react";
 import { Button, Text } from "@radix-ui/themes";
 import { Meter } from "./Meter";
 import { accountLabel, type Account } from "./state/account";
 import { usageMeter } from "./state/meters";
 import type { Conn } from "./state/activity";
-import type { CreateWorkspaceInput, RateLimitsFieldsFragment, WorkspaceFieldsFragment } from "./gql/graphql";
-import { maxCheckSeconds, minCheckSeconds, workspaceInput } from "./state/workspaceForm";
+import type { CreateWorkspaceInput, RateLimitsFieldsFragment, UpdateWorkspaceInput, WorkspaceFieldsFragment } from "./gql/graphql";
+import { maxCheckSeconds, minCheckSeconds, workspaceInput, type SettingsFields } from "./state/workspaceForm";
+import { WorkspaceSettings } from "./WorkspaceSettings";
 
 interface Props {
   workspaces: WorkspaceFieldsFragment[] | null;
@@ -18,13 +20,16 @@ interface Props {
   onPick: (ws: string) => void;
   // onCreate makes the workspace; created runs once the server took it.
   onCreate: (input: CreateWorkspaceInput, created: () => void) => void;
+  // The shown workspace's settings: read when the form opens, saved.
+  onLoadSettings: (ws: string) => Promise<SettingsFields | null>;
+  onSaveSettings: (input: UpdateWorkspaceInput, saved: () => void) => void;
   account: Account | null;
   rateLimits: RateLimitsFieldsFragment | null;
   onCodexSignIn: () => void;
   onCodexSignOut: () => void;
 }
 
-export const TopBar = memo(function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate, account, rateLimits, onCodexSignIn, onCodexSignOut }: Props) {
+export const TopBar = memo(function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate, onLoadSettings, onSaveSettings, account, rateLimits, onCodexSignIn, onCodexSignOut }: Props) {
   const usage = usageMeter(rateLimits);
   const noWorkspaces = workspaces !== null && workspaces.length === 0;
   return (
@@ -50,7 +55,13 @@ export const TopBar = memo(function TopBar({ workspaces, wsId, conn, busy, onPic
             const form = e.currentTarget;
             const f = new FormData(form);
             const field = (k: string) => String(f.get(k) ?? "");
-            const input = workspaceInput({ name: field("name"), rootPath: field("rootPath"), checkCommand: field("checkCommand"), checkTimeoutSeconds: field("checkTimeoutSeconds") });
+            const input = workspaceInput({
+              name: field("name"),
+              rootPath: field("rootPath"),
+              checkCommand: field("checkCommand"),
+              checkTimeoutSeconds: field("checkTimeoutSeconds"),
+              worktreeSetup: field("worktreeSetup"),
+            });
             onCreate(input, () => {
               form.reset();
               form.closest("details")?.removeAttribute("open");
@@ -70,11 +81,15 @@ export const TopBar = memo(function TopBar({ workspaces, wsId, conn, busy, onPic
             Check time limit (s){" "}
             <input name="checkTimeoutSeconds" data-testid="workspace-check-timeout" type="number" min={minCheckSeconds} max={maxCheckSeconds} step={1} placeholder="600" />
           </label>
+          <label title="A shell command run in each new worktree before its fork answers (e.g. npm ci); empty: none">
+            Worktree setup <textarea name="worktreeSetup" data-testid="workspace-setup" rows={2} maxLength={16384} placeholder="e.g. npm ci (optional)" />
+          </label>
           <Button type="submit" size="1" data-testid="create-workspace" disabled={busy}>
             Create
           </Button>
         </form>
       </details>
+      {wsId && <WorkspaceSettings key={wsId} wsId={wsId} busy={busy} onLoad={onLoadSettings} onSave={onSaveSettings} />}
       <span className="spacer" />
       {usage && <Meter name="Usage" view={usage} testId="usage-meter" />}
       {account && (account.requiresOpenaiAuth || account.authMode) && (

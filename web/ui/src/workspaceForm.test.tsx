@@ -1,12 +1,13 @@
 // @vitest-environment happy-dom
-// The New workspace form's check fields (issue 32): sent when filled, left
-// out (the server's defaults) when empty.
+// The New workspace form's check and setup fields (issue 32): sent when
+// filled, left out (the server's defaults) when empty; Workspace settings:
+// read when opened, every field sent on Save, an emptied one clearing it.
 import { Theme } from "@radix-ui/themes";
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { CreateWorkspaceInput } from "./gql/graphql";
-import { workspaceInput } from "./state/workspaceForm";
+import type { CreateWorkspaceInput, UpdateWorkspaceInput } from "./gql/graphql";
+import { settingsFields, settingsInput, workspaceInput, type SettingsFields } from "./state/workspaceForm";
 import { TopBar } from "./TopBar";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -18,14 +19,33 @@ afterEach(() => {
   host?.remove();
 });
 
-function topBar(onCreate: (input: CreateWorkspaceInput, created: () => void) => void): HTMLElement {
+interface Settings {
+  wsId?: string;
+  onLoad?: (ws: string) => Promise<SettingsFields | null>;
+  onSave?: (input: UpdateWorkspaceInput, saved: () => void) => void;
+}
+
+function topBar(onCreate: (input: CreateWorkspaceInput, created: () => void) => void, settings: Settings = {}): HTMLElement {
   host = document.createElement("div");
   document.body.append(host);
   root = createRoot(host);
   act(() =>
     root!.render(
       <Theme>
-        <TopBar workspaces={[]} conn="live" busy={false} onPick={() => {}} onCreate={onCreate} account={null} rateLimits={null} onCodexSignIn={() => {}} onCodexSignOut={() => {}} />
+        <TopBar
+          workspaces={settings.wsId ? [{ id: settings.wsId, name: "proj", rootPath: "/src/proj" }] : []}
+          wsId={settings.wsId}
+          conn="live"
+          busy={false}
+          onPick={() => {}}
+          onCreate={onCreate}
+          onLoadSettings={settings.onLoad ?? (async () => null)}
+          onSaveSettings={settings.onSave ?? (() => {})}
+          account={null}
+          rateLimits={null}
+          onCodexSignIn={() => {}}
+          onCodexSignOut={() => {}}
+        />
       </Theme>,
     ),
   );
@@ -33,8 +53,31 @@ function topBar(onCreate: (input: CreateWorkspaceInput, created: () => void) => 
 }
 
 function fill(el: HTMLElement, testId: string, value: string) {
-  const input = el.querySelector<HTMLInputElement>(`[data-testid="${testId}"]`)!;
+  const input = el.querySelector<HTMLInputElement | HTMLTextAreaElement>(`[data-testid="${testId}"]`)!;
   input.value = value;
+}
+
+// type sets a controlled field's value as a person's typing does.
+function type(el: HTMLElement, testId: string, value: string) {
+  const input = el.querySelector<HTMLInputElement | HTMLTextAreaElement>(`[data-testid="${testId}"]`)!;
+  // The prototype's setter: React tracks the value set on the element.
+  const proto = input instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+  act(() => {
+    Object.getOwnPropertyDescriptor(proto, "value")!.set!.call(input, value);
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+  });
+}
+
+function value(el: HTMLElement, testId: string): string {
+  return el.querySelector<HTMLInputElement | HTMLTextAreaElement>(`[data-testid="${testId}"]`)!.value;
+}
+
+async function openSettings(el: HTMLElement) {
+  const details = el.querySelector('[data-testid="workspace-settings"]')!.closest("details")!;
+  await act(async () => {
+    details.open = true;
+    details.dispatchEvent(new Event("toggle"));
+  });
 }
 
 function submit(el: HTMLElement) {
@@ -52,8 +95,12 @@ describe("New workspace", () => {
     fill(el, "workspace-root", "/src/proj");
     fill(el, "workspace-check", "  go test ./...  ");
     fill(el, "workspace-check-timeout", "120");
+    fill(el, "workspace-setup", " npm ci\n");
     submit(el);
-    expect(onCreate).toHaveBeenCalledWith({ name: "proj", rootPath: "/src/proj", checkCommand: "go test ./...", checkTimeoutSeconds: 120 }, expect.any(Function));
+    expect(onCreate).toHaveBeenCalledWith(
+      { name: "proj", rootPath: "/src/proj", checkCommand: "go test ./...", checkTimeoutSeconds: 120, worktreeSetup: "npm ci" },
+      expect.any(Function),
+    );
   });
   it("leaves them out when empty", () => {
     const onCreate = vi.fn();
@@ -66,14 +113,65 @@ describe("New workspace", () => {
   });
 });
 
+describe("Workspace settings", () => {
+  it("is not there without a workspace", () => {
+    const el = topBar(vi.fn());
+    expect(el.querySelector('[data-testid="workspace-settings"]')).toBeNull();
+  });
+  it("reads the workspace's settings when opened and saves every field", async () => {
+    const onLoad = vi.fn(async () => ({ checkCommand: "go test ./...", checkTimeoutSeconds: "120", worktreeSetup: "" }));
+    const onSave = vi.fn();
+    const el = topBar(vi.fn(), { wsId: "ws1", onLoad, onSave });
+    expect(el.querySelector<HTMLInputElement>('[data-testid="settings-check"]')!.disabled).toBe(true);
+    await openSettings(el);
+    expect(onLoad).toHaveBeenCalledWith("ws1");
+    expect(value(el, "settings-check")).toBe("go test ./...");
+    expect(value(el, "settings-check-timeout")).toBe("120");
+    type(el, "settings-check", "npm test");
+    type(el, "settings-setup", "npm ci");
+    act(() => el.querySelector('[data-testid="workspace-settings-form"]')!.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true })));
+    expect(onSave).toHaveBeenCalledWith({ workspaceId: "ws1", checkCommand: "npm test", checkTimeoutSeconds: 120, worktreeSetup: "npm ci" }, expect.any(Function));
+  });
+  it("sends an emptied field to clear it, and an empty time limit as the default (0)", async () => {
+    const onSave = vi.fn();
+    const el = topBar(vi.fn(), { wsId: "ws1", onLoad: async () => ({ checkCommand: "make check", checkTimeoutSeconds: "30", worktreeSetup: "make deps" }), onSave });
+    await openSettings(el);
+    type(el, "settings-check", " ");
+    type(el, "settings-check-timeout", "");
+    type(el, "settings-setup", "");
+    act(() => el.querySelector('[data-testid="workspace-settings-form"]')!.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true })));
+    expect(onSave).toHaveBeenCalledWith({ workspaceId: "ws1", checkCommand: "", checkTimeoutSeconds: 0, worktreeSetup: "" }, expect.any(Function));
+  });
+});
+
 describe("workspaceInput", () => {
-  it("trims the command and reads the seconds as a number", () => {
-    expect(workspaceInput({ name: "a", rootPath: "/a", checkCommand: " npm test ", checkTimeoutSeconds: " 30 " })).toEqual({
+  it("trims the commands and reads the seconds as a number", () => {
+    expect(workspaceInput({ name: "a", rootPath: "/a", checkCommand: " npm test ", checkTimeoutSeconds: " 30 ", worktreeSetup: " npm ci " })).toEqual({
       name: "a",
       rootPath: "/a",
       checkCommand: "npm test",
       checkTimeoutSeconds: 30,
+      worktreeSetup: "npm ci",
     });
-    expect(workspaceInput({ name: "a", rootPath: "/a", checkCommand: "", checkTimeoutSeconds: "" })).toEqual({ name: "a", rootPath: "/a" });
+    expect(workspaceInput({ name: "a", rootPath: "/a", checkCommand: "", checkTimeoutSeconds: "", worktreeSetup: "" })).toEqual({ name: "a", rootPath: "/a" });
+  });
+});
+
+describe("settingsFields", () => {
+  it("shows the server's values, the default time limit as empty", () => {
+    expect(settingsFields({ checkCommand: null, checkTimeoutSeconds: 600, worktreeSetup: null })).toEqual({ checkCommand: "", checkTimeoutSeconds: "", worktreeSetup: "" });
+    expect(settingsFields({ checkCommand: "go test", checkTimeoutSeconds: 90, worktreeSetup: "go mod download" })).toEqual({
+      checkCommand: "go test",
+      checkTimeoutSeconds: "90",
+      worktreeSetup: "go mod download",
+    });
+  });
+  it("round-trips through settingsInput", () => {
+    expect(settingsInput("w", settingsFields({ checkCommand: "go test", checkTimeoutSeconds: 600, worktreeSetup: null }))).toEqual({
+      workspaceId: "w",
+      checkCommand: "go test",
+      checkTimeoutSeconds: 0,
+      worktreeSetup: "",
+    });
   });
 });

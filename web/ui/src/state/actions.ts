@@ -13,10 +13,12 @@ import {
   StartSessionDocument,
   SteerTurnDocument,
   UpdateSessionDocument,
+  UpdateWorkspaceDocument,
   type ApprovalDecision,
   type ComposerSettingsInput,
   type CreateWorkspaceInput,
   type ForkCodeInput,
+  type UpdateWorkspaceInput,
 } from "../gql/graphql";
 import { needsApply, outcomeOf, type ApplyOutcome } from "./code";
 
@@ -114,6 +116,14 @@ export function actions(d: Deps) {
         created();
         await d.reloadWorkspaces();
         d.selectWorkspace(r.createWorkspace.id);
+      }),
+
+    // updateWorkspace saves a workspace's settings; saved runs once the
+    // server took them.
+    updateWorkspace: (input: UpdateWorkspaceInput, saved: () => void) =>
+      act(async () => {
+        await mutate(UpdateWorkspaceDocument, { input });
+        saved();
       }),
 
     // rename resolves to whether the title was saved.

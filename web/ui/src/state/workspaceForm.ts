@@ -1,18 +1,24 @@
-// The New workspace form's input (issue 32): a name, a root path, and
-// optionally the check Explore runs in each branch after its turns, with
-// its time bound. Empty check fields are not sent: the server's defaults
-// (no check, 600 s) hold.
-import type { CreateWorkspaceInput } from "../gql/graphql";
+// The workspace forms' input (issue 32): New workspace (a name, a root
+// path, and optionally the check Explore runs in each branch after its
+// turns, with its time bound, and the setup each new worktree runs) and
+// Workspace settings (the check, its bound and the setup of a workspace
+// made before). Empty fields of a new workspace are not sent: the server's
+// defaults (no check, 600 s, no setup) hold; in the settings an empty
+// field clears what was set.
+import type { CreateWorkspaceInput, UpdateWorkspaceInput } from "../gql/graphql";
 
 // The server's bounds of checkTimeoutSeconds.
 export const minCheckSeconds = 1;
 export const maxCheckSeconds = 3600;
+// The server's default check bound, in seconds.
+export const defaultCheckSeconds = 600;
 
 export interface WorkspaceFields {
   name: string;
   rootPath: string;
   checkCommand: string;
   checkTimeoutSeconds: string;
+  worktreeSetup: string;
 }
 
 // workspaceInput: what createWorkspace gets for the form's fields.
@@ -21,5 +27,30 @@ export function workspaceInput(f: WorkspaceFields): CreateWorkspaceInput {
   if (f.checkCommand.trim()) input.checkCommand = f.checkCommand.trim();
   const seconds = f.checkTimeoutSeconds.trim();
   if (seconds) input.checkTimeoutSeconds = Number(seconds);
+  if (f.worktreeSetup.trim()) input.worktreeSetup = f.worktreeSetup.trim();
   return input;
+}
+
+// SettingsFields are the Workspace settings form's fields, as typed.
+export interface SettingsFields {
+  checkCommand: string;
+  checkTimeoutSeconds: string;
+  worktreeSetup: string;
+}
+
+// settingsFields: the form's fields for the workspace's settings as the
+// server has them (the default bound shown empty).
+export function settingsFields(w: { checkCommand?: string | null; checkTimeoutSeconds: number; worktreeSetup?: string | null }): SettingsFields {
+  return {
+    checkCommand: w.checkCommand ?? "",
+    checkTimeoutSeconds: w.checkTimeoutSeconds === defaultCheckSeconds ? "" : String(w.checkTimeoutSeconds),
+    worktreeSetup: w.worktreeSetup ?? "",
+  };
+}
+
+// settingsInput: what updateWorkspace gets for the settings form: every
+// field, an empty one clearing it (an empty bound: the default again).
+export function settingsInput(workspaceId: string, f: SettingsFields): UpdateWorkspaceInput {
+  const seconds = f.checkTimeoutSeconds.trim();
+  return { workspaceId, checkCommand: f.checkCommand.trim(), checkTimeoutSeconds: seconds ? Number(seconds) : 0, worktreeSetup: f.worktreeSetup.trim() };
 }
