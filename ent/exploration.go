@@ -36,6 +36,8 @@ type Exploration struct {
 	CheckTimeoutMs int64 `json:"check_timeout_ms,omitempty"`
 	// WinnerBranch holds the value of the "winner_branch" field.
 	WinnerBranch string `json:"winner_branch,omitempty"`
+	// StoppedAt holds the value of the "stopped_at" field.
+	StoppedAt *time.Time `json:"stopped_at,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -86,7 +88,7 @@ func (*Exploration) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case exploration.FieldID, exploration.FieldWorkspaceID, exploration.FieldParentAgentSessionID, exploration.FieldRequestID, exploration.FieldFingerprint, exploration.FieldLastTurnID, exploration.FieldPrompt, exploration.FieldCheckCommand, exploration.FieldWinnerBranch:
 			values[i] = new(sql.NullString)
-		case exploration.FieldCreatedAt, exploration.FieldUpdatedAt:
+		case exploration.FieldStoppedAt, exploration.FieldCreatedAt, exploration.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -162,6 +164,13 @@ func (_m *Exploration) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field winner_branch", values[i])
 			} else if value.Valid {
 				_m.WinnerBranch = value.String
+			}
+		case exploration.FieldStoppedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field stopped_at", values[i])
+			} else if value.Valid {
+				_m.StoppedAt = new(time.Time)
+				*_m.StoppedAt = value.Time
 			}
 		case exploration.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -247,6 +256,11 @@ func (_m *Exploration) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("winner_branch=")
 	builder.WriteString(_m.WinnerBranch)
+	builder.WriteString(", ")
+	if v := _m.StoppedAt; v != nil {
+		builder.WriteString("stopped_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -111,6 +111,20 @@ func (_c *ExplorationCreate) SetNillableWinnerBranch(v *string) *ExplorationCrea
 	return _c
 }
 
+// SetStoppedAt sets the "stopped_at" field.
+func (_c *ExplorationCreate) SetStoppedAt(v time.Time) *ExplorationCreate {
+	_c.mutation.SetStoppedAt(v)
+	return _c
+}
+
+// SetNillableStoppedAt sets the "stopped_at" field if the given value is not nil.
+func (_c *ExplorationCreate) SetNillableStoppedAt(v *time.Time) *ExplorationCreate {
+	if v != nil {
+		_c.SetStoppedAt(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *ExplorationCreate) SetCreatedAt(v time.Time) *ExplorationCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -363,6 +377,10 @@ func (_c *ExplorationCreate) createSpec() (*Exploration, *sqlgraph.CreateSpec) {
 		_spec.SetField(exploration.FieldWinnerBranch, field.TypeString, value)
 		_node.WinnerBranch = value
 	}
+	if value, ok := _c.mutation.StoppedAt(); ok {
+		_spec.SetField(exploration.FieldStoppedAt, field.TypeTime, value)
+		_node.StoppedAt = &value
+	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(exploration.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
@@ -468,6 +486,24 @@ func (u *ExplorationUpsert) UpdateWinnerBranch() *ExplorationUpsert {
 	return u
 }
 
+// SetStoppedAt sets the "stopped_at" field.
+func (u *ExplorationUpsert) SetStoppedAt(v time.Time) *ExplorationUpsert {
+	u.Set(exploration.FieldStoppedAt, v)
+	return u
+}
+
+// UpdateStoppedAt sets the "stopped_at" field to the value that was provided on create.
+func (u *ExplorationUpsert) UpdateStoppedAt() *ExplorationUpsert {
+	u.SetExcluded(exploration.FieldStoppedAt)
+	return u
+}
+
+// ClearStoppedAt clears the value of the "stopped_at" field.
+func (u *ExplorationUpsert) ClearStoppedAt() *ExplorationUpsert {
+	u.SetNull(exploration.FieldStoppedAt)
+	return u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (u *ExplorationUpsert) SetUpdatedAt(v time.Time) *ExplorationUpsert {
 	u.Set(exploration.FieldUpdatedAt, v)
@@ -566,6 +602,27 @@ func (u *ExplorationUpsertOne) SetWinnerBranch(v string) *ExplorationUpsertOne {
 func (u *ExplorationUpsertOne) UpdateWinnerBranch() *ExplorationUpsertOne {
 	return u.Update(func(s *ExplorationUpsert) {
 		s.UpdateWinnerBranch()
+	})
+}
+
+// SetStoppedAt sets the "stopped_at" field.
+func (u *ExplorationUpsertOne) SetStoppedAt(v time.Time) *ExplorationUpsertOne {
+	return u.Update(func(s *ExplorationUpsert) {
+		s.SetStoppedAt(v)
+	})
+}
+
+// UpdateStoppedAt sets the "stopped_at" field to the value that was provided on create.
+func (u *ExplorationUpsertOne) UpdateStoppedAt() *ExplorationUpsertOne {
+	return u.Update(func(s *ExplorationUpsert) {
+		s.UpdateStoppedAt()
+	})
+}
+
+// ClearStoppedAt clears the value of the "stopped_at" field.
+func (u *ExplorationUpsertOne) ClearStoppedAt() *ExplorationUpsertOne {
+	return u.Update(func(s *ExplorationUpsert) {
+		s.ClearStoppedAt()
 	})
 }
 
@@ -836,6 +893,27 @@ func (u *ExplorationUpsertBulk) SetWinnerBranch(v string) *ExplorationUpsertBulk
 func (u *ExplorationUpsertBulk) UpdateWinnerBranch() *ExplorationUpsertBulk {
 	return u.Update(func(s *ExplorationUpsert) {
 		s.UpdateWinnerBranch()
+	})
+}
+
+// SetStoppedAt sets the "stopped_at" field.
+func (u *ExplorationUpsertBulk) SetStoppedAt(v time.Time) *ExplorationUpsertBulk {
+	return u.Update(func(s *ExplorationUpsert) {
+		s.SetStoppedAt(v)
+	})
+}
+
+// UpdateStoppedAt sets the "stopped_at" field to the value that was provided on create.
+func (u *ExplorationUpsertBulk) UpdateStoppedAt() *ExplorationUpsertBulk {
+	return u.Update(func(s *ExplorationUpsert) {
+		s.UpdateStoppedAt()
+	})
+}
+
+// ClearStoppedAt clears the value of the "stopped_at" field.
+func (u *ExplorationUpsertBulk) ClearStoppedAt() *ExplorationUpsertBulk {
+	return u.Update(func(s *ExplorationUpsert) {
+		s.ClearStoppedAt()
 	})
 }
 

@@ -44,6 +44,26 @@ func (_u *ExplorationUpdate) SetNillableWinnerBranch(v *string) *ExplorationUpda
 	return _u
 }
 
+// SetStoppedAt sets the "stopped_at" field.
+func (_u *ExplorationUpdate) SetStoppedAt(v time.Time) *ExplorationUpdate {
+	_u.mutation.SetStoppedAt(v)
+	return _u
+}
+
+// SetNillableStoppedAt sets the "stopped_at" field if the given value is not nil.
+func (_u *ExplorationUpdate) SetNillableStoppedAt(v *time.Time) *ExplorationUpdate {
+	if v != nil {
+		_u.SetStoppedAt(*v)
+	}
+	return _u
+}
+
+// ClearStoppedAt clears the value of the "stopped_at" field.
+func (_u *ExplorationUpdate) ClearStoppedAt() *ExplorationUpdate {
+	_u.mutation.ClearStoppedAt()
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *ExplorationUpdate) SetUpdatedAt(v time.Time) *ExplorationUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -156,6 +176,12 @@ func (_u *ExplorationUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if value, ok := _u.mutation.WinnerBranch(); ok {
 		_spec.SetField(exploration.FieldWinnerBranch, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.StoppedAt(); ok {
+		_spec.SetField(exploration.FieldStoppedAt, field.TypeTime, value)
+	}
+	if _u.mutation.StoppedAtCleared() {
+		_spec.ClearField(exploration.FieldStoppedAt, field.TypeTime)
+	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(exploration.FieldUpdatedAt, field.TypeTime, value)
 	}
@@ -237,6 +263,26 @@ func (_u *ExplorationUpdateOne) SetNillableWinnerBranch(v *string) *ExplorationU
 	if v != nil {
 		_u.SetWinnerBranch(*v)
 	}
+	return _u
+}
+
+// SetStoppedAt sets the "stopped_at" field.
+func (_u *ExplorationUpdateOne) SetStoppedAt(v time.Time) *ExplorationUpdateOne {
+	_u.mutation.SetStoppedAt(v)
+	return _u
+}
+
+// SetNillableStoppedAt sets the "stopped_at" field if the given value is not nil.
+func (_u *ExplorationUpdateOne) SetNillableStoppedAt(v *time.Time) *ExplorationUpdateOne {
+	if v != nil {
+		_u.SetStoppedAt(*v)
+	}
+	return _u
+}
+
+// ClearStoppedAt clears the value of the "stopped_at" field.
+func (_u *ExplorationUpdateOne) ClearStoppedAt() *ExplorationUpdateOne {
+	_u.mutation.ClearStoppedAt()
 	return _u
 }
 
@@ -381,6 +427,12 @@ func (_u *ExplorationUpdateOne) sqlSave(ctx context.Context) (_node *Exploration
 	}
 	if value, ok := _u.mutation.WinnerBranch(); ok {
 		_spec.SetField(exploration.FieldWinnerBranch, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.StoppedAt(); ok {
+		_spec.SetField(exploration.FieldStoppedAt, field.TypeTime, value)
+	}
+	if _u.mutation.StoppedAtCleared() {
+		_spec.ClearField(exploration.FieldStoppedAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(exploration.FieldUpdatedAt, field.TypeTime, value)

@@ -4308,6 +4308,7 @@ type ExplorationMutation struct {
 	check_timeout_ms    *int64
 	addcheck_timeout_ms *int64
 	winner_branch       *string
+	stopped_at          *time.Time
 	created_at          *time.Time
 	updated_at          *time.Time
 	clearedFields       map[string]struct{}
@@ -4769,6 +4770,55 @@ func (m *ExplorationMutation) ResetWinnerBranch() {
 	m.winner_branch = nil
 }
 
+// SetStoppedAt sets the "stopped_at" field.
+func (m *ExplorationMutation) SetStoppedAt(t time.Time) {
+	m.stopped_at = &t
+}
+
+// StoppedAt returns the value of the "stopped_at" field in the mutation.
+func (m *ExplorationMutation) StoppedAt() (r time.Time, exists bool) {
+	v := m.stopped_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoppedAt returns the old "stopped_at" field's value of the Exploration entity.
+// If the Exploration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ExplorationMutation) OldStoppedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoppedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoppedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoppedAt: %w", err)
+	}
+	return oldValue.StoppedAt, nil
+}
+
+// ClearStoppedAt clears the value of the "stopped_at" field.
+func (m *ExplorationMutation) ClearStoppedAt() {
+	m.stopped_at = nil
+	m.clearedFields[exploration.FieldStoppedAt] = struct{}{}
+}
+
+// StoppedAtCleared returns if the "stopped_at" field was cleared in this mutation.
+func (m *ExplorationMutation) StoppedAtCleared() bool {
+	_, ok := m.clearedFields[exploration.FieldStoppedAt]
+	return ok
+}
+
+// ResetStoppedAt resets all changes to the "stopped_at" field.
+func (m *ExplorationMutation) ResetStoppedAt() {
+	m.stopped_at = nil
+	delete(m.clearedFields, exploration.FieldStoppedAt)
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *ExplorationMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -4969,7 +5019,7 @@ func (m *ExplorationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ExplorationMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.workspace_id != nil {
 		fields = append(fields, exploration.FieldWorkspaceID)
 	}
@@ -4996,6 +5046,9 @@ func (m *ExplorationMutation) Fields() []string {
 	}
 	if m.winner_branch != nil {
 		fields = append(fields, exploration.FieldWinnerBranch)
+	}
+	if m.stopped_at != nil {
+		fields = append(fields, exploration.FieldStoppedAt)
 	}
 	if m.created_at != nil {
 		fields = append(fields, exploration.FieldCreatedAt)
@@ -5029,6 +5082,8 @@ func (m *ExplorationMutation) Field(name string) (ent.Value, bool) {
 		return m.CheckTimeoutMs()
 	case exploration.FieldWinnerBranch:
 		return m.WinnerBranch()
+	case exploration.FieldStoppedAt:
+		return m.StoppedAt()
 	case exploration.FieldCreatedAt:
 		return m.CreatedAt()
 	case exploration.FieldUpdatedAt:
@@ -5060,6 +5115,8 @@ func (m *ExplorationMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldCheckTimeoutMs(ctx)
 	case exploration.FieldWinnerBranch:
 		return m.OldWinnerBranch(ctx)
+	case exploration.FieldStoppedAt:
+		return m.OldStoppedAt(ctx)
 	case exploration.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case exploration.FieldUpdatedAt:
@@ -5136,6 +5193,13 @@ func (m *ExplorationMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetWinnerBranch(v)
 		return nil
+	case exploration.FieldStoppedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoppedAt(v)
+		return nil
 	case exploration.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -5194,7 +5258,11 @@ func (m *ExplorationMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *ExplorationMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(exploration.FieldStoppedAt) {
+		fields = append(fields, exploration.FieldStoppedAt)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -5207,6 +5275,11 @@ func (m *ExplorationMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *ExplorationMutation) ClearField(name string) error {
+	switch name {
+	case exploration.FieldStoppedAt:
+		m.ClearStoppedAt()
+		return nil
+	}
 	return fmt.Errorf("unknown Exploration nullable field %s", name)
 }
 
@@ -5240,6 +5313,9 @@ func (m *ExplorationMutation) ResetField(name string) error {
 		return nil
 	case exploration.FieldWinnerBranch:
 		m.ResetWinnerBranch()
+		return nil
+	case exploration.FieldStoppedAt:
+		m.ResetStoppedAt()
 		return nil
 	case exploration.FieldCreatedAt:
 		m.ResetCreatedAt()

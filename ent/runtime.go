@@ -194,11 +194,11 @@ func init() {
 	// exploration.DefaultWinnerBranch holds the default value on creation for the winner_branch field.
 	exploration.DefaultWinnerBranch = explorationDescWinnerBranch.Default.(string)
 	// explorationDescCreatedAt is the schema descriptor for created_at field.
-	explorationDescCreatedAt := explorationFields[10].Descriptor()
+	explorationDescCreatedAt := explorationFields[11].Descriptor()
 	// exploration.DefaultCreatedAt holds the default value on creation for the created_at field.
 	exploration.DefaultCreatedAt = explorationDescCreatedAt.Default.(func() time.Time)
 	// explorationDescUpdatedAt is the schema descriptor for updated_at field.
-	explorationDescUpdatedAt := explorationFields[11].Descriptor()
+	explorationDescUpdatedAt := explorationFields[12].Descriptor()
 	// exploration.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	exploration.DefaultUpdatedAt = explorationDescUpdatedAt.Default.(func() time.Time)
 	// exploration.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

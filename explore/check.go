@@ -11,6 +11,7 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/checkrun"
 	"tuttid/ent/explorationbranch"
+	"tuttid/ent/turn"
 	"tuttid/shellrun"
 )
 
@@ -60,8 +61,16 @@ func (s *Service) TurnEnded(_ context.Context, a *ent.AgentSession, t *ent.Turn)
 		}
 		if b != nil {
 			x := b.Edges.Exploration
+			if b.State == explorationbranch.StateStopped {
+				// The person started the stopped branch's first turn.
+				if err := b.Update().SetState(explorationbranch.StateStarted).Exec(ctx); err != nil {
+					s.log.WarnContext(ctx, "explore: a stopped branch's turn not recorded", "branch", b.Name, "err", err)
+				}
+			}
 			s.updated(ctx, x)
-			if x.CheckCommand != "" {
+			// A turn the person's stop interrupted gets no check.
+			stopped := x.StoppedAt != nil && t.Status == turn.StatusINTERRUPTED
+			if x.CheckCommand != "" && !stopped {
 				s.background(func(ctx context.Context) { s.runCheck(ctx, x, a, t.TurnID) })
 			}
 		}

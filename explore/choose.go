@@ -41,15 +41,16 @@ type ArchiveInput struct {
 	Keep []string
 }
 
-// ArchiveFailure is a branch that could not be archived.
-type ArchiveFailure struct {
+// BranchFailure is a branch an action on several could not do (archive,
+// stop), with why.
+type BranchFailure struct {
 	BranchName, ErrorCode, Error string
 }
 
 // ArchiveResult is what archiving the others did.
 type ArchiveResult struct {
 	Archived []string
-	Failed   []ArchiveFailure
+	Failed   []BranchFailure
 	View     *View
 }
 
@@ -89,7 +90,7 @@ func (s *Service) ArchiveOthers(ctx context.Context, in ArchiveInput) (*ArchiveR
 		s.checks.stop(b.Session.ID)
 		if _, err := s.sessions.Update(ctx, session.UpdateInput{WorkspaceID: in.WorkspaceID, AgentSessionID: b.Session.ID, Archived: &archived}); err != nil {
 			e := apperr.From(err)
-			out.Failed = append(out.Failed, ArchiveFailure{BranchName: b.Row.Name, ErrorCode: string(e.Code), Error: e.Message})
+			out.Failed = append(out.Failed, BranchFailure{BranchName: b.Row.Name, ErrorCode: string(e.Code), Error: e.Message})
 			s.log.WarnContext(ctx, "explore: a branch not archived", "exploration", v.ID, "branch", b.Row.Name, "err", err)
 			continue
 		}

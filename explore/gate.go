@@ -35,6 +35,15 @@ func (s *Service) pump(ctx context.Context) {
 		if b == nil {
 			return
 		}
+		if b.Edges.Exploration.StoppedAt != nil {
+			// Forked after the stop (it was forking then).
+			if err := b.Update().SetState(explorationbranch.StateStopped).Exec(ctx); err != nil {
+				s.log.WarnContext(ctx, "explore: a stopped exploration's branch not recorded stopped", "branch", b.Name, "err", err)
+				return
+			}
+			s.updated(ctx, b.Edges.Exploration)
+			continue
+		}
 		if s.gate.limit > 0 {
 			running, err := s.store.Client.AgentSession.Query().
 				Where(agentsession.InstanceID(s.instance), agentsession.StatusEQ(agentsession.StatusWORKING)).Count(ctx)

@@ -31,13 +31,14 @@ func rankOrZeroLast(b *Branch) int {
 // rank sets each branch's Rank: the check passed first (a check not run
 // or still running next, a failed one last); then the smaller change (files,
 // then lines added and deleted; unread changes after read ones); then fewer
-// tokens; then less time; the name breaks ties. Failed and archived
-// branches get no rank. Every key is a field the person sees.
+// tokens; then less time; the name breaks ties. Failed, archived and
+// stopped (never started) branches get no rank. Every key is a field the
+// person sees.
 func rank(branches []*Branch) {
 	var ranked []*Branch
 	for _, b := range branches {
 		b.Rank = 0
-		if b.State != BranchFailed && b.State != BranchArchived {
+		if b.State != BranchFailed && b.State != BranchArchived && b.State != BranchStopped {
 			ranked = append(ranked, b)
 		}
 	}

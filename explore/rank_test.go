@@ -55,6 +55,10 @@ func TestRanking(t *testing.T) {
 			branchOf("broken", BranchFailed, "", -1, 0, 0, 0),
 			branchOf("ok", BranchIdle, checkrun.StateFailed, 3, 3, 3, 0),
 		}, []string{"ok", "arch", "broken"}, []string{"arch", "broken"}},
+		{"a stopped branch (never started, no change) comes last, unranked", []*Branch{
+			branchOf("never", BranchStopped, "", 0, 0, 0, 0),
+			branchOf("ran", BranchIdle, checkrun.StateFailed, 3, 3, 3, time.Second),
+		}, []string{"ran", "never"}, []string{"never"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -48,6 +48,7 @@ type Forks interface {
 type Sessions interface {
 	Session(ctx context.Context, workspaceID, id string) (*ent.AgentSession, error)
 	Send(ctx context.Context, workspaceID, sessionID, text string) (*ent.Turn, error)
+	Interrupt(ctx context.Context, workspaceID, sessionID, turnID string) (*ent.Turn, error)
 	Tell(ctx context.Context, workspaceID, sessionID, text string) error
 	Review(ctx context.Context, workspaceID, sessionID, instructions string) (string, error)
 	Update(ctx context.Context, in session.UpdateInput) (*ent.AgentSession, error)

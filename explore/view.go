@@ -38,6 +38,9 @@ const (
 	BranchIdle     BranchState = "IDLE"
 	BranchFailed   BranchState = "FAILED"
 	BranchArchived BranchState = "ARCHIVED"
+	// BranchStopped: the exploration was stopped before the branch's first
+	// turn started.
+	BranchStopped BranchState = "STOPPED"
 )
 
 // View is an exploration as read: its branches in input order, each with
@@ -345,6 +348,8 @@ func branchState(row *ent.ExplorationBranch, a *ent.AgentSession) (BranchState, 
 		return BranchQueued, "", ""
 	case a.Status == agentsession.StatusWORKING:
 		return BranchRunning, "", ""
+	case row.State == explorationbranch.StateStopped:
+		return BranchStopped, "", ""
 	}
 	return BranchIdle, "", ""
 }

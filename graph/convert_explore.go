@@ -48,3 +48,13 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// failures are the branches an action on several could not do, as the
+// payloads list them.
+func failures(fs []explore.BranchFailure) []*explore.BranchFailure {
+	out := make([]*explore.BranchFailure, len(fs))
+	for i := range fs {
+		out[i] = &fs[i]
+	}
+	return out
+}

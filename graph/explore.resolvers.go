@@ -193,17 +193,23 @@ func (r *mutationResolver) ArchiveExplorationBranches(ctx context.Context, input
 	if err != nil {
 		return nil, err
 	}
-	failed := make([]*explore.ArchiveFailure, len(res.Failed))
-	for i := range res.Failed {
-		failed[i] = &res.Failed[i]
-	}
-	return &model.ArchiveExplorationBranchesPayload{Archived: nonNil(res.Archived), Failed: failed, Exploration: res.View}, nil
+	return &model.ArchiveExplorationBranchesPayload{Archived: nonNil(res.Archived), Failed: failures(res.Failed), Exploration: res.View}, nil
 }
 
 // ReviewExplorationBranch is the resolver for the reviewExplorationBranch field.
 func (r *mutationResolver) ReviewExplorationBranch(ctx context.Context, input model.ReviewExplorationBranchInput) (*explore.Branch, error) {
 	return r.Explore.Review(ctx, explore.BranchRef{WorkspaceID: input.WorkspaceID, ParentSessionID: input.AgentSessionID,
 		ExplorationID: input.ExplorationID, BranchName: input.BranchName})
+}
+
+// StopExploration is the resolver for the stopExploration field.
+func (r *mutationResolver) StopExploration(ctx context.Context, input model.StopExplorationInput) (*model.StopExplorationPayload, error) {
+	res, err := r.Explore.Stop(ctx, explore.BranchRef{WorkspaceID: input.WorkspaceID, ParentSessionID: input.AgentSessionID,
+		ExplorationID: input.ExplorationID})
+	if err != nil {
+		return nil, err
+	}
+	return &model.StopExplorationPayload{Interrupted: nonNil(res.Interrupted), Failed: failures(res.Failed), Exploration: res.View}, nil
 }
 
 // Exploration is the resolver for the exploration field.

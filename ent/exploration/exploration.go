@@ -32,6 +32,8 @@ const (
 	FieldCheckTimeoutMs = "check_timeout_ms"
 	// FieldWinnerBranch holds the string denoting the winner_branch field in the database.
 	FieldWinnerBranch = "winner_branch"
+	// FieldStoppedAt holds the string denoting the stopped_at field in the database.
+	FieldStoppedAt = "stopped_at"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -74,6 +76,7 @@ var Columns = []string{
 	FieldCheckCommand,
 	FieldCheckTimeoutMs,
 	FieldWinnerBranch,
+	FieldStoppedAt,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -166,6 +169,11 @@ func ByCheckTimeoutMs(opts ...sql.OrderTermOption) OrderOption {
 // ByWinnerBranch orders the results by the winner_branch field.
 func ByWinnerBranch(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldWinnerBranch, opts...).ToFunc()
+}
+
+// ByStoppedAt orders the results by the stopped_at field.
+func ByStoppedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStoppedAt, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

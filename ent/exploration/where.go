@@ -110,6 +110,11 @@ func WinnerBranch(v string) predicate.Exploration {
 	return predicate.Exploration(sql.FieldEQ(FieldWinnerBranch, v))
 }
 
+// StoppedAt applies equality check predicate on the "stopped_at" field. It's identical to StoppedAtEQ.
+func StoppedAt(v time.Time) predicate.Exploration {
+	return predicate.Exploration(sql.FieldEQ(FieldStoppedAt, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Exploration {
 	return predicate.Exploration(sql.FieldEQ(FieldCreatedAt, v))
@@ -678,6 +683,56 @@ func WinnerBranchEqualFold(v string) predicate.Exploration {
 // WinnerBranchContainsFold applies the ContainsFold predicate on the "winner_branch" field.
 func WinnerBranchContainsFold(v string) predicate.Exploration {
 	return predicate.Exploration(sql.FieldContainsFold(FieldWinnerBranch, v))
+}
+
+// StoppedAtEQ applies the EQ predicate on the "stopped_at" field.
+func StoppedAtEQ(v time.Time) predicate.Exploration {
+	return predicate.Exploration(sql.FieldEQ(FieldStoppedAt, v))
+}
+
+// StoppedAtNEQ applies the NEQ predicate on the "stopped_at" field.
+func StoppedAtNEQ(v time.Time) predicate.Exploration {
+	return predicate.Exploration(sql.FieldNEQ(FieldStoppedAt, v))
+}
+
+// StoppedAtIn applies the In predicate on the "stopped_at" field.
+func StoppedAtIn(vs ...time.Time) predicate.Exploration {
+	return predicate.Exploration(sql.FieldIn(FieldStoppedAt, vs...))
+}
+
+// StoppedAtNotIn applies the NotIn predicate on the "stopped_at" field.
+func StoppedAtNotIn(vs ...time.Time) predicate.Exploration {
+	return predicate.Exploration(sql.FieldNotIn(FieldStoppedAt, vs...))
+}
+
+// StoppedAtGT applies the GT predicate on the "stopped_at" field.
+func StoppedAtGT(v time.Time) predicate.Exploration {
+	return predicate.Exploration(sql.FieldGT(FieldStoppedAt, v))
+}
+
+// StoppedAtGTE applies the GTE predicate on the "stopped_at" field.
+func StoppedAtGTE(v time.Time) predicate.Exploration {
+	return predicate.Exploration(sql.FieldGTE(FieldStoppedAt, v))
+}
+
+// StoppedAtLT applies the LT predicate on the "stopped_at" field.
+func StoppedAtLT(v time.Time) predicate.Exploration {
+	return predicate.Exploration(sql.FieldLT(FieldStoppedAt, v))
+}
+
+// StoppedAtLTE applies the LTE predicate on the "stopped_at" field.
+func StoppedAtLTE(v time.Time) predicate.Exploration {
+	return predicate.Exploration(sql.FieldLTE(FieldStoppedAt, v))
+}
+
+// StoppedAtIsNil applies the IsNil predicate on the "stopped_at" field.
+func StoppedAtIsNil() predicate.Exploration {
+	return predicate.Exploration(sql.FieldIsNull(FieldStoppedAt))
+}
+
+// StoppedAtNotNil applies the NotNil predicate on the "stopped_at" field.
+func StoppedAtNotNil() predicate.Exploration {
+	return predicate.Exploration(sql.FieldNotNull(FieldStoppedAt))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -145,6 +145,7 @@ const (
 	StateQueued  State = "queued"
 	StateStarted State = "started"
 	StateFailed  State = "failed"
+	StateStopped State = "stopped"
 )
 
 func (s State) String() string {
@@ -154,7 +155,7 @@ func (s State) String() string {
 // StateValidator is a validator for the "state" field enum values. It is called by the builders before save.
 func StateValidator(s State) error {
 	switch s {
-	case StateForking, StateQueued, StateStarted, StateFailed:
+	case StateForking, StateQueued, StateStarted, StateFailed, StateStopped:
 		return nil
 	default:
 		return fmt.Errorf("explorationbranch: invalid enum value for state field: %q", s)

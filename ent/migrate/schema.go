@@ -157,6 +157,7 @@ var (
 		{Name: "check_command", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "check_timeout_ms", Type: field.TypeInt64},
 		{Name: "winner_branch", Type: field.TypeString, Default: ""},
+		{Name: "stopped_at", Type: field.TypeTime, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "parent_agent_session_id", Type: field.TypeString},
@@ -169,7 +170,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "workspace_agent_explorations_workspace_agent_sessions_explorations",
-				Columns:    []*schema.Column{WorkspaceAgentExplorationsColumns[11]},
+				Columns:    []*schema.Column{WorkspaceAgentExplorationsColumns[12]},
 				RefColumns: []*schema.Column{WorkspaceAgentSessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -183,7 +184,7 @@ var (
 			{
 				Name:    "exploration_parent_agent_session_id",
 				Unique:  false,
-				Columns: []*schema.Column{WorkspaceAgentExplorationsColumns[11]},
+				Columns: []*schema.Column{WorkspaceAgentExplorationsColumns[12]},
 			},
 		},
 	}
@@ -196,7 +197,7 @@ var (
 		{Name: "settings_json", Type: field.TypeJSON, SchemaType: map[string]string{"postgres": "bytea"}},
 		{Name: "fork_request_id", Type: field.TypeString},
 		{Name: "child_agent_session_id", Type: field.TypeString, Default: ""},
-		{Name: "state", Type: field.TypeEnum, Enums: []string{"forking", "queued", "started", "failed"}, Default: "forking"},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"forking", "queued", "started", "failed", "stopped"}, Default: "forking"},
 		{Name: "error_code", Type: field.TypeString, Default: ""},
 		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "queued_at", Type: field.TypeTime, Nullable: true},

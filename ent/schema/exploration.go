@@ -41,6 +41,9 @@ func (Exploration) Fields() []ent.Field {
 		field.Text("check_command").Default("").Immutable(),
 		field.Int64("check_timeout_ms").Immutable(),
 		field.String("winner_branch").Default(""),
+		// stopped_at: the person stopped it (stopExploration): no branch's
+		// first turn starts after it.
+		field.Time("stopped_at").Optional().Nillable(),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
 	}

@@ -38,8 +38,10 @@ func (ExplorationBranch) Fields() []ent.Field {
 		field.String("child_agent_session_id").Default(""),
 		// state: forking (the fork is being made), queued (its first turn
 		// waits for the turn bound), started (the first turn was sent),
-		// failed (the fork or its first turn failed: error_code, error).
-		field.Enum("state").Values("forking", "queued", "started", "failed").Default("forking"),
+		// failed (the fork or its first turn failed: error_code, error),
+		// stopped (the exploration was stopped before its first turn
+		// started; a turn the person starts there makes it started).
+		field.Enum("state").Values("forking", "queued", "started", "failed", "stopped").Default("forking"),
 		field.String("error_code").Default(""),
 		field.Text("error").Default(""),
 		field.Time("queued_at").Optional().Nillable(),

@@ -259,6 +259,7 @@ type ComplexityRoot struct {
 		Prompt               func(childComplexity int) int
 		Ranking              func(childComplexity int) int
 		State                func(childComplexity int) int
+		StoppedAt            func(childComplexity int) int
 		Winner               func(childComplexity int) int
 		WorkspaceID          func(childComplexity int) int
 	}
@@ -364,6 +365,7 @@ type ComplexityRoot struct {
 		StartCodexLogin            func(childComplexity int, input model.StartCodexLoginInput) int
 		StartSession               func(childComplexity int, input model.StartSessionInput) int
 		SteerTurn                  func(childComplexity int, input model.SteerTurnInput) int
+		StopExploration            func(childComplexity int, input model.StopExplorationInput) int
 		UpdateSession              func(childComplexity int, input model.UpdateSessionInput) int
 		UpdateWorkspace            func(childComplexity int, input model.UpdateWorkspaceInput) int
 	}
@@ -423,6 +425,12 @@ type ComplexityRoot struct {
 		ParentAgentSessionID    func(childComplexity int) int
 		ParentProviderSessionID func(childComplexity int) int
 		Provider                func(childComplexity int) int
+	}
+
+	StopExplorationPayload struct {
+		Exploration func(childComplexity int) int
+		Failed      func(childComplexity int) int
+		Interrupted func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -591,6 +599,7 @@ type MutationResolver interface {
 	MarkExplorationWinner(ctx context.Context, input model.MarkExplorationWinnerInput) (*explore.View, error)
 	ArchiveExplorationBranches(ctx context.Context, input model.ArchiveExplorationBranchesInput) (*model.ArchiveExplorationBranchesPayload, error)
 	ReviewExplorationBranch(ctx context.Context, input model.ReviewExplorationBranchInput) (*explore.Branch, error)
+	StopExploration(ctx context.Context, input model.StopExplorationInput) (*model.StopExplorationPayload, error)
 	ForkSession(ctx context.Context, input model.ForkSessionInput) (*model.ForkSessionPayload, error)
 	UpdateSession(ctx context.Context, input model.UpdateSessionInput) (*ent.AgentSession, error)
 	StartSession(ctx context.Context, input model.StartSessionInput) (*ent.AgentSession, error)
@@ -1541,6 +1550,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Exploration.State(childComplexity), true
+	case "Exploration.stoppedAt":
+		if e.ComplexityRoot.Exploration.StoppedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exploration.StoppedAt(childComplexity), true
 	case "Exploration.winner":
 		if e.ComplexityRoot.Exploration.Winner == nil {
 			break
@@ -2064,6 +2079,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SteerTurn(childComplexity, args["input"].(model.SteerTurnInput)), true
+	case "Mutation.stopExploration":
+		if e.ComplexityRoot.Mutation.StopExploration == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_stopExploration_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StopExploration(childComplexity, args["input"].(model.StopExplorationInput)), true
 	case "Mutation.updateSession":
 		if e.ComplexityRoot.Mutation.UpdateSession == nil {
 			break
@@ -2353,6 +2379,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SessionFork.Provider(childComplexity), true
 
+	case "StopExplorationPayload.exploration":
+		if e.ComplexityRoot.StopExplorationPayload.Exploration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StopExplorationPayload.Exploration(childComplexity), true
+	case "StopExplorationPayload.failed":
+		if e.ComplexityRoot.StopExplorationPayload.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StopExplorationPayload.Failed(childComplexity), true
+	case "StopExplorationPayload.interrupted":
+		if e.ComplexityRoot.StopExplorationPayload.Interrupted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StopExplorationPayload.Interrupted(childComplexity), true
+
 	case "Subscription.activity":
 		if e.ComplexityRoot.Subscription.Activity == nil {
 			break
@@ -2601,6 +2646,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("StartCodexLoginInput", ec.unmarshalInputStartCodexLoginInput),
 			graphql.NewInputUnmarshaler("StartSessionInput", ec.unmarshalInputStartSessionInput),
 			graphql.NewInputUnmarshaler("SteerTurnInput", ec.unmarshalInputSteerTurnInput),
+			graphql.NewInputUnmarshaler("StopExplorationInput", ec.unmarshalInputStopExplorationInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
 			graphql.NewInputUnmarshaler("UpdateWorkspaceInput", ec.unmarshalInputUpdateWorkspaceInput),
 		)
@@ -3196,6 +3242,32 @@ extend type Mutation {
   """
   reviewExplorationBranch(input: ReviewExplorationBranchInput!): ExplorationBranch!
     @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
+  """
+  Stops the exploration: no branch's first turn starts after it (QUEUED
+  branches, and one still FORKING once forked, become STOPPED), every
+  running branch turn is interrupted and every running check stopped
+  (INTERRUPTED); a turn the stop interrupted gets no check. Nothing is
+  lost, and a message sent to a branch starts it as any session. A branch
+  whose turn could not be interrupted is reported; the others are stopped.
+  Again: interrupts what runs again.
+  """
+  stopExploration(input: StopExplorationInput!): StopExplorationPayload!
+    @owner(workspace: "input.workspaceId", session: "input.agentSessionId")
+}
+
+input StopExplorationInput {
+  workspaceId: ID!
+  "The session explored."
+  agentSessionId: ID!
+  explorationId: ID!
+}
+
+type StopExplorationPayload {
+  "Branches whose running turn was interrupted now."
+  interrupted: [String!]!
+  "Branches whose turn could not be interrupted, each with why."
+  failed: [ExplorationBranchFailure!]!
+  exploration: Exploration!
 }
 
 input ReviewExplorationBranchInput {
@@ -3313,15 +3385,17 @@ type Exploration {
   """
   The same branches best first: check passed (then not run or running,
   then failed), then fewer files changed, fewer lines, fewer tokens, less
-  time, the name; failed and archived branches last, unranked.
+  time, the name; failed, archived and stopped branches last, unranked.
   """
   ranking: [ExplorationBranch!]!
   "The branch marked the winner; null until one is."
   winner: ExplorationBranch
+  "When the person stopped it (stopExploration); null if never."
+  stoppedAt: Time
   createdAt: Time!
 }
 
-"FORKING: its fork is being made. QUEUED: its first turn waits for the turn bound. RUNNING: a turn runs. IDLE: ready for more. FAILED: see errorCode. ARCHIVED: archived."
+"FORKING: its fork is being made. QUEUED: its first turn waits for the turn bound. RUNNING: a turn runs. IDLE: ready for more. FAILED: see errorCode. ARCHIVED: archived. STOPPED: the exploration was stopped before its first turn started (a message starts it)."
 enum ExplorationBranchState {
   FORKING
   QUEUED
@@ -3329,6 +3403,7 @@ enum ExplorationBranchState {
   IDLE
   FAILED
   ARCHIVED
+  STOPPED
 }
 
 type ExplorationBranch {
@@ -4436,6 +4511,8 @@ func (ec *executionContext) childFields_Exploration(ctx context.Context, field g
 		return ec.fieldContext_Exploration_ranking(ctx, field)
 	case "winner":
 		return ec.fieldContext_Exploration_winner(ctx, field)
+	case "stoppedAt":
+		return ec.fieldContext_Exploration_stoppedAt(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Exploration_createdAt(ctx, field)
 	}
@@ -4696,6 +4773,18 @@ func (ec *executionContext) childFields_SessionFork(ctx context.Context, field g
 		return ec.fieldContext_SessionFork_forkedAtUnixMs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionFork", field.Name)
+}
+
+func (ec *executionContext) childFields_StopExplorationPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "interrupted":
+		return ec.fieldContext_StopExplorationPayload_interrupted(ctx, field)
+	case "failed":
+		return ec.fieldContext_StopExplorationPayload_failed(ctx, field)
+	case "exploration":
+		return ec.fieldContext_StopExplorationPayload_exploration(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StopExplorationPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_TokenUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5246,6 +5335,20 @@ func (ec *executionContext) field_Mutation_steerTurn_args(ctx context.Context, r
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SteerTurnInput, error) {
 			return ec.unmarshalNSteerTurnInput2tuttidᚋgraphᚋmodelᚐSteerTurnInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_stopExploration_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.StopExplorationInput, error) {
+			return ec.unmarshalNStopExplorationInput2tuttidᚋgraphᚋmodelᚐStopExplorationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7721,8 +7824,8 @@ func (ec *executionContext) _ArchiveExplorationBranchesPayload_failed(ctx contex
 			return obj.Failed, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*explore.ArchiveFailure) graphql.Marshaler {
-			return ec.marshalNExplorationBranchFailure2ᚕᚖtuttidᚋexploreᚐArchiveFailureᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*explore.BranchFailure) graphql.Marshaler {
+			return ec.marshalNExplorationBranchFailure2ᚕᚖtuttidᚋexploreᚐBranchFailureᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9298,6 +9401,29 @@ func (ec *executionContext) fieldContext_Exploration_winner(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Exploration_stoppedAt(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exploration_stoppedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StoppedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Exploration_stoppedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exploration", field, false, false, "Time")
+}
+
 func (ec *executionContext) _Exploration_createdAt(ctx context.Context, field graphql.CollectedField, obj *explore.View) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9840,7 +9966,7 @@ func (ec *executionContext) fieldContext_ExplorationBranch_review(_ context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _ExplorationBranchFailure_branchName(ctx context.Context, field graphql.CollectedField, obj *explore.ArchiveFailure) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExplorationBranchFailure_branchName(ctx context.Context, field graphql.CollectedField, obj *explore.BranchFailure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9863,7 +9989,7 @@ func (ec *executionContext) fieldContext_ExplorationBranchFailure_branchName(_ c
 	return graphql.NewScalarFieldContext("ExplorationBranchFailure", field, false, false, "String")
 }
 
-func (ec *executionContext) _ExplorationBranchFailure_errorCode(ctx context.Context, field graphql.CollectedField, obj *explore.ArchiveFailure) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExplorationBranchFailure_errorCode(ctx context.Context, field graphql.CollectedField, obj *explore.BranchFailure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9886,7 +10012,7 @@ func (ec *executionContext) fieldContext_ExplorationBranchFailure_errorCode(_ co
 	return graphql.NewScalarFieldContext("ExplorationBranchFailure", field, false, false, "String")
 }
 
-func (ec *executionContext) _ExplorationBranchFailure_errorMessage(ctx context.Context, field graphql.CollectedField, obj *explore.ArchiveFailure) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExplorationBranchFailure_errorMessage(ctx context.Context, field graphql.CollectedField, obj *explore.BranchFailure) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11202,6 +11328,50 @@ func (ec *executionContext) fieldContext_Mutation_reviewExplorationBranch(ctx co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_reviewExplorationBranch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_stopExploration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_stopExploration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StopExploration(ctx, fc.Args["input"].(model.StopExplorationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.StopExplorationPayload) graphql.Marshaler {
+			return ec.marshalNStopExplorationPayload2ᚖtuttidᚋgraphᚋmodelᚐStopExplorationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_stopExploration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StopExplorationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_stopExploration_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12665,6 +12835,93 @@ func (ec *executionContext) _SessionFork_forkedAtUnixMs(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_SessionFork_forkedAtUnixMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SessionFork", field, false, false, "Int64")
+}
+
+func (ec *executionContext) _StopExplorationPayload_interrupted(ctx context.Context, field graphql.CollectedField, obj *model.StopExplorationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StopExplorationPayload_interrupted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Interrupted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StopExplorationPayload_interrupted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StopExplorationPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _StopExplorationPayload_failed(ctx context.Context, field graphql.CollectedField, obj *model.StopExplorationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StopExplorationPayload_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*explore.BranchFailure) graphql.Marshaler {
+			return ec.marshalNExplorationBranchFailure2ᚕᚖtuttidᚋexploreᚐBranchFailureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StopExplorationPayload_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StopExplorationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExplorationBranchFailure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StopExplorationPayload_exploration(ctx context.Context, field graphql.CollectedField, obj *model.StopExplorationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StopExplorationPayload_exploration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exploration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *explore.View) graphql.Marshaler {
+			return ec.marshalNExploration2ᚖtuttidᚋexploreᚐView(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StopExplorationPayload_exploration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StopExplorationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Exploration(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Subscription_activity(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
@@ -15831,6 +16088,62 @@ func UnmarshalSteerTurnInput(ctx context.Context, raw any) (model.SteerTurnInput
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputStopExplorationInput(ctx context.Context, obj any) (model.StopExplorationInput, error) {
+	var it model.StopExplorationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "agentSessionId", "explorationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "agentSessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentSessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentSessionID = data
+		case "explorationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("explorationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExplorationID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalStopExplorationInput unmarshals raw into the StopExplorationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalStopExplorationInput(ctx context.Context, raw any) (model.StopExplorationInput, error) {
+	var out model.StopExplorationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "StopExplorationInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdateSessionInput(ctx context.Context, obj any) (model.UpdateSessionInput, error) {
 	var it model.UpdateSessionInput
 	if obj == nil {
@@ -17245,6 +17558,11 @@ func (ec *executionContext) _Exploration(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "stoppedAt":
+			out.Values[i] = ec._Exploration_stoppedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "createdAt":
 			out.Values[i] = ec._Exploration_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -17417,7 +17735,7 @@ func (ec *executionContext) _ExplorationBranch(ctx context.Context, sel ast.Sele
 
 var explorationBranchFailureImplementors = []string{"ExplorationBranchFailure"}
 
-func (ec *executionContext) _ExplorationBranchFailure(ctx context.Context, sel ast.SelectionSet, obj *explore.ArchiveFailure) graphql.Marshaler {
+func (ec *executionContext) _ExplorationBranchFailure(ctx context.Context, sel ast.SelectionSet, obj *explore.BranchFailure) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, explorationBranchFailureImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17939,6 +18257,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "stopExploration":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_stopExploration(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "forkSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_forkSession(ctx, field)
@@ -18376,6 +18701,49 @@ func (ec *executionContext) _SessionFork(ctx context.Context, sel ast.SelectionS
 			out.Values[i] = ec._SessionFork_forkedAtUnixMs(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stopExplorationPayloadImplementors = []string{"StopExplorationPayload"}
+
+func (ec *executionContext) _StopExplorationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.StopExplorationPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stopExplorationPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StopExplorationPayload")
+		case "interrupted":
+			out.Values[i] = ec._StopExplorationPayload_interrupted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failed":
+			out.Values[i] = ec._StopExplorationPayload_failed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exploration":
+			out.Values[i] = ec._StopExplorationPayload_exploration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -19633,11 +20001,11 @@ func (ec *executionContext) marshalNExplorationBranch2ᚖtuttidᚋexploreᚐBran
 	return ec._ExplorationBranch(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNExplorationBranchFailure2ᚕᚖtuttidᚋexploreᚐArchiveFailureᚄ(ctx context.Context, sel ast.SelectionSet, v []*explore.ArchiveFailure) graphql.Marshaler {
+func (ec *executionContext) marshalNExplorationBranchFailure2ᚕᚖtuttidᚋexploreᚐBranchFailureᚄ(ctx context.Context, sel ast.SelectionSet, v []*explore.BranchFailure) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNExplorationBranchFailure2ᚖtuttidᚋexploreᚐArchiveFailure(ctx, sel, v[i])
+		return ec.marshalNExplorationBranchFailure2ᚖtuttidᚋexploreᚐBranchFailure(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -19649,7 +20017,7 @@ func (ec *executionContext) marshalNExplorationBranchFailure2ᚕᚖtuttidᚋexpl
 	return ret
 }
 
-func (ec *executionContext) marshalNExplorationBranchFailure2ᚖtuttidᚋexploreᚐArchiveFailure(ctx context.Context, sel ast.SelectionSet, v *explore.ArchiveFailure) graphql.Marshaler {
+func (ec *executionContext) marshalNExplorationBranchFailure2ᚖtuttidᚋexploreᚐBranchFailure(ctx context.Context, sel ast.SelectionSet, v *explore.BranchFailure) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ExplorationBranchFailure!")
 		return graphql.Null
@@ -19699,6 +20067,7 @@ var (
 		"IDLE":     explore.BranchIdle,
 		"FAILED":   explore.BranchFailed,
 		"ARCHIVED": explore.BranchArchived,
+		"STOPPED":  explore.BranchStopped,
 	}
 	marshalNExplorationBranchState2tuttidᚋexploreᚐBranchState = map[explore.BranchState]string{
 		explore.BranchForking:  "FORKING",
@@ -19707,6 +20076,7 @@ var (
 		explore.BranchIdle:     "IDLE",
 		explore.BranchFailed:   "FAILED",
 		explore.BranchArchived: "ARCHIVED",
+		explore.BranchStopped:  "STOPPED",
 	}
 )
 
@@ -20052,6 +20422,19 @@ func (ec *executionContext) unmarshalNStartSessionInput2tuttidᚋgraphᚋmodel�
 func (ec *executionContext) unmarshalNSteerTurnInput2tuttidᚋgraphᚋmodelᚐSteerTurnInput(ctx context.Context, v any) (model.SteerTurnInput, error) {
 	res, err := ec.unmarshalInputSteerTurnInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNStopExplorationInput2tuttidᚋgraphᚋmodelᚐStopExplorationInput(ctx context.Context, v any) (model.StopExplorationInput, error) {
+	res, err := ec.unmarshalInputStopExplorationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStopExplorationPayload2ᚖtuttidᚋgraphᚋmodelᚐStopExplorationPayload(ctx context.Context, sel ast.SelectionSet, v *model.StopExplorationPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "StopExplorationPayload!")
+		return graphql.Null
+	}
+	return ec._StopExplorationPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {

@@ -83,8 +83,8 @@ type ArchiveExplorationBranchesPayload struct {
 	// Branches archived now.
 	Archived []string `json:"archived"`
 	// Branches that could not be archived, each with why.
-	Failed      []*explore.ArchiveFailure `json:"failed"`
-	Exploration *explore.View             `json:"exploration"`
+	Failed      []*explore.BranchFailure `json:"failed"`
+	Exploration *explore.View            `json:"exploration"`
 }
 
 // A session's files recorded as a git commit under refs/tuttid/.
@@ -382,6 +382,21 @@ type SteerTurnInput struct {
 	AgentSessionID string `json:"agentSessionId"`
 	TurnID         string `json:"turnId"`
 	Text           string `json:"text"`
+}
+
+type StopExplorationInput struct {
+	WorkspaceID string `json:"workspaceId"`
+	// The session explored.
+	AgentSessionID string `json:"agentSessionId"`
+	ExplorationID  string `json:"explorationId"`
+}
+
+type StopExplorationPayload struct {
+	// Branches whose running turn was interrupted now.
+	Interrupted []string `json:"interrupted"`
+	// Branches whose turn could not be interrupted, each with why.
+	Failed      []*explore.BranchFailure `json:"failed"`
+	Exploration *explore.View            `json:"exploration"`
 }
 
 type Subscription struct {

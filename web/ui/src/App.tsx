@@ -207,6 +207,7 @@ export function App() {
   const onReviewBranch = useCallback((name: string) => void latest.current.xa.review(name), []);
   const onApplyBranch = useCallback((name: string, tell: boolean, again?: boolean) => latest.current.xa.apply(name, tell, again), []);
   const onArchiveOthers = useCallback(() => latest.current.xa.archiveOthers(), []);
+  const onStopExploration = useCallback(() => latest.current.xa.stop(), []);
   const onCloseExploration = useCallback(() => {
     const { nav: n, guarded: g, shown: sh } = latest.current;
     n.explore(undefined);
@@ -347,6 +348,7 @@ export function App() {
                   onReview={onReviewBranch}
                   onApply={onApplyBranch}
                   onArchiveOthers={onArchiveOthers}
+                  onStop={onStopExploration}
                   onClose={onCloseExploration}
                 />
               )}

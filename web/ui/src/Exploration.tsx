@@ -4,7 +4,9 @@
 // a disclosure), its change size, usage and rank, `Mark winner`, `Apply
 // to parent` (with `and tell the parent`) and a link to its session. At
 // the top: `Compare` of any two branches (the Compare view, &c= in the
-// URL) and `Archive the others` (keeps the winner). While an action runs
+// URL), `Stop all` while something runs (no branch starts after it; running
+// turns and checks interrupted) and `Archive the others` (keeps the
+// winner). While an action runs
 // (busy) the buttons look and say disabled (aria-disabled) and ignore
 // presses, but stay focusable: a disabled button loses focus, and a
 // keyboard's place with it.
@@ -15,6 +17,7 @@ import {
   applyBlock,
   archiveBlock,
   branchApplyText,
+  canStop,
   changeText,
   checkText,
   comparable,
@@ -26,6 +29,7 @@ import {
   reviewBlock,
   type ArchiveOutcome,
   type BranchApply,
+  type StopOutcome,
 } from "./state/exploration";
 
 // whileBusy: the props of a control that waits for the running action
@@ -44,6 +48,7 @@ interface Props {
   onReview: (name: string) => void;
   onApply: (name: string, tell: boolean, again?: boolean) => Promise<BranchApply | null>;
   onArchiveOthers: () => Promise<ArchiveOutcome | null>;
+  onStop: () => Promise<StopOutcome | null>;
   onClose: () => void;
 }
 
@@ -60,6 +65,7 @@ export const ExplorationView = memo(function ExplorationView(p: Props) {
   const onReview = useCallback((name: string) => latest.current.onReview(name), []);
   const onApply = useCallback((name: string, tell: boolean, again?: boolean) => latest.current.onApply(name, tell, again), []);
   const [archived, setArchived] = useState<ArchiveOutcome | null>(null);
+  const [stopped, setStopped] = useState<StopOutcome | null>(null);
   const block = archiveBlock(x);
   const branches = ranked(x);
   return (
@@ -67,7 +73,7 @@ export const ExplorationView = memo(function ExplorationView(p: Props) {
       <header className="exploration-head">
         <div className="exploration-titles">
           <Heading as="h2" size="3" id="exploration-title" tabIndex={-1} data-testid="exploration-title">
-            Exploration: {x.branches.length} branches, {x.state.toLowerCase()}
+            Exploration: {x.branches.length} branches, {x.stoppedAt && x.state === "SETTLED" ? "stopped" : x.state.toLowerCase()}
           </Heading>
           <Text as="p" size="1" className="muted" data-testid="exploration-check">
             {x.checkCommand ? (
@@ -82,6 +88,23 @@ export const ExplorationView = memo(function ExplorationView(p: Props) {
         </div>
         <div className="exploration-actions" role="toolbar" aria-label="Exploration">
           <CompareBranches key={x.id} x={x} busy={p.busy} onCompare={p.onCompare} />
+          {canStop(x) && (
+            <Button
+              variant="soft"
+              color="red"
+              data-testid="stop-exploration"
+              {...whileBusy(p.busy)}
+              title="Stop every branch: none starts after this, running turns and checks are interrupted; nothing is lost"
+              onClick={() => {
+                if (p.busy) return;
+                void p.onStop().then((o) => {
+                  if (o) setStopped(o);
+                });
+              }}
+            >
+              Stop all
+            </Button>
+          )}
           <Button
             variant="soft"
             data-testid="archive-others"
@@ -108,6 +131,17 @@ export const ExplorationView = memo(function ExplorationView(p: Props) {
           </Text>
         )}
       </header>
+      {stopped && (
+        <div className={stopped.failed.length ? "apply-outcome bad" : "apply-outcome ok"} role="status" data-testid="stop-outcome">
+          Stopped{stopped.interrupted.length ? `; interrupted ${stopped.interrupted.join(", ")}` : ""}.
+          {stopped.failed.map((f) => (
+            <span key={f.branchName}>
+              {" "}
+              Could not interrupt {f.branchName}: <code className="code">{f.errorCode}</code> {f.errorMessage}
+            </span>
+          ))}
+        </div>
+      )}
       {archived && (
         <div className={archived.failed.length ? "apply-outcome bad" : "apply-outcome ok"} role="status" data-testid="archive-outcome">
           {archived.archived.length ? `Archived ${archived.archived.join(", ")}.` : "Nothing archived."}

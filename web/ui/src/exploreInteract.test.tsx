@@ -201,6 +201,7 @@ function exploration(winner: string | null): ExplorationFieldsFragment {
     branches: [a, b, c],
     ranking: [{ name: "b" }, { name: "a" }, { name: "c" }],
     winner: winner ? { name: winner } : null,
+    stoppedAt: null,
     createdAt: "",
   };
 }
@@ -217,6 +218,7 @@ function view(x: ExplorationFieldsFragment, more: Partial<Parameters<typeof Expl
       onReview={() => {}}
       onApply={async () => null}
       onArchiveOthers={async () => null}
+      onStop={async () => null}
       onClose={() => {}}
       {...more}
     />,
@@ -236,6 +238,22 @@ describe("ExplorationView", () => {
     expect(groups[1].querySelector("details pre")?.textContent).toBe("broken");
     expect(groups[2].querySelector('[data-testid="branch-state"]')?.textContent).toBe("Queued (2nd in line)");
     expect(groups[0].querySelector('[data-testid="branch-change"]')?.textContent).toBe("1 file, +1 −0");
+  });
+  it("Stop all while something runs: it stops, and says what it interrupted and what it could not", async () => {
+    const onStop = vi.fn(async () => ({ interrupted: ["a"], failed: [{ branchName: "b", errorCode: "agent.session_not_busy", errorMessage: "not running" }] }));
+    const el = view(exploration(null), { onStop });
+    await act(async () => button(el, "Stop all").click());
+    expect(onStop).toHaveBeenCalledTimes(1);
+    const outcome = el.querySelector('[role="status"][data-testid="stop-outcome"]')!.textContent;
+    expect(outcome).toContain("interrupted a");
+    expect(outcome).toContain("Could not interrupt b");
+  });
+  it("no Stop all once settled; a stopped branch says it never started", () => {
+    const x = { ...exploration(null), state: "SETTLED" as const, stoppedAt: "2026-12-07T09:00:00Z" };
+    x.branches = x.branches.map((b) => (b.name === "c" ? { ...b, state: "STOPPED" as const, queuePosition: null } : b));
+    const el = view(x);
+    expect([...el.querySelectorAll("button")].some((b) => b.textContent?.trim() === "Stop all")).toBe(false);
+    expect(el.querySelector('[role="group"][aria-label="c"] [data-testid="branch-state"]')?.textContent).toBe("Stopped before it started");
   });
   it("Archive the others is disabled, with why, until a winner is marked", () => {
     expect(button(view(exploration(null)), "Archive the others").disabled).toBe(true);

@@ -40,6 +40,8 @@ export function stateText(b: Pick<Branch, "state" | "queuePosition">): string {
       return "Failed";
     case "ARCHIVED":
       return "Archived";
+    case "STOPPED":
+      return "Stopped before it started";
   }
 }
 
@@ -138,10 +140,29 @@ export function sessionIds(x: Pick<ExplorationFieldsFragment, "branches">): stri
   return x.branches.flatMap((b) => (b.session ? [b.session.id] : []));
 }
 
+// BranchFailure is a branch an action on several could not do, with why.
+export interface BranchFailure {
+  branchName: string;
+  errorCode: string;
+  errorMessage: string;
+}
+
 // ArchiveOutcome is what `Archive the others` did.
 export interface ArchiveOutcome {
   archived: readonly string[];
-  failed: readonly { branchName: string; errorCode: string; errorMessage: string }[];
+  failed: readonly BranchFailure[];
+}
+
+// StopOutcome is what `Stop all` did.
+export interface StopOutcome {
+  interrupted: readonly string[];
+  failed: readonly BranchFailure[];
+}
+
+// canStop: something of the exploration is still to start or running
+// (`Stop all` is shown).
+export function canStop(x: Pick<ExplorationFieldsFragment, "state">): boolean {
+  return x.state === "STARTING" || x.state === "RUNNING";
 }
 
 // BranchApply is what the page says after Apply to parent on a branch.

@@ -8,10 +8,11 @@ import {
   ExploreSessionDocument,
   MarkExplorationWinnerDocument,
   ReviewExplorationBranchDocument,
+  StopExplorationDocument,
   type ExplorationFieldsFragment,
   type ExploreSessionInput,
 } from "../gql/graphql";
-import { branchApplyOutcome, type ArchiveOutcome, type BranchApply } from "./exploration";
+import { branchApplyOutcome, type ArchiveOutcome, type BranchApply, type StopOutcome } from "./exploration";
 
 interface Deps {
   act: (fn: () => Promise<void>) => Promise<void>;
@@ -86,6 +87,20 @@ export function exploreActions(d: Deps) {
         const res = (await mutate(ApplyExplorationBranchDocument, { input: { ...r, branchName, tellParent: tell, tellAgain: again } })).applyExplorationBranch;
         out = branchApplyOutcome(res, tell);
         await d.refreshExploration();
+      });
+      return out;
+    },
+
+    // stop stops the exploration: no branch starts after it, running
+    // turns and checks are interrupted.
+    stop: async (): Promise<StopOutcome | null> => {
+      let out: StopOutcome | null = null;
+      await act(async () => {
+        const r = ref();
+        if (!r) return;
+        const res = (await mutate(StopExplorationDocument, { input: r })).stopExploration;
+        d.put(res.exploration);
+        out = { interrupted: res.interrupted, failed: res.failed };
       });
       return out;
     },
