@@ -366,3 +366,60 @@ func TestCrashDuringReview(t *testing.T) {
 	}
 	t.Fatal("no branch a")
 }
+
+// TestRestartAfterStopRunsNoStoppedCheck: both branches' checks (sleep
+// 600) run; stopExploration interrupts them; tuttid is killed and started
+// again: the start, which runs again the checks a stopped tuttid left
+// interrupted, runs neither of these: the person stopped them.
+func TestRestartAfterStopRunsNoStoppedCheck(t *testing.T) {
+	r := newCrashRig(t)
+	gitInit(t, r.root)
+	p := r.tuttid()
+	ws, parent := r.parent(p)
+	var x explored
+	if errs, err := p.gql(exploreMutation, map[string]any{"in": exploreTwo(ws, parent.ID, "x-stop", "sleep 600")}, &x); err != nil || len(errs) > 0 {
+		t.Fatalf("exploreSession: %v %+v", err, errs)
+	}
+	ctx := context.Background()
+	checks := func(state checkrun.State) []*ent.CheckRun {
+		st, err := store.Open(ctx, r.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		rows, err := st.Client.CheckRun.Query().Where(checkrun.StateEQ(state)).All(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for len(checks(checkrun.StateRunning)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if n := len(checks(checkrun.StateRunning)); n != 2 {
+		t.Fatalf("%d checks running, want 2", n)
+	}
+	p.must(`mutation($in: StopExplorationInput!) { stopExploration(input: $in) { interrupted } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "explorationId": x.ExploreSession.Exploration.ID}}, nil)
+	deadline = time.Now().Add(30 * time.Second)
+	for len(checks(checkrun.StateInterrupted)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := len(checks(checkrun.StateInterrupted)); n != 2 {
+		t.Fatalf("%d checks interrupted by the stop, want 2", n)
+	}
+	p.kill()
+
+	q := r.tuttid()
+	defer q.kill()
+	// The start's checks go on in the background: give them the time a
+	// check took to start before.
+	time.Sleep(3 * time.Second)
+	if running := checks(checkrun.StateRunning); len(running) != 0 {
+		t.Errorf("after the restart %d checks run again, want none: the person stopped them", len(running))
+	}
+	if n := len(checks(checkrun.StateInterrupted)); n != 2 {
+		t.Errorf("after the restart %d checks interrupted, want the stop's 2", n)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/checkrun"
 	"tuttid/ent/explorationbranch"
-	"tuttid/ent/turn"
 	"tuttid/shellrun"
 )
 
@@ -69,8 +68,7 @@ func (s *Service) TurnEnded(_ context.Context, a *ent.AgentSession, t *ent.Turn)
 			}
 			s.updated(ctx, x)
 			// A turn the person's stop interrupted gets no check.
-			stopped := x.StoppedAt != nil && t.Status == turn.StatusINTERRUPTED
-			if x.CheckCommand != "" && !stopped {
+			if x.CheckCommand != "" && !stoppedCheck(x, t) {
 				s.background(func(ctx context.Context) { s.runCheck(ctx, x, a, t.TurnID) })
 			}
 		}

@@ -21,7 +21,8 @@ import (
 // journal): a branch still forking is forked again with its requestId
 // (the fork's journal makes it whole or absent, never two); a check left
 // running is stopped (its process group, when it is still that check) and
-// run again; a branch's ended turn without a check gets one; queued
+// run again (but what the person's stop ended); a branch's ended turn
+// without a check gets one; queued
 // branches start as the bound allows. It returns once the forks are
 // settled; checks and starts go on in the background.
 func (s *Service) Reconcile(ctx context.Context) error {
@@ -106,7 +107,7 @@ func (s *Service) checkMissed(ctx context.Context) {
 			continue
 		}
 		t, err := s.store.Client.Turn.Query().Where(ownTurns(a), turn.StatusNEQ(turn.StatusIN_PROGRESS)).Order(ent.Desc(turn.FieldStartedAt)).First(ctx)
-		if err != nil {
+		if err != nil || stoppedCheck(b.Edges.Exploration, t) {
 			continue
 		}
 		c, err := s.store.Client.CheckRun.Query().Where(checkrun.AgentSessionID(a.ID), checkrun.TurnID(t.TurnID)).Only(ctx)
@@ -121,4 +122,14 @@ func (s *Service) checkMissed(ctx context.Context) {
 		x := b.Edges.Exploration
 		s.background(func(ctx context.Context) { s.runCheck(ctx, x, a, t.TurnID) })
 	}
+}
+
+// stoppedCheck: the person's stop ended the turn's check, or gave the turn
+// none (stopExploration): a turn the stop interrupted, or one that ended
+// before the stop. A start does not run it again.
+func stoppedCheck(x *ent.Exploration, t *ent.Turn) bool {
+	if x.StoppedAt == nil {
+		return false
+	}
+	return t.Status == turn.StatusINTERRUPTED || (t.CompletedAt != nil && !t.CompletedAt.After(*x.StoppedAt))
 }
