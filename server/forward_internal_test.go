@@ -89,6 +89,7 @@ func TestOwnerDeclaredByEveryMutation(t *testing.T) {
 		"sendMessage": true, "steerTurn": true, "interruptTurn": true, "forkSession": true,
 		"respondToApproval": true, "deleteSession": true, "applySessionChanges": true, "updateSession": true,
 		"exploreSession": true, "applyExplorationBranch": true, "archiveExplorationBranches": true, "reviewExplorationBranch": true,
+		"stopExploration": true, // its branches' turns (Codex) and the owner's queue and checks
 	}
 	// Database writes, or the Codex of the instance that received them
 	// (startSession starts the session there; the login and the
