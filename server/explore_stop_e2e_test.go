@@ -146,3 +146,47 @@ func TestStopExploration(t *testing.T) {
 		return b.State == "IDLE" && b.Check != nil && b.Check.State == "PASSED" && b.Rank != nil
 	})
 }
+
+// TestStopExplorationWhileForking: the workspace's worktree setup takes
+// two seconds, so the exploration is stopped while both branches are
+// still forking: each fork finishes whole, and each branch is then
+// STOPPED, never started (the model hears nothing from it).
+func TestStopExplorationWhileForking(t *testing.T) {
+	h := startServer(t, harnessOpts{})
+	repo := gitRepo(t)
+	ws := h.createWorkspaceAt("explore-stop-forking", repo, "sleep 2")
+	parent := h.startSession(ws, "parent")
+	turn1 := h.send(ws, parent.ID, "hello")
+	x, _, errs := h.explore(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "stop-forking", "lastTurnId": turn1,
+		"prompt": "slowly", "checkCommand": "", "branches": branches(2, nil)})
+	if len(errs) > 0 {
+		t.Fatalf("exploreSession: %+v", errs)
+	}
+	res, errs := h.stopExploration(ws, parent.ID, x.ID)
+	if len(errs) > 0 {
+		t.Fatalf("stopExploration: %+v", errs)
+	}
+	forking := 0
+	for _, b := range res.Exploration.Branches {
+		if b.State == "FORKING" {
+			forking++
+		}
+	}
+	if forking != 2 || len(res.Interrupted) != 0 {
+		t.Fatalf("the stop's answer: %+v; want both branches still forking, nothing interrupted (the setup takes 2 s)", res)
+	}
+	var v explorationView
+	h.eventually("both forked and stopped", time.Minute, func() bool {
+		v = h.exploration(ws, parent.ID, x.ID)
+		return v.State == "SETTLED"
+	})
+	for _, b := range v.Branches {
+		if b.State != "STOPPED" || b.Session == nil {
+			t.Errorf("branch %s after its fork: %+v, want STOPPED with its session", b.Name, b)
+		}
+	}
+	time.Sleep(time.Second)
+	if n := slowRequests(h.model); n != 0 {
+		t.Errorf("%d first-turn model requests, want none: the exploration was stopped", n)
+	}
+}
