@@ -2,7 +2,7 @@
 // the check Explore runs in its branches and its worktrees' setup), the
 // shown workspace's settings, and the live-updates indicator; Codex's
 // account with `Sign out` (or `Sign in`).
-import { memo } from "react";
+import { memo, useEffect, useRef } from "react";
 import { Button, Text } from "@radix-ui/themes";
 import { Meter } from "./Meter";
 import { accountLabel, type Account } from "./state/account";
@@ -32,8 +32,33 @@ interface Props {
 export const TopBar = memo(function TopBar({ workspaces, wsId, conn, busy, onPick, onCreate, onLoadSettings, onSaveSettings, account, rateLimits, onCodexSignIn, onCodexSignOut }: Props) {
   const usage = usageMeter(rateLimits);
   const noWorkspaces = workspaces !== null && workspaces.length === 0;
+  const header = useRef<HTMLElement>(null);
+  // One form open at a time (New workspace, Workspace settings: they
+  // open over the same place). toggle does not bubble; capture sees it.
+  useEffect(() => {
+    const el = header.current;
+    if (!el) return;
+    const onToggle = (e: Event) => {
+      const opened = e.target;
+      if (!(opened instanceof HTMLDetailsElement) || !opened.open) return;
+      for (const d of el.querySelectorAll("details[open]")) if (d !== opened) d.removeAttribute("open");
+    };
+    el.addEventListener("toggle", onToggle, true);
+    return () => el.removeEventListener("toggle", onToggle, true);
+  }, []);
   return (
-    <header className="topbar">
+    <header
+      className="topbar"
+      ref={header}
+      onKeyDown={(e) => {
+        // Escape closes the open form and gives focus back to its summary.
+        if (e.key !== "Escape") return;
+        const d = (e.target as HTMLElement).closest("details[open]");
+        if (!d) return;
+        d.removeAttribute("open");
+        d.querySelector("summary")?.focus();
+      }}
+    >
       <span className="brand">tuttid</span>
       <label className="ws-picker">
         <Text size="2">Workspace</Text>

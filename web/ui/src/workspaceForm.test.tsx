@@ -144,6 +144,24 @@ describe("Workspace settings", () => {
   });
 });
 
+describe("the top bar's forms", () => {
+  it("one open at a time; Escape closes the open one and focuses its summary", async () => {
+    const el = topBar(vi.fn(), { wsId: "ws1", onLoad: async () => ({ checkCommand: "", checkTimeoutSeconds: "", worktreeSetup: "" }) });
+    const create = el.querySelector('[data-testid="new-workspace"]')!.closest("details")!;
+    const settings = el.querySelector('[data-testid="workspace-settings"]')!.closest("details")!;
+    act(() => {
+      create.open = true;
+      create.dispatchEvent(new Event("toggle"));
+    });
+    await openSettings(el);
+    expect(settings.open).toBe(true);
+    expect(create.open).toBe(false);
+    act(() => el.querySelector('[data-testid="settings-check"]')!.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true })));
+    expect(settings.open).toBe(false);
+    expect(document.activeElement).toBe(el.querySelector('[data-testid="workspace-settings"]'));
+  });
+});
+
 describe("workspaceInput", () => {
   it("trims the commands and reads the seconds as a number", () => {
     expect(workspaceInput({ name: "a", rootPath: "/a", checkCommand: " npm test ", checkTimeoutSeconds: " 30 ", worktreeSetup: " npm ci " })).toEqual({
