@@ -47,6 +47,12 @@ type BranchFailure struct {
 	BranchName, ErrorCode, Error string
 }
 
+// failureOf is branch name's failure for err, by its stable code.
+func failureOf(name string, err error) BranchFailure {
+	e := apperr.From(err)
+	return BranchFailure{BranchName: name, ErrorCode: string(e.Code), Error: e.Message}
+}
+
 // ArchiveResult is what archiving the others did.
 type ArchiveResult struct {
 	Archived []string
@@ -89,8 +95,7 @@ func (s *Service) ArchiveOthers(ctx context.Context, in ArchiveInput) (*ArchiveR
 		// A running check holds the worktree: stopped, not waited for.
 		s.checks.stop(b.Session.ID)
 		if _, err := s.sessions.Update(ctx, session.UpdateInput{WorkspaceID: in.WorkspaceID, AgentSessionID: b.Session.ID, Archived: &archived}); err != nil {
-			e := apperr.From(err)
-			out.Failed = append(out.Failed, BranchFailure{BranchName: b.Row.Name, ErrorCode: string(e.Code), Error: e.Message})
+			out.Failed = append(out.Failed, failureOf(b.Row.Name, err))
 			s.log.WarnContext(ctx, "explore: a branch not archived", "exploration", v.ID, "branch", b.Row.Name, "err", err)
 			continue
 		}

@@ -65,8 +65,7 @@ func (s *Service) Stop(ctx context.Context, ref BranchRef) (*StopResult, error) 
 		}
 		interrupted, err := s.interruptRunning(ctx, b.Session)
 		if err != nil {
-			e := apperr.From(err)
-			out.Failed = append(out.Failed, BranchFailure{BranchName: b.Row.Name, ErrorCode: string(e.Code), Error: e.Message})
+			out.Failed = append(out.Failed, failureOf(b.Row.Name, err))
 			s.log.WarnContext(ctx, "explore: a branch's turn not interrupted", "exploration", v.ID, "branch", b.Row.Name, "err", err)
 			continue
 		}

@@ -32,6 +32,21 @@ func branches(n int, settings map[string]any) []any {
 	return out
 }
 
+// slowBranchPrompt is the branches' prompt that slowBranchTurns holds
+// (gui_e2e_test.go's slowPrompt is a session's).
+const slowBranchPrompt = "slowly"
+
+// slowBranchTurns has the model hold its reply to slowBranchPrompt for
+// delay (or until Codex leaves: an interrupt) and answer the rest at once.
+func slowBranchTurns(m *codextest.ModelServer, delay time.Duration) {
+	m.SetReply(func(r codextest.Request) codextest.Reply {
+		if r.LastUserText() == slowBranchPrompt {
+			return codextest.Reply{Text: "done slowly", Delay: delay}
+		}
+		return codextest.DefaultReply(r)
+	})
+}
+
 // counts is what a refused exploration must not change.
 func (h *harness) counts() (sessions, explorations int) {
 	h.t.Helper()
@@ -136,14 +151,9 @@ func TestExploreQueuesPastTheTurnBound(t *testing.T) {
 	ws := h.createWorkspaceAt("explore-queue", repo, "")
 	parent := h.startSession(ws, "parent")
 	turn1 := h.send(ws, parent.ID, "hello")
-	h.model.SetReply(func(r codextest.Request) codextest.Reply {
-		if r.LastUserText() == "slowly" {
-			// Long enough that the three are forked before the first ends.
-			return codextest.Reply{Text: "done slowly", Delay: 3 * time.Second}
-		}
-		return codextest.DefaultReply(r)
-	})
-	body := map[string]any{"requestId": "q-1", "lastTurnId": turn1, "prompt": "slowly", "checkCommand": "", "branches": branches(3, nil)}
+	// Long enough that the three are forked before the first ends.
+	slowBranchTurns(h.model, 3*time.Second)
+	body := map[string]any{"requestId": "q-1", "lastTurnId": turn1, "prompt": slowBranchPrompt, "checkCommand": "", "branches": branches(3, nil)}
 	status, raw := h.post(explorePath(ws, parent.ID), body)
 	if status != 201 {
 		t.Fatalf("REST explore: %d %s", status, raw)

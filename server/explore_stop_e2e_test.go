@@ -28,7 +28,7 @@ func (h *harness) stopExploration(ws, parent, id string) (stopView, []gqlError) 
 func slowRequests(m *codextest.ModelServer) int {
 	n := 0
 	for _, r := range m.Requests() {
-		if r.LastUserText() == "slowly" {
+		if r.LastUserText() == slowBranchPrompt {
 			n++
 		}
 	}
@@ -49,14 +49,9 @@ func TestStopExploration(t *testing.T) {
 	ws := h.createWorkspaceAt("explore-stop", repo, "")
 	parent := h.startSession(ws, "parent")
 	turn1 := h.send(ws, parent.ID, "hello")
-	h.model.SetReply(func(r codextest.Request) codextest.Reply {
-		if r.LastUserText() == "slowly" {
-			return codextest.Reply{Text: "done slowly", Delay: time.Minute}
-		}
-		return codextest.DefaultReply(r)
-	})
+	slowBranchTurns(h.model, time.Minute)
 	x, _, errs := h.explore(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "stop-1", "lastTurnId": turn1,
-		"prompt": "slowly", "checkCommand": "true", "branches": branches(3, nil)})
+		"prompt": slowBranchPrompt, "checkCommand": "true", "branches": branches(3, nil)})
 	if len(errs) > 0 {
 		t.Fatalf("exploreSession: %+v", errs)
 	}
@@ -158,7 +153,7 @@ func TestStopExplorationWhileForking(t *testing.T) {
 	parent := h.startSession(ws, "parent")
 	turn1 := h.send(ws, parent.ID, "hello")
 	x, _, errs := h.explore(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "stop-forking", "lastTurnId": turn1,
-		"prompt": "slowly", "checkCommand": "", "branches": branches(2, nil)})
+		"prompt": slowBranchPrompt, "checkCommand": "", "branches": branches(2, nil)})
 	if len(errs) > 0 {
 		t.Fatalf("exploreSession: %+v", errs)
 	}

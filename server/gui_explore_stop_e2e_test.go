@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"tuttid/codex/codextest"
 )
 
 // TestGUIStopExploration: in the exploration view of three branches under
@@ -21,14 +19,9 @@ func TestGUIStopExploration(t *testing.T) {
 	ws := h.createWorkspaceAt("gui-stop", repo, "")
 	parent := h.startSession(ws, "parent")
 	turn1 := h.send(ws, parent.ID, "hello")
-	h.model.SetReply(func(r codextest.Request) codextest.Reply {
-		if r.LastUserText() == "slowly" {
-			return codextest.Reply{Text: "done slowly", Delay: time.Minute}
-		}
-		return codextest.DefaultReply(r)
-	})
+	slowBranchTurns(h.model, time.Minute)
 	x, _, errs := h.explore(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "gui-stop-1", "lastTurnId": turn1,
-		"prompt": "slowly", "checkCommand": "", "branches": branches(3, nil)})
+		"prompt": slowBranchPrompt, "checkCommand": "", "branches": branches(3, nil)})
 	if len(errs) > 0 {
 		t.Fatalf("exploreSession: %+v", errs)
 	}
