@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import DiffView from "./DiffView";
 import { ForkDialog } from "./ForkDialog";
 import type { ForkRequest } from "./state/forkChoice";
+import { typeInto } from "./typeInto";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 
@@ -24,15 +25,6 @@ function mount(el: ReactElement): HTMLElement {
   root = createRoot(host);
   act(() => root!.render(<Theme>{el}</Theme>));
   return host;
-}
-
-// typeInto sets an input's value as typing does (React's onChange).
-function typeInto(input: HTMLInputElement, value: string) {
-  const set = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!;
-  act(() => {
-    set.call(input, value);
-    input.dispatchEvent(new Event("input", { bubbles: true }));
-  });
 }
 
 const parent = { model: "m", reasoningEffort: "low", permissionModeId: "workspace-write", planMode: false };

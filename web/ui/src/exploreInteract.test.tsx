@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "./client";
 import { ExplorationView } from "./Exploration";
 import { ExploreDialog } from "./ExploreDialog";
+import { typeInto } from "./typeInto";
 import type { ExplorationBranchFieldsFragment, ExplorationFieldsFragment, ExploreSessionInput } from "./gql/graphql";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -25,15 +26,6 @@ function mount(el: ReactElement): HTMLElement {
   root = createRoot(host);
   act(() => root!.render(<Theme>{el}</Theme>));
   return host;
-}
-
-// typeInto sets an input's or a textarea's value as typing does.
-function typeInto(el: HTMLInputElement | HTMLTextAreaElement, value: string) {
-  const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
-  act(() => {
-    Object.getOwnPropertyDescriptor(proto, "value")!.set!.call(el, value);
-    el.dispatchEvent(new Event("input", { bubbles: true }));
-  });
 }
 
 const button = (el: ParentNode, name: string) => [...el.querySelectorAll("button")].find((b) => b.textContent?.trim() === name)!;

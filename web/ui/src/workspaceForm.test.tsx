@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { CreateWorkspaceInput, UpdateWorkspaceInput } from "./gql/graphql";
 import { settingsFields, settingsInput, workspaceInput, type SettingsFields } from "./state/workspaceForm";
 import { TopBar } from "./TopBar";
+import { typeInto } from "./typeInto";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 
@@ -57,15 +58,9 @@ function fill(el: HTMLElement, testId: string, value: string) {
   input.value = value;
 }
 
-// type sets a controlled field's value as a person's typing does.
+// type sets a field's value, found by its test id, as typing does.
 function type(el: HTMLElement, testId: string, value: string) {
-  const input = el.querySelector<HTMLInputElement | HTMLTextAreaElement>(`[data-testid="${testId}"]`)!;
-  // The prototype's setter: React tracks the value set on the element.
-  const proto = input instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
-  act(() => {
-    Object.getOwnPropertyDescriptor(proto, "value")!.set!.call(input, value);
-    input.dispatchEvent(new Event("input", { bubbles: true }));
-  });
+  typeInto(el.querySelector<HTMLInputElement | HTMLTextAreaElement>(`[data-testid="${testId}"]`)!, value);
 }
 
 function value(el: HTMLElement, testId: string): string {
