@@ -11,6 +11,7 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/checkrun"
 	"tuttid/ent/explorationbranch"
+	"tuttid/sandbox"
 	"tuttid/shellrun"
 )
 
@@ -103,10 +104,16 @@ func (s *Service) runCheck(ctx context.Context, x *ent.Exploration, a *ent.Agent
 	}
 	var res shellrun.Result
 	var runErr error
+	confine, err := s.commandSandbox(ctx, a)
+	if err != nil {
+		s.endCheck(context.WithoutCancel(ctx), x, row, res, err)
+		return
+	}
 	err = s.code.InWorktree(ctx, a, func(dir string, env []string) error {
 		res, runErr = shellrun.Run(ctx, shellrun.Command{
 			Line: x.CheckCommand, Dir: dir, Env: env,
 			Timeout: time.Duration(x.CheckTimeoutMs) * time.Millisecond, Nice: s.nice,
+			Sandbox: confine.codex, ReadOnly: confine.readOnly,
 			OnStart: func(pgid int) {
 				if err := s.store.Client.CheckRun.UpdateOne(row).SetPgid(pgid).Exec(ctx); err != nil {
 					s.log.WarnContext(ctx, "explore: a check's process group not recorded", "check", row.ID, "err", err)
@@ -131,6 +138,9 @@ func (s *Service) endCheck(ctx context.Context, x *ent.Exploration, row *ent.Che
 		// tuttid is stopping (the next start runs it again), or the
 		// branch is being archived.
 		up.SetState(checkrun.StateInterrupted)
+	case errors.Is(err, sandbox.ErrUnavailable):
+		up.SetState(checkrun.StateError).SetOutput("the check could not run: no sandbox could be made for it (" + err.Error() +
+			"). It runs only as the branch's agent could; to run it as you, unsandboxed, set the workspace's commandSandbox to NONE.")
 	case err != nil:
 		e := apperr.From(err)
 		up.SetState(checkrun.StateError).SetOutput("the check could not run: " + string(e.Code) + ": " + e.Message)
