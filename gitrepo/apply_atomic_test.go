@@ -50,7 +50,7 @@ func TestApplyAllOrNothing(t *testing.T) {
 		ops = append(ops, string(s.Op)+" "+s.Path)
 	}
 	want := []string{"stage ", "aside a.txt", "aside dir/b.txt", "aside m.sh", "aside x",
-		"place a.txt", "place link", "place m.sh", "place new/deep/c.txt", "place run.sh", "place x/y"}
+		"place a.txt", "place link", "place m.sh", "place new/deep/c.txt", "place run.sh", "place x/y", "check "}
 	if !slices.Equal(ops, want) {
 		t.Fatalf("steps %q\nwant  %q", ops, want)
 	}

@@ -30,12 +30,12 @@ type applyFixture struct {
 // applied is what the parent's files hold once the fixture's apply is in
 // (big files left out).
 var applied = map[string]string{
-	"a.txt":        "1 person\n2\n3\n4\n5 child\n",
-	"keep.txt":     "keep, edited by the person\n",
-	"untracked.txt": "untracked\n",
+	"a.txt":          "1 person\n2\n3\n4\n5 child\n",
+	"keep.txt":       "keep, edited by the person\n",
+	"untracked.txt":  "untracked\n",
 	"new/deep/c.txt": "c\n",
-	"run.sh":       "#!/bin/sh\necho run\n",
-	"x/y":          "y\n",
+	"run.sh":         "#!/bin/sh\necho run\n",
+	"x/y":            "y\n",
 }
 
 func newApplyFixture(t *testing.T, g *Git, repo string, bigFiles, bigSize int) applyFixture {

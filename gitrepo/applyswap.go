@@ -106,6 +106,9 @@ func (r *Repo) swap(w ApplyWrite, st *stepper, staged map[string]os.FileInfo) er
 			return fmt.Errorf("write %s: %w", p.Path, err)
 		}
 	}
+	if err := st.step(StepCheck, ""); err != nil {
+		return err
+	}
 	for _, p := range w.Paths {
 		if !p.New {
 			continue

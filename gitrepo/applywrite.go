@@ -82,6 +82,8 @@ const (
 	StepAside StepOp = "aside"
 	// StepPlace: one merged file is moved in.
 	StepPlace StepOp = "place"
+	// StepCheck: every file is in; each is checked to be the one staged.
+	StepCheck StepOp = "check"
 	// StepUnplace: undoing, a file moved in is removed.
 	StepUnplace StepOp = "unplace"
 	// StepRestore: undoing, a file moved aside is put back.
