@@ -23,7 +23,12 @@ type ApplyResult struct {
 
 // Apply merges the changes of source (a WORKTREE session) since its base
 // into target's working files, three-way, as uncommitted changes; all or
-// nothing. Conflicts write nothing; dryRun writes nothing. Either session
+// nothing, whatever happens: target's files before are kept under
+// gitrepo.BeforeApplyRefPrefix(target) and the write journaled
+// (applyjournal.go); a write that fails is undone and answers
+// storage_unavailable naming the kept commit and ref; one a crash cut
+// short is undone at the next start (ReconcileApplies). Conflicts write
+// nothing; dryRun writes nothing. Either session
 // WORKING is agent.session_busy; a target outside the source's repository
 // is invalid_input, with nothing written. A real apply records the
 // source's files it brought back (applied_commit) and publishes
@@ -81,9 +86,21 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 			"session %q works in another repository (%s) than session %q (%s): changes apply only within one repository",
 			target.ID, to.Root, source.ID, from.Root)
 	}
-	res, err := to.Apply(ctx, from, src.BaseCommit, dryRun)
+	if !dryRun {
+		if err := s.settleEarlier(ctx, target.ID); err != nil {
+			return ApplyResult{}, err
+		}
+	}
+	res, err := to.ApplyWith(ctx, from, src.BaseCommit, gitrepo.ApplyOptions{DryRun: dryRun,
+		KeepUnder: gitrepo.BeforeApplyRefPrefix(target.ID), Journal: applyJournal{s: s, target: target.ID}, Step: s.applyStep})
 	if errors.Is(err, gitrepo.ErrTargetChanged) {
 		return ApplyResult{}, apperr.Wrap(err, apperr.SessionBusy, "the files of session %q changed while merging; nothing was written, try again", target.ID)
+	}
+	var failed *gitrepo.ApplyError
+	if errors.As(err, &failed) {
+		s.log.ErrorContext(ctx, "code: writing an apply failed", "session", source.ID, "target_session", target.ID,
+			"kept_ref", failed.KeptRef, "kept_commit", failed.KeptCommit, "not_restored", len(failed.NotRestored), "err", err)
+		return ApplyResult{}, apperr.Wrap(err, apperr.StorageUnavailable, "%s", writeFailure(source.ID, target.ID, failed))
 	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "code: apply failed", "session", source.ID, "target_session", target.ID, "err", err)
@@ -95,6 +112,10 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 	}
 	if !out.Applied {
 		return out, nil
+	}
+	if res.KeptRef != "" {
+		s.log.InfoContext(ctx, "code: applied", "session", source.ID, "target_session", target.ID,
+			"files", len(res.Files), "kept_ref", res.KeptRef)
 	}
 	// What was brought back, kept as a checkpoint of the source: delete's
 	// "changes never applied" compares against it.

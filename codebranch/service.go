@@ -37,6 +37,10 @@ type Service struct {
 	// checkouts: reads of a session's worktree hold it shared, archive,
 	// restore and delete alone (hold.go).
 	checkouts keylock.RWLocks
+	// instanceID marks this instance's applies in the journal.
+	instanceID string
+	// applyStep: Config.ApplyStep.
+	applyStep func(gitrepo.ApplyStep) error
 
 	sandbox *sandbox.Codex // the setups' (Config.Sandbox)
 	mu      sync.Mutex
@@ -74,11 +78,19 @@ type Config struct {
 	Publisher activity.Publisher
 	Logger    *slog.Logger
 	Now       func() time.Time
+	// InstanceID is this instance's id among those sharing the database:
+	// an apply's journal entry carries it, and only this instance settles
+	// it at its start (the checkout is on its machine).
+	InstanceID string
+	// ApplyStep, for tests, is asked before each file step of an apply's
+	// write (gitrepo.ApplyOptions.Step): a full disk, or a stop, there.
+	ApplyStep func(gitrepo.ApplyStep) error
 }
 
 // New returns a Service for cfg.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, git: cfg.Git, dataDir: cfg.DataDir, pub: cfg.Publisher, log: cfg.Logger, now: cfg.Now,
+		instanceID: cfg.InstanceID, applyStep: cfg.ApplyStep,
 		repos: map[string]*gitrepo.Repo{}, gitDirs: map[string]*gitrepo.Repo{}, last: map[string]gitrepo.Checkpoint{}}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -12,6 +12,7 @@ import (
 	"tuttid/ent/migrate"
 
 	"tuttid/ent/agentsession"
+	"tuttid/ent/applyjournal"
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/checkrun"
 	"tuttid/ent/exploration"
@@ -39,6 +40,8 @@ type Client struct {
 	Schema *migrate.Schema
 	// AgentSession is the client for interacting with the AgentSession builders.
 	AgentSession *AgentSessionClient
+	// ApplyJournal is the client for interacting with the ApplyJournal builders.
+	ApplyJournal *ApplyJournalClient
 	// ApprovalRequest is the client for interacting with the ApprovalRequest builders.
 	ApprovalRequest *ApprovalRequestClient
 	// CheckRun is the client for interacting with the CheckRun builders.
@@ -73,6 +76,7 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.AgentSession = NewAgentSessionClient(c.config)
+	c.ApplyJournal = NewApplyJournalClient(c.config)
 	c.ApprovalRequest = NewApprovalRequestClient(c.config)
 	c.CheckRun = NewCheckRunClient(c.config)
 	c.Exploration = NewExplorationClient(c.config)
@@ -177,6 +181,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ctx:               ctx,
 		config:            cfg,
 		AgentSession:      NewAgentSessionClient(cfg),
+		ApplyJournal:      NewApplyJournalClient(cfg),
 		ApprovalRequest:   NewApprovalRequestClient(cfg),
 		CheckRun:          NewCheckRunClient(cfg),
 		Exploration:       NewExplorationClient(cfg),
@@ -208,6 +213,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ctx:               ctx,
 		config:            cfg,
 		AgentSession:      NewAgentSessionClient(cfg),
+		ApplyJournal:      NewApplyJournalClient(cfg),
 		ApprovalRequest:   NewApprovalRequestClient(cfg),
 		CheckRun:          NewCheckRunClient(cfg),
 		Exploration:       NewExplorationClient(cfg),
@@ -248,7 +254,7 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AgentSession, c.ApprovalRequest, c.CheckRun, c.Exploration,
+		c.AgentSession, c.ApplyJournal, c.ApprovalRequest, c.CheckRun, c.Exploration,
 		c.ExplorationBranch, c.ForkJournal, c.Instance, c.Message, c.SessionCode,
 		c.SessionFork, c.Turn, c.Workspace,
 	} {
@@ -260,7 +266,7 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AgentSession, c.ApprovalRequest, c.CheckRun, c.Exploration,
+		c.AgentSession, c.ApplyJournal, c.ApprovalRequest, c.CheckRun, c.Exploration,
 		c.ExplorationBranch, c.ForkJournal, c.Instance, c.Message, c.SessionCode,
 		c.SessionFork, c.Turn, c.Workspace,
 	} {
@@ -273,6 +279,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *AgentSessionMutation:
 		return c.AgentSession.mutate(ctx, m)
+	case *ApplyJournalMutation:
+		return c.ApplyJournal.mutate(ctx, m)
 	case *ApprovalRequestMutation:
 		return c.ApprovalRequest.mutate(ctx, m)
 	case *CheckRunMutation:
@@ -574,6 +582,139 @@ func (c *AgentSessionClient) mutate(ctx context.Context, m *AgentSessionMutation
 		return (&AgentSessionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AgentSession mutation op: %q", m.Op())
+	}
+}
+
+// ApplyJournalClient is a client for the ApplyJournal schema.
+type ApplyJournalClient struct {
+	config
+}
+
+// NewApplyJournalClient returns a client for the ApplyJournal from the given config.
+func NewApplyJournalClient(c config) *ApplyJournalClient {
+	return &ApplyJournalClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `applyjournal.Hooks(f(g(h())))`.
+func (c *ApplyJournalClient) Use(hooks ...Hook) {
+	c.hooks.ApplyJournal = append(c.hooks.ApplyJournal, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `applyjournal.Intercept(f(g(h())))`.
+func (c *ApplyJournalClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ApplyJournal = append(c.inters.ApplyJournal, interceptors...)
+}
+
+// Create returns a builder for creating a ApplyJournal entity.
+func (c *ApplyJournalClient) Create() *ApplyJournalCreate {
+	mutation := newApplyJournalMutation(c.config, OpCreate)
+	return &ApplyJournalCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ApplyJournal entities.
+func (c *ApplyJournalClient) CreateBulk(builders ...*ApplyJournalCreate) *ApplyJournalCreateBulk {
+	return &ApplyJournalCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ApplyJournalClient) MapCreateBulk(slice any, setFunc func(*ApplyJournalCreate, int)) *ApplyJournalCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ApplyJournalCreateBulk{err: fmt.Errorf("calling to ApplyJournalClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ApplyJournalCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ApplyJournalCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ApplyJournal.
+func (c *ApplyJournalClient) Update() *ApplyJournalUpdate {
+	mutation := newApplyJournalMutation(c.config, OpUpdate)
+	return &ApplyJournalUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ApplyJournalClient) UpdateOne(_m *ApplyJournal) *ApplyJournalUpdateOne {
+	mutation := newApplyJournalMutation(c.config, OpUpdateOne, withApplyJournal(_m))
+	return &ApplyJournalUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ApplyJournalClient) UpdateOneID(id int) *ApplyJournalUpdateOne {
+	mutation := newApplyJournalMutation(c.config, OpUpdateOne, withApplyJournalID(id))
+	return &ApplyJournalUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ApplyJournal.
+func (c *ApplyJournalClient) Delete() *ApplyJournalDelete {
+	mutation := newApplyJournalMutation(c.config, OpDelete)
+	return &ApplyJournalDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ApplyJournalClient) DeleteOne(_m *ApplyJournal) *ApplyJournalDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ApplyJournalClient) DeleteOneID(id int) *ApplyJournalDeleteOne {
+	builder := c.Delete().Where(applyjournal.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ApplyJournalDeleteOne{builder}
+}
+
+// Query returns a query builder for ApplyJournal.
+func (c *ApplyJournalClient) Query() *ApplyJournalQuery {
+	return &ApplyJournalQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeApplyJournal},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ApplyJournal entity by its id.
+func (c *ApplyJournalClient) Get(ctx context.Context, id int) (*ApplyJournal, error) {
+	return c.Query().Where(applyjournal.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ApplyJournalClient) GetX(ctx context.Context, id int) *ApplyJournal {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ApplyJournalClient) Hooks() []Hook {
+	return c.hooks.ApplyJournal
+}
+
+// Interceptors returns the client interceptors.
+func (c *ApplyJournalClient) Interceptors() []Interceptor {
+	return c.inters.ApplyJournal
+}
+
+func (c *ApplyJournalClient) mutate(ctx context.Context, m *ApplyJournalMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ApplyJournalCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ApplyJournalUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ApplyJournalUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ApplyJournalDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ApplyJournal mutation op: %q", m.Op())
 	}
 }
 
@@ -2219,14 +2360,14 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AgentSession, ApprovalRequest, CheckRun, Exploration, ExplorationBranch,
-		ForkJournal, Instance, Message, SessionCode, SessionFork, Turn,
-		Workspace []ent.Hook
+		AgentSession, ApplyJournal, ApprovalRequest, CheckRun, Exploration,
+		ExplorationBranch, ForkJournal, Instance, Message, SessionCode, SessionFork,
+		Turn, Workspace []ent.Hook
 	}
 	inters struct {
-		AgentSession, ApprovalRequest, CheckRun, Exploration, ExplorationBranch,
-		ForkJournal, Instance, Message, SessionCode, SessionFork, Turn,
-		Workspace []ent.Interceptor
+		AgentSession, ApplyJournal, ApprovalRequest, CheckRun, Exploration,
+		ExplorationBranch, ForkJournal, Instance, Message, SessionCode, SessionFork,
+		Turn, Workspace []ent.Interceptor
 	}
 )
 

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sync"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/applyjournal"
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/checkrun"
 	"tuttid/ent/exploration"
@@ -85,6 +86,7 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			agentsession.Table:      agentsession.ValidColumn,
+			applyjournal.Table:      applyjournal.ValidColumn,
 			approvalrequest.Table:   approvalrequest.ValidColumn,
 			checkrun.Table:          checkrun.ValidColumn,
 			exploration.Table:       exploration.ValidColumn,

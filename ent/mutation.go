@@ -11,6 +11,7 @@ import (
 	"time"
 	"tuttid/agent"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/applyjournal"
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/checkrun"
 	"tuttid/ent/exploration"
@@ -38,6 +39,7 @@ const (
 
 	// Node types.
 	TypeAgentSession      = "AgentSession"
+	TypeApplyJournal      = "ApplyJournal"
 	TypeApprovalRequest   = "ApprovalRequest"
 	TypeCheckRun          = "CheckRun"
 	TypeExploration       = "Exploration"
@@ -1886,6 +1888,926 @@ func (m *AgentSessionMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown AgentSession edge %s", name)
+}
+
+// ApplyJournalMutation represents an operation that mutates the ApplyJournal nodes in the graph.
+type ApplyJournalMutation struct {
+	config
+	op                      Op
+	typ                     string
+	id                      *int
+	apply_id                *string
+	target_agent_session_id *string
+	instance_id             *string
+	root                    *string
+	staging                 *string
+	kept_ref                *string
+	kept_commit             *string
+	merged_tree             *string
+	paths                   *[]byte
+	state                   *applyjournal.State
+	created_at              *time.Time
+	updated_at              *time.Time
+	clearedFields           map[string]struct{}
+	done                    bool
+	oldValue                func(context.Context) (*ApplyJournal, error)
+	predicates              []predicate.ApplyJournal
+}
+
+var _ ent.Mutation = (*ApplyJournalMutation)(nil)
+
+// applyjournalOption allows management of the mutation configuration using functional options.
+type applyjournalOption func(*ApplyJournalMutation)
+
+// newApplyJournalMutation creates new mutation for the ApplyJournal entity.
+func newApplyJournalMutation(c config, op Op, opts ...applyjournalOption) *ApplyJournalMutation {
+	m := &ApplyJournalMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeApplyJournal,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withApplyJournalID sets the ID field of the mutation.
+func withApplyJournalID(id int) applyjournalOption {
+	return func(m *ApplyJournalMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ApplyJournal
+		)
+		m.oldValue = func(ctx context.Context) (*ApplyJournal, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ApplyJournal.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withApplyJournal sets the old ApplyJournal of the mutation.
+func withApplyJournal(node *ApplyJournal) applyjournalOption {
+	return func(m *ApplyJournalMutation) {
+		m.oldValue = func(context.Context) (*ApplyJournal, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ApplyJournalMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ApplyJournalMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ApplyJournalMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ApplyJournalMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ApplyJournal.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetApplyID sets the "apply_id" field.
+func (m *ApplyJournalMutation) SetApplyID(s string) {
+	m.apply_id = &s
+}
+
+// ApplyID returns the value of the "apply_id" field in the mutation.
+func (m *ApplyJournalMutation) ApplyID() (r string, exists bool) {
+	v := m.apply_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApplyID returns the old "apply_id" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldApplyID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApplyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApplyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApplyID: %w", err)
+	}
+	return oldValue.ApplyID, nil
+}
+
+// ResetApplyID resets all changes to the "apply_id" field.
+func (m *ApplyJournalMutation) ResetApplyID() {
+	m.apply_id = nil
+}
+
+// SetTargetAgentSessionID sets the "target_agent_session_id" field.
+func (m *ApplyJournalMutation) SetTargetAgentSessionID(s string) {
+	m.target_agent_session_id = &s
+}
+
+// TargetAgentSessionID returns the value of the "target_agent_session_id" field in the mutation.
+func (m *ApplyJournalMutation) TargetAgentSessionID() (r string, exists bool) {
+	v := m.target_agent_session_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTargetAgentSessionID returns the old "target_agent_session_id" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldTargetAgentSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTargetAgentSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTargetAgentSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTargetAgentSessionID: %w", err)
+	}
+	return oldValue.TargetAgentSessionID, nil
+}
+
+// ResetTargetAgentSessionID resets all changes to the "target_agent_session_id" field.
+func (m *ApplyJournalMutation) ResetTargetAgentSessionID() {
+	m.target_agent_session_id = nil
+}
+
+// SetInstanceID sets the "instance_id" field.
+func (m *ApplyJournalMutation) SetInstanceID(s string) {
+	m.instance_id = &s
+}
+
+// InstanceID returns the value of the "instance_id" field in the mutation.
+func (m *ApplyJournalMutation) InstanceID() (r string, exists bool) {
+	v := m.instance_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInstanceID returns the old "instance_id" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldInstanceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInstanceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInstanceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInstanceID: %w", err)
+	}
+	return oldValue.InstanceID, nil
+}
+
+// ResetInstanceID resets all changes to the "instance_id" field.
+func (m *ApplyJournalMutation) ResetInstanceID() {
+	m.instance_id = nil
+}
+
+// SetRoot sets the "root" field.
+func (m *ApplyJournalMutation) SetRoot(s string) {
+	m.root = &s
+}
+
+// Root returns the value of the "root" field in the mutation.
+func (m *ApplyJournalMutation) Root() (r string, exists bool) {
+	v := m.root
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRoot returns the old "root" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldRoot(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRoot is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRoot requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRoot: %w", err)
+	}
+	return oldValue.Root, nil
+}
+
+// ResetRoot resets all changes to the "root" field.
+func (m *ApplyJournalMutation) ResetRoot() {
+	m.root = nil
+}
+
+// SetStaging sets the "staging" field.
+func (m *ApplyJournalMutation) SetStaging(s string) {
+	m.staging = &s
+}
+
+// Staging returns the value of the "staging" field in the mutation.
+func (m *ApplyJournalMutation) Staging() (r string, exists bool) {
+	v := m.staging
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStaging returns the old "staging" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldStaging(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStaging is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStaging requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStaging: %w", err)
+	}
+	return oldValue.Staging, nil
+}
+
+// ResetStaging resets all changes to the "staging" field.
+func (m *ApplyJournalMutation) ResetStaging() {
+	m.staging = nil
+}
+
+// SetKeptRef sets the "kept_ref" field.
+func (m *ApplyJournalMutation) SetKeptRef(s string) {
+	m.kept_ref = &s
+}
+
+// KeptRef returns the value of the "kept_ref" field in the mutation.
+func (m *ApplyJournalMutation) KeptRef() (r string, exists bool) {
+	v := m.kept_ref
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKeptRef returns the old "kept_ref" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldKeptRef(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKeptRef is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKeptRef requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKeptRef: %w", err)
+	}
+	return oldValue.KeptRef, nil
+}
+
+// ResetKeptRef resets all changes to the "kept_ref" field.
+func (m *ApplyJournalMutation) ResetKeptRef() {
+	m.kept_ref = nil
+}
+
+// SetKeptCommit sets the "kept_commit" field.
+func (m *ApplyJournalMutation) SetKeptCommit(s string) {
+	m.kept_commit = &s
+}
+
+// KeptCommit returns the value of the "kept_commit" field in the mutation.
+func (m *ApplyJournalMutation) KeptCommit() (r string, exists bool) {
+	v := m.kept_commit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKeptCommit returns the old "kept_commit" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldKeptCommit(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKeptCommit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKeptCommit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKeptCommit: %w", err)
+	}
+	return oldValue.KeptCommit, nil
+}
+
+// ResetKeptCommit resets all changes to the "kept_commit" field.
+func (m *ApplyJournalMutation) ResetKeptCommit() {
+	m.kept_commit = nil
+}
+
+// SetMergedTree sets the "merged_tree" field.
+func (m *ApplyJournalMutation) SetMergedTree(s string) {
+	m.merged_tree = &s
+}
+
+// MergedTree returns the value of the "merged_tree" field in the mutation.
+func (m *ApplyJournalMutation) MergedTree() (r string, exists bool) {
+	v := m.merged_tree
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMergedTree returns the old "merged_tree" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldMergedTree(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMergedTree is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMergedTree requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMergedTree: %w", err)
+	}
+	return oldValue.MergedTree, nil
+}
+
+// ResetMergedTree resets all changes to the "merged_tree" field.
+func (m *ApplyJournalMutation) ResetMergedTree() {
+	m.merged_tree = nil
+}
+
+// SetPaths sets the "paths" field.
+func (m *ApplyJournalMutation) SetPaths(b []byte) {
+	m.paths = &b
+}
+
+// Paths returns the value of the "paths" field in the mutation.
+func (m *ApplyJournalMutation) Paths() (r []byte, exists bool) {
+	v := m.paths
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPaths returns the old "paths" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldPaths(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPaths is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPaths requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPaths: %w", err)
+	}
+	return oldValue.Paths, nil
+}
+
+// ResetPaths resets all changes to the "paths" field.
+func (m *ApplyJournalMutation) ResetPaths() {
+	m.paths = nil
+}
+
+// SetState sets the "state" field.
+func (m *ApplyJournalMutation) SetState(a applyjournal.State) {
+	m.state = &a
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *ApplyJournalMutation) State() (r applyjournal.State, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldState(ctx context.Context) (v applyjournal.State, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *ApplyJournalMutation) ResetState() {
+	m.state = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ApplyJournalMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ApplyJournalMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ApplyJournalMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ApplyJournalMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ApplyJournalMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the ApplyJournal entity.
+// If the ApplyJournal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplyJournalMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ApplyJournalMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the ApplyJournalMutation builder.
+func (m *ApplyJournalMutation) Where(ps ...predicate.ApplyJournal) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ApplyJournalMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ApplyJournalMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ApplyJournal, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ApplyJournalMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ApplyJournalMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ApplyJournal).
+func (m *ApplyJournalMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ApplyJournalMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.apply_id != nil {
+		fields = append(fields, applyjournal.FieldApplyID)
+	}
+	if m.target_agent_session_id != nil {
+		fields = append(fields, applyjournal.FieldTargetAgentSessionID)
+	}
+	if m.instance_id != nil {
+		fields = append(fields, applyjournal.FieldInstanceID)
+	}
+	if m.root != nil {
+		fields = append(fields, applyjournal.FieldRoot)
+	}
+	if m.staging != nil {
+		fields = append(fields, applyjournal.FieldStaging)
+	}
+	if m.kept_ref != nil {
+		fields = append(fields, applyjournal.FieldKeptRef)
+	}
+	if m.kept_commit != nil {
+		fields = append(fields, applyjournal.FieldKeptCommit)
+	}
+	if m.merged_tree != nil {
+		fields = append(fields, applyjournal.FieldMergedTree)
+	}
+	if m.paths != nil {
+		fields = append(fields, applyjournal.FieldPaths)
+	}
+	if m.state != nil {
+		fields = append(fields, applyjournal.FieldState)
+	}
+	if m.created_at != nil {
+		fields = append(fields, applyjournal.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, applyjournal.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ApplyJournalMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case applyjournal.FieldApplyID:
+		return m.ApplyID()
+	case applyjournal.FieldTargetAgentSessionID:
+		return m.TargetAgentSessionID()
+	case applyjournal.FieldInstanceID:
+		return m.InstanceID()
+	case applyjournal.FieldRoot:
+		return m.Root()
+	case applyjournal.FieldStaging:
+		return m.Staging()
+	case applyjournal.FieldKeptRef:
+		return m.KeptRef()
+	case applyjournal.FieldKeptCommit:
+		return m.KeptCommit()
+	case applyjournal.FieldMergedTree:
+		return m.MergedTree()
+	case applyjournal.FieldPaths:
+		return m.Paths()
+	case applyjournal.FieldState:
+		return m.State()
+	case applyjournal.FieldCreatedAt:
+		return m.CreatedAt()
+	case applyjournal.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ApplyJournalMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case applyjournal.FieldApplyID:
+		return m.OldApplyID(ctx)
+	case applyjournal.FieldTargetAgentSessionID:
+		return m.OldTargetAgentSessionID(ctx)
+	case applyjournal.FieldInstanceID:
+		return m.OldInstanceID(ctx)
+	case applyjournal.FieldRoot:
+		return m.OldRoot(ctx)
+	case applyjournal.FieldStaging:
+		return m.OldStaging(ctx)
+	case applyjournal.FieldKeptRef:
+		return m.OldKeptRef(ctx)
+	case applyjournal.FieldKeptCommit:
+		return m.OldKeptCommit(ctx)
+	case applyjournal.FieldMergedTree:
+		return m.OldMergedTree(ctx)
+	case applyjournal.FieldPaths:
+		return m.OldPaths(ctx)
+	case applyjournal.FieldState:
+		return m.OldState(ctx)
+	case applyjournal.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case applyjournal.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ApplyJournal field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ApplyJournalMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case applyjournal.FieldApplyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApplyID(v)
+		return nil
+	case applyjournal.FieldTargetAgentSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTargetAgentSessionID(v)
+		return nil
+	case applyjournal.FieldInstanceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInstanceID(v)
+		return nil
+	case applyjournal.FieldRoot:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRoot(v)
+		return nil
+	case applyjournal.FieldStaging:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStaging(v)
+		return nil
+	case applyjournal.FieldKeptRef:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKeptRef(v)
+		return nil
+	case applyjournal.FieldKeptCommit:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKeptCommit(v)
+		return nil
+	case applyjournal.FieldMergedTree:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMergedTree(v)
+		return nil
+	case applyjournal.FieldPaths:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPaths(v)
+		return nil
+	case applyjournal.FieldState:
+		v, ok := value.(applyjournal.State)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case applyjournal.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case applyjournal.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ApplyJournal field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ApplyJournalMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ApplyJournalMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ApplyJournalMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown ApplyJournal numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ApplyJournalMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ApplyJournalMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ApplyJournalMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown ApplyJournal nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ApplyJournalMutation) ResetField(name string) error {
+	switch name {
+	case applyjournal.FieldApplyID:
+		m.ResetApplyID()
+		return nil
+	case applyjournal.FieldTargetAgentSessionID:
+		m.ResetTargetAgentSessionID()
+		return nil
+	case applyjournal.FieldInstanceID:
+		m.ResetInstanceID()
+		return nil
+	case applyjournal.FieldRoot:
+		m.ResetRoot()
+		return nil
+	case applyjournal.FieldStaging:
+		m.ResetStaging()
+		return nil
+	case applyjournal.FieldKeptRef:
+		m.ResetKeptRef()
+		return nil
+	case applyjournal.FieldKeptCommit:
+		m.ResetKeptCommit()
+		return nil
+	case applyjournal.FieldMergedTree:
+		m.ResetMergedTree()
+		return nil
+	case applyjournal.FieldPaths:
+		m.ResetPaths()
+		return nil
+	case applyjournal.FieldState:
+		m.ResetState()
+		return nil
+	case applyjournal.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case applyjournal.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ApplyJournal field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ApplyJournalMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ApplyJournalMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ApplyJournalMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ApplyJournalMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ApplyJournalMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ApplyJournalMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ApplyJournalMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ApplyJournal unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ApplyJournalMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ApplyJournal edge %s", name)
 }
 
 // ApprovalRequestMutation represents an operation that mutates the ApprovalRequest nodes in the graph.

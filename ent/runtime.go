@@ -5,6 +5,7 @@ package ent
 import (
 	"time"
 	"tuttid/ent/agentsession"
+	"tuttid/ent/applyjournal"
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/checkrun"
 	"tuttid/ent/exploration"
@@ -75,6 +76,48 @@ func init() {
 	agentsessionDescID := agentsessionFields[0].Descriptor()
 	// agentsession.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	agentsession.IDValidator = agentsessionDescID.Validators[0].(func(string) error)
+	applyjournalFields := schema.ApplyJournal{}.Fields()
+	_ = applyjournalFields
+	// applyjournalDescApplyID is the schema descriptor for apply_id field.
+	applyjournalDescApplyID := applyjournalFields[0].Descriptor()
+	// applyjournal.ApplyIDValidator is a validator for the "apply_id" field. It is called by the builders before save.
+	applyjournal.ApplyIDValidator = applyjournalDescApplyID.Validators[0].(func(string) error)
+	// applyjournalDescTargetAgentSessionID is the schema descriptor for target_agent_session_id field.
+	applyjournalDescTargetAgentSessionID := applyjournalFields[1].Descriptor()
+	// applyjournal.TargetAgentSessionIDValidator is a validator for the "target_agent_session_id" field. It is called by the builders before save.
+	applyjournal.TargetAgentSessionIDValidator = applyjournalDescTargetAgentSessionID.Validators[0].(func(string) error)
+	// applyjournalDescInstanceID is the schema descriptor for instance_id field.
+	applyjournalDescInstanceID := applyjournalFields[2].Descriptor()
+	// applyjournal.DefaultInstanceID holds the default value on creation for the instance_id field.
+	applyjournal.DefaultInstanceID = applyjournalDescInstanceID.Default.(string)
+	// applyjournalDescRoot is the schema descriptor for root field.
+	applyjournalDescRoot := applyjournalFields[3].Descriptor()
+	// applyjournal.RootValidator is a validator for the "root" field. It is called by the builders before save.
+	applyjournal.RootValidator = applyjournalDescRoot.Validators[0].(func(string) error)
+	// applyjournalDescStaging is the schema descriptor for staging field.
+	applyjournalDescStaging := applyjournalFields[4].Descriptor()
+	// applyjournal.StagingValidator is a validator for the "staging" field. It is called by the builders before save.
+	applyjournal.StagingValidator = applyjournalDescStaging.Validators[0].(func(string) error)
+	// applyjournalDescKeptRef is the schema descriptor for kept_ref field.
+	applyjournalDescKeptRef := applyjournalFields[5].Descriptor()
+	// applyjournal.KeptRefValidator is a validator for the "kept_ref" field. It is called by the builders before save.
+	applyjournal.KeptRefValidator = applyjournalDescKeptRef.Validators[0].(func(string) error)
+	// applyjournalDescKeptCommit is the schema descriptor for kept_commit field.
+	applyjournalDescKeptCommit := applyjournalFields[6].Descriptor()
+	// applyjournal.KeptCommitValidator is a validator for the "kept_commit" field. It is called by the builders before save.
+	applyjournal.KeptCommitValidator = applyjournalDescKeptCommit.Validators[0].(func(string) error)
+	// applyjournalDescMergedTree is the schema descriptor for merged_tree field.
+	applyjournalDescMergedTree := applyjournalFields[7].Descriptor()
+	// applyjournal.MergedTreeValidator is a validator for the "merged_tree" field. It is called by the builders before save.
+	applyjournal.MergedTreeValidator = applyjournalDescMergedTree.Validators[0].(func(string) error)
+	// applyjournalDescCreatedAt is the schema descriptor for created_at field.
+	applyjournalDescCreatedAt := applyjournalFields[10].Descriptor()
+	// applyjournal.DefaultCreatedAt holds the default value on creation for the created_at field.
+	applyjournal.DefaultCreatedAt = applyjournalDescCreatedAt.Default.(func() time.Time)
+	// applyjournalDescUpdatedAt is the schema descriptor for updated_at field.
+	applyjournalDescUpdatedAt := applyjournalFields[11].Descriptor()
+	// applyjournal.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	applyjournal.DefaultUpdatedAt = applyjournalDescUpdatedAt.Default.(func() time.Time)
 	approvalrequestFields := schema.ApprovalRequest{}.Fields()
 	_ = approvalrequestFields
 	// approvalrequestDescAgentSessionID is the schema descriptor for agent_session_id field.

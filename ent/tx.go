@@ -16,6 +16,8 @@ type Tx struct {
 	config
 	// AgentSession is the client for interacting with the AgentSession builders.
 	AgentSession *AgentSessionClient
+	// ApplyJournal is the client for interacting with the ApplyJournal builders.
+	ApplyJournal *ApplyJournalClient
 	// ApprovalRequest is the client for interacting with the ApprovalRequest builders.
 	ApprovalRequest *ApprovalRequestClient
 	// CheckRun is the client for interacting with the CheckRun builders.
@@ -170,6 +172,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.AgentSession = NewAgentSessionClient(tx.config)
+	tx.ApplyJournal = NewApplyJournalClient(tx.config)
 	tx.ApprovalRequest = NewApprovalRequestClient(tx.config)
 	tx.CheckRun = NewCheckRunClient(tx.config)
 	tx.Exploration = NewExplorationClient(tx.config)

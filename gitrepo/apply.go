@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // ApplyResult is the outcome of Apply.
@@ -19,25 +20,66 @@ type ApplyResult struct {
 	Files []FileChange
 	// Conflicts lists the paths the merge cannot settle, and the target's
 	// files (ignored, or untracked and too large for a snapshot) that an
-	// added file would overwrite.
+	// added file would overwrite, or that stand where an added file's
+	// directory goes.
 	Conflicts []string
 	// Source is the tree of the source's files that was merged: an apply
 	// that brought it back makes it the new "nothing to lose" point.
 	Source string
+	// KeptRef keeps KeptCommit, the target's files before the apply, when
+	// files were written.
+	KeptRef, KeptCommit string
 }
 
-// Apply merges, three-way, the changes of the checkout from since base (a
-// checkpoint commit: the source's code.base) into r's working files: base
-// against the source's files now and r's files now. A clean merge is
+// ApplyOptions tune ApplyWith.
+type ApplyOptions struct {
+	// DryRun writes nothing.
+	DryRun bool
+	// KeepUnder is the ref namespace (under RefPrefix, ending in "/")
+	// where the target's files before a write are kept: one ref per apply
+	// (named by its ApplyWrite.ID), the newest KeptApplies kept.
+	// BeforeApplyRefPrefix for a session; refs/tuttid/before-apply/ when
+	// empty.
+	KeepUnder string
+	// Journal records the write (ApplyJournal); nil: none.
+	Journal ApplyJournal
+	// Step, when set, is asked before each file step of the write; its
+	// error fails that step as the file system would. Tests fill the disk
+	// at any step with it, or stop the process there.
+	Step func(ApplyStep) error
+}
+
+// Apply is ApplyWith with no journal and the state kept under
+// refs/tuttid/before-apply/.
+func (r *Repo) Apply(ctx context.Context, from *Repo, base string, dryRun bool) (ApplyResult, error) {
+	return r.ApplyWith(ctx, from, base, ApplyOptions{DryRun: dryRun})
+}
+
+// ApplyWith merges, three-way, the changes of the checkout from since base
+// (a checkpoint commit: the source's code.base) into r's working files:
+// base against the source's files now and r's files now. A clean merge is
 // written to r's working files as uncommitted changes, all of it, with r's
 // index, HEAD and refs untouched; with conflicts nothing is written. A dry
 // run writes nothing.
-func (r *Repo) Apply(ctx context.Context, from *Repo, base string, dryRun bool) (ApplyResult, error) {
+//
+// All or nothing, whatever happens: r's files before the write are kept
+// under a ref (ApplyOptions.KeepUnder) first, the merged files staged
+// whole, then swapped in by renames (writeApply). A write that fails is
+// undone and answers an *ApplyError (ErrApplyWrite) naming the kept ref;
+// one a crash cuts short is settled from the journal (SettleApply).
+func (r *Repo) ApplyWith(ctx context.Context, from *Repo, base string, opts ApplyOptions) (ApplyResult, error) {
 	fail := func(err error) (ApplyResult, error) {
 		return ApplyResult{}, fmt.Errorf("apply %s to %s: %w", from.Root, r.Root, err)
 	}
 	if !r.SameRepository(from) {
 		return fail(ErrDifferentRepository)
+	}
+	under := opts.KeepUnder
+	if under == "" {
+		under = defaultKeepUnder
+	}
+	if !strings.HasSuffix(under, "/") || checkRef(under+"x") != nil {
+		return fail(fmt.Errorf("%w: keep refs under %q", ErrInvalidRef, under))
 	}
 	baseCP, err := r.ReadCheckpoint(ctx, base)
 	if err != nil {
@@ -62,22 +104,13 @@ func (r *Repo) Apply(ctx context.Context, from *Repo, base string, dryRun bool) 
 			return fail(err)
 		}
 		res.Files = d.Files
-		// A file the merge adds must not overwrite one the snapshot left
-		// out (ignored, or untracked over the size limit).
-		for _, f := range d.Files {
-			if f.Status != Added {
-				continue
-			}
-			if _, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(f.Path))); err == nil {
-				conflicts = append(conflicts, f.Path)
-			}
-		}
+		conflicts = r.overwrites(d.Files)
 	}
 	sort.Strings(conflicts)
 	res.Conflicts = conflicts
 	res.Clean = len(conflicts) == 0
-	if !res.Clean || dryRun || merged == target.Tree {
-		res.Applied = res.Clean && !dryRun
+	if !res.Clean || opts.DryRun || merged == target.Tree {
+		res.Applied = res.Clean && !opts.DryRun
 		return res, nil
 	}
 	// The files must still be those merged against.
@@ -88,11 +121,73 @@ func (r *Repo) Apply(ctx context.Context, from *Repo, base string, dryRun bool) 
 	if again.Tree != target.Tree {
 		return fail(ErrTargetChanged)
 	}
-	if err := r.writeFiles(ctx, target.Tree, merged); err != nil {
+	w, err := r.planWrite(ctx, again, merged, under)
+	if err != nil {
+		return fail(err)
+	}
+	err = r.writeApply(ctx, w, opts)
+	if perr := r.pruneKept(context.WithoutCancel(ctx), under, KeptApplies); perr != nil {
+		r.git.log.WarnContext(ctx, "git: old kept states of applies not pruned", "root", r.Root, "err", perr)
+	}
+	if err != nil {
 		return fail(err)
 	}
 	res.Applied = true
+	res.KeptRef, res.KeptCommit = w.KeptRef, w.KeptCommit
 	return res, nil
+}
+
+// overwrites lists the files an apply must not touch that its changes
+// would: an added file's path taken by a file the snapshot left out
+// (ignored, or untracked over the size limit), or one of its directories
+// taken by a file or symlink the apply does not move away (the file would
+// be replaced by a directory, or written through the symlink).
+func (r *Repo) overwrites(files []FileChange) []string {
+	away := map[string]bool{}
+	for _, f := range files {
+		if f.Status != Added {
+			away[f.Path] = true
+		}
+	}
+	var out []string
+	for _, f := range files {
+		if f.Status != Added {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(f.Path))); err == nil {
+			out = append(out, f.Path)
+			continue
+		}
+		parts := strings.Split(f.Path, "/")
+		for i := 1; i < len(parts); i++ {
+			dir := strings.Join(parts[:i], "/")
+			fi, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(dir)))
+			if err != nil || away[dir] {
+				break // nothing there (nor below), or moved away first
+			}
+			if !fi.IsDir() {
+				out = append(out, f.Path)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// planWrite keeps the target's files before the write (before) under a
+// new ref in under and lists what the write changes.
+func (r *Repo) planWrite(ctx context.Context, before Snapshot, merged, under string) (ApplyWrite, error) {
+	now := time.Now()
+	id := newApplyID(now)
+	w := ApplyWrite{ID: id, Root: r.Root, Staging: r.stagingDir(id), KeptRef: under + id, Merged: merged}
+	var err error
+	if w.Paths, err = r.changedPaths(ctx, before.Tree, merged); err != nil {
+		return ApplyWrite{}, err
+	}
+	if w.KeptCommit, err = r.keepBefore(ctx, w.KeptRef, before, now); err != nil {
+		return ApplyWrite{}, err
+	}
+	return w, nil
 }
 
 // mergeTrees merges ours and theirs, two trees descending from the commit

@@ -85,14 +85,7 @@ func (r *Repo) DeleteRefs(ctx context.Context, prefix string) error {
 	if len(refs) == 0 {
 		return nil
 	}
-	var in strings.Builder
-	in.WriteString("start\n")
-	for name, sha := range refs {
-		fmt.Fprintf(&in, "delete %s %s\n", name, sha)
-	}
-	in.WriteString("prepare\ncommit\n")
-	if _, err := r.git.run(ctx, call{dir: r.Root, stdin: strings.NewReader(in.String())},
-		"update-ref", "--stdin"); err != nil {
+	if err := r.deleteRefs(ctx, refs); err != nil {
 		return fmt.Errorf("delete refs %s: %w", prefix, err)
 	}
 	return nil

@@ -154,44 +154,74 @@ func (r *Repo) fillWorktree(ctx context.Context, cp Checkpoint, opts WorktreeOpt
 // writeFiles turns r's working files from those of tree-ish from into those
 // of tree, leaving the index alone: deletions first (a file may give way to
 // a directory), then the added and modified files through a temporary
-// index holding tree.
+// index holding tree. It overwrites in place: only for a checkout that
+// nobody has yet (a new worktree); an apply swaps files (applyswap.go).
 func (r *Repo) writeFiles(ctx context.Context, from, tree string) error {
-	out, err := r.run(ctx, nil, "diff-tree", "-r", "--no-renames", "-z", "--raw", from, tree, "--")
+	paths, err := r.changedPaths(ctx, from, tree)
 	if err != nil {
-		return fmt.Errorf("list checkpoint changes: %w", err)
+		return err
 	}
 	var write []string
-	var remove []string
-	recs := splitZ(out)
-	for i := 0; i+1 < len(recs); i += 2 {
-		// ":100644 100644 <old> <new> M", then the path.
-		fields := strings.Fields(recs[i])
-		if len(fields) < 5 {
-			return fmt.Errorf("%w: unexpected diff-tree record %q", ErrGit, recs[i])
-		}
-		oldMode, newMode, status, path := strings.TrimPrefix(fields[0], ":"), fields[1], fields[4], recs[i+1]
-		if status != "A" && oldMode != "160000" {
-			remove = append(remove, path)
-		}
-		// A submodule's commit is not this repository's to check out.
-		if status != "D" && newMode != "160000" {
-			write = append(write, path)
-		}
-	}
 	root, err := os.OpenRoot(r.Root)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	for _, path := range remove {
-		if err := root.Remove(filepath.FromSlash(path)); err != nil && !os.IsNotExist(err) {
-			return fmt.Errorf("remove %s: %w", path, err)
+	for _, p := range paths {
+		if p.Old {
+			if err := root.Remove(filepath.FromSlash(p.Path)); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("remove %s: %w", p.Path, err)
+			}
+			removeEmptyParents(root, p.Path)
 		}
-		removeEmptyParents(root, path)
+	}
+	for _, p := range paths {
+		if p.New {
+			write = append(write, p.Path)
+		}
 	}
 	if len(write) == 0 {
 		return nil
 	}
+	if err := r.checkoutTo(ctx, tree, write, ""); err != nil {
+		return fmt.Errorf("write checkpoint files: %w", err)
+	}
+	return nil
+}
+
+// changedPaths lists the paths whose files differ between tree-ishes from
+// and tree: Old when from has a file there, New when tree has one. A
+// submodule's commit is neither: it is not this repository's to check
+// out, nor to remove.
+func (r *Repo) changedPaths(ctx context.Context, from, tree string) ([]PathWrite, error) {
+	out, err := r.run(ctx, nil, "diff-tree", "-r", "--no-renames", "-z", "--raw", from, tree, "--")
+	if err != nil {
+		return nil, fmt.Errorf("list checkpoint changes: %w", err)
+	}
+	var paths []PathWrite
+	recs := splitZ(out)
+	for i := 0; i+1 < len(recs); i += 2 {
+		// ":100644 100644 <old> <new> M", then the path.
+		fields := strings.Fields(recs[i])
+		if len(fields) < 5 {
+			return nil, fmt.Errorf("%w: unexpected diff-tree record %q", ErrGit, recs[i])
+		}
+		oldMode, newMode, status := strings.TrimPrefix(fields[0], ":"), fields[1], fields[4]
+		p := PathWrite{Path: recs[i+1],
+			Old: status != "A" && oldMode != "160000",
+			New: status != "D" && newMode != "160000"}
+		if p.Old || p.New {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
+// checkoutTo writes the files of tree at paths with git checkout-index
+// (the repository's filters, modes and symlinks, as a checkout writes
+// them) through a temporary index holding tree: under r's top level, or
+// under prefix (a directory, ending in a separator) when set.
+func (r *Repo) checkoutTo(ctx context.Context, tree string, paths []string, prefix string) error {
 	tmp, err := os.MkdirTemp("", "tuttid-index-")
 	if err != nil {
 		return err
@@ -199,12 +229,15 @@ func (r *Repo) writeFiles(ctx context.Context, from, tree string) error {
 	defer os.RemoveAll(tmp)
 	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
 	if _, err := r.run(ctx, env, "read-tree", tree); err != nil {
-		return fmt.Errorf("read checkpoint tree: %w", err)
+		return fmt.Errorf("read tree: %w", err)
 	}
-	in := strings.Join(write, "\x00") + "\x00"
-	if _, err := r.git.run(ctx, call{dir: r.Root, env: env, stdin: strings.NewReader(in)},
-		"checkout-index", "--force", "-z", "--stdin"); err != nil {
-		return fmt.Errorf("write checkpoint files: %w", err)
+	args := []string{"checkout-index", "--force", "-z", "--stdin"}
+	if prefix != "" {
+		args = append(args, "--prefix="+prefix)
+	}
+	in := strings.Join(paths, "\x00") + "\x00"
+	if _, err := r.git.run(ctx, call{dir: r.Root, env: env, stdin: strings.NewReader(in)}, args...); err != nil {
+		return err
 	}
 	return nil
 }

@@ -201,7 +201,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		confine = sandbox.NewCodex(cfg.CodexBin, filepath.Join(dataDir, "sandbox"))
 	}
 	s.Code = codebranch.New(codebranch.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log, AgentNice: cfg.AgentNice,
-		Sandbox: confine})
+		Sandbox: confine, InstanceID: id})
 	s.Accounts = account.New(account.Config{Runtime: s.Runtime, Logger: log})
 	// A turn's end frees a slot of Explore's turn bound and runs a
 	// branch's check; Explore is made after the services it uses.
@@ -223,6 +223,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Logger: log, InstanceID: id, MaxConcurrentTurns: max(maxTurns, 0), AgentNice: cfg.AgentNice, Sandbox: confine, Crash: crashAt(cfg.CrashAt)})
 	undo.push(func() error { s.Explore.Close(); return nil })
 
+	// Applies a crash cut short: their targets' files put back before
+	// anything reads or checkpoints them.
+	if err := s.Code.ReconcileApplies(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.Sessions.Reconcile(ctx); err != nil {
 		return nil, err
 	}

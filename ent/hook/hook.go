@@ -20,6 +20,18 @@ func (f AgentSessionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AgentSessionMutation", m)
 }
 
+// The ApplyJournalFunc type is an adapter to allow the use of ordinary
+// function as ApplyJournal mutator.
+type ApplyJournalFunc func(context.Context, *ent.ApplyJournalMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ApplyJournalFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ApplyJournalMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ApplyJournalMutation", m)
+}
+
 // The ApprovalRequestFunc type is an adapter to allow the use of ordinary
 // function as ApprovalRequest mutator.
 type ApprovalRequestFunc func(context.Context, *ent.ApprovalRequestMutation) (ent.Value, error)

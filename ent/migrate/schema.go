@@ -59,6 +59,40 @@ var (
 			},
 		},
 	}
+	// CodeApplyJournalColumns holds the columns for the "code_apply_journal" table.
+	CodeApplyJournalColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "apply_id", Type: field.TypeString, Unique: true},
+		{Name: "target_agent_session_id", Type: field.TypeString},
+		{Name: "instance_id", Type: field.TypeString, Default: ""},
+		{Name: "root", Type: field.TypeString},
+		{Name: "staging", Type: field.TypeString},
+		{Name: "kept_ref", Type: field.TypeString},
+		{Name: "kept_commit", Type: field.TypeString},
+		{Name: "merged_tree", Type: field.TypeString},
+		{Name: "paths", Type: field.TypeBytes},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"staging", "swapping", "done"}, Default: "staging"},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// CodeApplyJournalTable holds the schema information for the "code_apply_journal" table.
+	CodeApplyJournalTable = &schema.Table{
+		Name:       "code_apply_journal",
+		Columns:    CodeApplyJournalColumns,
+		PrimaryKey: []*schema.Column{CodeApplyJournalColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "applyjournal_instance_id",
+				Unique:  false,
+				Columns: []*schema.Column{CodeApplyJournalColumns[3]},
+			},
+			{
+				Name:    "applyjournal_target_agent_session_id",
+				Unique:  false,
+				Columns: []*schema.Column{CodeApplyJournalColumns[2]},
+			},
+		},
+	}
 	// WorkspaceAgentApprovalsColumns holds the columns for the "workspace_agent_approvals" table.
 	WorkspaceAgentApprovalsColumns = []*schema.Column{
 		{Name: "approval_id", Type: field.TypeString},
@@ -509,6 +543,7 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		WorkspaceAgentSessionsTable,
+		CodeApplyJournalTable,
 		WorkspaceAgentApprovalsTable,
 		WorkspaceAgentCheckRunsTable,
 		WorkspaceAgentExplorationsTable,
@@ -527,6 +562,9 @@ func init() {
 	WorkspaceAgentSessionsTable.ForeignKeys[0].RefTable = WorkspacesTable
 	WorkspaceAgentSessionsTable.Annotation = &entsql.Annotation{
 		Table: "workspace_agent_sessions",
+	}
+	CodeApplyJournalTable.Annotation = &entsql.Annotation{
+		Table: "code_apply_journal",
 	}
 	WorkspaceAgentApprovalsTable.ForeignKeys[0].RefTable = WorkspaceAgentSessionsTable
 	WorkspaceAgentApprovalsTable.Annotation = &entsql.Annotation{

@@ -9,6 +9,9 @@ import (
 // AgentSession is the predicate function for agentsession builders.
 type AgentSession func(*sql.Selector)
 
+// ApplyJournal is the predicate function for applyjournal builders.
+type ApplyJournal func(*sql.Selector)
+
 // ApprovalRequest is the predicate function for approvalrequest builders.
 type ApprovalRequest func(*sql.Selector)
 
