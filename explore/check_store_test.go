@@ -17,7 +17,6 @@ type touchOnly struct{ Code }
 
 func (touchOnly) Touched(string) {}
 
-
 // TestCheckEndStoredOnceTheStoreTakesWrites: a check whose result the
 // store refuses (a full disk: every update of its table fails) is not
 // left RUNNING: its result is stored once the store takes writes again,

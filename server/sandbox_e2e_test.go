@@ -84,7 +84,9 @@ func TestCheckHasNoMorePowerThanItsAgent(t *testing.T) {
 
 	repo := gitRepo(t)
 	ws := h.createWorkspaceAt("sandbox", repo, "")
-	var wsOut struct{ UpdateWorkspace struct{ CommandSandbox string } }
+	var wsOut struct {
+		UpdateWorkspace struct{ CommandSandbox string }
+	}
 	h.must(`mutation($in: UpdateWorkspaceInput!) { updateWorkspace(input: $in) { commandSandbox } }`,
 		map[string]any{"in": map[string]any{"workspaceId": ws, "checkCommand": "sh ./check.sh"}}, &wsOut)
 	if wsOut.UpdateWorkspace.CommandSandbox != "AGENT" {
@@ -189,7 +191,9 @@ func TestWorktreeSetupHasNoMorePowerThanTheChild(t *testing.T) {
 		t.Error("the setup copied OPENAI_API_KEY into the worktree")
 	}
 
-	var out struct{ UpdateWorkspace struct{ CommandSandbox string } }
+	var out struct {
+		UpdateWorkspace struct{ CommandSandbox string }
+	}
 	h.must(`mutation($in: UpdateWorkspaceInput!) { updateWorkspace(input: $in) { commandSandbox } }`,
 		map[string]any{"in": map[string]any{"workspaceId": ws, "commandSandbox": "NONE"}}, &out)
 	if out.UpdateWorkspace.CommandSandbox != "NONE" {
