@@ -68,6 +68,12 @@ func (s *Service) MakeChild(ctx context.Context, entry *ent.ForkJournal, fc *For
 		s.DropWorktree(ctx, fc)
 		return apperr.Storage(err, "read the workspace's worktree setup")
 	}
+	if w.WorktreeSetup != "" {
+		if fc.confine, err = s.setupSandbox(w, fc.in.PermissionMode); err != nil {
+			s.DropWorktree(ctx, fc)
+			return err
+		}
+	}
 	if err := s.MakeWorktree(ctx, fc, w.WorktreeSetup); err != nil {
 		return err
 	}

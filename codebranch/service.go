@@ -16,6 +16,7 @@ import (
 	"tuttid/activity"
 	"tuttid/gitrepo"
 	"tuttid/keylock"
+	"tuttid/sandbox"
 	"tuttid/store"
 )
 
@@ -41,6 +42,7 @@ type Service struct {
 	// applyStep: Config.ApplyStep.
 	applyStep func(gitrepo.ApplyStep) error
 
+	sandbox *sandbox.Codex // the setups' (Config.Sandbox)
 	mu      sync.Mutex
 	repos   map[string]*gitrepo.Repo // opened checkouts by directory
 	gitDirs map[string]*gitrepo.Repo // repositories opened at their common git directory
@@ -68,6 +70,10 @@ type Config struct {
 	// --agent-nice), and git's when Git is nil (gitrepo.Config.Nice); 0
 	// keeps tuttid's.
 	AgentNice int
+	// Sandbox runs the worktree setup of a workspace whose commandSandbox
+	// is AGENT; nil: such a setup does not run (the fork fails), never
+	// unsandboxed.
+	Sandbox *sandbox.Codex
 	// Publisher gets SESSION_UPDATED for the target of an apply (nil: none).
 	Publisher activity.Publisher
 	Logger    *slog.Logger
@@ -94,6 +100,7 @@ func New(cfg Config) *Service {
 	}
 	s.setup.timeout = cfg.SetupTimeout
 	s.setup.nice = cfg.AgentNice
+	s.sandbox = cfg.Sandbox
 	if s.now == nil {
 		s.now = time.Now
 	}

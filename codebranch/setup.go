@@ -13,9 +13,13 @@ import (
 	"syscall"
 	"time"
 
+	"tuttid/agent"
 	"tuttid/apperr"
+	"tuttid/ent"
 	"tuttid/ent/sessioncode"
+	"tuttid/ent/workspace"
 	"tuttid/priority"
+	"tuttid/sandbox"
 )
 
 // A workspace's worktreeSetup runs in each new worktree before the fork
@@ -80,9 +84,10 @@ func (s *Service) reservePort(ctx context.Context, workspaceID string) (int, fun
 	return 0, nil, apperr.New(apperr.ForkCodeFailed, "every port base of the workspace is taken (%d live worktrees)", len(used))
 }
 
-// runSetup runs the setup command with sh -c in the child's cwd. Its
-// environment is tuttid's minus every TUTTID_* variable (the token among
-// them), plus TUTTID_PARENT_DIR, TUTTID_WORKTREE and TUTTID_PORT_BASE.
+// runSetup runs the setup command with sh -c in the child's cwd, in the
+// sandbox fc.confine when set (setupSandbox). Its environment is tuttid's
+// minus every TUTTID_* variable (the token among them), plus
+// TUTTID_PARENT_DIR, TUTTID_WORKTREE and TUTTID_PORT_BASE.
 func (s *Service) runSetup(ctx context.Context, fc *ForkCode, command string) error {
 	port, release, err := s.reservePort(ctx, fc.in.WorkspaceID)
 	if err != nil {
@@ -96,12 +101,26 @@ func (s *Service) runSetup(ctx context.Context, fc *ForkCode, command string) er
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	line := []string{"/bin/sh", "-c", command}
+	extra := []string{"TUTTID_PARENT_DIR=" + fc.in.ParentCwd, "TUTTID_WORKTREE=" + fc.Cwd, "TUTTID_PORT_BASE=" + strconv.Itoa(port)}
+	env := append(setupEnv(os.Environ()), extra...)
+	if fc.confine != nil {
+		// The child's cwd is what its agent may write (Codex's writable
+		// root is the thread's cwd).
+		p, err := fc.confine.Prepare(ctx, sandbox.Policy{Dir: fc.Cwd, WriteDir: true}, line, os.Environ(), extra)
+		if err != nil {
+			return apperr.Wrap(err, apperr.ForkCodeFailed,
+				"the workspace's worktreeSetup could not run: no sandbox could be made for it (%v); nothing was created. "+
+					"To run it as you, unsandboxed, set the workspace's commandSandbox to NONE", err)
+		}
+		defer p.Cleanup()
+		line, env = p.Argv, p.Env
+	}
 	// Started at its nice value (without nice(1): lowered right after).
-	argv, started := priority.Prefixed(s.setup.nice, []string{"/bin/sh", "-c", command})
+	argv, started := priority.Prefixed(s.setup.nice, line)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = fc.Cwd
-	cmd.Env = append(setupEnv(os.Environ()),
-		"TUTTID_PARENT_DIR="+fc.in.ParentCwd, "TUTTID_WORKTREE="+fc.Cwd, "TUTTID_PORT_BASE="+strconv.Itoa(port))
+	cmd.Env = env
 	out := &boundedBuffer{max: MaxSetupOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, killed whole on the time bound: a setup that
@@ -133,6 +152,24 @@ func (s *Service) runSetup(ctx context.Context, fc *ForkCode, command string) er
 	}
 	return apperr.Wrap(err, apperr.ForkCodeFailed,
 		"the workspace's worktreeSetup failed (%s); nothing was created. Its last output: %s", exitText(err), tail)
+}
+
+// setupSandbox is where the workspace's setup runs for a child in the
+// given permission mode: the setup runs files of the forked checkpoint,
+// which an agent may have written, so it gets no more power than the
+// child's agent (its worktree writable, nothing else): nil (as the
+// person) for a full-access child or a workspace whose commandSandbox is
+// NONE, else Codex's sandbox, and an error when tuttid has none.
+func (s *Service) setupSandbox(w *ent.Workspace, mode string) (*sandbox.Codex, error) {
+	if w.CommandSandbox == workspace.CommandSandboxNONE || mode == agent.PermissionFullAccess {
+		return nil, nil
+	}
+	if s.sandbox == nil {
+		return nil, apperr.Wrap(sandbox.ErrUnavailable, apperr.ForkCodeFailed,
+			"the workspace's worktreeSetup could not run: this tuttid has no sandbox for it (no Codex); nothing was created. "+
+				"To run it as you, unsandboxed, set the workspace's commandSandbox to NONE")
+	}
+	return s.sandbox, nil
 }
 
 // setupEnv is env without TUTTID_* (tuttid's token, database, flags).

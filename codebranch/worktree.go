@@ -13,6 +13,7 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/sessioncode"
 	"tuttid/gitrepo"
+	"tuttid/sandbox"
 )
 
 // Code modes, as stored and as the API names them.
@@ -33,6 +34,9 @@ type ForkCodeInput struct {
 	// TurnID, when set, is the turn forked from; TurnCheckpoint its
 	// checkpoint commit ("" when it has none).
 	TurnID, TurnCheckpoint string
+	// PermissionMode is the child's (agent.Permission*; "" is
+	// workspace-write): the worktree setup gets no more power than it.
+	PermissionMode string
 }
 
 // ForkCode is a fork's code plan, then (after MakeWorktree) what the child
@@ -60,6 +64,9 @@ type ForkCode struct {
 	parent *gitrepo.Repo
 	// release gives back the port base reserved for the setup.
 	release func()
+	// confine is the sandbox the setup runs in; nil: as the person
+	// (MakeChild decides, setupSandbox).
+	confine *sandbox.Codex
 }
 
 // worktreesRoot is where every worktree tuttid makes lives.

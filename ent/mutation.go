@@ -13893,6 +13893,7 @@ type WorkspaceMutation struct {
 	check_command       *string
 	check_timeout_ms    *int64
 	addcheck_timeout_ms *int64
+	command_sandbox     *workspace.CommandSandbox
 	created_at          *time.Time
 	updated_at          *time.Time
 	clearedFields       map[string]struct{}
@@ -14208,6 +14209,42 @@ func (m *WorkspaceMutation) ResetCheckTimeoutMs() {
 	m.addcheck_timeout_ms = nil
 }
 
+// SetCommandSandbox sets the "command_sandbox" field.
+func (m *WorkspaceMutation) SetCommandSandbox(ws workspace.CommandSandbox) {
+	m.command_sandbox = &ws
+}
+
+// CommandSandbox returns the value of the "command_sandbox" field in the mutation.
+func (m *WorkspaceMutation) CommandSandbox() (r workspace.CommandSandbox, exists bool) {
+	v := m.command_sandbox
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCommandSandbox returns the old "command_sandbox" field's value of the Workspace entity.
+// If the Workspace object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WorkspaceMutation) OldCommandSandbox(ctx context.Context) (v workspace.CommandSandbox, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCommandSandbox is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCommandSandbox requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCommandSandbox: %w", err)
+	}
+	return oldValue.CommandSandbox, nil
+}
+
+// ResetCommandSandbox resets all changes to the "command_sandbox" field.
+func (m *WorkspaceMutation) ResetCommandSandbox() {
+	m.command_sandbox = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *WorkspaceMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -14368,7 +14405,7 @@ func (m *WorkspaceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WorkspaceMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.name != nil {
 		fields = append(fields, workspace.FieldName)
 	}
@@ -14383,6 +14420,9 @@ func (m *WorkspaceMutation) Fields() []string {
 	}
 	if m.check_timeout_ms != nil {
 		fields = append(fields, workspace.FieldCheckTimeoutMs)
+	}
+	if m.command_sandbox != nil {
+		fields = append(fields, workspace.FieldCommandSandbox)
 	}
 	if m.created_at != nil {
 		fields = append(fields, workspace.FieldCreatedAt)
@@ -14408,6 +14448,8 @@ func (m *WorkspaceMutation) Field(name string) (ent.Value, bool) {
 		return m.CheckCommand()
 	case workspace.FieldCheckTimeoutMs:
 		return m.CheckTimeoutMs()
+	case workspace.FieldCommandSandbox:
+		return m.CommandSandbox()
 	case workspace.FieldCreatedAt:
 		return m.CreatedAt()
 	case workspace.FieldUpdatedAt:
@@ -14431,6 +14473,8 @@ func (m *WorkspaceMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldCheckCommand(ctx)
 	case workspace.FieldCheckTimeoutMs:
 		return m.OldCheckTimeoutMs(ctx)
+	case workspace.FieldCommandSandbox:
+		return m.OldCommandSandbox(ctx)
 	case workspace.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case workspace.FieldUpdatedAt:
@@ -14478,6 +14522,13 @@ func (m *WorkspaceMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCheckTimeoutMs(v)
+		return nil
+	case workspace.FieldCommandSandbox:
+		v, ok := value.(workspace.CommandSandbox)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCommandSandbox(v)
 		return nil
 	case workspace.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -14571,6 +14622,9 @@ func (m *WorkspaceMutation) ResetField(name string) error {
 		return nil
 	case workspace.FieldCheckTimeoutMs:
 		m.ResetCheckTimeoutMs()
+		return nil
+	case workspace.FieldCommandSandbox:
+		m.ResetCommandSandbox()
 		return nil
 	case workspace.FieldCreatedAt:
 		m.ResetCreatedAt()

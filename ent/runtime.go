@@ -571,11 +571,11 @@ func init() {
 	// workspace.DefaultCheckTimeoutMs holds the default value on creation for the check_timeout_ms field.
 	workspace.DefaultCheckTimeoutMs = workspaceDescCheckTimeoutMs.Default.(int64)
 	// workspaceDescCreatedAt is the schema descriptor for created_at field.
-	workspaceDescCreatedAt := workspaceFields[6].Descriptor()
+	workspaceDescCreatedAt := workspaceFields[7].Descriptor()
 	// workspace.DefaultCreatedAt holds the default value on creation for the created_at field.
 	workspace.DefaultCreatedAt = workspaceDescCreatedAt.Default.(func() time.Time)
 	// workspaceDescUpdatedAt is the schema descriptor for updated_at field.
-	workspaceDescUpdatedAt := workspaceFields[7].Descriptor()
+	workspaceDescUpdatedAt := workspaceFields[8].Descriptor()
 	// workspace.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	workspace.DefaultUpdatedAt = workspaceDescUpdatedAt.Default.(func() time.Time)
 	// workspace.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -27,6 +27,8 @@ type Workspace struct {
 	CheckCommand string `json:"check_command,omitempty"`
 	// CheckTimeoutMs holds the value of the "check_timeout_ms" field.
 	CheckTimeoutMs int64 `json:"check_timeout_ms,omitempty"`
+	// CommandSandbox holds the value of the "command_sandbox" field.
+	CommandSandbox workspace.CommandSandbox `json:"command_sandbox,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -62,7 +64,7 @@ func (*Workspace) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case workspace.FieldCheckTimeoutMs:
 			values[i] = new(sql.NullInt64)
-		case workspace.FieldID, workspace.FieldName, workspace.FieldRootPath, workspace.FieldWorktreeSetup, workspace.FieldCheckCommand:
+		case workspace.FieldID, workspace.FieldName, workspace.FieldRootPath, workspace.FieldWorktreeSetup, workspace.FieldCheckCommand, workspace.FieldCommandSandbox:
 			values[i] = new(sql.NullString)
 		case workspace.FieldCreatedAt, workspace.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -116,6 +118,12 @@ func (_m *Workspace) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field check_timeout_ms", values[i])
 			} else if value.Valid {
 				_m.CheckTimeoutMs = value.Int64
+			}
+		case workspace.FieldCommandSandbox:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field command_sandbox", values[i])
+			} else if value.Valid {
+				_m.CommandSandbox = workspace.CommandSandbox(value.String)
 			}
 		case workspace.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -184,6 +192,9 @@ func (_m *Workspace) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("check_timeout_ms=")
 	builder.WriteString(fmt.Sprintf("%v", _m.CheckTimeoutMs))
+	builder.WriteString(", ")
+	builder.WriteString("command_sandbox=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CommandSandbox))
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

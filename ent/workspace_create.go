@@ -78,6 +78,20 @@ func (_c *WorkspaceCreate) SetNillableCheckTimeoutMs(v *int64) *WorkspaceCreate 
 	return _c
 }
 
+// SetCommandSandbox sets the "command_sandbox" field.
+func (_c *WorkspaceCreate) SetCommandSandbox(v workspace.CommandSandbox) *WorkspaceCreate {
+	_c.mutation.SetCommandSandbox(v)
+	return _c
+}
+
+// SetNillableCommandSandbox sets the "command_sandbox" field if the given value is not nil.
+func (_c *WorkspaceCreate) SetNillableCommandSandbox(v *workspace.CommandSandbox) *WorkspaceCreate {
+	if v != nil {
+		_c.SetCommandSandbox(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *WorkspaceCreate) SetCreatedAt(v time.Time) *WorkspaceCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -174,6 +188,10 @@ func (_c *WorkspaceCreate) defaults() {
 		v := workspace.DefaultCheckTimeoutMs
 		_c.mutation.SetCheckTimeoutMs(v)
 	}
+	if _, ok := _c.mutation.CommandSandbox(); !ok {
+		v := workspace.DefaultCommandSandbox
+		_c.mutation.SetCommandSandbox(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := workspace.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -205,6 +223,14 @@ func (_c *WorkspaceCreate) check() error {
 	}
 	if _, ok := _c.mutation.CheckTimeoutMs(); !ok {
 		return &ValidationError{Name: "check_timeout_ms", err: errors.New(`ent: missing required field "Workspace.check_timeout_ms"`)}
+	}
+	if _, ok := _c.mutation.CommandSandbox(); !ok {
+		return &ValidationError{Name: "command_sandbox", err: errors.New(`ent: missing required field "Workspace.command_sandbox"`)}
+	}
+	if v, ok := _c.mutation.CommandSandbox(); ok {
+		if err := workspace.CommandSandboxValidator(v); err != nil {
+			return &ValidationError{Name: "command_sandbox", err: fmt.Errorf(`ent: validator failed for field "Workspace.command_sandbox": %w`, err)}
+		}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Workspace.created_at"`)}
@@ -272,6 +298,10 @@ func (_c *WorkspaceCreate) createSpec() (*Workspace, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CheckTimeoutMs(); ok {
 		_spec.SetField(workspace.FieldCheckTimeoutMs, field.TypeInt64, value)
 		_node.CheckTimeoutMs = value
+	}
+	if value, ok := _c.mutation.CommandSandbox(); ok {
+		_spec.SetField(workspace.FieldCommandSandbox, field.TypeEnum, value)
+		_node.CommandSandbox = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(workspace.FieldCreatedAt, field.TypeTime, value)
@@ -415,6 +445,18 @@ func (u *WorkspaceUpsert) AddCheckTimeoutMs(v int64) *WorkspaceUpsert {
 	return u
 }
 
+// SetCommandSandbox sets the "command_sandbox" field.
+func (u *WorkspaceUpsert) SetCommandSandbox(v workspace.CommandSandbox) *WorkspaceUpsert {
+	u.Set(workspace.FieldCommandSandbox, v)
+	return u
+}
+
+// UpdateCommandSandbox sets the "command_sandbox" field to the value that was provided on create.
+func (u *WorkspaceUpsert) UpdateCommandSandbox() *WorkspaceUpsert {
+	u.SetExcluded(workspace.FieldCommandSandbox)
+	return u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (u *WorkspaceUpsert) SetUpdatedAt(v time.Time) *WorkspaceUpsert {
 	u.Set(workspace.FieldUpdatedAt, v)
@@ -552,6 +594,20 @@ func (u *WorkspaceUpsertOne) AddCheckTimeoutMs(v int64) *WorkspaceUpsertOne {
 func (u *WorkspaceUpsertOne) UpdateCheckTimeoutMs() *WorkspaceUpsertOne {
 	return u.Update(func(s *WorkspaceUpsert) {
 		s.UpdateCheckTimeoutMs()
+	})
+}
+
+// SetCommandSandbox sets the "command_sandbox" field.
+func (u *WorkspaceUpsertOne) SetCommandSandbox(v workspace.CommandSandbox) *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.SetCommandSandbox(v)
+	})
+}
+
+// UpdateCommandSandbox sets the "command_sandbox" field to the value that was provided on create.
+func (u *WorkspaceUpsertOne) UpdateCommandSandbox() *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.UpdateCommandSandbox()
 	})
 }
 
@@ -861,6 +917,20 @@ func (u *WorkspaceUpsertBulk) AddCheckTimeoutMs(v int64) *WorkspaceUpsertBulk {
 func (u *WorkspaceUpsertBulk) UpdateCheckTimeoutMs() *WorkspaceUpsertBulk {
 	return u.Update(func(s *WorkspaceUpsert) {
 		s.UpdateCheckTimeoutMs()
+	})
+}
+
+// SetCommandSandbox sets the "command_sandbox" field.
+func (u *WorkspaceUpsertBulk) SetCommandSandbox(v workspace.CommandSandbox) *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.SetCommandSandbox(v)
+	})
+}
+
+// UpdateCommandSandbox sets the "command_sandbox" field to the value that was provided on create.
+func (u *WorkspaceUpsertBulk) UpdateCommandSandbox() *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.UpdateCommandSandbox()
 	})
 }
 

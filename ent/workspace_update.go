@@ -107,6 +107,20 @@ func (_u *WorkspaceUpdate) AddCheckTimeoutMs(v int64) *WorkspaceUpdate {
 	return _u
 }
 
+// SetCommandSandbox sets the "command_sandbox" field.
+func (_u *WorkspaceUpdate) SetCommandSandbox(v workspace.CommandSandbox) *WorkspaceUpdate {
+	_u.mutation.SetCommandSandbox(v)
+	return _u
+}
+
+// SetNillableCommandSandbox sets the "command_sandbox" field if the given value is not nil.
+func (_u *WorkspaceUpdate) SetNillableCommandSandbox(v *workspace.CommandSandbox) *WorkspaceUpdate {
+	if v != nil {
+		_u.SetCommandSandbox(*v)
+	}
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *WorkspaceUpdate) SetUpdatedAt(v time.Time) *WorkspaceUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -197,6 +211,11 @@ func (_u *WorkspaceUpdate) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Workspace.name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.CommandSandbox(); ok {
+		if err := workspace.CommandSandboxValidator(v); err != nil {
+			return &ValidationError{Name: "command_sandbox", err: fmt.Errorf(`ent: validator failed for field "Workspace.command_sandbox": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -235,6 +254,9 @@ func (_u *WorkspaceUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedCheckTimeoutMs(); ok {
 		_spec.AddField(workspace.FieldCheckTimeoutMs, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.CommandSandbox(); ok {
+		_spec.SetField(workspace.FieldCommandSandbox, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(workspace.FieldUpdatedAt, field.TypeTime, value)
@@ -383,6 +405,20 @@ func (_u *WorkspaceUpdateOne) AddCheckTimeoutMs(v int64) *WorkspaceUpdateOne {
 	return _u
 }
 
+// SetCommandSandbox sets the "command_sandbox" field.
+func (_u *WorkspaceUpdateOne) SetCommandSandbox(v workspace.CommandSandbox) *WorkspaceUpdateOne {
+	_u.mutation.SetCommandSandbox(v)
+	return _u
+}
+
+// SetNillableCommandSandbox sets the "command_sandbox" field if the given value is not nil.
+func (_u *WorkspaceUpdateOne) SetNillableCommandSandbox(v *workspace.CommandSandbox) *WorkspaceUpdateOne {
+	if v != nil {
+		_u.SetCommandSandbox(*v)
+	}
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *WorkspaceUpdateOne) SetUpdatedAt(v time.Time) *WorkspaceUpdateOne {
 	_u.mutation.SetUpdatedAt(v)
@@ -486,6 +522,11 @@ func (_u *WorkspaceUpdateOne) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Workspace.name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.CommandSandbox(); ok {
+		if err := workspace.CommandSandboxValidator(v); err != nil {
+			return &ValidationError{Name: "command_sandbox", err: fmt.Errorf(`ent: validator failed for field "Workspace.command_sandbox": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -541,6 +582,9 @@ func (_u *WorkspaceUpdateOne) sqlSave(ctx context.Context) (_node *Workspace, er
 	}
 	if value, ok := _u.mutation.AddedCheckTimeoutMs(); ok {
 		_spec.AddField(workspace.FieldCheckTimeoutMs, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.CommandSandbox(); ok {
+		_spec.SetField(workspace.FieldCommandSandbox, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(workspace.FieldUpdatedAt, field.TypeTime, value)

@@ -11,6 +11,7 @@ import (
 	"tuttid/ent"
 	"tuttid/ent/checkrun"
 	"tuttid/ent/explorationbranch"
+	"tuttid/sandbox"
 	"tuttid/shellrun"
 )
 
@@ -103,10 +104,16 @@ func (s *Service) runCheck(ctx context.Context, x *ent.Exploration, a *ent.Agent
 	}
 	var res shellrun.Result
 	var runErr error
+	confine, err := s.commandSandbox(ctx, a)
+	if err != nil {
+		s.endCheck(context.WithoutCancel(ctx), x, row, res, err)
+		return
+	}
 	err = s.code.InWorktree(ctx, a, func(dir string, env []string) error {
 		res, runErr = shellrun.Run(ctx, shellrun.Command{
 			Line: x.CheckCommand, Dir: dir, Env: env,
 			Timeout: time.Duration(x.CheckTimeoutMs) * time.Millisecond, Nice: s.nice,
+			Sandbox: confine.codex, ReadOnly: confine.readOnly,
 			OnStart: func(pgid int) {
 				if err := s.store.Client.CheckRun.UpdateOne(row).SetPgid(pgid).Exec(ctx); err != nil {
 					s.log.WarnContext(ctx, "explore: a check's process group not recorded", "check", row.ID, "err", err)
@@ -121,16 +128,78 @@ func (s *Service) runCheck(ctx context.Context, x *ent.Exploration, a *ent.Agent
 	s.endCheck(context.WithoutCancel(ctx), x, row, res, err)
 }
 
-// endCheck stores a check's result and tells the exploration.
+// endCheck stores a check's result and tells the exploration. A result
+// the store refuses (a full disk) is tried again until it is stored or
+// tuttid stops (storeCheckEnd): never a row left RUNNING once the store
+// takes writes again.
 func (s *Service) endCheck(ctx context.Context, x *ent.Exploration, row *ent.CheckRun, res shellrun.Result, err error) {
 	s.code.Touched(row.AgentSessionID)
-	up := s.store.Client.CheckRun.UpdateOne(row).SetPgid(0).SetFinishedAt(s.now()).
+	finished := s.now()
+	done, ok := s.storeCheckEnd(ctx, row, func() *ent.CheckRunUpdateOne {
+		return s.checkEnd(row, finished, res, err)
+	})
+	if !ok {
+		return
+	}
+	if res.NiceErr != nil {
+		s.log.WarnContext(ctx, "explore: a check ran at tuttid's CPU priority", "check", row.ID, "err", res.NiceErr)
+	}
+	s.log.InfoContext(ctx, "explore: check ended", "exploration", x.ID, "session", row.AgentSessionID,
+		"turn", row.TurnID, "state", done.State, "duration_ms", res.Duration.Milliseconds())
+	s.checkUpdated(ctx, done)
+	s.updated(ctx, x)
+}
+
+// Bounds of the retries of a check's end the store refused.
+const (
+	checkEndFirstRetry = 50 * time.Millisecond
+	checkEndMaxRetry   = 5 * time.Second
+)
+
+// storeCheckEnd saves the update made by build, again and again (the
+// wait doubling up to checkEndMaxRetry) while the store refuses it; false
+// when the service closed first (the next start runs the check again).
+func (s *Service) storeCheckEnd(ctx context.Context, row *ent.CheckRun, build func() *ent.CheckRunUpdateOne) (*ent.CheckRun, bool) {
+	wait := checkEndFirstRetry
+	for attempt := 1; ; attempt++ {
+		done, err := build().Save(ctx)
+		if err == nil {
+			if attempt > 1 {
+				s.log.InfoContext(ctx, "explore: a check's result stored after the store refused it", "check", row.ID, "attempts", attempt)
+			}
+			return done, true
+		}
+		if ent.IsNotFound(err) {
+			return nil, false // the branch was deleted
+		}
+		if attempt == 1 {
+			s.log.ErrorContext(ctx, "explore: a check's result not stored; trying again", "check", row.ID, "err", err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-s.bgCtx.Done():
+			t.Stop()
+			s.log.ErrorContext(ctx, "explore: a check's result not stored before tuttid stopped; the next start runs it again",
+				"check", row.ID, "err", err)
+			return nil, false
+		}
+		wait = min(2*wait, checkEndMaxRetry)
+	}
+}
+
+// checkEnd is the update that ends a check with its result.
+func (s *Service) checkEnd(row *ent.CheckRun, finished time.Time, res shellrun.Result, err error) *ent.CheckRunUpdateOne {
+	up := s.store.Client.CheckRun.UpdateOne(row).SetPgid(0).SetFinishedAt(finished).
 		SetDurationMs(res.Duration.Milliseconds()).SetOutput(res.Output).SetOutputTruncated(res.Truncated)
 	switch {
 	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		// tuttid is stopping (the next start runs it again), or the
 		// branch is being archived.
 		up.SetState(checkrun.StateInterrupted)
+	case errors.Is(err, sandbox.ErrUnavailable):
+		up.SetState(checkrun.StateError).SetOutput("the check could not run: no sandbox could be made for it (" + err.Error() +
+			"). It runs only as the branch's agent could; to run it as you, unsandboxed, set the workspace's commandSandbox to NONE.")
 	case err != nil:
 		e := apperr.From(err)
 		up.SetState(checkrun.StateError).SetOutput("the check could not run: " + string(e.Code) + ": " + e.Message)
@@ -141,18 +210,7 @@ func (s *Service) endCheck(ctx context.Context, x *ent.Exploration, row *ent.Che
 	default:
 		up.SetState(checkrun.StateFailed).SetExitCode(res.ExitCode)
 	}
-	done, uerr := up.Save(ctx)
-	if uerr != nil {
-		s.log.ErrorContext(ctx, "explore: a check's result not stored", "check", row.ID, "err", uerr)
-		return
-	}
-	if res.NiceErr != nil {
-		s.log.WarnContext(ctx, "explore: a check ran at tuttid's CPU priority", "check", row.ID, "err", res.NiceErr)
-	}
-	s.log.InfoContext(ctx, "explore: check ended", "exploration", x.ID, "session", row.AgentSessionID,
-		"turn", row.TurnID, "state", done.State, "duration_ms", res.Duration.Milliseconds())
-	s.checkUpdated(ctx, done)
-	s.updated(ctx, x)
+	return up
 }
 
 func (s *Service) checkUpdated(ctx context.Context, c *ent.CheckRun) {

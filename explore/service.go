@@ -30,6 +30,7 @@ import (
 	"tuttid/ent"
 	"tuttid/fork"
 	"tuttid/keylock"
+	"tuttid/sandbox"
 	"tuttid/session"
 	"tuttid/store"
 )
@@ -82,6 +83,9 @@ type Config struct {
 	// AgentNice is the checks' nice value (priority.LowerGroup,
 	// --agent-nice); 0 keeps tuttid's.
 	AgentNice int
+	// Sandbox runs the checks of a workspace whose commandSandbox is
+	// AGENT; nil: such a check does not run (ERROR), never unsandboxed.
+	Sandbox *sandbox.Codex
 	// Now and NewID are for tests.
 	Now   func() time.Time
 	NewID func() string
@@ -119,6 +123,7 @@ type Service struct {
 	newID    func() string
 	crash    func(point string)
 	nice     int // the checks' (Config.AgentNice)
+	sandbox  *sandbox.Codex
 	gate     gate
 	checks   checks
 	// requests runs one request of a requestId at a time, so that the
@@ -135,7 +140,7 @@ type Service struct {
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, forks: cfg.Forks, sessions: cfg.Sessions, code: cfg.Code, pub: cfg.Publisher,
 		log: cfg.Logger, instance: cfg.InstanceID, now: cfg.Now, newID: cfg.NewID, crash: cfg.Crash,
-		nice: cfg.AgentNice}
+		nice: cfg.AgentNice, sandbox: cfg.Sandbox}
 	if s.crash == nil {
 		s.crash = func(string) {}
 	}

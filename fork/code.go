@@ -64,7 +64,10 @@ func (s *Service) planCode(ctx context.Context, in Input, parent *ent.AgentSessi
 		return nil, nil
 	}
 	ci := codebranch.ForkCodeInput{WorkspaceID: in.WorkspaceID, ParentSessionID: parent.ID, ChildSessionID: childID,
-		ParentCwd: parent.Cwd, TurnID: in.LastTurnID}
+		ParentCwd: parent.Cwd, TurnID: in.LastTurnID, PermissionMode: parent.Settings.PermissionModeID}
+	if in.Settings.PermissionModeID != nil {
+		ci.PermissionMode = *in.Settings.PermissionModeID
+	}
 	if in.Code != nil {
 		ci.Worktree, ci.Branch = true, in.Code.Branch
 	}

@@ -77,7 +77,7 @@ func (r *mutationResolver) ApplySessionChanges(ctx context.Context, input model.
 
 // UpdateWorkspace is the resolver for the updateWorkspace field.
 func (r *mutationResolver) UpdateWorkspace(ctx context.Context, input model.UpdateWorkspaceInput) (*ent.Workspace, error) {
-	return r.Sessions.UpdateWorkspace(ctx, input.WorkspaceID, workspaceSettings(input.WorktreeSetup, input.CheckCommand, input.CheckTimeoutSeconds))
+	return r.Sessions.UpdateWorkspace(ctx, input.WorkspaceID, workspaceSettings(input.WorktreeSetup, input.CheckCommand, input.CheckTimeoutSeconds, input.CommandSandbox))
 }
 
 // Code is the resolver for the code field.

@@ -3,14 +3,15 @@ package graph
 import (
 	"time"
 
+	"tuttid/ent/workspace"
 	"tuttid/explore"
 	"tuttid/graph/model"
 	"tuttid/session"
 )
 
 // workspaceSettings are createWorkspace's and updateWorkspace's settings.
-func workspaceSettings(setup, check *string, checkSeconds *int) session.WorkspaceSettings {
-	set := session.WorkspaceSettings{WorktreeSetup: setup, CheckCommand: check}
+func workspaceSettings(setup, check *string, checkSeconds *int, sandbox *workspace.CommandSandbox) session.WorkspaceSettings {
+	set := session.WorkspaceSettings{WorktreeSetup: setup, CheckCommand: check, CommandSandbox: sandbox}
 	if checkSeconds != nil {
 		d := time.Duration(*checkSeconds) * time.Second
 		set.CheckTimeout = &d

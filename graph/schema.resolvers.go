@@ -15,7 +15,7 @@ import (
 
 // CreateWorkspace is the resolver for the createWorkspace field.
 func (r *mutationResolver) CreateWorkspace(ctx context.Context, input model.CreateWorkspaceInput) (*ent.Workspace, error) {
-	return r.Sessions.CreateWorkspace(ctx, input.Name, input.RootPath, workspaceSettings(input.WorktreeSetup, input.CheckCommand, input.CheckTimeoutSeconds))
+	return r.Sessions.CreateWorkspace(ctx, input.Name, input.RootPath, workspaceSettings(input.WorktreeSetup, input.CheckCommand, input.CheckTimeoutSeconds, input.CommandSandbox))
 }
 
 // Workspace is the resolver for the workspace field.

@@ -362,6 +362,14 @@ func TestGUIWorkspaceCheck(t *testing.T) {
 	tb.setField(`[data-testid="settings-check"]`, "sh check2.sh")
 	tb.setField(`[data-testid="settings-check-timeout"]`, "90")
 	tb.setField(`[data-testid="settings-setup"]`, "true")
+	// The sandbox choice, said in words both ways.
+	var help string
+	tb.eval(`document.querySelector('[data-testid="settings-unsandboxed-help"]').textContent`, &help)
+	if !strings.Contains(help, "no more power than the branch's agent") {
+		t.Errorf("the sandboxed choice says %q", help)
+	}
+	tb.click("Run the check and setup as me, unsandboxed", `[data-testid="settings-unsandboxed"]`)
+	tb.waitJS("the unsandboxed choice explained", `document.querySelector('[data-testid="settings-unsandboxed-help"]').textContent.includes("use the network")`)
 	tb.screenshot("workspace-settings.png")
 	tb.clickButton("Save")
 	tb.waitJS("the settings form closed", `!document.querySelector('[data-testid="workspace-settings"]').closest("details").open`)
@@ -369,11 +377,12 @@ func TestGUIWorkspaceCheck(t *testing.T) {
 		Workspace *struct {
 			CheckCommand, WorktreeSetup *string
 			CheckTimeoutSeconds         int
+			CommandSandbox              string
 		}
 	}
-	h.must(`query($id: ID!) { workspace(id: $id) { checkCommand checkTimeoutSeconds worktreeSetup } }`, map[string]any{"id": ws}, &updated)
+	h.must(`query($id: ID!) { workspace(id: $id) { checkCommand checkTimeoutSeconds worktreeSetup commandSandbox } }`, map[string]any{"id": ws}, &updated)
 	if w := updated.Workspace; w == nil || w.CheckCommand == nil || *w.CheckCommand != "sh check2.sh" || w.CheckTimeoutSeconds != 90 ||
-		w.WorktreeSetup == nil || *w.WorktreeSetup != "true" {
+		w.WorktreeSetup == nil || *w.WorktreeSetup != "true" || w.CommandSandbox != "NONE" {
 		t.Fatalf("the workspace after Workspace settings: %+v", w)
 	}
 

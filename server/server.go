@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"tuttid/forward"
 	"tuttid/instance"
 	"tuttid/rest"
+	"tuttid/sandbox"
 	"tuttid/session"
 	"tuttid/sessionread"
 	"tuttid/store"
@@ -192,8 +194,14 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Checks and worktree setups run in Codex's own sandbox (package
+	// sandbox); its CODEX_HOME is tuttid's, not the person's.
+	var confine *sandbox.Codex
+	if cfg.CodexBin != "" {
+		confine = sandbox.NewCodex(cfg.CodexBin, filepath.Join(dataDir, "sandbox"))
+	}
 	s.Code = codebranch.New(codebranch.Config{Store: st, DataDir: dataDir, Publisher: s.Broker, Logger: log, AgentNice: cfg.AgentNice,
-		InstanceID: id})
+		Sandbox: confine, InstanceID: id})
 	s.Accounts = account.New(account.Config{Runtime: s.Runtime, Logger: log})
 	// A turn's end frees a slot of Explore's turn bound and runs a
 	// branch's check; Explore is made after the services it uses.
@@ -212,7 +220,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		maxTurns = explore.DefaultMaxConcurrentTurns
 	}
 	s.Explore = explore.New(explore.Config{Store: st, Forks: s.Forks, Sessions: s.Sessions, Code: s.Code, Publisher: s.Broker,
-		Logger: log, InstanceID: id, MaxConcurrentTurns: max(maxTurns, 0), AgentNice: cfg.AgentNice, Crash: crashAt(cfg.CrashAt)})
+		Logger: log, InstanceID: id, MaxConcurrentTurns: max(maxTurns, 0), AgentNice: cfg.AgentNice, Sandbox: confine, Crash: crashAt(cfg.CrashAt)})
 	undo.push(func() error { s.Explore.Close(); return nil })
 
 	// Applies a crash cut short: their targets' files put back before

@@ -7,6 +7,7 @@ import (
 
 	"tuttid/apperr"
 	"tuttid/ent"
+	"tuttid/ent/workspace"
 	"tuttid/validate"
 )
 
@@ -28,6 +29,10 @@ type WorkspaceSettings struct {
 	// it; 0 restores the default.
 	CheckCommand *string
 	CheckTimeout *time.Duration
+	// CommandSandbox is where the check and the setup run (package
+	// sandbox): AGENT, in Codex's sandbox as the branch's agent; NONE, as
+	// the person.
+	CommandSandbox *workspace.CommandSandbox
 }
 
 // Command is a shell command as stored: trimmed, bounded, without NUL;
@@ -73,6 +78,12 @@ func (set WorkspaceSettings) apply(w *ent.WorkspaceMutation) error {
 			return err
 		}
 		w.SetCheckTimeoutMs(set.CheckTimeout.Milliseconds())
+	}
+	if set.CommandSandbox != nil {
+		if err := workspace.CommandSandboxValidator(*set.CommandSandbox); err != nil {
+			return apperr.New(apperr.InvalidInput, "commandSandbox must be AGENT or NONE")
+		}
+		w.SetCommandSandbox(*set.CommandSandbox)
 	}
 	return nil
 }

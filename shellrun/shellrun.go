@@ -2,8 +2,9 @@
 // checkCommand; later a workspace's worktreeSetup, which keeps the first
 // 64 KiB of output where this keeps the last) with `/bin/sh -c` in a
 // directory, bounded in time and in output, in an environment without
-// tuttid's own settings, at the agent's CPU priority (Command.Nice). It
-// imports only the standard library and priority: a caller maps a Result
+// tuttid's own settings, at the agent's CPU priority (Command.Nice), in
+// Codex's sandbox when Command.Sandbox is set. It imports only the
+// standard library, priority and sandbox: a caller maps a Result
 // to its own errors and logs it with its own keys. Explore's checks run
 // through it.
 //
@@ -25,6 +26,7 @@ import (
 	"unicode/utf8"
 
 	"tuttid/priority"
+	"tuttid/sandbox"
 )
 
 const (
@@ -79,6 +81,12 @@ type Command struct {
 	// BaseEnv replaces os.Environ() as the environment the TUTTID_*
 	// variables are stripped from (tests); nil means os.Environ().
 	BaseEnv []string
+	// Sandbox, when set, runs the command in Codex's sandbox
+	// (sandbox.Codex.Prepare): Dir writable unless ReadOnly, a temporary
+	// HOME of its own, no network, nothing else of the machine readable.
+	// Nil runs it as tuttid's user.
+	Sandbox  *sandbox.Codex
+	ReadOnly bool
 }
 
 // Result is what a run did.
@@ -134,11 +142,25 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	}
 	defer pr.Close()
 
+	line, env := []string{"/bin/sh", "-c", c.Line}, Env(c.BaseEnv, c.Env...)
+	if c.Sandbox != nil {
+		base := c.BaseEnv
+		if base == nil {
+			base = os.Environ()
+		}
+		p, err := c.Sandbox.Prepare(ctx, sandbox.Policy{Dir: c.Dir, WriteDir: !c.ReadOnly}, line, base, c.Env)
+		if err != nil {
+			pw.Close()
+			return Result{ExitCode: -1}, fmt.Errorf("shellrun: %w", err)
+		}
+		defer p.Cleanup()
+		line, env = p.Argv, p.Env
+	}
 	// Started at its nice value (without nice(1): lowered right after).
-	argv, started := priority.Prefixed(c.Nice, []string{"/bin/sh", "-c", c.Line})
+	argv, started := priority.Prefixed(c.Nice, line)
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
-	cmd.Env = Env(c.BaseEnv, c.Env...)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = pw, pw
 	// Its own process group, killed whole: a child or grandchild (a test
 	// binary, a server) must not outlive the bound. Its own session too

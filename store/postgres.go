@@ -59,16 +59,27 @@ func openPostgres(ctx context.Context, url string, o Option) (*Store, error) {
 		}
 	}
 	if o&ReadOnly == 0 {
-		if err := client.Schema.Create(ctx); err != nil {
-			client.Close()
-			return nil, fmt.Errorf("%w: migrate: %w", ErrUnavailable, err)
-		}
-		if err := compressLZ4(ctx, db); err != nil {
+		if err := migratePostgres(ctx, client, db); err != nil {
 			client.Close()
 			return nil, fmt.Errorf("%w: migrate: %w", ErrUnavailable, err)
 		}
 	}
 	return &Store{Client: client, DB: db}, nil
+}
+
+// migratePostgres migrates the schema under the migration lock, so that
+// instances started at once on one database migrate one after the other
+// (migratelock.go).
+func migratePostgres(ctx context.Context, client *ent.Client, db *sql.DB) error {
+	release, err := lockMigration(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := client.Schema.Create(ctx); err != nil {
+		return err
+	}
+	return compressLZ4(ctx, db)
 }
 
 // lz4Columns are the columns whose values PostgreSQL compresses with lz4

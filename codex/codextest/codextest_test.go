@@ -98,7 +98,7 @@ func TestReplyEvents(t *testing.T) {
 			reply:     Reply{FunctionCall: &FunctionCall{Cmd: "echo 'hi'"}},
 			wantNames: []string{created, added, done, completed},
 			wantPause: 0,
-			wantCall:  `{"cmd":"echo 'hi'"}`,
+			wantCall:  `{"cmd":"echo 'hi'","yield_time_ms":30000}`,
 		},
 		{
 			name:       "text then function call",

@@ -358,6 +358,11 @@ type FunctionCall struct {
 	Justification      string
 }
 
+// MaxYieldMs is how long exec_command waits for a command to end before
+// answering the model with its output so far (Codex clamps yield_time_ms
+// to 250..30000 ms; its default is 10000).
+const MaxYieldMs = 30_000
+
 // EscalatedCommand is an exec_command call that asks to run cmd outside
 // the sandbox, with a justification: in workspace-write / on-request Codex
 // sends item/commandExecution/requestApproval for it (verified on 0.169.0).
@@ -747,7 +752,12 @@ func (f *FunctionCall) arguments() string {
 	if f.Arguments != "" {
 		return f.Arguments
 	}
-	args := map[string]string{"cmd": f.Cmd}
+	// The longest wait Codex allows (its MAX_YIELD_TIME_MS) for the
+	// command's end before it answers "Process running": at the default
+	// 10 s a command starved by a loaded machine (the agent's work runs at
+	// --agent-nice) ended after its tool call, and the test's file was
+	// never written.
+	args := map[string]any{"cmd": f.Cmd, "yield_time_ms": MaxYieldMs}
 	if f.SandboxPermissions != "" {
 		args["sandbox_permissions"] = f.SandboxPermissions
 	}

@@ -530,6 +530,7 @@ var (
 		{Name: "worktree_setup", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "check_command", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "check_timeout_ms", Type: field.TypeInt64, Default: 0},
+		{Name: "command_sandbox", Type: field.TypeEnum, Enums: []string{"AGENT", "NONE"}, Default: "AGENT"},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 	}

@@ -32,6 +32,10 @@ func (Workspace) Fields() []ent.Field {
 		// empty for none. check_timeout_ms bounds it (0: the default).
 		field.Text("check_command").Default(""),
 		field.Int64("check_timeout_ms").Default(0),
+		// command_sandbox is where the check and the worktree setup run:
+		// AGENT, in Codex's sandbox with no more than the branch's agent
+		// may do (the default); NONE, as the person, unsandboxed.
+		field.Enum("command_sandbox").Values("AGENT", "NONE").Default("AGENT"),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
 	}

@@ -400,6 +400,26 @@ func CheckTimeoutMsLTE(v int64) predicate.Workspace {
 	return predicate.Workspace(sql.FieldLTE(FieldCheckTimeoutMs, v))
 }
 
+// CommandSandboxEQ applies the EQ predicate on the "command_sandbox" field.
+func CommandSandboxEQ(v CommandSandbox) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEQ(FieldCommandSandbox, v))
+}
+
+// CommandSandboxNEQ applies the NEQ predicate on the "command_sandbox" field.
+func CommandSandboxNEQ(v CommandSandbox) predicate.Workspace {
+	return predicate.Workspace(sql.FieldNEQ(FieldCommandSandbox, v))
+}
+
+// CommandSandboxIn applies the In predicate on the "command_sandbox" field.
+func CommandSandboxIn(vs ...CommandSandbox) predicate.Workspace {
+	return predicate.Workspace(sql.FieldIn(FieldCommandSandbox, vs...))
+}
+
+// CommandSandboxNotIn applies the NotIn predicate on the "command_sandbox" field.
+func CommandSandboxNotIn(vs ...CommandSandbox) predicate.Workspace {
+	return predicate.Workspace(sql.FieldNotIn(FieldCommandSandbox, vs...))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Workspace {
 	return predicate.Workspace(sql.FieldEQ(FieldCreatedAt, v))

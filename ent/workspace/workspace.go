@@ -3,6 +3,7 @@
 package workspace
 
 import (
+	"fmt"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -24,6 +25,8 @@ const (
 	FieldCheckCommand = "check_command"
 	// FieldCheckTimeoutMs holds the string denoting the check_timeout_ms field in the database.
 	FieldCheckTimeoutMs = "check_timeout_ms"
+	// FieldCommandSandbox holds the string denoting the command_sandbox field in the database.
+	FieldCommandSandbox = "command_sandbox"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -51,6 +54,7 @@ var Columns = []string{
 	FieldWorktreeSetup,
 	FieldCheckCommand,
 	FieldCheckTimeoutMs,
+	FieldCommandSandbox,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -84,6 +88,32 @@ var (
 	IDValidator func(string) error
 )
 
+// CommandSandbox defines the type for the "command_sandbox" enum field.
+type CommandSandbox string
+
+// CommandSandboxAGENT is the default value of the CommandSandbox enum.
+const DefaultCommandSandbox = CommandSandboxAGENT
+
+// CommandSandbox values.
+const (
+	CommandSandboxAGENT CommandSandbox = "AGENT"
+	CommandSandboxNONE  CommandSandbox = "NONE"
+)
+
+func (cs CommandSandbox) String() string {
+	return string(cs)
+}
+
+// CommandSandboxValidator is a validator for the "command_sandbox" field enum values. It is called by the builders before save.
+func CommandSandboxValidator(cs CommandSandbox) error {
+	switch cs {
+	case CommandSandboxAGENT, CommandSandboxNONE:
+		return nil
+	default:
+		return fmt.Errorf("workspace: invalid enum value for command_sandbox field: %q", cs)
+	}
+}
+
 // OrderOption defines the ordering options for the Workspace queries.
 type OrderOption func(*sql.Selector)
 
@@ -115,6 +145,11 @@ func ByCheckCommand(opts ...sql.OrderTermOption) OrderOption {
 // ByCheckTimeoutMs orders the results by the check_timeout_ms field.
 func ByCheckTimeoutMs(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCheckTimeoutMs, opts...).ToFunc()
+}
+
+// ByCommandSandbox orders the results by the command_sandbox field.
+func ByCommandSandbox(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCommandSandbox, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

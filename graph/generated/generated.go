@@ -18,6 +18,7 @@ import (
 	"tuttid/ent/approvalrequest"
 	"tuttid/ent/checkrun"
 	"tuttid/ent/turn"
+	"tuttid/ent/workspace"
 	"tuttid/explore"
 	"tuttid/graph/model"
 	"tuttid/lineage"
@@ -479,6 +480,7 @@ type ComplexityRoot struct {
 	Workspace struct {
 		CheckCommand        func(childComplexity int) int
 		CheckTimeoutSeconds func(childComplexity int) int
+		CommandSandbox      func(childComplexity int) int
 		CreatedAt           func(childComplexity int) int
 		ID                  func(childComplexity int) int
 		Name                func(childComplexity int) int
@@ -636,6 +638,7 @@ type TurnResolver interface {
 type WorkspaceResolver interface {
 	Sessions(ctx context.Context, obj *ent.Workspace, first *int, after *string, last *int, before *string, includeHidden *bool, archived *bool) (*model.AgentSessionConnection, error)
 	WorktreeSetup(ctx context.Context, obj *ent.Workspace) (*string, error)
+
 	CheckCommand(ctx context.Context, obj *ent.Workspace) (*string, error)
 	CheckTimeoutSeconds(ctx context.Context, obj *ent.Workspace) (int, error)
 	UnavailableSessions(ctx context.Context, obj *ent.Workspace) ([]*model.UnavailableSession, error)
@@ -2571,6 +2574,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workspace.CheckTimeoutSeconds(childComplexity), true
+	case "Workspace.commandSandbox":
+		if e.ComplexityRoot.Workspace.CommandSandbox == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workspace.CommandSandbox(childComplexity), true
 	case "Workspace.createdAt":
 		if e.ComplexityRoot.Workspace.CreatedAt == nil {
 			break
@@ -3174,20 +3183,50 @@ type ApplySessionChangesPayload {
   conflicts: [String!]!
 }
 
+"""
+Where the workspace's commands that run on files an agent could have
+written (the check, the worktree setup) run.
+"""
+enum CommandSandbox {
+  """
+  In Codex's sandbox, with no more power than the branch's agent: the
+  worktree writable (read-only for a read-only branch), a temporary
+  directory of the run's own as HOME, the system's runtime paths readable;
+  no network, nothing else of the machine (your home, tuttid's data and
+  token, Codex's home) readable, no secret of tuttid's environment. A
+  full-access branch's check runs as you (its agent could anyway).
+  """
+  AGENT
+  """
+  As you, unsandboxed: the command may read and write all your files,
+  reach the network and read tuttid's environment (its TUTTID_* settings
+  excepted). For a test suite that needs a database socket or a setup
+  that needs the network; an agent that edits the files the command runs
+  gets the same power one turn later.
+  """
+  NONE
+}
+
 extend type Workspace {
   "A shell command run in each new worktree before its fork answers; null for none."
   worktreeSetup: String
+  "Where the check and the worktree setup run (AGENT unless set)."
+  commandSandbox: CommandSandbox!
 }
 
 extend input CreateWorkspaceInput {
   "A shell command run in each new worktree before its fork answers."
   worktreeSetup: String
+  "Where the check and the worktree setup run; AGENT when absent."
+  commandSandbox: CommandSandbox
 }
 
 input UpdateWorkspaceInput {
   workspaceId: ID!
   "Empty clears it."
   worktreeSetup: String
+  "Where the check and the worktree setup run."
+  commandSandbox: CommandSandbox
 }
 
 extend input DeleteSessionInput {
@@ -4879,6 +4918,8 @@ func (ec *executionContext) childFields_Workspace(ctx context.Context, field gra
 		return ec.fieldContext_Workspace_sessions(ctx, field)
 	case "worktreeSetup":
 		return ec.fieldContext_Workspace_worktreeSetup(ctx, field)
+	case "commandSandbox":
+		return ec.fieldContext_Workspace_commandSandbox(ctx, field)
 	case "checkCommand":
 		return ec.fieldContext_Workspace_checkCommand(ctx, field)
 	case "checkTimeoutSeconds":
@@ -13733,6 +13774,29 @@ func (ec *executionContext) fieldContext_Workspace_worktreeSetup(_ context.Conte
 	return graphql.NewScalarFieldContext("Workspace", field, true, true, "String")
 }
 
+func (ec *executionContext) _Workspace_commandSandbox(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workspace_commandSandbox(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommandSandbox, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v workspace.CommandSandbox) graphql.Marshaler {
+			return ec.marshalNCommandSandbox2tuttidᚋentᚋworkspaceᚐCommandSandbox(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Workspace_commandSandbox(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Workspace", field, false, false, "CommandSandbox")
+}
+
 func (ec *executionContext) _Workspace_checkCommand(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15182,7 +15246,7 @@ func (ec *executionContext) unmarshalInputCreateWorkspaceInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "rootPath", "worktreeSetup", "checkCommand", "checkTimeoutSeconds"}
+	fieldsInOrder := [...]string{"name", "rootPath", "worktreeSetup", "commandSandbox", "checkCommand", "checkTimeoutSeconds"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15210,6 +15274,13 @@ func (ec *executionContext) unmarshalInputCreateWorkspaceInput(ctx context.Conte
 				return it, err
 			}
 			it.WorktreeSetup = data
+		case "commandSandbox":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("commandSandbox"))
+			data, err := ec.unmarshalOCommandSandbox2ᚖtuttidᚋentᚋworkspaceᚐCommandSandbox(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CommandSandbox = data
 		case "checkCommand":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkCommand"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -16218,7 +16289,7 @@ func (ec *executionContext) unmarshalInputUpdateWorkspaceInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "worktreeSetup", "checkCommand", "checkTimeoutSeconds"}
+	fieldsInOrder := [...]string{"workspaceId", "worktreeSetup", "commandSandbox", "checkCommand", "checkTimeoutSeconds"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16239,6 +16310,13 @@ func (ec *executionContext) unmarshalInputUpdateWorkspaceInput(ctx context.Conte
 				return it, err
 			}
 			it.WorktreeSetup = data
+		case "commandSandbox":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("commandSandbox"))
+			data, err := ec.unmarshalOCommandSandbox2ᚖtuttidᚋentᚋworkspaceᚐCommandSandbox(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CommandSandbox = data
 		case "checkCommand":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkCommand"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -19089,6 +19167,11 @@ func (ec *executionContext) _Workspace(ctx context.Context, sel ast.SelectionSet
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Workspace_worktreeSetup(ctx, field, obj)
 				})
+		case "commandSandbox":
+			out.Values[i] = ec._Workspace_commandSandbox(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "checkCommand":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -19924,6 +20007,32 @@ func (ec *executionContext) marshalNCodexModel2ᚖtuttidᚋgraphᚋmodelᚐCodex
 	}
 	return ec._CodexModel(ctx, sel, v)
 }
+
+func (ec *executionContext) unmarshalNCommandSandbox2tuttidᚋentᚋworkspaceᚐCommandSandbox(ctx context.Context, v any) (workspace.CommandSandbox, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNCommandSandbox2tuttidᚋentᚋworkspaceᚐCommandSandbox[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCommandSandbox2tuttidᚋentᚋworkspaceᚐCommandSandbox(ctx context.Context, sel ast.SelectionSet, v workspace.CommandSandbox) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNCommandSandbox2tuttidᚋentᚋworkspaceᚐCommandSandbox[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "CommandSandbox!")
+	}
+	return res
+}
+
+var (
+	unmarshalNCommandSandbox2tuttidᚋentᚋworkspaceᚐCommandSandbox = map[string]workspace.CommandSandbox{
+		"AGENT": workspace.CommandSandboxAGENT,
+		"NONE":  workspace.CommandSandboxNONE,
+	}
+	marshalNCommandSandbox2tuttidᚋentᚋworkspaceᚐCommandSandbox = map[workspace.CommandSandbox]string{
+		workspace.CommandSandboxAGENT: "AGENT",
+		workspace.CommandSandboxNONE:  "NONE",
+	}
+)
 
 func (ec *executionContext) marshalNComposerSettings2tuttidᚋagentᚐComposerSettings(ctx context.Context, sel ast.SelectionSet, v agent.ComposerSettings) graphql.Marshaler {
 	return ec._ComposerSettings(ctx, sel, &v)
@@ -20904,6 +21013,36 @@ func (ec *executionContext) marshalOCodexRateLimits2ᚖtuttidᚋgraphᚋmodelᚐ
 	}
 	return ec._CodexRateLimits(ctx, sel, v)
 }
+
+func (ec *executionContext) unmarshalOCommandSandbox2ᚖtuttidᚋentᚋworkspaceᚐCommandSandbox(ctx context.Context, v any) (*workspace.CommandSandbox, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOCommandSandbox2ᚖtuttidᚋentᚋworkspaceᚐCommandSandbox[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCommandSandbox2ᚖtuttidᚋentᚋworkspaceᚐCommandSandbox(ctx context.Context, sel ast.SelectionSet, v *workspace.CommandSandbox) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOCommandSandbox2ᚖtuttidᚋentᚋworkspaceᚐCommandSandbox[*v])
+	return res
+}
+
+var (
+	unmarshalOCommandSandbox2ᚖtuttidᚋentᚋworkspaceᚐCommandSandbox = map[string]workspace.CommandSandbox{
+		"AGENT": workspace.CommandSandboxAGENT,
+		"NONE":  workspace.CommandSandboxNONE,
+	}
+	marshalOCommandSandbox2ᚖtuttidᚋentᚋworkspaceᚐCommandSandbox = map[workspace.CommandSandbox]string{
+		workspace.CommandSandboxAGENT: "AGENT",
+		workspace.CommandSandboxNONE:  "NONE",
+	}
+)
 
 func (ec *executionContext) unmarshalOComposerSettingsInput2ᚖtuttidᚋsessionᚐSettingsOverride(ctx context.Context, v any) (*session.SettingsOverride, error) {
 	if v == nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 	"tuttid/ent"
+	"tuttid/ent/workspace"
 	"tuttid/explore"
 	"tuttid/session"
 )
@@ -163,6 +164,8 @@ type CreateWorkspaceInput struct {
 	RootPath string `json:"rootPath"`
 	// A shell command run in each new worktree before its fork answers.
 	WorktreeSetup *string `json:"worktreeSetup,omitempty"`
+	// Where the check and the worktree setup run; AGENT when absent.
+	CommandSandbox *workspace.CommandSandbox `json:"commandSandbox,omitempty"`
 	// Run in an exploration branch's worktree after each of its turns (at most 16 KiB).
 	CheckCommand *string `json:"checkCommand,omitempty"`
 	// The check's time bound, 1 to 3600 seconds.
@@ -451,6 +454,8 @@ type UpdateWorkspaceInput struct {
 	WorkspaceID string `json:"workspaceId"`
 	// Empty clears it.
 	WorktreeSetup *string `json:"worktreeSetup,omitempty"`
+	// Where the check and the worktree setup run.
+	CommandSandbox *workspace.CommandSandbox `json:"commandSandbox,omitempty"`
 	// Empty clears it.
 	CheckCommand *string `json:"checkCommand,omitempty"`
 	// 0 restores the default.

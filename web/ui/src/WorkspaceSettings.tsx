@@ -1,6 +1,7 @@
 // Workspace settings: the shown workspace's check (what Explore runs in
-// each branch after its turns), its time limit, and the setup each new
-// worktree runs, read from the server when the form opens and saved with
+// each branch after its turns), its time limit, the setup each new
+// worktree runs and whether those two run sandboxed (commandSandbox),
+// read from the server when the form opens and saved with
 // updateWorkspace; an emptied field clears what was set.
 import { useState } from "react";
 import { Button } from "@radix-ui/themes";
@@ -65,6 +66,26 @@ export function WorkspaceSettings({ wsId, busy, onLoad, onSave }: Props) {
           Worktree setup{" "}
           <textarea name="worktreeSetup" data-testid="settings-setup" rows={2} maxLength={16384} placeholder="e.g. npm ci" disabled={!fields} value={fields?.worktreeSetup ?? ""} onChange={set("worktreeSetup")} />
         </label>
+        <label className="ws-sandbox">
+          <input
+            type="checkbox"
+            name="unsandboxed"
+            data-testid="settings-unsandboxed"
+            aria-describedby="settings-unsandboxed-help"
+            disabled={!fields}
+            checked={fields?.unsandboxed ?? false}
+            onChange={(e) => {
+              const on = e.target.checked;
+              setFields((f) => f && { ...f, unsandboxed: on });
+            }}
+          />{" "}
+          Run the check and setup as me, unsandboxed
+        </label>
+        <p id="settings-unsandboxed-help" className="ws-help" data-testid="settings-unsandboxed-help">
+          {fields?.unsandboxed
+            ? "Unsandboxed: they may read and change all your files, use the network and see your environment. An agent that edits the files they run gets the same power one turn later."
+            : "Sandboxed (recommended): they run in Codex's sandbox with no more power than the branch's agent: its worktree only, no network, nothing else of your machine. A full-access branch's check runs as you."}
+        </p>
         <Button type="submit" size="1" data-testid="save-workspace-settings" disabled={busy || !fields}>
           Save
         </Button>

@@ -114,7 +114,7 @@ describe("Workspace settings", () => {
     expect(el.querySelector('[data-testid="workspace-settings"]')).toBeNull();
   });
   it("reads the workspace's settings when opened and saves every field", async () => {
-    const onLoad = vi.fn(async () => ({ checkCommand: "go test ./...", checkTimeoutSeconds: "120", worktreeSetup: "" }));
+    const onLoad = vi.fn(async () => ({ checkCommand: "go test ./...", checkTimeoutSeconds: "120", worktreeSetup: "", unsandboxed: false }));
     const onSave = vi.fn();
     const el = topBar(vi.fn(), { wsId: "ws1", onLoad, onSave });
     expect(el.querySelector<HTMLInputElement>('[data-testid="settings-check"]')!.disabled).toBe(true);
@@ -125,23 +125,38 @@ describe("Workspace settings", () => {
     type(el, "settings-check", "npm test");
     type(el, "settings-setup", "npm ci");
     act(() => el.querySelector('[data-testid="workspace-settings-form"]')!.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true })));
-    expect(onSave).toHaveBeenCalledWith({ workspaceId: "ws1", checkCommand: "npm test", checkTimeoutSeconds: 120, worktreeSetup: "npm ci" }, expect.any(Function));
+    expect(onSave).toHaveBeenCalledWith(
+      { workspaceId: "ws1", checkCommand: "npm test", checkTimeoutSeconds: 120, worktreeSetup: "npm ci", commandSandbox: "AGENT" },
+      expect.any(Function),
+    );
+  });
+  it("says what running unsandboxed allows, and sends NONE once ticked", async () => {
+    const onSave = vi.fn();
+    const el = topBar(vi.fn(), { wsId: "ws1", onLoad: async () => ({ checkCommand: "make check", checkTimeoutSeconds: "", worktreeSetup: "", unsandboxed: false }), onSave });
+    await openSettings(el);
+    const help = () => el.querySelector('[data-testid="settings-unsandboxed-help"]')!.textContent ?? "";
+    expect(help()).toMatch(/no more power than the branch's agent/);
+    const box = el.querySelector<HTMLInputElement>('[data-testid="settings-unsandboxed"]')!;
+    act(() => box.click());
+    expect(help()).toMatch(/read and change all your files, use the network/);
+    act(() => el.querySelector('[data-testid="workspace-settings-form"]')!.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true })));
+    expect(onSave).toHaveBeenCalledWith(expect.objectContaining({ commandSandbox: "NONE" }), expect.any(Function));
   });
   it("sends an emptied field to clear it, and an empty time limit as the default (0)", async () => {
     const onSave = vi.fn();
-    const el = topBar(vi.fn(), { wsId: "ws1", onLoad: async () => ({ checkCommand: "make check", checkTimeoutSeconds: "30", worktreeSetup: "make deps" }), onSave });
+    const el = topBar(vi.fn(), { wsId: "ws1", onLoad: async () => ({ checkCommand: "make check", checkTimeoutSeconds: "30", worktreeSetup: "make deps", unsandboxed: true }), onSave });
     await openSettings(el);
     type(el, "settings-check", " ");
     type(el, "settings-check-timeout", "");
     type(el, "settings-setup", "");
     act(() => el.querySelector('[data-testid="workspace-settings-form"]')!.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true })));
-    expect(onSave).toHaveBeenCalledWith({ workspaceId: "ws1", checkCommand: "", checkTimeoutSeconds: 0, worktreeSetup: "" }, expect.any(Function));
+    expect(onSave).toHaveBeenCalledWith({ workspaceId: "ws1", checkCommand: "", checkTimeoutSeconds: 0, worktreeSetup: "", commandSandbox: "NONE" }, expect.any(Function));
   });
 });
 
 describe("the top bar's forms", () => {
   it("one open at a time; Escape closes the open one and focuses its summary", async () => {
-    const el = topBar(vi.fn(), { wsId: "ws1", onLoad: async () => ({ checkCommand: "", checkTimeoutSeconds: "", worktreeSetup: "" }) });
+    const el = topBar(vi.fn(), { wsId: "ws1", onLoad: async () => ({ checkCommand: "", checkTimeoutSeconds: "", worktreeSetup: "", unsandboxed: false }) });
     const create = el.querySelector('[data-testid="new-workspace"]')!.closest("details")!;
     const settings = el.querySelector('[data-testid="workspace-settings"]')!.closest("details")!;
     act(() => {
@@ -172,19 +187,29 @@ describe("workspaceInput", () => {
 
 describe("settingsFields", () => {
   it("shows the server's values, the default time limit as empty", () => {
-    expect(settingsFields({ checkCommand: null, checkTimeoutSeconds: 600, worktreeSetup: null })).toEqual({ checkCommand: "", checkTimeoutSeconds: "", worktreeSetup: "" });
-    expect(settingsFields({ checkCommand: "go test", checkTimeoutSeconds: 90, worktreeSetup: "go mod download" })).toEqual({
+    expect(settingsFields({ checkCommand: null, checkTimeoutSeconds: 600, worktreeSetup: null, commandSandbox: "AGENT" })).toEqual({
+      checkCommand: "",
+      checkTimeoutSeconds: "",
+      worktreeSetup: "",
+      unsandboxed: false,
+    });
+    expect(settingsFields({ checkCommand: "go test", checkTimeoutSeconds: 90, worktreeSetup: "go mod download", commandSandbox: "NONE" })).toEqual({
       checkCommand: "go test",
       checkTimeoutSeconds: "90",
       worktreeSetup: "go mod download",
+      unsandboxed: true,
     });
   });
   it("round-trips through settingsInput", () => {
-    expect(settingsInput("w", settingsFields({ checkCommand: "go test", checkTimeoutSeconds: 600, worktreeSetup: null }))).toEqual({
+    expect(settingsInput("w", settingsFields({ checkCommand: "go test", checkTimeoutSeconds: 600, worktreeSetup: null, commandSandbox: "AGENT" }))).toEqual({
       workspaceId: "w",
       checkCommand: "go test",
       checkTimeoutSeconds: 0,
       worktreeSetup: "",
+      commandSandbox: "AGENT",
     });
+    expect(settingsInput("w", settingsFields({ checkCommand: null, checkTimeoutSeconds: 600, worktreeSetup: null, commandSandbox: "NONE" })).commandSandbox).toBe(
+      "NONE",
+    );
   });
 });

@@ -5,7 +5,7 @@
 // made before). Empty fields of a new workspace are not sent: the server's
 // defaults (no check, 600 s, no setup) hold; in the settings an empty
 // field clears what was set.
-import type { CreateWorkspaceInput, UpdateWorkspaceInput } from "../gql/graphql";
+import type { CommandSandbox, CreateWorkspaceInput, UpdateWorkspaceInput } from "../gql/graphql";
 
 // The server's bounds of checkTimeoutSeconds.
 export const minCheckSeconds = 1;
@@ -36,15 +36,24 @@ export interface SettingsFields {
   checkCommand: string;
   checkTimeoutSeconds: string;
   worktreeSetup: string;
+  // unsandboxed: the check and setup run as the person (commandSandbox
+  // NONE) rather than in Codex's sandbox as the branch's agent (AGENT).
+  unsandboxed: boolean;
 }
 
 // settingsFields: the form's fields for the workspace's settings as the
 // server has them (the default bound shown empty).
-export function settingsFields(w: { checkCommand?: string | null; checkTimeoutSeconds: number; worktreeSetup?: string | null }): SettingsFields {
+export function settingsFields(w: {
+  checkCommand?: string | null;
+  checkTimeoutSeconds: number;
+  worktreeSetup?: string | null;
+  commandSandbox: CommandSandbox;
+}): SettingsFields {
   return {
     checkCommand: w.checkCommand ?? "",
     checkTimeoutSeconds: w.checkTimeoutSeconds === defaultCheckSeconds ? "" : String(w.checkTimeoutSeconds),
     worktreeSetup: w.worktreeSetup ?? "",
+    unsandboxed: w.commandSandbox === "NONE",
   };
 }
 
@@ -52,5 +61,11 @@ export function settingsFields(w: { checkCommand?: string | null; checkTimeoutSe
 // field, an empty one clearing it (an empty bound: the default again).
 export function settingsInput(workspaceId: string, f: SettingsFields): UpdateWorkspaceInput {
   const seconds = f.checkTimeoutSeconds.trim();
-  return { workspaceId, checkCommand: f.checkCommand.trim(), checkTimeoutSeconds: seconds ? Number(seconds) : 0, worktreeSetup: f.worktreeSetup.trim() };
+  return {
+    workspaceId,
+    checkCommand: f.checkCommand.trim(),
+    checkTimeoutSeconds: seconds ? Number(seconds) : 0,
+    worktreeSetup: f.worktreeSetup.trim(),
+    commandSandbox: f.unsandboxed ? "NONE" : "AGENT",
+  };
 }
