@@ -156,8 +156,10 @@ func (w ApplyWrite) failed(err error, notRestored []string, full bool) error {
 		DiskFull: full || diskFull(err), Err: err}
 }
 
+// forget drops w from the journal, even for a request gone meanwhile (a
+// canceled staging): a row left would only be settled again later.
 func (r *Repo) forget(ctx context.Context, j ApplyJournal, w ApplyWrite) {
-	if err := j.Forget(ctx, w); err != nil {
+	if err := j.Forget(context.WithoutCancel(ctx), w); err != nil {
 		r.git.log.WarnContext(ctx, "git: an apply's journal entry not removed", "root", w.Root, "err", err)
 	}
 }
