@@ -1,6 +1,7 @@
 package codebranch_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -52,8 +53,12 @@ func newApplyCase(t *testing.T) applyCase {
 // withApplyStep is a Service over the same store and data directory whose
 // applies ask step before each file step.
 func (c applyCase) withApplyStep(step func(gitrepo.ApplyStep) error) *codebranch.Service {
-	return codebranch.New(codebranch.Config{Store: c.k.st.Store, Git: gitrepo.New(gitrepo.Config{Bin: gitBin}),
+	svc := codebranch.New(codebranch.Config{Store: c.k.st.Store, Git: gitrepo.New(gitrepo.Config{Bin: gitBin}),
 		DataDir: c.k.data, Publisher: c.k.pub, ApplyStep: step})
+	// The applied checkpoint refreshes a kept index in the background:
+	// done before the test's directories go.
+	c.k.t.Cleanup(func() { svc.Wait(context.Background()) })
+	return svc
 }
 
 func (c applyCase) checkApplied(t *testing.T) {

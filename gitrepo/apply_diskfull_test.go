@@ -106,3 +106,54 @@ func fill(t *testing.T, dir string, room int64) string {
 	}
 	return path
 }
+
+// TestApplyStagesOnTheTargetsFileSystem: a target whose git directory is
+// on another file system (a linked worktree of a repository on a tmpfs)
+// stages at its own top level, where the renames stay atomic; a failure
+// at any step leaves its files (and no staging) as they were.
+func TestApplyStagesOnTheTargetsFileSystem(t *testing.T) {
+	ctx := context.Background()
+	g := testGit(t)
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	mountTmpfs(t, mnt, 8<<20)
+	f := newApplyFixture(t, g, filepath.Join(mnt, "repo"), 0, 0)
+	dir := filepath.Join(t.TempDir(), "target")
+	if _, err := f.parent.CreateWorktree(ctx, WorktreeOptions{Checkpoint: f.base, Path: dir}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "notes.txt"), "the person's\n")
+	target := openRepo(t, g, dir)
+	if sameDevice(target.GitDir, target.Root) {
+		t.Fatal("the worktree's git directory is on its file system")
+	}
+	before := checkoutState(t, dir)
+	for k := 1; ; k++ {
+		staged := false
+		_, err := target.ApplyWith(ctx, f.child, f.base, ApplyOptions{Step: func(s ApplyStep) error {
+			if s.Op == StepStage {
+				m, _ := filepath.Glob(filepath.Join(dir, ".tuttid-apply-*", "new", "a.txt"))
+				staged = len(m) == 1
+			}
+			if s.N == k {
+				return errDiskFull
+			}
+			return nil
+		}})
+		if !staged {
+			t.Fatalf("step %d: not staged at the target's top level", k)
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrApplyWrite) {
+			t.Fatal(err)
+		}
+		if got := checkoutState(t, dir); got != before {
+			t.Fatalf("step %d: files\n%s\nwant\n%s", k, got, before)
+		}
+	}
+	if got := readFile(t, filepath.Join(dir, "a.txt")); got != "1\n2\n3\n4\n5 child\n" {
+		t.Errorf("a.txt = %q", got)
+	}
+	checkNoStaging(t, target)
+}

@@ -132,7 +132,7 @@ func checkoutState(t *testing.T, dir string) string {
 // checkNoStaging fails when an apply left a staging directory.
 func checkNoStaging(t *testing.T, r *Repo) {
 	t.Helper()
-	for _, p := range []string{filepath.Join(r.GitDir, "tuttid-apply"), filepath.Join(r.Root, ".tuttid-apply-*")} {
+	for _, p := range []string{filepath.Join(r.GitDir, "tuttid-apply", "*"), filepath.Join(r.Root, ".tuttid-apply-*")} {
 		if m, _ := filepath.Glob(p); len(m) > 0 {
 			t.Errorf("staging left: %v", m)
 		}

@@ -59,16 +59,13 @@ func (r *Repo) stage(ctx context.Context, w ApplyWrite, st *stepper) (map[string
 	return staged, nil
 }
 
-// dropStaging removes w's staging directory (and the git directory's
-// tuttid-apply once empty). A failure is only logged: what is left there
-// is tuttid's, never the person's.
+// dropStaging removes w's staging directory; the git directory's
+// tuttid-apply stays (another apply may be making its own there). A
+// failure is only logged: what is left there is tuttid's, never the
+// person's.
 func (r *Repo) dropStaging(ctx context.Context, w ApplyWrite) {
 	if err := os.RemoveAll(w.Staging); err != nil {
 		r.git.log.WarnContext(ctx, "git: an apply's staging directory not removed", "dir", w.Staging, "err", err)
-		return
-	}
-	if parent := filepath.Dir(w.Staging); parent == filepath.Join(r.GitDir, "tuttid-apply") {
-		_ = os.Remove(parent) // only when empty: another apply may stage there
 	}
 }
 

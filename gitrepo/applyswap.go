@@ -64,11 +64,13 @@ func (r *Repo) writeApply(ctx context.Context, w ApplyWrite, opts ApplyOptions) 
 }
 
 // swap is the write's second phase: each of the target's files the apply
-// replaces or deletes moved aside into the staging directory (the
-// directories left empty removed, as git does: a file may take a
-// directory's place), then each staged file moved in, never over a file.
-// Renames only: no file is ever half written, and moving back needs no
-// room. Last, each path is checked to hold the file staged for it.
+// replaces or deletes moved aside into the staging directory, then each
+// staged file moved in, never over a file (a file moved aside may leave
+// room for a directory), then the directories deleted files left empty
+// removed, as git does. Renames only: no file is ever half written, and
+// moving back needs no room. Last, each path is checked to hold the file
+// staged for it. (A directory cannot give way to a file: the merge calls
+// that a conflict, see overwrites.)
 func (r *Repo) swap(w ApplyWrite, st *stepper, staged map[string]os.FileInfo) error {
 	root, err := os.OpenRoot(w.Root)
 	if err != nil {
@@ -90,7 +92,6 @@ func (r *Repo) swap(w ApplyWrite, st *stepper, staged map[string]os.FileInfo) er
 		if err := move(root, p.Path, stage, "old/"+p.Path); err != nil {
 			return fmt.Errorf("move %s aside: %w", p.Path, err)
 		}
-		removeEmptyParents(root, p.Path)
 	}
 	for _, p := range w.Paths {
 		if !p.New {
@@ -104,6 +105,11 @@ func (r *Repo) swap(w ApplyWrite, st *stepper, staged map[string]os.FileInfo) er
 		}
 		if err := move(stage, "new/"+p.Path, root, p.Path); err != nil {
 			return fmt.Errorf("write %s: %w", p.Path, err)
+		}
+	}
+	for _, p := range w.Paths {
+		if p.Old && !p.New {
+			removeEmptyParents(root, p.Path)
 		}
 	}
 	if err := st.step(StepCheck, ""); err != nil {
@@ -150,8 +156,10 @@ func (w ApplyWrite) failed(err error, notRestored []string, full bool) error {
 		DiskFull: full || diskFull(err), Err: err}
 }
 
+// forget drops w from the journal, even for a request gone meanwhile (a
+// canceled staging): a row left would only be settled again later.
 func (r *Repo) forget(ctx context.Context, j ApplyJournal, w ApplyWrite) {
-	if err := j.Forget(ctx, w); err != nil {
+	if err := j.Forget(context.WithoutCancel(ctx), w); err != nil {
 		r.git.log.WarnContext(ctx, "git: an apply's journal entry not removed", "root", w.Root, "err", err)
 	}
 }

@@ -25,7 +25,11 @@
 //     Repo.RemoveWorktree removes one, refusing unsaved changes when asked
 //     (ChangesError); Repo.Worktrees lists them.
 //   - Repo.Apply merges a worktree's changes since its base into another
-//     checkout's working files, or reports the conflicts.
+//     checkout's working files, or reports the conflicts: all or nothing,
+//     the files before kept under a ref (BeforeApplyRefPrefix), the merged
+//     files staged whole then swapped in by renames, undone on failure
+//     (ApplyError); Repo.SettleApply settles a write a crash cut short,
+//     from the caller's journal (ApplyJournal).
 //   - Repo.DeleteRefs drops a session's refs (SessionRefPrefix); git gc
 //     then reclaims its checkpoints.
 package gitrepo
