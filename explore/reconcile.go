@@ -78,7 +78,7 @@ func (s *Service) killLeftCheck(ctx context.Context, c *ent.CheckRun) {
 		return // gone
 	}
 	cmdline, err := os.ReadFile(proc + "/cmdline")
-	if err != nil || !bytes.HasPrefix(cmdline, []byte("/bin/sh\x00-c\x00")) {
+	if err != nil || !isCheckCmdline(cmdline) {
 		return
 	}
 	if filepath.Clean(cwd) != filepath.Clean(c.Edges.Session.Cwd) {
@@ -87,6 +87,18 @@ func (s *Service) killLeftCheck(ctx context.Context, c *ent.CheckRun) {
 	if err := syscall.Kill(-c.Pgid, syscall.SIGKILL); err == nil {
 		s.log.InfoContext(ctx, "explore: killed a check left running", "check", c.ID, "pgid", c.Pgid)
 	}
+}
+
+// isCheckCmdline says whether a process's command line is a check's
+// group leader: /bin/sh -c, or Codex's sandbox running /bin/sh -c
+// (sandbox.Codex.Prepare).
+func isCheckCmdline(cmdline []byte) bool {
+	shell := []byte("/bin/sh\x00-c\x00")
+	if bytes.HasPrefix(cmdline, shell) {
+		return true
+	}
+	args := bytes.Split(cmdline, []byte{0})
+	return len(args) > 2 && string(args[1]) == "sandbox" && bytes.Contains(cmdline, append([]byte("\x00--\x00"), shell...))
 }
 
 // checkMissed runs the check of each branch's latest ended turn that has

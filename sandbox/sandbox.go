@@ -116,6 +116,9 @@ func (c *Codex) nativeBin(ctx context.Context) (string, error) {
 		"/bin/sh", "-c", `readlink /proc/$PPID/exe`)
 	cmd.Env = append(Env(os.Environ()), "CODEX_HOME="+c.home)
 	out, err := cmd.Output()
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return "", fmt.Errorf("sandbox: %w", ctxErr) // stopped, not unavailable
+	}
 	if err != nil {
 		return "", fmt.Errorf("%w: %s sandbox did not run: %v", ErrUnavailable, c.bin, err)
 	}

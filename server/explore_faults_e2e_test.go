@@ -261,6 +261,10 @@ func TestExploreBranchFailuresDoNotUndoTheOthers(t *testing.T) {
 	repo := gitRepo(t)
 	marker := t.TempDir() + "/first"
 	ws := h.createWorkspaceAt("explore-fail", repo, `if mkdir '`+marker+`' 2>/dev/null; then echo the first setup fails; exit 7; fi`)
+	// The setups meet at a marker outside their worktrees: they run as
+	// the person (the sandbox would refuse the marker to both).
+	h.must(`mutation($in: UpdateWorkspaceInput!) { updateWorkspace(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "commandSandbox": "NONE"}}, nil)
 	parent := h.startSession(ws, "parent")
 	turn1 := h.send(ws, parent.ID, "hello")
 	x, _, errs := h.explore(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "f-1", "lastTurnId": turn1,

@@ -263,8 +263,8 @@ func TestPostgresSchema(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	// settings_json twice: a session's and an exploration branch's.
-	want := []string{"available_decisions", "content_json", "details_json", "runtime_context_json", "settings_json", "settings_json", "token_usage_json"}
+	// settings_json twice: a session's and an exploration branch's; paths: an apply journal entry's.
+	want := []string{"available_decisions", "content_json", "details_json", "paths", "runtime_context_json", "settings_json", "settings_json", "token_usage_json"}
 	if !slices.Equal(bytea, want) {
 		t.Errorf("bytea columns %v, want the JSON fields %v", bytea, want)
 	}
