@@ -263,7 +263,7 @@ func (s *Service) summary(ctx context.Context, v *View, b *Branch) (string, erro
 	if err := v.Stand(ctx); err != nil {
 		return "", err
 	}
-	f.Changes, f.Check = b.Changes, b.Check
+	f.Changes, f.Check = b.Changes, b.Latest
 	return writeSummary(f), nil
 }
 

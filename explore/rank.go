@@ -62,9 +62,9 @@ func compareBranches(a, b *Branch) int {
 // checkStanding: 0 passed, 1 not run or running, 2 anything else.
 func checkStanding(b *Branch) int {
 	switch {
-	case b.Check == nil || b.Check.State == checkrun.StateRunning || b.Check.State == checkrun.StateInterrupted:
+	case b.Latest == nil || b.Latest.State == checkrun.StateRunning || b.Latest.State == checkrun.StateInterrupted:
 		return 1
-	case b.Check.State == checkrun.StatePassed:
+	case b.Latest.State == checkrun.StatePassed:
 		return 0
 	}
 	return 2

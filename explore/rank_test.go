@@ -12,7 +12,7 @@ import (
 func branchOf(name string, state BranchState, check checkrun.State, files, lines int, tokens int64, took time.Duration) *Branch {
 	b := &Branch{Row: &ent.ExplorationBranch{Name: name}, State: state, TokensUsed: tokens, Duration: took}
 	if check != "" {
-		b.Check = &ent.CheckRun{State: check}
+		b.Latest = &ent.CheckRun{State: check}
 	}
 	if files >= 0 {
 		b.Changes = &Totals{Files: files, Added: lines}

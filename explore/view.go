@@ -101,9 +101,11 @@ type Branch struct {
 	ErrorCode, Error string
 	// QueuePosition: 1 is next; 0 when not queued.
 	QueuePosition int
-	// Checks of the branch's turns, newest first; Check the newest.
-	Checks []*ent.CheckRun
-	Check  *ent.CheckRun
+	// Latest is the newest check of the branch's turns, nil when none ran:
+	// its id, turn, state, exit code and duration only (Check and Checks
+	// read the rows whole, when asked: checks.go).
+	Latest *ent.CheckRun
+	checks *checkBatch
 	// Changes is the size of the branch's files against the fork point;
 	// nil when it could not be read. Set by View.Stand.
 	Changes *Totals
@@ -278,25 +280,28 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 	for _, a := range sessions {
 		byID[a.ID] = a
 	}
-	checks, err := s.store.Client.CheckRun.Query().Where(checkrun.AgentSessionIDIn(sessionIDs...)).
-		Order(ent.Desc(checkrun.FieldStartedAt), ent.Desc(checkrun.FieldID)).All(ctx)
-	if err != nil {
-		return nil, apperr.Storage(err, "read the branches' checks")
+	// The branches' own turns (ownTurns), not the history each inherited:
+	// a branch of a long conversation has thousands.
+	own := make([]predicate.Turn, 0, len(sessions))
+	for _, a := range sessions {
+		own = append(own, ownTurns(a))
 	}
-	checksOf := map[string][]*ent.CheckRun{}
-	for _, c := range checks {
-		checksOf[c.AgentSessionID] = append(checksOf[c.AgentSessionID], c)
-	}
-	turns, err := s.store.Client.Turn.Query().Where(turn.AgentSessionIDIn(sessionIDs...), turn.CompletedAtNotNil()).All(ctx)
-	if err != nil {
-		return nil, apperr.Storage(err, "read the branches' turns")
+	var turns []*ent.Turn
+	if len(own) > 0 {
+		if turns, err = s.store.Client.Turn.Query().Where(turn.Or(own...)).
+			Select(turn.FieldAgentSessionID, turn.FieldTurnID, turn.FieldStartedAt, turn.FieldCompletedAt).All(ctx); err != nil {
+			return nil, apperr.Storage(err, "read the branches' turns")
+		}
 	}
 	took := map[string]time.Duration{}
 	for _, t := range turns {
-		// The branch's own turns (ownTurns).
-		if a := byID[t.AgentSessionID]; a != nil && !t.StartedAt.Before(a.CreatedAt) {
+		if t.CompletedAt != nil {
 			took[t.AgentSessionID] += t.CompletedAt.Sub(t.StartedAt)
 		}
+	}
+	checks, err := s.readChecks(ctx, sessionIDs, turns)
+	if err != nil {
+		return nil, err
 	}
 	queue, err := s.queuePositions(ctx)
 	if err != nil {
@@ -312,11 +317,8 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 		byX[x.ID] = out[i]
 	}
 	for _, row := range rows {
-		b := &Branch{Row: row, Session: byID[row.ChildAgentSessionID], Checks: checksOf[row.ChildAgentSessionID],
+		b := &Branch{Row: row, Session: byID[row.ChildAgentSessionID], Latest: checks.latest[row.ChildAgentSessionID], checks: checks,
 			Duration: took[row.ChildAgentSessionID], QueuePosition: queue[row.ID]}
-		if len(b.Checks) > 0 {
-			b.Check = b.Checks[0]
-		}
 		if b.Session != nil && b.Session.TokenUsage != nil {
 			b.TokensUsed = b.Session.TokenUsage.TotalTokens
 		}
@@ -362,7 +364,7 @@ func (v *View) state() State {
 			return StateStarting
 		case b.State == BranchQueued || b.State == BranchRunning:
 			st = StateRunning
-		case b.Check != nil && b.Check.State == checkrun.StateRunning && b.State != BranchArchived:
+		case b.Latest != nil && b.Latest.State == checkrun.StateRunning && b.State != BranchArchived:
 			st = StateRunning
 		}
 	}

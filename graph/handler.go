@@ -24,10 +24,6 @@ import (
 	"tuttid/sessionread"
 )
 
-// complexityLimit rejects queries that would fan out without bound (a fork
-// tree of message connections of fork trees...).
-const complexityLimit = 5000
-
 // HandlerConfig is what NewHandler serves and how.
 type HandlerConfig struct {
 	Sessions *session.Service
@@ -61,7 +57,7 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Reads: cfg.Reads, Accounts: cfg.Accounts, Forks: cfg.Forks, Code: cfg.Code, Explore: cfg.Explore, Instances: cfg.Instances}, Complexity: complexity()}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{Sessions: cfg.Sessions, Reads: cfg.Reads, Accounts: cfg.Accounts, Forks: cfg.Forks, Code: cfg.Code, Explore: cfg.Explore, Instances: cfg.Instances}, Complexity: fieldCosts()}))
 	ws := transport.Websocket{
 		// ka messages for graphql-ws; pings for graphql-transport-ws, where a
 		// missing pong is tolerated (browsers' clients do not all answer).
@@ -103,27 +99,4 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 		return apperr.New(apperr.Internal, "internal error")
 	})
 	return srv
-}
-
-// complexity costs a connection as its page size times its children.
-func complexity() generated.ComplexityRoot {
-	var c generated.ComplexityRoot
-	connection := func(childComplexity int, first *int, _ *string, last *int, _ *string) int {
-		n := 50
-		if first != nil {
-			n = *first
-		} else if last != nil {
-			n = *last
-		}
-		return 1 + n*childComplexity
-	}
-	c.AgentSession.Messages = connection
-	c.AgentSession.TurnConnection = connection
-	// An unpaged turns list is costed as a default page: what it answers
-	// is bounded when it runs (sessionread.MaxTurnList, MaxTurnListBytes).
-	c.AgentSession.Turns = connection
-	c.Workspace.Sessions = func(childComplexity int, first *int, after *string, last *int, before *string, _, _ *bool) int {
-		return connection(childComplexity, first, after, last, before)
-	}
-	return c
 }

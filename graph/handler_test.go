@@ -15,7 +15,7 @@ func TestHandlerLimits(t *testing.T) {
 			`{ workspaces { sessions(first: 500) { edges { node { messages(first: 500) { edges { node { id text role } } } } } } } }`,
 			"COMPLEXITY_LIMIT_EXCEEDED"},
 		{"a connection costed by its page",
-			`{ workspace(id: "ws") { sessions(first: 100) { edges { node { turnConnection(first: 100) { edges { node { id } } } } } } } }`,
+			`{ workspace(id: "ws") { sessions(first: 200) { edges { node { turnConnection(first: 100) { edges { node { id } } } } } } } }`,
 			"COMPLEXITY_LIMIT_EXCEEDED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

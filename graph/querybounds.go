@@ -32,8 +32,8 @@ const (
 	maxQueryTokens = 20_000
 	// maxQueryFields bounds the fields of a document, each fragment spread
 	// counted as the fields it expands to. The complexity limit, checked
-	// after validation, would refuse as many fields of one operation.
-	maxQueryFields = complexityLimit
+	// after validation, prices fields by what they read (complexity.go).
+	maxQueryFields = 5_000
 	// maxSameNameComparisons bounds the pairs of fields sharing a response
 	// name that validation compares (counted as the sum over each response
 	// name of a selection set of the square of its fields, subfields of

@@ -9690,7 +9690,7 @@ func (ec *executionContext) _ExplorationBranch_check(ctx context.Context, field 
 			return ec.fieldContext_ExplorationBranch_check(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Check, nil
+			return obj.Check(ctx)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.CheckRun) graphql.Marshaler {
@@ -9704,7 +9704,7 @@ func (ec *executionContext) fieldContext_ExplorationBranch_check(_ context.Conte
 	fc = &graphql.FieldContext{
 		Object:     "ExplorationBranch",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_CheckRun(ctx, field)
@@ -9722,7 +9722,7 @@ func (ec *executionContext) _ExplorationBranch_checks(ctx context.Context, field
 			return ec.fieldContext_ExplorationBranch_checks(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Checks, nil
+			return obj.Checks(ctx)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.CheckRun) graphql.Marshaler {
@@ -9736,7 +9736,7 @@ func (ec *executionContext) fieldContext_ExplorationBranch_checks(_ context.Cont
 	fc = &graphql.FieldContext{
 		Object:     "ExplorationBranch",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_CheckRun(ctx, field)
@@ -17721,15 +17721,17 @@ func (ec *executionContext) _ExplorationBranch(ctx context.Context, sel ast.Sele
 					return ec._ExplorationBranch_rank(ctx, field, obj)
 				})
 		case "check":
-			out.Values[i] = ec._ExplorationBranch_check(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_check(ctx, field, obj)
+				})
 		case "checks":
-			out.Values[i] = ec._ExplorationBranch_checks(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_checks(ctx, field, obj)
+				})
 		case "filesChanged":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
