@@ -209,8 +209,7 @@ func TestWorktreeSetupHasNoMorePowerThanTheChild(t *testing.T) {
 	if conns.Load() == 0 {
 		t.Error("with commandSandbox NONE the setup did not reach the network")
 	}
-	var bad []gqlError
-	bad = h.do(`mutation($in: UpdateWorkspaceInput!) { updateWorkspace(input: $in) { commandSandbox } }`,
+	bad := h.do(`mutation($in: UpdateWorkspaceInput!) { updateWorkspace(input: $in) { commandSandbox } }`,
 		map[string]any{"in": map[string]any{"workspaceId": ws, "commandSandbox": "SOMETIMES"}}, nil)
 	if len(bad) == 0 {
 		t.Error("commandSandbox SOMETIMES was taken")
