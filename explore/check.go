@@ -25,13 +25,16 @@ type checks struct {
 	running map[string]context.CancelFunc
 }
 
-// stop ends the session's running check, if any: INTERRUPTED.
-func (c *checks) stop(sessionID string) {
+// stop ends the session's running check, if any: INTERRUPTED. It
+// reports whether this process runs one.
+func (c *checks) stop(sessionID string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cancel := c.running[sessionID]; cancel != nil {
 		cancel()
+		return true
 	}
+	return false
 }
 
 func (c *checks) track(sessionID string, cancel context.CancelFunc) (untrack func()) {
@@ -83,6 +86,10 @@ func (s *Service) TurnEnded(_ context.Context, a *ent.AgentSession, t *ent.Turn)
 // could not start is ERROR, one that reached its bound TIMED_OUT (its
 // process group killed).
 func (s *Service) runCheck(ctx context.Context, x *ent.Exploration, a *ent.AgentSession, turnID string) {
+	// Tracked before its row exists: a stop never takes a check being
+	// recorded for one left by nothing (endStale).
+	ctx, cancel := context.WithCancel(ctx)
+	defer s.checks.track(a.ID, cancel)()
 	row, err := s.store.Client.CheckRun.Create().SetID(s.newID()).SetWorkspaceID(a.WorkspaceID).
 		SetAgentSessionID(a.ID).SetTurnID(turnID).SetExplorationID(x.ID).SetStartedAt(s.now()).Save(ctx)
 	if ent.IsConstraintError(err) {
@@ -93,8 +100,6 @@ func (s *Service) runCheck(ctx context.Context, x *ent.Exploration, a *ent.Agent
 		return
 	}
 	s.checkUpdated(ctx, row)
-	ctx, cancel := context.WithCancel(ctx)
-	defer s.checks.track(a.ID, cancel)()
 	select {
 	case s.checks.slots <- struct{}{}:
 		defer func() { <-s.checks.slots }()
@@ -211,6 +216,30 @@ func (s *Service) checkEnd(row *ent.CheckRun, finished time.Time, res shellrun.R
 		up.SetState(checkrun.StateFailed).SetExitCode(res.ExitCode)
 	}
 	return up
+}
+
+// endStale ends the session's checks a row says RUNNING while no check
+// of this process runs them (their end was never stored, and no retry
+// is left: tuttid gave up as it stopped): INTERRUPTED, as a stop of a
+// running check leaves it. The next start would run them again.
+func (s *Service) endStale(ctx context.Context, sessionID string) error {
+	rows, err := s.store.Client.CheckRun.Query().
+		Where(checkrun.AgentSessionID(sessionID), checkrun.StateEQ(checkrun.StateRunning)).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		done, err := row.Update().Where(checkrun.StateEQ(checkrun.StateRunning)).
+			SetState(checkrun.StateInterrupted).SetPgid(0).SetFinishedAt(s.now()).Save(ctx)
+		if ent.IsNotFound(err) {
+			continue // ended meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		s.checkUpdated(ctx, done)
+	}
+	return nil
 }
 
 func (s *Service) checkUpdated(ctx context.Context, c *ent.CheckRun) {

@@ -87,3 +87,38 @@ func TestCheckEndStoredOnceTheStoreTakesWrites(t *testing.T) {
 		t.Fatal("the retries outlived the service")
 	}
 }
+
+// TestStopEndsACheckNothingRuns: a check row left RUNNING by a run that
+// gave up (tuttid stopped while the store refused its end) is ended by the
+// stop (INTERRUPTED); one this process runs is cancelled instead, its row
+// left to its own end.
+func TestStopEndsACheckNothingRuns(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	st.Workspace(storetest.Workspace{ID: "w"})
+	st.Session(storetest.Session{ID: "s", Workspace: "w"})
+	st.Session(storetest.Session{ID: "live", Workspace: "w"})
+	s := New(Config{Store: st.Store, Code: touchOnly{}, Logger: logtest.Discard(), InstanceID: "i"})
+	t.Cleanup(s.Close)
+	for _, id := range []string{"s", "live"} {
+		if _, err := st.Client.CheckRun.Create().SetID("c-" + id).SetWorkspaceID("w").SetAgentSessionID(id).SetTurnID("t").Save(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancelled := false
+	defer s.checks.track("live", func() { cancelled = true })()
+
+	for _, id := range []string{"s", "live"} {
+		if !s.checks.stop(id) {
+			if err := s.endStale(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got, _ := st.Client.CheckRun.Get(ctx, "c-s"); got.State != checkrun.StateInterrupted || got.FinishedAt == nil {
+		t.Errorf("the check nothing runs: %s, want INTERRUPTED with an end", got.State)
+	}
+	if got, _ := st.Client.CheckRun.Get(ctx, "c-live"); got.State != checkrun.StateRunning || !cancelled {
+		t.Errorf("the running check: %s (cancelled %v), want RUNNING until its own end, cancelled", got.State, cancelled)
+	}
+}

@@ -59,7 +59,11 @@ func (s *Service) Stop(ctx context.Context, ref BranchRef) (*StopResult, error) 
 		if b.Session == nil {
 			continue
 		}
-		s.checks.stop(b.Session.ID)
+		if !s.checks.stop(b.Session.ID) {
+			if err := s.endStale(ctx, b.Session.ID); err != nil {
+				out.Failed = append(out.Failed, failureOf(b.Row.Name, apperr.Storage(err, "end the branch's check")))
+			}
+		}
 		if b.Session.Status != agentsession.StatusWORKING {
 			continue
 		}
