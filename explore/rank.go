@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"tuttid/ent/checkrun"
+	"tuttid/ent/turn"
 )
 
 // Ranking is the branches best first: those that can still win by
@@ -28,12 +29,16 @@ func rankOrZeroLast(b *Branch) int {
 	return b.Rank
 }
 
-// rank sets each branch's Rank: the check passed first (a check not run
-// or still running next, a failed one last); then the smaller change (files,
-// then lines added and deleted; unread changes after read ones); then fewer
-// tokens; then less time; the name breaks ties. Failed, archived and
-// stopped (never started) branches get no rank. Every key is a field the
-// person sees.
+// rank sets each branch's Rank: first how its latest turn ended (one that
+// completed with a change, or still runs, before one that completed with
+// no change, before one whose turn failed, was interrupted or never ran:
+// a branch that did nothing never ranks above one that did the work and
+// passed); then the check passed first (a check not run or still running
+// next, a failed one last); then the smaller change (files, then lines
+// added and deleted; unread changes after read ones); then fewer tokens;
+// then less time; the name breaks ties. Failed, archived and stopped
+// (never started) branches get no rank. Every key is a field the person
+// sees.
 func rank(branches []*Branch) {
 	var ranked []*Branch
 	for _, b := range branches {
@@ -50,6 +55,7 @@ func rank(branches []*Branch) {
 
 func compareBranches(a, b *Branch) int {
 	return cmp.Or(
+		cmp.Compare(outcomeStanding(a), outcomeStanding(b)),
 		cmp.Compare(checkStanding(a), checkStanding(b)),
 		cmp.Compare(changeKey(a, 0), changeKey(b, 0)),
 		cmp.Compare(changeKey(a, 1), changeKey(b, 1)),
@@ -57,6 +63,21 @@ func compareBranches(a, b *Branch) int {
 		cmp.Compare(a.Duration, b.Duration),
 		cmp.Compare(a.Row.Name, b.Row.Name),
 	)
+}
+
+// outcomeStanding: 0 for a branch whose latest turn completed with a
+// change, or that has not ended (its turn runs or waits); 1 completed
+// with no change (or one not read); 2 failed, interrupted, or no turn.
+func outcomeStanding(b *Branch) int {
+	switch {
+	case b.State == BranchRunning || b.State == BranchQueued || b.State == BranchForking || b.LastTurn == turn.StatusIN_PROGRESS:
+		return 0
+	case b.LastTurn != turn.StatusCOMPLETED:
+		return 2
+	case b.Changes == nil || b.Changes.Files == 0:
+		return 1
+	}
+	return 0
 }
 
 // checkStanding: 0 passed, 1 not run or running, 2 anything else.

@@ -7,10 +7,21 @@ import (
 
 	"tuttid/ent"
 	"tuttid/ent/checkrun"
+	"tuttid/ent/turn"
 )
 
+// outcome sets how b's latest turn ended.
+func outcome(b *Branch, st turn.Status) *Branch {
+	b.LastTurn = st
+	return b
+}
+
 func branchOf(name string, state BranchState, check checkrun.State, files, lines int, tokens int64, took time.Duration) *Branch {
-	b := &Branch{Row: &ent.ExplorationBranch{Name: name}, State: state, TokensUsed: tokens, Duration: took}
+	// Its latest turn completed unless the case says otherwise (outcome).
+	b := &Branch{Row: &ent.ExplorationBranch{Name: name}, State: state, TokensUsed: tokens, Duration: took, LastTurn: turn.StatusCOMPLETED}
+	if state == BranchRunning {
+		b.LastTurn = turn.StatusIN_PROGRESS
+	}
 	if check != "" {
 		b.Latest = &ent.CheckRun{State: check}
 	}
@@ -55,6 +66,14 @@ func TestRanking(t *testing.T) {
 			branchOf("broken", BranchFailed, "", -1, 0, 0, 0),
 			branchOf("ok", BranchIdle, checkrun.StateFailed, 3, 3, 3, 0),
 		}, []string{"ok", "arch", "broken"}, []string{"arch", "broken"}},
+		{"a branch whose turn failed or was interrupted, or that changed nothing, never ranks above one that did the work and passed", []*Branch{
+			outcome(branchOf("model-500", BranchIdle, checkrun.StatePassed, 0, 0, 0, 0), turn.StatusFAILED),
+			outcome(branchOf("cut", BranchIdle, checkrun.StatePassed, 0, 0, 0, 0), turn.StatusINTERRUPTED),
+			outcome(branchOf("crash-before-model", BranchIdle, checkrun.StatePassed, 0, 0, 0, 0), ""),
+			branchOf("nothing", BranchIdle, checkrun.StatePassed, 0, 0, 5, time.Second),
+			branchOf("did-it", BranchIdle, checkrun.StatePassed, 3, 40, 900, time.Minute),
+			branchOf("tried", BranchIdle, checkrun.StateFailed, 1, 1, 10, time.Second),
+		}, []string{"did-it", "tried", "nothing", "crash-before-model", "cut", "model-500"}, nil},
 		{"a stopped branch (never started, no change) comes last, unranked", []*Branch{
 			branchOf("never", BranchStopped, "", 0, 0, 0, 0),
 			branchOf("ran", BranchIdle, checkrun.StateFailed, 3, 3, 3, time.Second),

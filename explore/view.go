@@ -109,6 +109,9 @@ type Branch struct {
 	// Changes is the size of the branch's files against the fork point;
 	// nil when it could not be read. Set by View.Stand.
 	Changes *Totals
+	// LastTurn is how the branch's latest own turn stands ("" before its
+	// first): part of its standing (rank.go).
+	LastTurn turn.Status
 	// TokensUsed is what Codex reports for the branch's thread; Duration
 	// the sum of the branch's own turns' durations.
 	TokensUsed int64
@@ -289,14 +292,18 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 	var turns []*ent.Turn
 	if len(own) > 0 {
 		if turns, err = s.store.Client.Turn.Query().Where(turn.Or(own...)).
-			Select(turn.FieldAgentSessionID, turn.FieldTurnID, turn.FieldStartedAt, turn.FieldCompletedAt).All(ctx); err != nil {
+			Select(turn.FieldAgentSessionID, turn.FieldTurnID, turn.FieldStartedAt, turn.FieldCompletedAt, turn.FieldStatus).All(ctx); err != nil {
 			return nil, apperr.Storage(err, "read the branches' turns")
 		}
 	}
 	took := map[string]time.Duration{}
+	last := map[string]*ent.Turn{}
 	for _, t := range turns {
 		if t.CompletedAt != nil {
 			took[t.AgentSessionID] += t.CompletedAt.Sub(t.StartedAt)
+		}
+		if l := last[t.AgentSessionID]; l == nil || t.StartedAt.After(l.StartedAt) {
+			last[t.AgentSessionID] = t
 		}
 	}
 	checks, err := s.readChecks(ctx, sessionIDs, turns)
@@ -322,7 +329,15 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 		if b.Session != nil && b.Session.TokenUsage != nil {
 			b.TokensUsed = b.Session.TokenUsage.TotalTokens
 		}
+		if t := last[row.ChildAgentSessionID]; t != nil {
+			b.LastTurn = t.Status
+		}
 		b.State, b.ErrorCode, b.Error = branchState(row, b.Session)
+		if b.State == BranchQueued && b.QueuePosition == 0 {
+			// It got its slot between the two reads: its turn is starting.
+			// Never QUEUED without a position.
+			b.State = BranchRunning
+		}
 		v := byX[row.ExplorationID]
 		b.view = v
 		b.Winner = v.WinnerBranch == row.Name

@@ -10,6 +10,7 @@ import (
 	"time"
 	"tuttid/activity"
 	"tuttid/ent"
+	"tuttid/ent/turn"
 	"tuttid/explore"
 	"tuttid/graph/generated"
 	"tuttid/graph/model"
@@ -99,6 +100,14 @@ func (r *explorationBranchResolver) Rank(ctx context.Context, obj *explore.Branc
 		return nil, err
 	}
 	return positive(obj.Rank), nil
+}
+
+// LastTurnStatus is the resolver for the lastTurnStatus field.
+func (r *explorationBranchResolver) LastTurnStatus(ctx context.Context, obj *explore.Branch) (*turn.Status, error) {
+	if obj.LastTurn == "" {
+		return nil, nil
+	}
+	return &obj.LastTurn, nil
 }
 
 // FilesChanged is the resolver for the filesChanged field.

@@ -403,3 +403,58 @@ func TestExplorationListReadsNoWorktree(t *testing.T) {
 		}
 	}
 }
+
+// TestExploreRanksHowTheTurnEnded is issue 43's first point on the real
+// Codex: the base already passes the check; one branch's model answers
+// HTTP 500 (its turn FAILED, no change, 0 tokens), the other writes a file.
+// The branch that did the work ranks first; the failed one after it, its
+// lastTurnStatus FAILED.
+func TestExploreRanksHowTheTurnEnded(t *testing.T) {
+	h := startServer(t, harnessOpts{})
+	repo := gitRepo(t)
+	ws := h.createWorkspaceAt("explore-outcome", repo, "")
+	h.must(`mutation($in: UpdateWorkspaceInput!) { updateWorkspace(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"workspaceId": ws, "checkCommand": "true", "checkTimeoutSeconds": 60}}, nil)
+	parent := h.startSession(ws, "parent")
+	turn1 := h.send(ws, parent.ID, "hello")
+	h.model.SetModelReply("mock-broken", func(codextest.Request) codextest.Reply { return codextest.Reply{Status: 500} })
+	h.model.SetModelReply("mock-work", codextest.CommandThen("printf 'done\\n' > work.txt", "wrote work.txt"))
+	x, _, errs := h.explore(map[string]any{"workspaceId": ws, "agentSessionId": parent.ID, "requestId": "outcome-1",
+		"lastTurnId": turn1, "prompt": "do the work",
+		"branches": []any{
+			map[string]any{"name": "aaa-broken", "settings": map[string]any{"model": "mock-broken"}},
+			map[string]any{"name": "work", "settings": map[string]any{"model": "mock-work"}},
+		}})
+	if len(errs) > 0 {
+		t.Fatalf("exploreSession: %+v", errs)
+	}
+	x = h.settledExploration(ws, parent.ID, x.ID)
+	var out struct {
+		Exploration struct {
+			Branches []struct {
+				Name           string
+				Rank           *int
+				LastTurnStatus *string
+			}
+			Ranking []struct{ Name string }
+		}
+	}
+	h.must(`query($ws: ID!, $s: ID!, $x: ID!) { exploration(workspaceId: $ws, agentSessionId: $s, explorationId: $x) {
+	  branches { name rank lastTurnStatus } ranking { name } } }`,
+		map[string]any{"ws": ws, "s": parent.ID, "x": x.ID}, &out)
+	got := map[string]string{}
+	for _, b := range out.Exploration.Branches {
+		if b.LastTurnStatus != nil {
+			got[b.Name] = *b.LastTurnStatus
+		}
+	}
+	if got["aaa-broken"] != "FAILED" || got["work"] != "COMPLETED" {
+		t.Errorf("lastTurnStatus = %v, want aaa-broken FAILED, work COMPLETED", got)
+	}
+	if r := out.Exploration.Ranking; len(r) != 2 || r[0].Name != "work" || r[1].Name != "aaa-broken" {
+		t.Errorf("ranking %+v, want work before the branch whose turn failed", r)
+	}
+	if b := x.branch(t, "aaa-broken"); b.Check != nil && b.Check.State == "PASSED" && b.Rank != nil && *b.Rank == 1 {
+		t.Errorf("the branch whose turn failed ranks first: %+v", b)
+	}
+}

@@ -266,27 +266,28 @@ type ComplexityRoot struct {
 	}
 
 	ExplorationBranch struct {
-		AppliedAt     func(childComplexity int) int
-		Check         func(childComplexity int) int
-		Checks        func(childComplexity int) int
-		DurationMs    func(childComplexity int) int
-		ErrorCode     func(childComplexity int) int
-		ErrorMessage  func(childComplexity int) int
-		FilesChanged  func(childComplexity int) int
-		LinesAdded    func(childComplexity int) int
-		LinesDeleted  func(childComplexity int) int
-		Name          func(childComplexity int) int
-		Prompt        func(childComplexity int) int
-		QueuePosition func(childComplexity int) int
-		Rank          func(childComplexity int) int
-		Review        func(childComplexity int) int
-		Session       func(childComplexity int) int
-		State         func(childComplexity int) int
-		Summary       func(childComplexity int) int
-		SummaryState  func(childComplexity int) int
-		TokensUsed    func(childComplexity int) int
-		ToldAt        func(childComplexity int) int
-		Winner        func(childComplexity int) int
+		AppliedAt      func(childComplexity int) int
+		Check          func(childComplexity int) int
+		Checks         func(childComplexity int) int
+		DurationMs     func(childComplexity int) int
+		ErrorCode      func(childComplexity int) int
+		ErrorMessage   func(childComplexity int) int
+		FilesChanged   func(childComplexity int) int
+		LastTurnStatus func(childComplexity int) int
+		LinesAdded     func(childComplexity int) int
+		LinesDeleted   func(childComplexity int) int
+		Name           func(childComplexity int) int
+		Prompt         func(childComplexity int) int
+		QueuePosition  func(childComplexity int) int
+		Rank           func(childComplexity int) int
+		Review         func(childComplexity int) int
+		Session        func(childComplexity int) int
+		State          func(childComplexity int) int
+		Summary        func(childComplexity int) int
+		SummaryState   func(childComplexity int) int
+		TokensUsed     func(childComplexity int) int
+		ToldAt         func(childComplexity int) int
+		Winner         func(childComplexity int) int
 	}
 
 	ExplorationBranchFailure struct {
@@ -569,6 +570,7 @@ type ExplorationBranchResolver interface {
 
 	Prompt(ctx context.Context, obj *explore.Branch) (string, error)
 	Rank(ctx context.Context, obj *explore.Branch) (*int, error)
+	LastTurnStatus(ctx context.Context, obj *explore.Branch) (*turn.Status, error)
 
 	FilesChanged(ctx context.Context, obj *explore.Branch) (*int, error)
 	LinesAdded(ctx context.Context, obj *explore.Branch) (*int, error)
@@ -1614,6 +1616,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ExplorationBranch.FilesChanged(childComplexity), true
+	case "ExplorationBranch.lastTurnStatus":
+		if e.ComplexityRoot.ExplorationBranch.LastTurnStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.LastTurnStatus(childComplexity), true
 	case "ExplorationBranch.linesAdded":
 		if e.ComplexityRoot.ExplorationBranch.LinesAdded == nil {
 			break
@@ -3422,7 +3430,9 @@ type Exploration {
   "In the order asked."
   branches: [ExplorationBranch!]!
   """
-  The same branches best first: check passed (then not run or running,
+  The same branches best first: how the latest turn ended (completed with
+  a change, or still running; then completed with no change; then failed,
+  interrupted or never run), then check passed (then not run or running,
   then failed), then fewer files changed, fewer lines, fewer tokens, less
   time, the name; failed, archived and stopped branches last, unranked.
   """
@@ -3457,8 +3467,10 @@ type ExplorationBranch {
   session: AgentSession
   "Its first message."
   prompt: String!
-  "1-based place in the ranking; null when FAILED or ARCHIVED."
+  "1-based place in the ranking; null when FAILED or ARCHIVED. How its latest turn ended comes first: a branch whose turn failed or was interrupted, or that changed nothing, never ranks above one that completed with a change and passed."
   rank: Int
+  "How its latest own turn stands (IN_PROGRESS while it runs); null before its first turn."
+  lastTurnStatus: TurnStatus
   "The check of its latest turn that has one; null when none ran."
   check: CheckRun
   "Every check of its turns, newest first."
@@ -4576,6 +4588,8 @@ func (ec *executionContext) childFields_ExplorationBranch(ctx context.Context, f
 		return ec.fieldContext_ExplorationBranch_prompt(ctx, field)
 	case "rank":
 		return ec.fieldContext_ExplorationBranch_rank(ctx, field)
+	case "lastTurnStatus":
+		return ec.fieldContext_ExplorationBranch_lastTurnStatus(ctx, field)
 	case "check":
 		return ec.fieldContext_ExplorationBranch_check(ctx, field)
 	case "checks":
@@ -9679,6 +9693,29 @@ func (ec *executionContext) _ExplorationBranch_rank(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_ExplorationBranch_rank(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "Int")
+}
+
+func (ec *executionContext) _ExplorationBranch_lastTurnStatus(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_lastTurnStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().LastTurnStatus(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *turn.Status) graphql.Marshaler {
+			return ec.marshalOTurnStatus2ᚖtuttidᚋentᚋturnᚐStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_lastTurnStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "TurnStatus")
 }
 
 func (ec *executionContext) _ExplorationBranch_check(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
@@ -17720,6 +17757,12 @@ func (ec *executionContext) _ExplorationBranch(ctx context.Context, sel ast.Sele
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ExplorationBranch_rank(ctx, field, obj)
 				})
+		case "lastTurnStatus":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_lastTurnStatus(ctx, field, obj)
+				})
 		case "check":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -21290,6 +21333,40 @@ func (ec *executionContext) marshalOTurn2ᚖtuttidᚋentᚐTurn(ctx context.Cont
 	}
 	return ec._Turn(ctx, sel, v)
 }
+
+func (ec *executionContext) unmarshalOTurnStatus2ᚖtuttidᚋentᚋturnᚐStatus(ctx context.Context, v any) (*turn.Status, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOTurnStatus2ᚖtuttidᚋentᚋturnᚐStatus[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTurnStatus2ᚖtuttidᚋentᚋturnᚐStatus(ctx context.Context, sel ast.SelectionSet, v *turn.Status) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOTurnStatus2ᚖtuttidᚋentᚋturnᚐStatus[*v])
+	return res
+}
+
+var (
+	unmarshalOTurnStatus2ᚖtuttidᚋentᚋturnᚐStatus = map[string]turn.Status{
+		"IN_PROGRESS": turn.StatusIN_PROGRESS,
+		"COMPLETED":   turn.StatusCOMPLETED,
+		"INTERRUPTED": turn.StatusINTERRUPTED,
+		"FAILED":      turn.StatusFAILED,
+	}
+	marshalOTurnStatus2ᚖtuttidᚋentᚋturnᚐStatus = map[turn.Status]string{
+		turn.StatusIN_PROGRESS: "IN_PROGRESS",
+		turn.StatusCOMPLETED:   "COMPLETED",
+		turn.StatusINTERRUPTED: "INTERRUPTED",
+		turn.StatusFAILED:      "FAILED",
+	}
+)
 
 func (ec *executionContext) marshalOWorkspace2ᚖtuttidᚋentᚐWorkspace(ctx context.Context, sel ast.SelectionSet, v *ent.Workspace) graphql.Marshaler {
 	if v == nil {

@@ -159,6 +159,7 @@ const branch = (name: string, more: Partial<ExplorationBranchFieldsFragment> = {
   errorCode: null,
   errorMessage: null,
   queuePosition: null,
+  lastTurnStatus: "COMPLETED",
   session: { id: `s-${name}`, displayTitle: name },
   prompt: "write check.sh",
   rank: null,

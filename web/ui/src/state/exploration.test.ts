@@ -8,6 +8,7 @@ const branch = (name: string, more: Partial<ExplorationBranchFieldsFragment> = {
   errorCode: null,
   errorMessage: null,
   queuePosition: null,
+  lastTurnStatus: "COMPLETED",
   session: { id: `s-${name}`, displayTitle: name },
   prompt: "p",
   rank: null,
@@ -44,6 +45,10 @@ describe("the words", () => {
     expect(stateText({ state: "QUEUED", queuePosition: 22 })).toBe("Queued (22nd in line)");
     expect(stateText({ state: "RUNNING", queuePosition: null })).toBe("Running");
     expect(stateText({ state: "ARCHIVED", queuePosition: null })).toBe("Archived");
+    expect(stateText({ state: "IDLE", queuePosition: null, lastTurnStatus: "COMPLETED" })).toBe("Done");
+    expect(stateText({ state: "IDLE", queuePosition: null, lastTurnStatus: "FAILED" })).toBe("Its turn failed");
+    expect(stateText({ state: "IDLE", queuePosition: null, lastTurnStatus: "INTERRUPTED" })).toBe("Its turn was interrupted");
+    expect(stateText({ state: "IDLE", queuePosition: null, lastTurnStatus: null })).toBe("No turn ran");
   });
   it("checks", () => {
     expect(checkText({ state: "PASSED" })).toBe("Check passed");

@@ -25,8 +25,9 @@ function ordinal(n: number): string {
   return `${n}${s}`;
 }
 
-// stateText: the branch's state as words, with its place in the queue.
-export function stateText(b: Pick<Branch, "state" | "queuePosition">): string {
+// stateText: the branch's state as words, with its place in the queue;
+// an idle branch says how its latest turn ended.
+export function stateText(b: Pick<Branch, "state" | "queuePosition"> & { lastTurnStatus?: Branch["lastTurnStatus"] }): string {
   switch (b.state) {
     case "FORKING":
       return "Forking";
@@ -35,6 +36,14 @@ export function stateText(b: Pick<Branch, "state" | "queuePosition">): string {
     case "RUNNING":
       return "Running";
     case "IDLE":
+      switch (b.lastTurnStatus) {
+        case "FAILED":
+          return "Its turn failed";
+        case "INTERRUPTED":
+          return "Its turn was interrupted";
+        case null:
+          return "No turn ran";
+      }
       return "Done";
     case "FAILED":
       return "Failed";
