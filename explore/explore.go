@@ -212,10 +212,14 @@ func (s *Service) forkOne(ctx context.Context, x *ent.Exploration, b *ent.Explor
 }
 
 // forkInput is branch b's fork: WORKTREE, from the exploration's turn,
-// with the branch's settings; the default title rule names it.
+// with the branch's settings, titled with the branch's name.
 func forkInput(in Input, b BranchInput) fork.Input {
+	// The branch's session is called by the branch's name wherever it
+	// shows (tree, header, fork markers, Compare, tuttid tree), not
+	// "<parent>(forkN)" numbered in the order the forks happened to end.
+	title := b.Name
 	return fork.Input{WorkspaceID: in.WorkspaceID, ParentSessionID: in.ParentSessionID,
-		RequestID: forkRequestID(in.RequestID, b.Name), LastTurnID: in.LastTurnID,
+		RequestID: forkRequestID(in.RequestID, b.Name), LastTurnID: in.LastTurnID, Title: &title,
 		Settings: b.Settings, Code: &fork.CodeInput{Worktree: true}}
 }
 

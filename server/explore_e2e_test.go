@@ -408,7 +408,7 @@ func TestExplorationListReadsNoWorktree(t *testing.T) {
 // Codex: the base already passes the check; one branch's model answers
 // HTTP 500 (its turn FAILED, no change, 0 tokens), the other writes a file.
 // The branch that did the work ranks first; the failed one after it, its
-// lastTurnStatus FAILED.
+// lastTurnStatus FAILED. Each branch's session has the branch's name.
 func TestExploreRanksHowTheTurnEnded(t *testing.T) {
 	h := startServer(t, harnessOpts{})
 	repo := gitRepo(t)
@@ -435,15 +435,20 @@ func TestExploreRanksHowTheTurnEnded(t *testing.T) {
 				Name           string
 				Rank           *int
 				LastTurnStatus *string
+				Session        struct{ DisplayTitle string }
 			}
 			Ranking []struct{ Name string }
 		}
 	}
 	h.must(`query($ws: ID!, $s: ID!, $x: ID!) { exploration(workspaceId: $ws, agentSessionId: $s, explorationId: $x) {
-	  branches { name rank lastTurnStatus } ranking { name } } }`,
+	  branches { name rank lastTurnStatus session { displayTitle } } ranking { name } } }`,
 		map[string]any{"ws": ws, "s": parent.ID, "x": x.ID}, &out)
 	got := map[string]string{}
 	for _, b := range out.Exploration.Branches {
+		// Issue 43.2: a branch's session is known by the branch's name.
+		if b.Session.DisplayTitle != b.Name {
+			t.Errorf("branch %s's session is titled %q, want the branch's name", b.Name, b.Session.DisplayTitle)
+		}
 		if b.LastTurnStatus != nil {
 			got[b.Name] = *b.LastTurnStatus
 		}
