@@ -37,13 +37,15 @@ const (
 	// 8-120 ms on the 10,000-session tree of docs/performance.md.
 	costLineage = 2_500
 	// costGit: one read of a worktree's changed files (a snapshot of its
-	// files: git status, the trees, a git diff): 8-11 ms on 1,000 files,
-	// 20 ms the first since tuttid started; kept 2 s, but a request may
-	// reach many worktrees.
-	costGit = 500
+	// files: git status, the trees, a git diff): 6-9 ms alone on 1,000
+	// files, 9-13 ms each when a request reads many at once, 20 ms the
+	// first since tuttid started; kept 2 s, but a request may reach many
+	// worktrees.
+	costGit = 800
 	// costGitSmall: a one-process git read (a checkout's branch, a diff of
-	// two commits' files, kept once read): 2-3 ms.
-	costGitSmall = 125
+	// two commits' files, kept once read): 2-2.5 ms, 4-5 ms the first of a
+	// checkout since tuttid started.
+	costGitSmall = 150
 	// costPatch: a patch besides the files (git diff's text, up to its
 	// bound): 10-15 ms more.
 	costPatch = 600
@@ -51,8 +53,8 @@ const (
 	// turns, checks without output, the queue): 1.5-2 ms.
 	costView = 100
 	// costCheck: a check's row whole, its 64 KiB of output read and
-	// encoded: about 1 ms.
-	costCheck = 50
+	// encoded: 1-1.3 ms.
+	costCheck = 65
 	// The bytes a page of messages may carry, read and encoded (12-16 ms a
 	// MiB): a page of messages (8 MiB), of turns with their messages
 	// (4 MiB), an unpaged turns list and a comparison (16 MiB).
