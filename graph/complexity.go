@@ -43,9 +43,9 @@ const (
 	// worktrees.
 	costGit = 800
 	// costGitSmall: a one-process git read (a checkout's branch, a diff of
-	// two commits' files, kept once read): 2-2.5 ms, 4-5 ms the first of a
+	// two commits' files, kept once read): 2-3 ms, 4-5 ms the first of a
 	// checkout since tuttid started.
-	costGitSmall = 150
+	costGitSmall = 180
 	// costPatch: a patch besides the files (git diff's text, up to its
 	// bound): 10-15 ms more.
 	costPatch = 600
