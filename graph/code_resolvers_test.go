@@ -139,7 +139,7 @@ func TestSharedChangesListReadsTheCheckoutOnce(t *testing.T) {
 				}
 			}
 		}
-		c.MustPost(`query($id: ID!) { workspace(id: $id) { sessions(first: 200) { edges { node { code { changes { files { path } } } } } } } }`,
+		c.MustPost(`query($id: ID!) { workspace(id: $id) { sessions(first: 50) { edges { node { code { changes { files { path } } } } } } } }`,
 			&out, client.Var("id", "ws"))
 		for _, e := range out.Workspace.Sessions.Edges {
 			if len(e.Node.Code.Changes.Files) != 1 {

@@ -19,9 +19,11 @@ import (
 // A plain field costs 1 (gqlgen's default, more than it takes); what reads
 // rows, git or Codex costs what it was measured to take on the largest
 // data the API lists: 8 branches an exploration, 20 explorations listed,
-// 20 checks a branch of 64 KiB of output each, pages of up to 500 rows.
-// A list the API does not bound (a session's approvals, a turn's
-// messages, a lineage) is costed as assumedRows of them.
+// 20 checks a branch of 64 KiB of output each, pages of up to 500 rows
+// and their bytes (8 MiB of messages, 4 MiB a page of turns with theirs,
+// 16 MiB a turns list), worktrees of a repository of 1,000 files. A list
+// the API does not bound (a session's approvals, a turn's messages, a
+// lineage) is costed as assumedRows of them.
 const (
 	complexityLimit = 50_000
 
@@ -34,16 +36,16 @@ const (
 	// costLineage: a recursive lineage statement (fork tree, ancestors):
 	// 8-120 ms on the 10,000-session tree of docs/performance.md.
 	costLineage = 2_500
-	// costCompare: both sessions' chains and their turns, up to
-	// sessionread.MaxTurnListBytes of messages.
-	costCompare = 2_500
-	// costGit: one read of a checkout's changed files (a snapshot of its
-	// files and a git diff): 3-6 ms a worktree, 15-20 ms the first of a
-	// repository (then cached for 2 s; a request may ask for many).
-	costGit = 200
+	// costGit: one read of a worktree's changed files (a snapshot of its
+	// files: git status, the trees, a git diff): 6-9 ms alone on 1,000
+	// files, 9-13 ms each when a request reads many at once, 20 ms the
+	// first since tuttid started; kept 2 s, but a request may reach many
+	// worktrees.
+	costGit = 800
 	// costGitSmall: a one-process git read (a checkout's branch, a diff of
-	// two commits' files, kept once read): 2-3 ms.
-	costGitSmall = 125
+	// two commits' files, kept once read): 2-3 ms, 4-5 ms the first of a
+	// checkout since tuttid started.
+	costGitSmall = 180
 	// costPatch: a patch besides the files (git diff's text, up to its
 	// bound): 10-15 ms more.
 	costPatch = 600
@@ -51,8 +53,14 @@ const (
 	// turns, checks without output, the queue): 1.5-2 ms.
 	costView = 100
 	// costCheck: a check's row whole, its 64 KiB of output read and
-	// encoded: about 1 ms.
-	costCheck = 50
+	// encoded: 1-1.3 ms.
+	costCheck = 65
+	// The bytes a page of messages may carry, read and encoded (12-16 ms a
+	// MiB): a page of messages (8 MiB), of turns with their messages
+	// (4 MiB), an unpaged turns list and a comparison (16 MiB).
+	costMessagePage = 6_000
+	costTurnPage    = 3_000
+	costTurnList    = 12_000
 	// costCodex: a call to Codex (its account, models, rate limits).
 	costCodex = 100
 	// costMutation: any mutation: it writes, and may start a fork, a turn,
@@ -66,64 +74,107 @@ const (
 	maxBranches = explore.MaxBranches
 )
 
+// textMark is the cost of a message's text or item (Message.text,
+// content) until the page it is in is known: its size is bounded by its
+// page's bytes, not by itself (one reply may be megabytes). Each page
+// (and each root field, for a message outside any) turns the marks in its
+// rows into its bytes' cost, once: a page of 500 small messages costs its
+// bytes' bound, not 500 times it. A mark is far above any other cost, so
+// a child's complexity is plain + k marks.
+const textMark = 1 << 24
+
+// withText splits a child's complexity into its plain cost and the count
+// of text fields it holds.
+func withText(child int) (plain, texts int) { return child % textMark, child / textMark }
+
+// keepText is a list of n rows of child: the plain cost n times, the text
+// marks kept for the page above.
+func keepText(n, child int) int {
+	plain, texts := withText(child)
+	return n*plain + texts*textMark
+}
+
+// page is n rows of child in a page whose text is bounded by bytes.
+func page(n, child, bytes int) int {
+	plain, texts := withText(child)
+	if texts > 0 {
+		return n*plain + bytes
+	}
+	return n * plain
+}
+
 // fieldCosts prices every field the limit should see (see above); the
 // others cost gqlgen's default, 1 plus their children.
 func fieldCosts() generated.ComplexityRoot {
 	var c generated.ComplexityRoot
-	// Every mutation first, whatever its arguments.
-	setAll(&c.Mutation, costMutation)
+	// Every mutation first, whatever its arguments; a message it answers
+	// costs a page of them.
+	setAll(&c.Mutation, func(child int) int { return costMutation + page(1, child, costMessagePage) })
 
-	connection := func(childComplexity int, first *int, _ *string, last *int, _ *string) int {
-		n := defaultPage
-		if first != nil {
-			n = *first
-		} else if last != nil {
-			n = *last
+	size := func(first, last *int) int {
+		switch {
+		case first != nil:
+			return *first
+		case last != nil:
+			return *last
 		}
-		return costRows + n*childComplexity
+		return defaultPage
 	}
 	list := func(each int) func(int) int {
-		return func(child int) int { return costRows + each*child }
+		return func(child int) int { return costRows + keepText(each, child) }
 	}
-	plus := func(cost int) func(int) int {
-		return func(child int) int { return cost + child }
+	root := func(cost int) func(int) int {
+		return func(child int) int { return cost + page(1, child, costMessagePage) }
 	}
 
-	c.Query.Workspace = func(child int, _ string) int { return costRow + child }
-	c.Query.Workspaces = list(assumedRows)
-	c.Query.Session = func(child int, _, _ string) int { return costRow + child }
-	c.Query.Exploration = func(child int, _, _, _ string) int { return costView + child }
-	c.Query.ForkTree = func(child int, _, _ string) int { return costLineage + assumedRows*child }
-	c.Query.CompareSessions = func(child int, _, _, _ string) int { return costCompare + child }
-	c.Query.CodexAccount = plus(costCodex)
+	c.Query.Workspace = func(child int, _ string) int { return root(costRow)(child) }
+	c.Query.Workspaces = func(child int) int { return costRows + page(assumedRows, child, costMessagePage) }
+	c.Query.Session = func(child int, _, _ string) int { return root(costRow)(child) }
+	c.Query.Exploration = func(child int, _, _, _ string) int { return root(costView)(child) }
+	c.Query.ForkTree = func(child int, _, _ string) int { return costLineage + page(assumedRows, child, costMessagePage) }
+	// Both chains (a lineage read) and their turns, the messages up to
+	// sessionread.MaxTurnListBytes.
+	c.Query.CompareSessions = func(child int, _, _, _ string) int { return costLineage + page(1, child, costTurnList) }
+	c.Query.CodexAccount = root(costCodex)
 	c.Query.Models = func(child int) int { return costCodex + assumedRows*child }
-	c.Query.RateLimits = plus(costCodex)
+	c.Query.RateLimits = root(costCodex)
+	c.Subscription.Activity = func(child int, _ string, _ *string, _ *int64) int { return root(costRow)(child) }
 
-	c.Workspace.Sessions = func(child int, first *int, after *string, last *int, before *string, _, _ *bool) int {
-		return connection(child, first, after, last, before)
+	c.Workspace.Sessions = func(child int, first *int, _ *string, last *int, _ *string, _, _ *bool) int {
+		return costRows + keepText(size(first, last), child)
 	}
 	c.Workspace.UnavailableSessions = list(assumedRows)
 
-	c.AgentSession.Messages = connection
-	c.AgentSession.TurnConnection = connection
-	// An unpaged turns list is costed as a default page: what it answers
-	// is bounded when it runs (sessionread.MaxTurnList, MaxTurnListBytes).
-	c.AgentSession.Turns = connection
+	c.AgentSession.Messages = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return costRows + page(size(first, last), child, costMessagePage)
+	}
+	c.AgentSession.TurnConnection = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return costRows + page(size(first, last), child, costTurnPage)
+	}
+	// An unpaged turns list: costed as a default page of turns, and its
+	// bytes' bound (sessionread.MaxTurnList, MaxTurnListBytes).
+	c.AgentSession.Turns = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return costRows + page(size(first, last), child, costTurnList)
+	}
 	c.AgentSession.Children = list(assumedRows)
-	c.AgentSession.Ancestors = func(child int) int { return costLineage + assumedRows*child }
-	c.AgentSession.ForkTree = func(child int) int { return costLineage + assumedRows*child }
+	c.AgentSession.Ancestors = func(child int) int { return costLineage + keepText(assumedRows, child) }
+	c.AgentSession.ForkTree = func(child int) int { return costLineage + keepText(assumedRows, child) }
 	c.AgentSession.ForkPoints = list(assumedRows)
 	c.AgentSession.Approvals = list(assumedRows)
 	c.AgentSession.PendingApprovals = list(assumedRows)
-	c.AgentSession.Explorations = func(child int) int { return costView + explore.MaxListed*(costView/2+child) }
-	c.AgentSession.Exploration = plus(costRow + costView)
+	c.AgentSession.Explorations = func(child int) int {
+		return costView + keepText(explore.MaxListed, child) + explore.MaxListed*costView/2
+	}
+	c.AgentSession.Exploration = func(child int) int { return costRow + costView + child }
 
-	c.Turn.Messages = func(child int) int { return assumedRows * child }
-	c.Turn.Diff = plus(costGitSmall)
-	c.SessionCode.Changes = plus(costGit)
-	c.SessionCode.Branch = plus(costGitSmall)
-	c.CodeDiff.Patch = plus(costPatch)
-	c.SessionComparison.Code = plus(3 * costGit)
+	c.Message.Text = func(int) int { return textMark }
+	c.Message.Content = func(int) int { return textMark }
+	c.Turn.Messages = func(child int) int { return keepText(assumedRows, child) }
+	c.Turn.Diff = func(child int) int { return costGitSmall + child }
+	c.SessionCode.Changes = func(child int) int { return costGit + child }
+	c.SessionCode.Branch = func(child int) int { return costGitSmall + child }
+	c.CodeDiff.Patch = func(child int) int { return costPatch + child }
+	c.SessionComparison.Code = func(child int) int { return 3*costGit + child }
 	c.SessionComparison.SharedTurns = list(assumedRows)
 	c.SessionComparison.AOnly = list(assumedRows)
 	c.SessionComparison.BOnly = list(assumedRows)
@@ -131,26 +182,27 @@ func fieldCosts() generated.ComplexityRoot {
 	// The branches' changes and ranks are read once a view, from every
 	// branch's worktree (explore.View.Stand); each field that needs them is
 	// costed as that read's share, so that asking several over-counts.
-	c.Exploration.Branches = func(child int) int { return maxBranches * child }
-	c.Exploration.Ranking = func(child int) int { return maxBranches * (costGit + child) }
-	c.Exploration.Winner = plus(costGit)
-	c.ExplorationBranch.Rank = plus(costGit)
-	c.ExplorationBranch.FilesChanged = plus(costGit)
-	c.ExplorationBranch.LinesAdded = plus(costGit)
-	c.ExplorationBranch.LinesDeleted = plus(costGit)
-	c.ExplorationBranch.Check = plus(costCheck)
-	c.ExplorationBranch.Checks = func(child int) int { return explore.MaxChecksListed * (costCheck + child) }
+	c.Exploration.Branches = func(child int) int { return keepText(maxBranches, child) }
+	c.Exploration.Ranking = func(child int) int { return keepText(maxBranches, child) + maxBranches*costGit }
+	c.ExplorationBranch.Rank = func(child int) int { return costGit + child }
+	c.ExplorationBranch.FilesChanged = func(child int) int { return costGit + child }
+	c.ExplorationBranch.LinesAdded = func(child int) int { return costGit + child }
+	c.ExplorationBranch.LinesDeleted = func(child int) int { return costGit + child }
+	c.ExplorationBranch.Check = func(child int) int { return costCheck + child }
+	c.ExplorationBranch.Checks = func(child int) int {
+		return keepText(explore.MaxChecksListed, child) + explore.MaxChecksListed*costCheck
+	}
 	return c
 }
 
-// setAll sets every func of a ComplexityRoot part (c.Mutation) to cost plus
-// its children, whatever the field's arguments.
-func setAll(part any, cost int) {
+// setAll sets every func of a ComplexityRoot part (c.Mutation) to cost,
+// whatever the field's arguments.
+func setAll(part any, cost func(child int) int) {
 	v := reflect.ValueOf(part).Elem()
 	for i := range v.NumField() {
 		f := v.Field(i)
 		f.Set(reflect.MakeFunc(f.Type(), func(args []reflect.Value) []reflect.Value {
-			return []reflect.Value{reflect.ValueOf(cost + int(args[0].Int()))}
+			return []reflect.Value{reflect.ValueOf(cost(int(args[0].Int())))}
 		}))
 	}
 }

@@ -3473,7 +3473,7 @@ type ExplorationBranch {
   lastTurnStatus: TurnStatus
   "The check of its latest turn that has one; null when none ran."
   check: CheckRun
-  "Every check of its turns, newest first."
+  "The newest checks of its turns (at most 20), newest first."
   checks: [CheckRun!]!
   "The size of its change against the fork point; null when it could not be read."
   filesChanged: Int
