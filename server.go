@@ -117,10 +117,12 @@ func (c serveConfig) run(ctx context.Context, out stdio, args []string) error {
 		// As Jupyter does: opening this address is all a person does.
 		query = "?token=" + url.QueryEscape(tok)
 	}
-	gui := base + "/app/" + query
+	// The token is in the plain ready line only, for the person (and a
+	// script that greps it): never in a log record, which may be shipped
+	// elsewhere.
 	log.Info("tuttid listening", "addr", ln.Addr().String(), "db", store.Redact(*c.db),
-		"gui", gui, "graphiql", base+"/"+query)
-	printReady(out.stderr, gui, *c.db)
+		"gui", base+"/app/", "graphiql", base+"/")
+	printReady(out.stderr, base+"/app/"+query, *c.db)
 	err = srv.Serve(ctx, ln)
 	log.Info("tuttid stopped", "err", err)
 	return err

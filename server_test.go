@@ -75,6 +75,9 @@ func TestServeLogFormats(t *testing.T) {
 					}
 					continue
 				}
+				if strings.Contains(line, testToken) {
+					t.Errorf("a log record carries the token: %q", line)
+				}
 				var rec map[string]any
 				if isJSON := json.Unmarshal([]byte(line), &rec) == nil; isJSON != tc.isJSON {
 					t.Errorf("log line %q: JSON %v, want %v", line, isJSON, tc.isJSON)
