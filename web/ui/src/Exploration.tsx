@@ -19,9 +19,10 @@ import {
   branchApplyText,
   canStop,
   changeText,
+  checkDetail,
   checkText,
   comparable,
-  durationText,
+  noCheckText,
   ranked,
   stateText,
   usageText,
@@ -83,7 +84,7 @@ export const ExplorationView = memo(function ExplorationView(p: Props) {
             ) : (
               "No check command."
             )}{" "}
-            Best first: check passed, then the smaller change, fewer tokens, less time.
+            Best first: a turn that completed with a change{x.checkCommand ? ", then check passed" : ""}, then the smaller change, fewer tokens, less time.
           </Text>
         </div>
         <div className="exploration-actions" role="toolbar" aria-label="Exploration">
@@ -225,8 +226,7 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, o
           <details>
             <summary>
               <span className={`check-result check-${b.check.state.toLowerCase()}`}>{checkText(b.check)}</span>
-              {b.check.exitCode != null && <span className="muted"> · exit {b.check.exitCode}</span>}
-              {b.check.durationMs != null && <span className="muted"> · {durationText(b.check.durationMs)}</span>}
+              {checkDetail(b.check) && <span className="muted"> · {checkDetail(b.check)}</span>}
             </summary>
             <pre className="output" aria-label={`Check output of ${b.name}`}>
               {b.check.outputTruncated ? "… (earlier output cut)\n" : ""}
@@ -234,7 +234,7 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, o
             </pre>
           </details>
         ) : (
-          <span className="muted">{hasCheck ? "Check not run yet" : "No check"}</span>
+          <span className="muted">{noCheckText(b, hasCheck)}</span>
         )}
       </div>
       <div className="small" data-testid="branch-change">

@@ -1,6 +1,21 @@
 import { describe, expect, it } from "vitest";
 import type { ExplorationBranchFieldsFragment } from "../gql/graphql";
-import { applyBlock, archiveBlock, branchApplyOutcome, branchApplyText, changeText, checkText, comparable, durationText, ranked, sessionIds, stateText, usageText } from "./exploration";
+import {
+  applyBlock,
+  archiveBlock,
+  branchApplyOutcome,
+  branchApplyText,
+  changeText,
+  checkDetail,
+  checkText,
+  comparable,
+  durationText,
+  noCheckText,
+  ranked,
+  sessionIds,
+  stateText,
+  usageText,
+} from "./exploration";
 
 const branch = (name: string, more: Partial<ExplorationBranchFieldsFragment> = {}): ExplorationBranchFieldsFragment => ({
   name,
@@ -56,12 +71,19 @@ describe("the words", () => {
     expect(checkText({ state: "TIMED_OUT" })).toBe("Check timed out");
     expect(checkText({ state: "RUNNING" })).toBe("Check running");
     expect(checkText(null)).toBe("No check");
+    expect(checkDetail({ state: "FAILED", exitCode: 3, durationMs: 12000 })).toBe("exit 3 · took 12 s");
+    expect(checkDetail({ state: "TIMED_OUT", exitCode: -1, durationMs: 1000 })).toBe("stopped at its time limit · took 1 s");
+    expect(noCheckText({ state: "IDLE", lastTurnStatus: "INTERRUPTED" }, true)).toBe("No check: its turn was stopped");
+    expect(noCheckText({ state: "IDLE", lastTurnStatus: "FAILED" }, true)).toBe("No check: its turn failed");
+    expect(noCheckText({ state: "RUNNING", lastTurnStatus: "IN_PROGRESS" }, true)).toBe("Check runs when its turn ends");
+    expect(noCheckText({ state: "IDLE", lastTurnStatus: "COMPLETED" }, true)).toBe("Check not run yet");
+    expect(noCheckText({ state: "IDLE", lastTurnStatus: "COMPLETED" }, false)).toBe("No check");
   });
   it("sizes and usage", () => {
     expect(changeText(branch("a", { filesChanged: 2, linesAdded: 10, linesDeleted: 3 }))).toBe("2 files, +10 −3");
     expect(changeText(branch("a", { filesChanged: 0 }))).toBe("no changes");
     expect(changeText(branch("a", { filesChanged: null }))).toBe("change not known");
-    expect(usageText(branch("a", { tokensUsed: 12345, durationMs: 65000 }))).toBe("12,345 tokens · 1 min 5 s");
+    expect(usageText(branch("a", { tokensUsed: 12345, durationMs: 65000 }))).toBe("12,345 tokens · turns took 1 min 5 s");
     expect(durationText(850)).toBe("850 ms");
     expect(durationText(120000)).toBe("2 min");
   });

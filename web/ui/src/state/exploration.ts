@@ -73,6 +73,30 @@ export function checkText(c: Pick<CheckRunFieldsFragment, "state"> | null | unde
   }
 }
 
+// noCheckText: why a branch shows no check: none set, its turn still
+// running, its turn stopped or failed (no check runs then), or not yet.
+export function noCheckText(b: Pick<Branch, "state"> & { lastTurnStatus?: Branch["lastTurnStatus"] }, hasCheck: boolean): string {
+  if (!hasCheck) return "No check";
+  if (b.state === "RUNNING" || b.state === "QUEUED" || b.state === "FORKING") return "Check runs when its turn ends";
+  switch (b.lastTurnStatus) {
+    case "INTERRUPTED":
+      return "No check: its turn was stopped";
+    case "FAILED":
+      return "No check: its turn failed";
+  }
+  return "Check not run yet";
+}
+
+// checkDetail: the exit code and time after a check's result, labelled
+// ("exit 3 · took 12 s"); a timed-out check has no exit code of its own.
+export function checkDetail(c: Pick<CheckRunFieldsFragment, "state" | "exitCode" | "durationMs">): string {
+  const parts: string[] = [];
+  if (c.state === "TIMED_OUT") parts.push("stopped at its time limit");
+  else if (c.exitCode != null) parts.push(`exit ${c.exitCode}`);
+  if (c.durationMs != null) parts.push(`took ${durationText(c.durationMs)}`);
+  return parts.join(" · ");
+}
+
 // durationText: "850 ms", "12 s", "3 min 5 s".
 export function durationText(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
@@ -92,9 +116,9 @@ export function changeText(b: Pick<Branch, "filesChanged" | "linesAdded" | "line
 // which cost whole milliseconds a card in Chromium's profile.
 const counts = new Intl.NumberFormat("en-US");
 
-// usageText: "12,345 tokens · 40 s".
+// usageText: "12,345 tokens · turns took 40 s".
 export function usageText(b: Pick<Branch, "tokensUsed" | "durationMs">): string {
-  return `${counts.format(b.tokensUsed)} tokens · ${durationText(b.durationMs)}`;
+  return `${counts.format(b.tokensUsed)} tokens · turns took ${durationText(b.durationMs)}`;
 }
 
 // applyBlock: why Apply to parent cannot run on the branch now, or null.
