@@ -71,8 +71,9 @@ func (s *Service) TurnEnded(_ context.Context, a *ent.AgentSession, t *ent.Turn)
 				}
 			}
 			s.updated(ctx, x)
-			// A turn the person's stop interrupted gets no check.
-			if x.CheckCommand != "" && !stoppedCheck(x, t) {
+			// Only a completed turn gets a check; one the person's stop
+			// ended gets none (checkable).
+			if x.CheckCommand != "" && checkable(x, t) {
 				s.background(func(ctx context.Context) { s.runCheck(ctx, x, a, t.TurnID) })
 			}
 		}

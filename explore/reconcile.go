@@ -119,7 +119,7 @@ func (s *Service) checkMissed(ctx context.Context) {
 			continue
 		}
 		t, err := s.store.Client.Turn.Query().Where(ownTurns(a), turn.StatusNEQ(turn.StatusIN_PROGRESS)).Order(ent.Desc(turn.FieldStartedAt)).First(ctx)
-		if err != nil || stoppedCheck(b.Edges.Exploration, t) {
+		if err != nil || !checkable(b.Edges.Exploration, t) {
 			continue
 		}
 		c, err := s.store.Client.CheckRun.Query().Where(checkrun.AgentSessionID(a.ID), checkrun.TurnID(t.TurnID)).Only(ctx)
@@ -134,6 +134,15 @@ func (s *Service) checkMissed(ctx context.Context) {
 		x := b.Edges.Exploration
 		s.background(func(ctx context.Context) { s.runCheck(ctx, x, a, t.TurnID) })
 	}
+}
+
+// checkable: the turn gets a check. Only a turn that completed: one that
+// failed (the model answered an error) or was interrupted (a crash before
+// the model saw it, the person's stop) did nothing worth checking, and a
+// check of the fork point's files would pass for a branch that did
+// nothing. And not one the person's stop ended (stoppedCheck).
+func checkable(x *ent.Exploration, t *ent.Turn) bool {
+	return t.Status == turn.StatusCOMPLETED && !stoppedCheck(x, t)
 }
 
 // stoppedCheck: the person's stop ended the turn's check, or gave the turn

@@ -14,7 +14,7 @@ import (
 )
 
 const explorationFields = `id state checkCommand lastTurnId
-  branches { name state errorCode errorMessage queuePosition rank winner filesChanged linesAdded linesDeleted tokensUsed durationMs
+  branches { name state errorCode errorMessage queuePosition rank winner filesChanged linesAdded linesDeleted tokensUsed durationMs lastTurnStatus
     session { id providerSessionId } check { state exitCode output turnId } appliedAt toldAt summary }
   ranking { name }
   winner { name }`
@@ -33,6 +33,7 @@ type branchView struct {
 	Winner                                 bool
 	FilesChanged, LinesAdded, LinesDeleted *int
 	TokensUsed, DurationMs                 int64
+	LastTurnStatus                         *string
 	Session                                *struct{ ID, ProviderSessionID string }
 	Check                                  *struct {
 		State    string
@@ -98,7 +99,9 @@ func (h *harness) settledExploration(ws, parent, id string) explorationView {
 			return false
 		}
 		for _, b := range v.Branches {
-			if b.State == "IDLE" && v.CheckCommand != "" && (b.Check == nil || b.Check.State == "RUNNING") {
+			// Only a completed turn gets a check.
+			completed := b.LastTurnStatus != nil && *b.LastTurnStatus == "COMPLETED"
+			if b.State == "IDLE" && v.CheckCommand != "" && completed && (b.Check == nil || b.Check.State == "RUNNING") {
 				return false
 			}
 		}
@@ -408,7 +411,8 @@ func TestExplorationListReadsNoWorktree(t *testing.T) {
 // Codex: the base already passes the check; one branch's model answers
 // HTTP 500 (its turn FAILED, no change, 0 tokens), the other writes a file.
 // The branch that did the work ranks first; the failed one after it, its
-// lastTurnStatus FAILED. Each branch's session has the branch's name.
+// lastTurnStatus FAILED, no check run for it. Each branch's session has
+// the branch's name.
 func TestExploreRanksHowTheTurnEnded(t *testing.T) {
 	h := startServer(t, harnessOpts{})
 	repo := gitRepo(t)
@@ -459,7 +463,12 @@ func TestExploreRanksHowTheTurnEnded(t *testing.T) {
 	if r := out.Exploration.Ranking; len(r) != 2 || r[0].Name != "work" || r[1].Name != "aaa-broken" {
 		t.Errorf("ranking %+v, want work before the branch whose turn failed", r)
 	}
-	if b := x.branch(t, "aaa-broken"); b.Check != nil && b.Check.State == "PASSED" && b.Rank != nil && *b.Rank == 1 {
-		t.Errorf("the branch whose turn failed ranks first: %+v", b)
+	// A turn that failed did nothing worth checking: no check of the fork
+	// point's files passes for it.
+	if b := x.branch(t, "aaa-broken"); b.Check != nil {
+		t.Errorf("the branch whose turn failed got a check: %+v", b.Check)
+	}
+	if b := x.branch(t, "work"); b.Check == nil || b.Check.State != "PASSED" {
+		t.Errorf("work's check = %+v, want PASSED", b.Check)
 	}
 }
