@@ -15,6 +15,7 @@ import { memo, useCallback, useRef, useState } from "react";
 import type { ExplorationBranchFieldsFragment, ExplorationFieldsFragment } from "./gql/graphql";
 import {
   applyBlock,
+  applyRisk,
   archiveBlock,
   branchApplyText,
   canStop,
@@ -24,6 +25,7 @@ import {
   comparable,
   noCheckText,
   ranked,
+  recommendedBranch,
   stateText,
   usageText,
   winnerBlock,
@@ -69,6 +71,7 @@ export const ExplorationView = memo(function ExplorationView(p: Props) {
   const [stopped, setStopped] = useState<StopOutcome | null>(null);
   const block = archiveBlock(x);
   const branches = ranked(x);
+  const recommended = recommendedBranch(x);
   return (
     <section className="exploration" aria-label="Exploration" data-testid="exploration" data-exploration-id={x.id} data-state={x.state}>
       <header className="exploration-head">
@@ -156,7 +159,18 @@ export const ExplorationView = memo(function ExplorationView(p: Props) {
       )}
       <div className="exploration-branches" data-testid="exploration-branches">
         {branches.map((b) => (
-          <BranchCard key={b.name} wsId={p.wsId} b={b} hasCheck={!!x.checkCommand} busy={p.busy} onOpen={onOpen} onMarkWinner={onMarkWinner} onReview={onReview} onApply={onApply} />
+          <BranchCard
+            key={b.name}
+            wsId={p.wsId}
+            b={b}
+            hasCheck={!!x.checkCommand}
+            recommended={recommended === b.name}
+            busy={p.busy}
+            onOpen={onOpen}
+            onMarkWinner={onMarkWinner}
+            onReview={onReview}
+            onApply={onApply}
+          />
         ))}
       </div>
     </section>
@@ -167,6 +181,8 @@ interface CardProps {
   wsId: string;
   b: ExplorationBranchFieldsFragment;
   hasCheck: boolean;
+  // recommended: this branch's Apply is the view's primary action.
+  recommended: boolean;
   busy: boolean;
   onOpen: (sessionId: string) => void;
   onMarkWinner: (name: string | null) => void;
@@ -174,10 +190,17 @@ interface CardProps {
   onApply: (name: string, tell: boolean, again?: boolean) => Promise<BranchApply | null>;
 }
 
-// BranchCard is one branch.
-const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, onMarkWinner, onReview, onApply }: CardProps) {
-  const [tell, setTell] = useState(false);
+// BranchCard is one branch. Apply to parent is a deliberate act: the
+// recommended branch's is the primary button, the others' secondary; a
+// branch whose turn or check did not pass asks first; telling the parent
+// is on unless the person turns it off; once applied it says so.
+const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, recommended, busy, onOpen, onMarkWinner, onReview, onApply }: CardProps) {
+  const [tell, setTell] = useState(true);
   const [outcome, setOutcome] = useState<BranchApply | null>(null);
+  // confirming: the risky apply's question is shown.
+  const [confirming, setConfirming] = useState(false);
+  const risk = applyRisk(b);
+  const applied = !!b.appliedAt || outcome?.kind === "applied";
   const applyWhy = applyBlock(b);
   const winWhy = winnerBlock(b);
   const reviewWhy = reviewBlock(b);
@@ -299,13 +322,25 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, o
         </label>
         <Button
           size="1"
+          variant={recommended && !applied ? "solid" : "soft"}
           data-testid="apply-branch"
+          data-recommended={recommended ? "true" : undefined}
+          data-applied={applied ? "true" : undefined}
           disabled={!!applyWhy}
           {...whileBusy(busy)}
-          title={applyWhy ?? "Merge this branch's changes into the parent's files, as uncommitted changes"}
-          onClick={() => apply(tell && !told, false)}
+          title={
+            applyWhy ??
+            (applied
+              ? "Applied to the parent: applying again brings only what changed since"
+              : "Merge this branch's changes into the parent's files, as uncommitted changes")
+          }
+          onClick={() => {
+            if (busy) return;
+            if (risk || applied) setConfirming(true);
+            else apply(tell && !told, false);
+          }}
         >
-          Apply to parent
+          {applied ? "Applied" : "Apply to parent"}
         </Button>
         {session && (
           <Link
@@ -322,6 +357,27 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, o
           </Link>
         )}
       </div>
+      {confirming && (
+        <div className="apply-outcome bad small" role="alertdialog" aria-label={`Apply ${b.name}?`} data-testid="apply-confirm">
+          {applied ? "This branch was applied to the parent already." : risk} Apply it to the parent anyway?{" "}
+          <Button
+            size="1"
+            color="red"
+            variant="soft"
+            data-testid="apply-anyway"
+            {...whileBusy(busy)}
+            onClick={() => {
+              setConfirming(false);
+              apply(tell && !told, false);
+            }}
+          >
+            Apply anyway
+          </Button>{" "}
+          <Button size="1" variant="soft" onClick={() => setConfirming(false)}>
+            Cancel
+          </Button>
+        </div>
+      )}
       {outcome && (
         <div className={outcome.kind === "conflicts" ? "apply-outcome bad small" : "apply-outcome ok small"} role="status" data-testid="branch-apply-outcome" data-kind={outcome.kind}>
           {branchApplyText(outcome)}
@@ -336,7 +392,7 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, busy, onOpen, o
           )}
         </div>
       )}
-      {(b.appliedAt || told) && (
+      {!outcome && (b.appliedAt || told) && (
         <div className="small muted" data-testid="branch-brought-back">
           {[b.appliedAt && "applied to the parent", told && "the parent was told"].filter(Boolean).join("; ")}
         </div>

@@ -261,10 +261,30 @@ describe("ExplorationView", () => {
     const b = el.querySelector<HTMLElement>('[role="group"][aria-label="b"]')!;
     act(() => button(b, "Mark winner").click());
     expect(onMarkWinner).toHaveBeenCalledWith("b");
-    act(() => [...b.querySelectorAll("label")].find((l) => l.textContent?.trim() === "and tell the parent")!.querySelector("input")!.click());
+    // Telling the parent is part of the action: on unless turned off.
+    expect([...b.querySelectorAll("label")].find((l) => l.textContent?.trim() === "and tell the parent")!.querySelector("input")!.checked).toBe(true);
     await act(async () => button(b, "Apply to parent").click());
     expect(onApply).toHaveBeenCalledWith("b", true, false);
     expect(b.querySelector('[role="status"][data-testid="branch-apply-outcome"]')?.textContent).toContain("The parent was told");
+    // Once applied it says so, once.
+    expect(button(b, "Applied")).toBeTruthy();
+    expect(b.querySelector('[data-testid="branch-brought-back"]')).toBeNull();
+  });
+  it("Apply is deliberate: the recommended branch's is primary, a failed one asks first, and tell can be turned off", async () => {
+    const x = exploration(null); // b passed (rank 1), a's check failed
+    const onApply = vi.fn(async () => ({ kind: "applied" as const, files: 1, told: false, alreadyTold: false, uncertain: false }));
+    const el = view(x, { onApply });
+    const a = el.querySelector<HTMLElement>('[role="group"][aria-label="a"]')!;
+    const b = el.querySelector<HTMLElement>('[role="group"][aria-label="b"]')!;
+    expect(b.querySelector('[data-testid="apply-branch"]')?.getAttribute("data-recommended")).toBe("true");
+    expect(a.querySelector('[data-testid="apply-branch"]')?.getAttribute("data-recommended")).toBeNull();
+    act(() => button(a, "Apply to parent").click());
+    expect(onApply).not.toHaveBeenCalled();
+    expect(a.querySelector('[role="alertdialog"]')?.textContent).toContain("check failed");
+    act(() => [...a.querySelectorAll("label")].find((l) => l.textContent?.trim() === "and tell the parent")!.querySelector("input")!.click());
+    await act(async () => button(a, "Apply anyway").click());
+    expect(onApply).toHaveBeenCalledWith("a", false, false);
+    expect(a.querySelector('[role="alertdialog"]')).toBeNull();
   });
   it("Review asks for the branch's review; a done review shows its text, a running one disables Review", () => {
     const x = exploration(null);

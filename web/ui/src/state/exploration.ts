@@ -121,6 +121,37 @@ export function usageText(b: Pick<Branch, "tokensUsed" | "durationMs">): string 
   return `${counts.format(b.tokensUsed)} tokens · turns took ${durationText(b.durationMs)}`;
 }
 
+// recommendedBranch: the branch whose Apply is the view's primary action:
+// the person's winner, else the first ranked branch whose latest turn
+// completed and whose check (when there is one) passed; null when none.
+export function recommendedBranch(x: Pick<ExplorationFieldsFragment, "branches" | "ranking" | "winner" | "checkCommand">): string | null {
+  if (x.winner) return x.winner.name;
+  const best = ranked(x).find((b) => b.rank != null);
+  if (!best || best.lastTurnStatus !== "COMPLETED" || best.state !== "IDLE") return null;
+  if (x.checkCommand && best.check?.state !== "PASSED") return null;
+  return best.name;
+}
+
+// applyRisk: why applying the branch deserves a second thought (its
+// check did not pass, its turn did not complete), or null.
+export function applyRisk(b: Pick<Branch, "check" | "lastTurnStatus">): string | null {
+  switch (b.lastTurnStatus) {
+    case "FAILED":
+      return "This branch's latest turn failed.";
+    case "INTERRUPTED":
+      return "This branch's latest turn was interrupted.";
+  }
+  switch (b.check?.state) {
+    case "FAILED":
+      return "This branch's check failed.";
+    case "TIMED_OUT":
+      return "This branch's check ran out of time.";
+    case "ERROR":
+      return "This branch's check could not run.";
+  }
+  return null;
+}
+
 // applyBlock: why Apply to parent cannot run on the branch now, or null.
 export function applyBlock(b: Pick<Branch, "state" | "session">): string | null {
   if (!b.session) return "This branch has no session: nothing to apply.";
