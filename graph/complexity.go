@@ -220,7 +220,7 @@ func Complexity(ctx context.Context, query, operationName string, vars map[strin
 	if op == nil {
 		return 0, fmt.Errorf("no operation %q", operationName)
 	}
-	return complexity.Calculate(ctx, es, op, vars), nil
+	return settleText(complexity.Calculate(ctx, es, op, vars)), nil
 }
 
 // ComplexityLimit is the limit an operation's Complexity must not pass.

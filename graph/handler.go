@@ -91,7 +91,7 @@ func NewHandler(cfg HandlerConfig) *handler.Server {
 	srv.SetParserTokenLimit(maxQueryTokens)
 	srv.SetValidationRulesFn(cappedRules)
 	srv.Use(intLiterals{})
-	srv.Use(extension.FixedComplexityLimit(complexityLimit))
+	srv.Use(&complexityLimitExt{limit: complexityLimit})
 	srv.AroundOperations(readAhead)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
