@@ -109,6 +109,11 @@ type Branch struct {
 	// Changes is the size of the branch's files against the fork point;
 	// nil when it could not be read. Set by View.Stand.
 	Changes *Totals
+	// ModelChanged: the branch runs on another model than the explored
+	// session's, so Codex compacted the history first and the branch's
+	// model reads a summary of the conversation, not the conversation
+	// (docs/codex-explore-facts.md).
+	ModelChanged bool
 	// LastTurn is how the branch's latest own turn stands ("" before its
 	// first): part of its standing (rank.go).
 	LastTurn turn.Status
@@ -275,7 +280,13 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 			sessionIDs = append(sessionIDs, b.ChildAgentSessionID)
 		}
 	}
-	sessions, err := s.store.Client.AgentSession.Query().Where(agentsession.IDIn(sessionIDs...)).All(ctx)
+	// The explored sessions too (in the same query): a branch on another
+	// model than its parent's is told a summary (ModelChanged).
+	read := append([]string(nil), sessionIDs...)
+	for _, x := range xs {
+		read = append(read, x.ParentAgentSessionID)
+	}
+	sessions, err := s.store.Client.AgentSession.Query().Where(agentsession.IDIn(read...)).All(ctx)
 	if err != nil {
 		return nil, apperr.Storage(err, "read the branches' sessions")
 	}
@@ -285,9 +296,11 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 	}
 	// The branches' own turns (ownTurns), not the history each inherited:
 	// a branch of a long conversation has thousands.
-	own := make([]predicate.Turn, 0, len(sessions))
-	for _, a := range sessions {
-		own = append(own, ownTurns(a))
+	own := make([]predicate.Turn, 0, len(sessionIDs))
+	for _, id := range sessionIDs {
+		if a := byID[id]; a != nil {
+			own = append(own, ownTurns(a))
+		}
 	}
 	var turns []*ent.Turn
 	if len(own) > 0 {
@@ -328,6 +341,11 @@ func (s *Service) views(ctx context.Context, xs []*ent.Exploration) ([]*View, er
 			Duration: took[row.ChildAgentSessionID], QueuePosition: queue[row.ID]}
 		if b.Session != nil && b.Session.TokenUsage != nil {
 			b.TokensUsed = b.Session.TokenUsage.TotalTokens
+		}
+		if v := byX[row.ExplorationID]; v != nil && b.Session != nil {
+			if parent := byID[v.ParentAgentSessionID]; parent != nil {
+				b.ModelChanged = b.Session.Settings.Model != "" && b.Session.Settings.Model != parent.Settings.Model
+			}
 		}
 		if t := last[row.ChildAgentSessionID]; t != nil {
 			b.LastTurn = t.Status

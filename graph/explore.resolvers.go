@@ -110,6 +110,11 @@ func (r *explorationBranchResolver) LastTurnStatus(ctx context.Context, obj *exp
 	return &obj.LastTurn, nil
 }
 
+// HistorySummarized is the resolver for the historySummarized field.
+func (r *explorationBranchResolver) HistorySummarized(ctx context.Context, obj *explore.Branch) (bool, error) {
+	return obj.ModelChanged, nil
+}
+
 // FilesChanged is the resolver for the filesChanged field.
 func (r *explorationBranchResolver) FilesChanged(ctx context.Context, obj *explore.Branch) (*int, error) {
 	if err := obj.Stand(ctx); err != nil || obj.Changes == nil {

@@ -428,6 +428,7 @@ func TestExploreRanksHowTheTurnEnded(t *testing.T) {
 		"branches": []any{
 			map[string]any{"name": "aaa-broken", "settings": map[string]any{"model": "mock-broken"}},
 			map[string]any{"name": "work", "settings": map[string]any{"model": "mock-work"}},
+			map[string]any{"name": "same-model"},
 		}})
 	if len(errs) > 0 {
 		t.Fatalf("exploreSession: %+v", errs)
@@ -436,16 +437,17 @@ func TestExploreRanksHowTheTurnEnded(t *testing.T) {
 	var out struct {
 		Exploration struct {
 			Branches []struct {
-				Name           string
-				Rank           *int
-				LastTurnStatus *string
-				Session        struct{ DisplayTitle string }
+				Name              string
+				Rank              *int
+				LastTurnStatus    *string
+				HistorySummarized bool
+				Session           struct{ DisplayTitle string }
 			}
 			Ranking []struct{ Name string }
 		}
 	}
 	h.must(`query($ws: ID!, $s: ID!, $x: ID!) { exploration(workspaceId: $ws, agentSessionId: $s, explorationId: $x) {
-	  branches { name rank lastTurnStatus session { displayTitle } } ranking { name } } }`,
+	  branches { name rank lastTurnStatus historySummarized session { displayTitle } } ranking { name } } }`,
 		map[string]any{"ws": ws, "s": parent.ID, "x": x.ID}, &out)
 	got := map[string]string{}
 	for _, b := range out.Exploration.Branches {
@@ -456,12 +458,20 @@ func TestExploreRanksHowTheTurnEnded(t *testing.T) {
 		if b.LastTurnStatus != nil {
 			got[b.Name] = *b.LastTurnStatus
 		}
+		// Issue 43.4: a branch on another model than the parent's reads a
+		// summary of the history (Codex compacts it first); one on the
+		// parent's model does not.
+		if want := b.Name != "same-model"; b.HistorySummarized != want {
+			t.Errorf("branch %s's historySummarized = %v, want %v", b.Name, b.HistorySummarized, want)
+		}
 	}
 	if got["aaa-broken"] != "FAILED" || got["work"] != "COMPLETED" {
 		t.Errorf("lastTurnStatus = %v, want aaa-broken FAILED, work COMPLETED", got)
 	}
-	if r := out.Exploration.Ranking; len(r) != 2 || r[0].Name != "work" || r[1].Name != "aaa-broken" {
-		t.Errorf("ranking %+v, want work before the branch whose turn failed", r)
+	// work did the work; same-model completed with no change; the branch
+	// whose turn failed comes last.
+	if r := out.Exploration.Ranking; len(r) != 3 || r[0].Name != "work" || r[1].Name != "same-model" || r[2].Name != "aaa-broken" {
+		t.Errorf("ranking %+v, want work, same-model, then the branch whose turn failed", r)
 	}
 	// A turn that failed did nothing worth checking: no check of the fork
 	// point's files passes for it.

@@ -266,28 +266,29 @@ type ComplexityRoot struct {
 	}
 
 	ExplorationBranch struct {
-		AppliedAt      func(childComplexity int) int
-		Check          func(childComplexity int) int
-		Checks         func(childComplexity int) int
-		DurationMs     func(childComplexity int) int
-		ErrorCode      func(childComplexity int) int
-		ErrorMessage   func(childComplexity int) int
-		FilesChanged   func(childComplexity int) int
-		LastTurnStatus func(childComplexity int) int
-		LinesAdded     func(childComplexity int) int
-		LinesDeleted   func(childComplexity int) int
-		Name           func(childComplexity int) int
-		Prompt         func(childComplexity int) int
-		QueuePosition  func(childComplexity int) int
-		Rank           func(childComplexity int) int
-		Review         func(childComplexity int) int
-		Session        func(childComplexity int) int
-		State          func(childComplexity int) int
-		Summary        func(childComplexity int) int
-		SummaryState   func(childComplexity int) int
-		TokensUsed     func(childComplexity int) int
-		ToldAt         func(childComplexity int) int
-		Winner         func(childComplexity int) int
+		AppliedAt         func(childComplexity int) int
+		Check             func(childComplexity int) int
+		Checks            func(childComplexity int) int
+		DurationMs        func(childComplexity int) int
+		ErrorCode         func(childComplexity int) int
+		ErrorMessage      func(childComplexity int) int
+		FilesChanged      func(childComplexity int) int
+		HistorySummarized func(childComplexity int) int
+		LastTurnStatus    func(childComplexity int) int
+		LinesAdded        func(childComplexity int) int
+		LinesDeleted      func(childComplexity int) int
+		Name              func(childComplexity int) int
+		Prompt            func(childComplexity int) int
+		QueuePosition     func(childComplexity int) int
+		Rank              func(childComplexity int) int
+		Review            func(childComplexity int) int
+		Session           func(childComplexity int) int
+		State             func(childComplexity int) int
+		Summary           func(childComplexity int) int
+		SummaryState      func(childComplexity int) int
+		TokensUsed        func(childComplexity int) int
+		ToldAt            func(childComplexity int) int
+		Winner            func(childComplexity int) int
 	}
 
 	ExplorationBranchFailure struct {
@@ -571,6 +572,7 @@ type ExplorationBranchResolver interface {
 	Prompt(ctx context.Context, obj *explore.Branch) (string, error)
 	Rank(ctx context.Context, obj *explore.Branch) (*int, error)
 	LastTurnStatus(ctx context.Context, obj *explore.Branch) (*turn.Status, error)
+	HistorySummarized(ctx context.Context, obj *explore.Branch) (bool, error)
 
 	FilesChanged(ctx context.Context, obj *explore.Branch) (*int, error)
 	LinesAdded(ctx context.Context, obj *explore.Branch) (*int, error)
@@ -1616,6 +1618,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ExplorationBranch.FilesChanged(childComplexity), true
+	case "ExplorationBranch.historySummarized":
+		if e.ComplexityRoot.ExplorationBranch.HistorySummarized == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExplorationBranch.HistorySummarized(childComplexity), true
 	case "ExplorationBranch.lastTurnStatus":
 		if e.ComplexityRoot.ExplorationBranch.LastTurnStatus == nil {
 			break
@@ -3471,6 +3479,14 @@ type ExplorationBranch {
   rank: Int
   "How its latest own turn stands (IN_PROGRESS while it runs); null before its first turn."
   lastTurnStatus: TurnStatus
+  """
+  true when it runs on another model than the explored session's: Codex
+  then compacts the history on the explored session's model first, and the
+  branch's model reads a summary of the conversation, not the
+  conversation itself (a comparison of models compares a verbatim history
+  with a summary of it).
+  """
+  historySummarized: Boolean!
   "The check of its latest turn that has one; null when none ran."
   check: CheckRun
   "The newest checks of its turns (at most 20), newest first."
@@ -4590,6 +4606,8 @@ func (ec *executionContext) childFields_ExplorationBranch(ctx context.Context, f
 		return ec.fieldContext_ExplorationBranch_rank(ctx, field)
 	case "lastTurnStatus":
 		return ec.fieldContext_ExplorationBranch_lastTurnStatus(ctx, field)
+	case "historySummarized":
+		return ec.fieldContext_ExplorationBranch_historySummarized(ctx, field)
 	case "check":
 		return ec.fieldContext_ExplorationBranch_check(ctx, field)
 	case "checks":
@@ -9716,6 +9734,29 @@ func (ec *executionContext) _ExplorationBranch_lastTurnStatus(ctx context.Contex
 }
 func (ec *executionContext) fieldContext_ExplorationBranch_lastTurnStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "TurnStatus")
+}
+
+func (ec *executionContext) _ExplorationBranch_historySummarized(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExplorationBranch_historySummarized(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExplorationBranch().HistorySummarized(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExplorationBranch_historySummarized(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExplorationBranch", field, true, true, "Boolean")
 }
 
 func (ec *executionContext) _ExplorationBranch_check(ctx context.Context, field graphql.CollectedField, obj *explore.Branch) (ret graphql.Marshaler) {
@@ -17762,6 +17803,12 @@ func (ec *executionContext) _ExplorationBranch(ctx context.Context, sel ast.Sele
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ExplorationBranch_lastTurnStatus(ctx, field, obj)
+				})
+		case "historySummarized":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ExplorationBranch_historySummarized(ctx, field, obj)
 				})
 		case "check":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,

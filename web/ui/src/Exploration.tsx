@@ -26,6 +26,7 @@ import {
   noCheckText,
   ranked,
   recommendedBranch,
+  settingsText,
   stateText,
   usageText,
   winnerBlock,
@@ -238,6 +239,14 @@ const BranchCard = memo(function BranchCard({ wsId, b, hasCheck, recommended, bu
       <div className={`branch-state small state-${b.state.toLowerCase()}`} data-testid="branch-state">
         {stateText(b)}
       </div>
+      <div className="small muted" data-testid="branch-settings">
+        {settingsText(b.session?.settings)}
+      </div>
+      {b.historySummarized && (
+        <div className="small" role="note" data-testid="branch-summarized" title="Codex compacts the history when a fork changes model">
+          On another model than the explored session: it read a summary of the conversation, not the conversation.
+        </div>
+      )}
       {b.state === "FAILED" && (
         <div className="turn-error small" role="note" data-testid="branch-error">
           {b.errorMessage}

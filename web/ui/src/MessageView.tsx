@@ -100,6 +100,14 @@ function Body({ m, streams }: { m: MessageFieldsFragment; streams?: ReadonlyMap<
     }
     case "webSearch":
       return <div className="msg-text">Web search: {str(c.query) || m.text}</div>;
+    case "contextCompaction":
+      // Codex replaced the history the model sees with a summary of it (a
+      // fork or branch onto another model does this before its first turn).
+      return (
+        <div className="msg-text muted" data-testid="context-compaction">
+          Codex summarized the conversation so far: from here the model reads that summary, not the messages above.
+        </div>
+      );
     case "mcpToolCall":
     case "dynamicToolCall": {
       const result = c.result ?? c.error ?? c.contentItems;
@@ -130,6 +138,7 @@ const labels: Record<string, string> = {
   plan: "Plan",
   tool: "Tool",
   file_change: "File change",
+  context_compaction: "Codex",
 };
 
 export function MessageView({ m, streams }: { m: MessageFieldsFragment; streams?: ReadonlyMap<string, string> }) {

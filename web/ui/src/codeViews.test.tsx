@@ -9,6 +9,7 @@ import { CodeChanges } from "./CodeChanges";
 import { CompareView } from "./Compare";
 import { Conversation } from "./Conversation";
 import { ForkDialog } from "./ForkDialog";
+import { MessageView } from "./MessageView";
 import type { ComparisonFragment, FileChangeFieldsFragment, SessionCodeFieldsFragment, SessionHeadFragment, TurnWithMessagesFragment } from "./gql/graphql";
 
 // render returns the markup as a document to query.
@@ -166,5 +167,17 @@ describe("CompareView", () => {
   it("has no Code region without code", () => {
     const d = render(<CompareView cmp={cmp(false)} onOpen={none} onClose={none} />);
     expect(d.querySelector('section[aria-label="Code"]')).toBeNull();
+  });
+});
+
+describe("MessageView", () => {
+  it("shows Codex's context compaction as a sentence, not a raw item", () => {
+    const d = render(
+      <MessageView
+        m={{ id: "m1", turnId: "t1", role: "context_compaction", kind: "contextCompaction", text: "", content: { type: "contextCompaction" }, status: "completed", version: 1, createdAt: "" }}
+      />,
+    );
+    expect(d.querySelector('[data-testid="context-compaction"]')?.textContent).toContain("summarized the conversation so far");
+    expect(d.querySelector("details.raw")).toBeNull();
   });
 });

@@ -13,6 +13,7 @@ import {
   noCheckText,
   ranked,
   sessionIds,
+  settingsText,
   stateText,
   usageText,
 } from "./exploration";
@@ -24,7 +25,8 @@ const branch = (name: string, more: Partial<ExplorationBranchFieldsFragment> = {
   errorMessage: null,
   queuePosition: null,
   lastTurnStatus: "COMPLETED",
-  session: { id: `s-${name}`, displayTitle: name },
+  session: { id: `s-${name}`, displayTitle: name, settings: { model: null, reasoningEffort: null, permissionModeId: null } },
+  historySummarized: false,
   prompt: "p",
   rank: null,
   check: null,
@@ -71,6 +73,8 @@ describe("the words", () => {
     expect(checkText({ state: "TIMED_OUT" })).toBe("Check timed out");
     expect(checkText({ state: "RUNNING" })).toBe("Check running");
     expect(checkText(null)).toBe("No check");
+    expect(settingsText({ model: "gpt-5", reasoningEffort: "high", permissionModeId: "read-only" })).toBe("gpt-5 · high effort · read-only");
+    expect(settingsText(null)).toBe("default model · default effort · workspace-write");
     expect(checkDetail({ state: "FAILED", exitCode: 3, durationMs: 12000 })).toBe("exit 3 · took 12 s");
     expect(checkDetail({ state: "TIMED_OUT", exitCode: -1, durationMs: 1000 })).toBe("stopped at its time limit · took 1 s");
     expect(noCheckText({ state: "IDLE", lastTurnStatus: "INTERRUPTED" }, true)).toBe("No check: its turn was stopped");

@@ -97,6 +97,12 @@ export function checkDetail(c: Pick<CheckRunFieldsFragment, "state" | "exitCode"
   return parts.join(" · ");
 }
 
+// settingsText: the branch's model, effort and permissions
+// ("gpt-5 · high · workspace-write"); Codex's defaults where unset.
+export function settingsText(s: { model?: string | null; reasoningEffort?: string | null; permissionModeId?: string | null } | null | undefined): string {
+  return [s?.model || "default model", s?.reasoningEffort ? `${s.reasoningEffort} effort` : "default effort", s?.permissionModeId || "workspace-write"].join(" · ");
+}
+
 // durationText: "850 ms", "12 s", "3 min 5 s".
 export function durationText(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
