@@ -136,12 +136,20 @@ func (s *Service) turnCheckpoint(ctx context.Context, a *ent.AgentSession, turnI
 // else the session's start.
 func (s *Service) previousCheckpoint(ctx context.Context, sessionID, turnID string, row *ent.SessionCode) (string, error) {
 	q := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), turn.CheckpointCommitNEQ(""), turn.TurnIDNEQ(turnID))
+	var this *ent.Turn
 	if t, err := s.store.Client.Turn.Query().Where(turn.AgentSessionID(sessionID), turn.TurnID(turnID)).Only(ctx); err == nil {
+		this = t
 		q = q.Where(turn.Or(turn.StartedAtLT(t.StartedAt), turn.And(turn.StartedAtEQ(t.StartedAt), turn.IDLT(t.ID))))
 	} else if !ent.IsNotFound(err) {
 		return "", fmt.Errorf("read the turn: %w", err)
 	}
 	prev, err := q.Order(turn.ByStartedAt(entsql.OrderDesc()), turn.ByID(entsql.OrderDesc())).First(ctx)
+	// An apply into the session between the previous turn and this one:
+	// this turn's diff starts from the files it left (markAppliedTo).
+	if row != nil && row.AppliedToAt != nil && row.AppliedToCommit != "" && this != nil && row.AppliedToAt.Before(this.StartedAt) &&
+		(err != nil || prev.StartedAt.Before(*row.AppliedToAt)) && (err == nil || ent.IsNotFound(err)) {
+		return row.AppliedToCommit, nil
+	}
 	switch {
 	case err == nil:
 		return prev.CheckpointCommit, nil

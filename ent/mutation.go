@@ -10621,33 +10621,35 @@ func (m *MessageMutation) ResetEdge(name string) error {
 // SessionCodeMutation represents an operation that mutates the SessionCode nodes in the graph.
 type SessionCodeMutation struct {
 	config
-	op               Op
-	typ              string
-	id               *int
-	workspace_id     *string
-	mode             *sessioncode.Mode
-	repository_root  *string
-	common_dir       *string
-	worktree_path    *string
-	worktree_present *bool
-	branch           *string
-	base_commit      *string
-	base_head        *string
-	base_at          *time.Time
-	start_commit     *string
-	applied_commit   *string
-	archive_commit   *string
-	setup_output     *string
-	port_base        *int
-	addport_base     *int
-	created_at       *time.Time
-	updated_at       *time.Time
-	clearedFields    map[string]struct{}
-	session          *string
-	clearedsession   bool
-	done             bool
-	oldValue         func(context.Context) (*SessionCode, error)
-	predicates       []predicate.SessionCode
+	op                Op
+	typ               string
+	id                *int
+	workspace_id      *string
+	mode              *sessioncode.Mode
+	repository_root   *string
+	common_dir        *string
+	worktree_path     *string
+	worktree_present  *bool
+	branch            *string
+	base_commit       *string
+	base_head         *string
+	base_at           *time.Time
+	start_commit      *string
+	applied_commit    *string
+	applied_to_commit *string
+	applied_to_at     *time.Time
+	archive_commit    *string
+	setup_output      *string
+	port_base         *int
+	addport_base      *int
+	created_at        *time.Time
+	updated_at        *time.Time
+	clearedFields     map[string]struct{}
+	session           *string
+	clearedsession    bool
+	done              bool
+	oldValue          func(context.Context) (*SessionCode, error)
+	predicates        []predicate.SessionCode
 }
 
 var _ ent.Mutation = (*SessionCodeMutation)(nil)
@@ -11229,6 +11231,91 @@ func (m *SessionCodeMutation) ResetAppliedCommit() {
 	m.applied_commit = nil
 }
 
+// SetAppliedToCommit sets the "applied_to_commit" field.
+func (m *SessionCodeMutation) SetAppliedToCommit(s string) {
+	m.applied_to_commit = &s
+}
+
+// AppliedToCommit returns the value of the "applied_to_commit" field in the mutation.
+func (m *SessionCodeMutation) AppliedToCommit() (r string, exists bool) {
+	v := m.applied_to_commit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAppliedToCommit returns the old "applied_to_commit" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldAppliedToCommit(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAppliedToCommit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAppliedToCommit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAppliedToCommit: %w", err)
+	}
+	return oldValue.AppliedToCommit, nil
+}
+
+// ResetAppliedToCommit resets all changes to the "applied_to_commit" field.
+func (m *SessionCodeMutation) ResetAppliedToCommit() {
+	m.applied_to_commit = nil
+}
+
+// SetAppliedToAt sets the "applied_to_at" field.
+func (m *SessionCodeMutation) SetAppliedToAt(t time.Time) {
+	m.applied_to_at = &t
+}
+
+// AppliedToAt returns the value of the "applied_to_at" field in the mutation.
+func (m *SessionCodeMutation) AppliedToAt() (r time.Time, exists bool) {
+	v := m.applied_to_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAppliedToAt returns the old "applied_to_at" field's value of the SessionCode entity.
+// If the SessionCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionCodeMutation) OldAppliedToAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAppliedToAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAppliedToAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAppliedToAt: %w", err)
+	}
+	return oldValue.AppliedToAt, nil
+}
+
+// ClearAppliedToAt clears the value of the "applied_to_at" field.
+func (m *SessionCodeMutation) ClearAppliedToAt() {
+	m.applied_to_at = nil
+	m.clearedFields[sessioncode.FieldAppliedToAt] = struct{}{}
+}
+
+// AppliedToAtCleared returns if the "applied_to_at" field was cleared in this mutation.
+func (m *SessionCodeMutation) AppliedToAtCleared() bool {
+	_, ok := m.clearedFields[sessioncode.FieldAppliedToAt]
+	return ok
+}
+
+// ResetAppliedToAt resets all changes to the "applied_to_at" field.
+func (m *SessionCodeMutation) ResetAppliedToAt() {
+	m.applied_to_at = nil
+	delete(m.clearedFields, sessioncode.FieldAppliedToAt)
+}
+
 // SetArchiveCommit sets the "archive_commit" field.
 func (m *SessionCodeMutation) SetArchiveCommit(s string) {
 	m.archive_commit = &s
@@ -11503,7 +11590,7 @@ func (m *SessionCodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SessionCodeMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 20)
 	if m.session != nil {
 		fields = append(fields, sessioncode.FieldAgentSessionID)
 	}
@@ -11542,6 +11629,12 @@ func (m *SessionCodeMutation) Fields() []string {
 	}
 	if m.applied_commit != nil {
 		fields = append(fields, sessioncode.FieldAppliedCommit)
+	}
+	if m.applied_to_commit != nil {
+		fields = append(fields, sessioncode.FieldAppliedToCommit)
+	}
+	if m.applied_to_at != nil {
+		fields = append(fields, sessioncode.FieldAppliedToAt)
 	}
 	if m.archive_commit != nil {
 		fields = append(fields, sessioncode.FieldArchiveCommit)
@@ -11592,6 +11685,10 @@ func (m *SessionCodeMutation) Field(name string) (ent.Value, bool) {
 		return m.StartCommit()
 	case sessioncode.FieldAppliedCommit:
 		return m.AppliedCommit()
+	case sessioncode.FieldAppliedToCommit:
+		return m.AppliedToCommit()
+	case sessioncode.FieldAppliedToAt:
+		return m.AppliedToAt()
 	case sessioncode.FieldArchiveCommit:
 		return m.ArchiveCommit()
 	case sessioncode.FieldSetupOutput:
@@ -11637,6 +11734,10 @@ func (m *SessionCodeMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldStartCommit(ctx)
 	case sessioncode.FieldAppliedCommit:
 		return m.OldAppliedCommit(ctx)
+	case sessioncode.FieldAppliedToCommit:
+		return m.OldAppliedToCommit(ctx)
+	case sessioncode.FieldAppliedToAt:
+		return m.OldAppliedToAt(ctx)
 	case sessioncode.FieldArchiveCommit:
 		return m.OldArchiveCommit(ctx)
 	case sessioncode.FieldSetupOutput:
@@ -11747,6 +11848,20 @@ func (m *SessionCodeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAppliedCommit(v)
 		return nil
+	case sessioncode.FieldAppliedToCommit:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAppliedToCommit(v)
+		return nil
+	case sessioncode.FieldAppliedToAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAppliedToAt(v)
+		return nil
 	case sessioncode.FieldArchiveCommit:
 		v, ok := value.(string)
 		if !ok {
@@ -11830,6 +11945,9 @@ func (m *SessionCodeMutation) ClearedFields() []string {
 	if m.FieldCleared(sessioncode.FieldBaseAt) {
 		fields = append(fields, sessioncode.FieldBaseAt)
 	}
+	if m.FieldCleared(sessioncode.FieldAppliedToAt) {
+		fields = append(fields, sessioncode.FieldAppliedToAt)
+	}
 	return fields
 }
 
@@ -11846,6 +11964,9 @@ func (m *SessionCodeMutation) ClearField(name string) error {
 	switch name {
 	case sessioncode.FieldBaseAt:
 		m.ClearBaseAt()
+		return nil
+	case sessioncode.FieldAppliedToAt:
+		m.ClearAppliedToAt()
 		return nil
 	}
 	return fmt.Errorf("unknown SessionCode nullable field %s", name)
@@ -11893,6 +12014,12 @@ func (m *SessionCodeMutation) ResetField(name string) error {
 		return nil
 	case sessioncode.FieldAppliedCommit:
 		m.ResetAppliedCommit()
+		return nil
+	case sessioncode.FieldAppliedToCommit:
+		m.ResetAppliedToCommit()
+		return nil
+	case sessioncode.FieldAppliedToAt:
+		m.ResetAppliedToAt()
 		return nil
 	case sessioncode.FieldArchiveCommit:
 		m.ResetArchiveCommit()

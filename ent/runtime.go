@@ -462,24 +462,28 @@ func init() {
 	sessioncodeDescAppliedCommit := sessioncodeFields[12].Descriptor()
 	// sessioncode.DefaultAppliedCommit holds the default value on creation for the applied_commit field.
 	sessioncode.DefaultAppliedCommit = sessioncodeDescAppliedCommit.Default.(string)
+	// sessioncodeDescAppliedToCommit is the schema descriptor for applied_to_commit field.
+	sessioncodeDescAppliedToCommit := sessioncodeFields[13].Descriptor()
+	// sessioncode.DefaultAppliedToCommit holds the default value on creation for the applied_to_commit field.
+	sessioncode.DefaultAppliedToCommit = sessioncodeDescAppliedToCommit.Default.(string)
 	// sessioncodeDescArchiveCommit is the schema descriptor for archive_commit field.
-	sessioncodeDescArchiveCommit := sessioncodeFields[13].Descriptor()
+	sessioncodeDescArchiveCommit := sessioncodeFields[15].Descriptor()
 	// sessioncode.DefaultArchiveCommit holds the default value on creation for the archive_commit field.
 	sessioncode.DefaultArchiveCommit = sessioncodeDescArchiveCommit.Default.(string)
 	// sessioncodeDescSetupOutput is the schema descriptor for setup_output field.
-	sessioncodeDescSetupOutput := sessioncodeFields[14].Descriptor()
+	sessioncodeDescSetupOutput := sessioncodeFields[16].Descriptor()
 	// sessioncode.DefaultSetupOutput holds the default value on creation for the setup_output field.
 	sessioncode.DefaultSetupOutput = sessioncodeDescSetupOutput.Default.(string)
 	// sessioncodeDescPortBase is the schema descriptor for port_base field.
-	sessioncodeDescPortBase := sessioncodeFields[15].Descriptor()
+	sessioncodeDescPortBase := sessioncodeFields[17].Descriptor()
 	// sessioncode.DefaultPortBase holds the default value on creation for the port_base field.
 	sessioncode.DefaultPortBase = sessioncodeDescPortBase.Default.(int)
 	// sessioncodeDescCreatedAt is the schema descriptor for created_at field.
-	sessioncodeDescCreatedAt := sessioncodeFields[16].Descriptor()
+	sessioncodeDescCreatedAt := sessioncodeFields[18].Descriptor()
 	// sessioncode.DefaultCreatedAt holds the default value on creation for the created_at field.
 	sessioncode.DefaultCreatedAt = sessioncodeDescCreatedAt.Default.(func() time.Time)
 	// sessioncodeDescUpdatedAt is the schema descriptor for updated_at field.
-	sessioncodeDescUpdatedAt := sessioncodeFields[17].Descriptor()
+	sessioncodeDescUpdatedAt := sessioncodeFields[19].Descriptor()
 	// sessioncode.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	sessioncode.DefaultUpdatedAt = sessioncodeDescUpdatedAt.Default.(func() time.Time)
 	// sessioncode.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -44,6 +44,10 @@ type SessionCode struct {
 	StartCommit string `json:"start_commit,omitempty"`
 	// AppliedCommit holds the value of the "applied_commit" field.
 	AppliedCommit string `json:"applied_commit,omitempty"`
+	// AppliedToCommit holds the value of the "applied_to_commit" field.
+	AppliedToCommit string `json:"applied_to_commit,omitempty"`
+	// AppliedToAt holds the value of the "applied_to_at" field.
+	AppliedToAt *time.Time `json:"applied_to_at,omitempty"`
 	// ArchiveCommit holds the value of the "archive_commit" field.
 	ArchiveCommit string `json:"archive_commit,omitempty"`
 	// SetupOutput holds the value of the "setup_output" field.
@@ -89,9 +93,9 @@ func (*SessionCode) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case sessioncode.FieldID, sessioncode.FieldPortBase:
 			values[i] = new(sql.NullInt64)
-		case sessioncode.FieldAgentSessionID, sessioncode.FieldWorkspaceID, sessioncode.FieldMode, sessioncode.FieldRepositoryRoot, sessioncode.FieldCommonDir, sessioncode.FieldWorktreePath, sessioncode.FieldBranch, sessioncode.FieldBaseCommit, sessioncode.FieldBaseHead, sessioncode.FieldStartCommit, sessioncode.FieldAppliedCommit, sessioncode.FieldArchiveCommit, sessioncode.FieldSetupOutput:
+		case sessioncode.FieldAgentSessionID, sessioncode.FieldWorkspaceID, sessioncode.FieldMode, sessioncode.FieldRepositoryRoot, sessioncode.FieldCommonDir, sessioncode.FieldWorktreePath, sessioncode.FieldBranch, sessioncode.FieldBaseCommit, sessioncode.FieldBaseHead, sessioncode.FieldStartCommit, sessioncode.FieldAppliedCommit, sessioncode.FieldAppliedToCommit, sessioncode.FieldArchiveCommit, sessioncode.FieldSetupOutput:
 			values[i] = new(sql.NullString)
-		case sessioncode.FieldBaseAt, sessioncode.FieldCreatedAt, sessioncode.FieldUpdatedAt:
+		case sessioncode.FieldBaseAt, sessioncode.FieldAppliedToAt, sessioncode.FieldCreatedAt, sessioncode.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -192,6 +196,19 @@ func (_m *SessionCode) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field applied_commit", values[i])
 			} else if value.Valid {
 				_m.AppliedCommit = value.String
+			}
+		case sessioncode.FieldAppliedToCommit:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field applied_to_commit", values[i])
+			} else if value.Valid {
+				_m.AppliedToCommit = value.String
+			}
+		case sessioncode.FieldAppliedToAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field applied_to_at", values[i])
+			} else if value.Valid {
+				_m.AppliedToAt = new(time.Time)
+				*_m.AppliedToAt = value.Time
 			}
 		case sessioncode.FieldArchiveCommit:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -304,6 +321,14 @@ func (_m *SessionCode) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("applied_commit=")
 	builder.WriteString(_m.AppliedCommit)
+	builder.WriteString(", ")
+	builder.WriteString("applied_to_commit=")
+	builder.WriteString(_m.AppliedToCommit)
+	builder.WriteString(", ")
+	if v := _m.AppliedToAt; v != nil {
+		builder.WriteString("applied_to_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("archive_commit=")
 	builder.WriteString(_m.ArchiveCommit)

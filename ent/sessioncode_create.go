@@ -181,6 +181,34 @@ func (_c *SessionCodeCreate) SetNillableAppliedCommit(v *string) *SessionCodeCre
 	return _c
 }
 
+// SetAppliedToCommit sets the "applied_to_commit" field.
+func (_c *SessionCodeCreate) SetAppliedToCommit(v string) *SessionCodeCreate {
+	_c.mutation.SetAppliedToCommit(v)
+	return _c
+}
+
+// SetNillableAppliedToCommit sets the "applied_to_commit" field if the given value is not nil.
+func (_c *SessionCodeCreate) SetNillableAppliedToCommit(v *string) *SessionCodeCreate {
+	if v != nil {
+		_c.SetAppliedToCommit(*v)
+	}
+	return _c
+}
+
+// SetAppliedToAt sets the "applied_to_at" field.
+func (_c *SessionCodeCreate) SetAppliedToAt(v time.Time) *SessionCodeCreate {
+	_c.mutation.SetAppliedToAt(v)
+	return _c
+}
+
+// SetNillableAppliedToAt sets the "applied_to_at" field if the given value is not nil.
+func (_c *SessionCodeCreate) SetNillableAppliedToAt(v *time.Time) *SessionCodeCreate {
+	if v != nil {
+		_c.SetAppliedToAt(*v)
+	}
+	return _c
+}
+
 // SetArchiveCommit sets the "archive_commit" field.
 func (_c *SessionCodeCreate) SetArchiveCommit(v string) *SessionCodeCreate {
 	_c.mutation.SetArchiveCommit(v)
@@ -333,6 +361,10 @@ func (_c *SessionCodeCreate) defaults() {
 		v := sessioncode.DefaultAppliedCommit
 		_c.mutation.SetAppliedCommit(v)
 	}
+	if _, ok := _c.mutation.AppliedToCommit(); !ok {
+		v := sessioncode.DefaultAppliedToCommit
+		_c.mutation.SetAppliedToCommit(v)
+	}
 	if _, ok := _c.mutation.ArchiveCommit(); !ok {
 		v := sessioncode.DefaultArchiveCommit
 		_c.mutation.SetArchiveCommit(v)
@@ -412,6 +444,9 @@ func (_c *SessionCodeCreate) check() error {
 	}
 	if _, ok := _c.mutation.AppliedCommit(); !ok {
 		return &ValidationError{Name: "applied_commit", err: errors.New(`ent: missing required field "SessionCode.applied_commit"`)}
+	}
+	if _, ok := _c.mutation.AppliedToCommit(); !ok {
+		return &ValidationError{Name: "applied_to_commit", err: errors.New(`ent: missing required field "SessionCode.applied_to_commit"`)}
 	}
 	if _, ok := _c.mutation.ArchiveCommit(); !ok {
 		return &ValidationError{Name: "archive_commit", err: errors.New(`ent: missing required field "SessionCode.archive_commit"`)}
@@ -505,6 +540,14 @@ func (_c *SessionCodeCreate) createSpec() (*SessionCode, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.AppliedCommit(); ok {
 		_spec.SetField(sessioncode.FieldAppliedCommit, field.TypeString, value)
 		_node.AppliedCommit = value
+	}
+	if value, ok := _c.mutation.AppliedToCommit(); ok {
+		_spec.SetField(sessioncode.FieldAppliedToCommit, field.TypeString, value)
+		_node.AppliedToCommit = value
+	}
+	if value, ok := _c.mutation.AppliedToAt(); ok {
+		_spec.SetField(sessioncode.FieldAppliedToAt, field.TypeTime, value)
+		_node.AppliedToAt = &value
 	}
 	if value, ok := _c.mutation.ArchiveCommit(); ok {
 		_spec.SetField(sessioncode.FieldArchiveCommit, field.TypeString, value)
@@ -718,6 +761,36 @@ func (u *SessionCodeUpsert) SetAppliedCommit(v string) *SessionCodeUpsert {
 // UpdateAppliedCommit sets the "applied_commit" field to the value that was provided on create.
 func (u *SessionCodeUpsert) UpdateAppliedCommit() *SessionCodeUpsert {
 	u.SetExcluded(sessioncode.FieldAppliedCommit)
+	return u
+}
+
+// SetAppliedToCommit sets the "applied_to_commit" field.
+func (u *SessionCodeUpsert) SetAppliedToCommit(v string) *SessionCodeUpsert {
+	u.Set(sessioncode.FieldAppliedToCommit, v)
+	return u
+}
+
+// UpdateAppliedToCommit sets the "applied_to_commit" field to the value that was provided on create.
+func (u *SessionCodeUpsert) UpdateAppliedToCommit() *SessionCodeUpsert {
+	u.SetExcluded(sessioncode.FieldAppliedToCommit)
+	return u
+}
+
+// SetAppliedToAt sets the "applied_to_at" field.
+func (u *SessionCodeUpsert) SetAppliedToAt(v time.Time) *SessionCodeUpsert {
+	u.Set(sessioncode.FieldAppliedToAt, v)
+	return u
+}
+
+// UpdateAppliedToAt sets the "applied_to_at" field to the value that was provided on create.
+func (u *SessionCodeUpsert) UpdateAppliedToAt() *SessionCodeUpsert {
+	u.SetExcluded(sessioncode.FieldAppliedToAt)
+	return u
+}
+
+// ClearAppliedToAt clears the value of the "applied_to_at" field.
+func (u *SessionCodeUpsert) ClearAppliedToAt() *SessionCodeUpsert {
+	u.SetNull(sessioncode.FieldAppliedToAt)
 	return u
 }
 
@@ -973,6 +1046,41 @@ func (u *SessionCodeUpsertOne) SetAppliedCommit(v string) *SessionCodeUpsertOne 
 func (u *SessionCodeUpsertOne) UpdateAppliedCommit() *SessionCodeUpsertOne {
 	return u.Update(func(s *SessionCodeUpsert) {
 		s.UpdateAppliedCommit()
+	})
+}
+
+// SetAppliedToCommit sets the "applied_to_commit" field.
+func (u *SessionCodeUpsertOne) SetAppliedToCommit(v string) *SessionCodeUpsertOne {
+	return u.Update(func(s *SessionCodeUpsert) {
+		s.SetAppliedToCommit(v)
+	})
+}
+
+// UpdateAppliedToCommit sets the "applied_to_commit" field to the value that was provided on create.
+func (u *SessionCodeUpsertOne) UpdateAppliedToCommit() *SessionCodeUpsertOne {
+	return u.Update(func(s *SessionCodeUpsert) {
+		s.UpdateAppliedToCommit()
+	})
+}
+
+// SetAppliedToAt sets the "applied_to_at" field.
+func (u *SessionCodeUpsertOne) SetAppliedToAt(v time.Time) *SessionCodeUpsertOne {
+	return u.Update(func(s *SessionCodeUpsert) {
+		s.SetAppliedToAt(v)
+	})
+}
+
+// UpdateAppliedToAt sets the "applied_to_at" field to the value that was provided on create.
+func (u *SessionCodeUpsertOne) UpdateAppliedToAt() *SessionCodeUpsertOne {
+	return u.Update(func(s *SessionCodeUpsert) {
+		s.UpdateAppliedToAt()
+	})
+}
+
+// ClearAppliedToAt clears the value of the "applied_to_at" field.
+func (u *SessionCodeUpsertOne) ClearAppliedToAt() *SessionCodeUpsertOne {
+	return u.Update(func(s *SessionCodeUpsert) {
+		s.ClearAppliedToAt()
 	})
 }
 
@@ -1403,6 +1511,41 @@ func (u *SessionCodeUpsertBulk) SetAppliedCommit(v string) *SessionCodeUpsertBul
 func (u *SessionCodeUpsertBulk) UpdateAppliedCommit() *SessionCodeUpsertBulk {
 	return u.Update(func(s *SessionCodeUpsert) {
 		s.UpdateAppliedCommit()
+	})
+}
+
+// SetAppliedToCommit sets the "applied_to_commit" field.
+func (u *SessionCodeUpsertBulk) SetAppliedToCommit(v string) *SessionCodeUpsertBulk {
+	return u.Update(func(s *SessionCodeUpsert) {
+		s.SetAppliedToCommit(v)
+	})
+}
+
+// UpdateAppliedToCommit sets the "applied_to_commit" field to the value that was provided on create.
+func (u *SessionCodeUpsertBulk) UpdateAppliedToCommit() *SessionCodeUpsertBulk {
+	return u.Update(func(s *SessionCodeUpsert) {
+		s.UpdateAppliedToCommit()
+	})
+}
+
+// SetAppliedToAt sets the "applied_to_at" field.
+func (u *SessionCodeUpsertBulk) SetAppliedToAt(v time.Time) *SessionCodeUpsertBulk {
+	return u.Update(func(s *SessionCodeUpsert) {
+		s.SetAppliedToAt(v)
+	})
+}
+
+// UpdateAppliedToAt sets the "applied_to_at" field to the value that was provided on create.
+func (u *SessionCodeUpsertBulk) UpdateAppliedToAt() *SessionCodeUpsertBulk {
+	return u.Update(func(s *SessionCodeUpsert) {
+		s.UpdateAppliedToAt()
+	})
+}
+
+// ClearAppliedToAt clears the value of the "applied_to_at" field.
+func (u *SessionCodeUpsertBulk) ClearAppliedToAt() *SessionCodeUpsertBulk {
+	return u.Update(func(s *SessionCodeUpsert) {
+		s.ClearAppliedToAt()
 	})
 }
 

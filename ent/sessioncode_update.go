@@ -175,6 +175,40 @@ func (_u *SessionCodeUpdate) SetNillableAppliedCommit(v *string) *SessionCodeUpd
 	return _u
 }
 
+// SetAppliedToCommit sets the "applied_to_commit" field.
+func (_u *SessionCodeUpdate) SetAppliedToCommit(v string) *SessionCodeUpdate {
+	_u.mutation.SetAppliedToCommit(v)
+	return _u
+}
+
+// SetNillableAppliedToCommit sets the "applied_to_commit" field if the given value is not nil.
+func (_u *SessionCodeUpdate) SetNillableAppliedToCommit(v *string) *SessionCodeUpdate {
+	if v != nil {
+		_u.SetAppliedToCommit(*v)
+	}
+	return _u
+}
+
+// SetAppliedToAt sets the "applied_to_at" field.
+func (_u *SessionCodeUpdate) SetAppliedToAt(v time.Time) *SessionCodeUpdate {
+	_u.mutation.SetAppliedToAt(v)
+	return _u
+}
+
+// SetNillableAppliedToAt sets the "applied_to_at" field if the given value is not nil.
+func (_u *SessionCodeUpdate) SetNillableAppliedToAt(v *time.Time) *SessionCodeUpdate {
+	if v != nil {
+		_u.SetAppliedToAt(*v)
+	}
+	return _u
+}
+
+// ClearAppliedToAt clears the value of the "applied_to_at" field.
+func (_u *SessionCodeUpdate) ClearAppliedToAt() *SessionCodeUpdate {
+	_u.mutation.ClearAppliedToAt()
+	return _u
+}
+
 // SetArchiveCommit sets the "archive_commit" field.
 func (_u *SessionCodeUpdate) SetArchiveCommit(v string) *SessionCodeUpdate {
 	_u.mutation.SetArchiveCommit(v)
@@ -334,6 +368,15 @@ func (_u *SessionCodeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	}
 	if value, ok := _u.mutation.AppliedCommit(); ok {
 		_spec.SetField(sessioncode.FieldAppliedCommit, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AppliedToCommit(); ok {
+		_spec.SetField(sessioncode.FieldAppliedToCommit, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AppliedToAt(); ok {
+		_spec.SetField(sessioncode.FieldAppliedToAt, field.TypeTime, value)
+	}
+	if _u.mutation.AppliedToAtCleared() {
+		_spec.ClearField(sessioncode.FieldAppliedToAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.ArchiveCommit(); ok {
 		_spec.SetField(sessioncode.FieldArchiveCommit, field.TypeString, value)
@@ -515,6 +558,40 @@ func (_u *SessionCodeUpdateOne) SetNillableAppliedCommit(v *string) *SessionCode
 	if v != nil {
 		_u.SetAppliedCommit(*v)
 	}
+	return _u
+}
+
+// SetAppliedToCommit sets the "applied_to_commit" field.
+func (_u *SessionCodeUpdateOne) SetAppliedToCommit(v string) *SessionCodeUpdateOne {
+	_u.mutation.SetAppliedToCommit(v)
+	return _u
+}
+
+// SetNillableAppliedToCommit sets the "applied_to_commit" field if the given value is not nil.
+func (_u *SessionCodeUpdateOne) SetNillableAppliedToCommit(v *string) *SessionCodeUpdateOne {
+	if v != nil {
+		_u.SetAppliedToCommit(*v)
+	}
+	return _u
+}
+
+// SetAppliedToAt sets the "applied_to_at" field.
+func (_u *SessionCodeUpdateOne) SetAppliedToAt(v time.Time) *SessionCodeUpdateOne {
+	_u.mutation.SetAppliedToAt(v)
+	return _u
+}
+
+// SetNillableAppliedToAt sets the "applied_to_at" field if the given value is not nil.
+func (_u *SessionCodeUpdateOne) SetNillableAppliedToAt(v *time.Time) *SessionCodeUpdateOne {
+	if v != nil {
+		_u.SetAppliedToAt(*v)
+	}
+	return _u
+}
+
+// ClearAppliedToAt clears the value of the "applied_to_at" field.
+func (_u *SessionCodeUpdateOne) ClearAppliedToAt() *SessionCodeUpdateOne {
+	_u.mutation.ClearAppliedToAt()
 	return _u
 }
 
@@ -707,6 +784,15 @@ func (_u *SessionCodeUpdateOne) sqlSave(ctx context.Context) (_node *SessionCode
 	}
 	if value, ok := _u.mutation.AppliedCommit(); ok {
 		_spec.SetField(sessioncode.FieldAppliedCommit, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AppliedToCommit(); ok {
+		_spec.SetField(sessioncode.FieldAppliedToCommit, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AppliedToAt(); ok {
+		_spec.SetField(sessioncode.FieldAppliedToAt, field.TypeTime, value)
+	}
+	if _u.mutation.AppliedToAtCleared() {
+		_spec.ClearField(sessioncode.FieldAppliedToAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.ArchiveCommit(); ok {
 		_spec.SetField(sessioncode.FieldArchiveCommit, field.TypeString, value)

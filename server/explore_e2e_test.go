@@ -247,7 +247,14 @@ func TestExploreForksChecksRanksAndBringsTheWinnerBack(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, summary)
 		}
 	}
-	h.send(ws, parent.ID, "what next?")
+	next := h.send(ws, parent.ID, "what next?")
+	// Issue 43.3: that turn only answered; the applied check.sh is not its
+	// work (its diff starts from the files the apply left).
+	for _, tv := range h.codeTurns(ws, parent.ID) {
+		if tv.ID == next && (tv.Diff == nil || len(tv.Diff.Files) != 0) {
+			t.Errorf("the parent's turn after the apply is credited with %+v, want no file", tv.Diff)
+		}
+	}
 	reqs := h.model.RequestsFor(parent.ProviderSessionID)
 	last := reqs[len(reqs)-1]
 	if n := countContaining(last.UserTexts(), "<tuttid_branch_summary"); n != 1 {

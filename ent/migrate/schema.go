@@ -402,6 +402,8 @@ var (
 		{Name: "base_at", Type: field.TypeTime, Nullable: true},
 		{Name: "start_commit", Type: field.TypeString, Default: ""},
 		{Name: "applied_commit", Type: field.TypeString, Default: ""},
+		{Name: "applied_to_commit", Type: field.TypeString, Default: ""},
+		{Name: "applied_to_at", Type: field.TypeTime, Nullable: true},
 		{Name: "archive_commit", Type: field.TypeString, Default: ""},
 		{Name: "setup_output", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "port_base", Type: field.TypeInt, Default: 0},
@@ -417,7 +419,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "workspace_agent_session_code_workspace_agent_sessions_code",
-				Columns:    []*schema.Column{WorkspaceAgentSessionCodeColumns[18]},
+				Columns:    []*schema.Column{WorkspaceAgentSessionCodeColumns[20]},
 				RefColumns: []*schema.Column{WorkspaceAgentSessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},

@@ -49,6 +49,12 @@ func (SessionCode) Fields() []ent.Field {
 		// applied_commit: the session's files the last successful
 		// applySessionChanges brought back (delete's "unapplied changes").
 		field.String("applied_commit").Default(""),
+		// applied_to_commit and applied_to_at: the session's files as an
+		// apply into them left them (a checkpoint taken right after), when:
+		// the next turn's diff starts there, so that what the apply wrote
+		// is not credited to that turn.
+		field.String("applied_to_commit").Default(""),
+		field.Time("applied_to_at").Optional().Nillable(),
 		// archive_commit: the checkpoint archiving took before removing the
 		// worktree; restore makes the worktree again from it.
 		field.String("archive_commit").Default(""),

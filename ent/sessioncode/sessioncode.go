@@ -41,6 +41,10 @@ const (
 	FieldStartCommit = "start_commit"
 	// FieldAppliedCommit holds the string denoting the applied_commit field in the database.
 	FieldAppliedCommit = "applied_commit"
+	// FieldAppliedToCommit holds the string denoting the applied_to_commit field in the database.
+	FieldAppliedToCommit = "applied_to_commit"
+	// FieldAppliedToAt holds the string denoting the applied_to_at field in the database.
+	FieldAppliedToAt = "applied_to_at"
 	// FieldArchiveCommit holds the string denoting the archive_commit field in the database.
 	FieldArchiveCommit = "archive_commit"
 	// FieldSetupOutput holds the string denoting the setup_output field in the database.
@@ -82,6 +86,8 @@ var Columns = []string{
 	FieldBaseAt,
 	FieldStartCommit,
 	FieldAppliedCommit,
+	FieldAppliedToCommit,
+	FieldAppliedToAt,
 	FieldArchiveCommit,
 	FieldSetupOutput,
 	FieldPortBase,
@@ -122,6 +128,8 @@ var (
 	DefaultStartCommit string
 	// DefaultAppliedCommit holds the default value on creation for the "applied_commit" field.
 	DefaultAppliedCommit string
+	// DefaultAppliedToCommit holds the default value on creation for the "applied_to_commit" field.
+	DefaultAppliedToCommit string
 	// DefaultArchiveCommit holds the default value on creation for the "archive_commit" field.
 	DefaultArchiveCommit string
 	// DefaultSetupOutput holds the default value on creation for the "setup_output" field.
@@ -233,6 +241,16 @@ func ByStartCommit(opts ...sql.OrderTermOption) OrderOption {
 // ByAppliedCommit orders the results by the applied_commit field.
 func ByAppliedCommit(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAppliedCommit, opts...).ToFunc()
+}
+
+// ByAppliedToCommit orders the results by the applied_to_commit field.
+func ByAppliedToCommit(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAppliedToCommit, opts...).ToFunc()
+}
+
+// ByAppliedToAt orders the results by the applied_to_at field.
+func ByAppliedToAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAppliedToAt, opts...).ToFunc()
 }
 
 // ByArchiveCommit orders the results by the archive_commit field.

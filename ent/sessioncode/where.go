@@ -115,6 +115,16 @@ func AppliedCommit(v string) predicate.SessionCode {
 	return predicate.SessionCode(sql.FieldEQ(FieldAppliedCommit, v))
 }
 
+// AppliedToCommit applies equality check predicate on the "applied_to_commit" field. It's identical to AppliedToCommitEQ.
+func AppliedToCommit(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldEQ(FieldAppliedToCommit, v))
+}
+
+// AppliedToAt applies equality check predicate on the "applied_to_at" field. It's identical to AppliedToAtEQ.
+func AppliedToAt(v time.Time) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldEQ(FieldAppliedToAt, v))
+}
+
 // ArchiveCommit applies equality check predicate on the "archive_commit" field. It's identical to ArchiveCommitEQ.
 func ArchiveCommit(v string) predicate.SessionCode {
 	return predicate.SessionCode(sql.FieldEQ(FieldArchiveCommit, v))
@@ -868,6 +878,121 @@ func AppliedCommitEqualFold(v string) predicate.SessionCode {
 // AppliedCommitContainsFold applies the ContainsFold predicate on the "applied_commit" field.
 func AppliedCommitContainsFold(v string) predicate.SessionCode {
 	return predicate.SessionCode(sql.FieldContainsFold(FieldAppliedCommit, v))
+}
+
+// AppliedToCommitEQ applies the EQ predicate on the "applied_to_commit" field.
+func AppliedToCommitEQ(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldEQ(FieldAppliedToCommit, v))
+}
+
+// AppliedToCommitNEQ applies the NEQ predicate on the "applied_to_commit" field.
+func AppliedToCommitNEQ(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldNEQ(FieldAppliedToCommit, v))
+}
+
+// AppliedToCommitIn applies the In predicate on the "applied_to_commit" field.
+func AppliedToCommitIn(vs ...string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldIn(FieldAppliedToCommit, vs...))
+}
+
+// AppliedToCommitNotIn applies the NotIn predicate on the "applied_to_commit" field.
+func AppliedToCommitNotIn(vs ...string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldNotIn(FieldAppliedToCommit, vs...))
+}
+
+// AppliedToCommitGT applies the GT predicate on the "applied_to_commit" field.
+func AppliedToCommitGT(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldGT(FieldAppliedToCommit, v))
+}
+
+// AppliedToCommitGTE applies the GTE predicate on the "applied_to_commit" field.
+func AppliedToCommitGTE(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldGTE(FieldAppliedToCommit, v))
+}
+
+// AppliedToCommitLT applies the LT predicate on the "applied_to_commit" field.
+func AppliedToCommitLT(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldLT(FieldAppliedToCommit, v))
+}
+
+// AppliedToCommitLTE applies the LTE predicate on the "applied_to_commit" field.
+func AppliedToCommitLTE(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldLTE(FieldAppliedToCommit, v))
+}
+
+// AppliedToCommitContains applies the Contains predicate on the "applied_to_commit" field.
+func AppliedToCommitContains(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldContains(FieldAppliedToCommit, v))
+}
+
+// AppliedToCommitHasPrefix applies the HasPrefix predicate on the "applied_to_commit" field.
+func AppliedToCommitHasPrefix(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldHasPrefix(FieldAppliedToCommit, v))
+}
+
+// AppliedToCommitHasSuffix applies the HasSuffix predicate on the "applied_to_commit" field.
+func AppliedToCommitHasSuffix(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldHasSuffix(FieldAppliedToCommit, v))
+}
+
+// AppliedToCommitEqualFold applies the EqualFold predicate on the "applied_to_commit" field.
+func AppliedToCommitEqualFold(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldEqualFold(FieldAppliedToCommit, v))
+}
+
+// AppliedToCommitContainsFold applies the ContainsFold predicate on the "applied_to_commit" field.
+func AppliedToCommitContainsFold(v string) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldContainsFold(FieldAppliedToCommit, v))
+}
+
+// AppliedToAtEQ applies the EQ predicate on the "applied_to_at" field.
+func AppliedToAtEQ(v time.Time) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldEQ(FieldAppliedToAt, v))
+}
+
+// AppliedToAtNEQ applies the NEQ predicate on the "applied_to_at" field.
+func AppliedToAtNEQ(v time.Time) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldNEQ(FieldAppliedToAt, v))
+}
+
+// AppliedToAtIn applies the In predicate on the "applied_to_at" field.
+func AppliedToAtIn(vs ...time.Time) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldIn(FieldAppliedToAt, vs...))
+}
+
+// AppliedToAtNotIn applies the NotIn predicate on the "applied_to_at" field.
+func AppliedToAtNotIn(vs ...time.Time) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldNotIn(FieldAppliedToAt, vs...))
+}
+
+// AppliedToAtGT applies the GT predicate on the "applied_to_at" field.
+func AppliedToAtGT(v time.Time) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldGT(FieldAppliedToAt, v))
+}
+
+// AppliedToAtGTE applies the GTE predicate on the "applied_to_at" field.
+func AppliedToAtGTE(v time.Time) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldGTE(FieldAppliedToAt, v))
+}
+
+// AppliedToAtLT applies the LT predicate on the "applied_to_at" field.
+func AppliedToAtLT(v time.Time) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldLT(FieldAppliedToAt, v))
+}
+
+// AppliedToAtLTE applies the LTE predicate on the "applied_to_at" field.
+func AppliedToAtLTE(v time.Time) predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldLTE(FieldAppliedToAt, v))
+}
+
+// AppliedToAtIsNil applies the IsNil predicate on the "applied_to_at" field.
+func AppliedToAtIsNil() predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldIsNull(FieldAppliedToAt))
+}
+
+// AppliedToAtNotNil applies the NotNil predicate on the "applied_to_at" field.
+func AppliedToAtNotNil() predicate.SessionCode {
+	return predicate.SessionCode(sql.FieldNotNull(FieldAppliedToAt))
 }
 
 // ArchiveCommitEQ applies the EQ predicate on the "archive_commit" field.
