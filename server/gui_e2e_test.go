@@ -522,6 +522,13 @@ func TestGUI(t *testing.T) {
 			}
 			tb.run("a wrong token", chromedp.Navigate(base+"/app/?token=not-the-token-at-all"),
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="token-error"]`)))
+			// Issue 43.10: it says the address's token was refused, not one
+			// "this page had".
+			var said string
+			tb.eval(`document.querySelector('[data-testid="token-error"]').textContent`, &said)
+			if !strings.Contains(said, "token in the address") {
+				tb.fail("the refusal of the address's token says %q", said)
+			}
 			var href string
 			tb.eval(`location.href`, &href)
 			if strings.Contains(href, "token=") {

@@ -34,17 +34,17 @@ export const Sidebar = memo(function Sidebar(p: Props) {
         <SettingsFields idPrefix="new" models={p.models} value={p.newSettings} onChange={p.onNewSettings} />
       </details>
       <ForkTree sessions={p.sessions} selected={p.activeId} onSelect={p.onSelect} />
+      {p.wsId && p.sessions.length === 0 && (
+        <Text size="2" className="muted" data-testid="no-sessions">
+          No sessions yet.
+        </Text>
+      )}
       <Text as="label" size="1" className="muted show-archived">
         <Flex gap="1" align="center">
           <input type="checkbox" data-testid="show-archived" checked={p.showArchived} onChange={(e) => p.onShowArchived(e.target.checked)} />
           Show archived sessions
         </Flex>
       </Text>
-      {p.wsId && p.sessions.length === 0 && (
-        <Text size="2" className="muted">
-          No sessions yet.
-        </Text>
-      )}
     </nav>
   );
 });

@@ -3,7 +3,7 @@
 // client.ts; the page then reloads on the same view).
 import { Button, Card, Code, Flex, Heading, Text, TextField } from "@radix-ui/themes";
 import { useState } from "react";
-import { getToken, setToken } from "./client";
+import { getToken, setToken, tokenFromAddress } from "./client";
 
 export function SignIn() {
   const [token, setTyped] = useState("");
@@ -22,7 +22,9 @@ export function SignIn() {
           </Text>
           {refused && (
             <Text size="2" color="red" role="alert" data-testid="token-error">
-              The token this page had is not right (any more).
+              {tokenFromAddress
+                ? "The token in the address you opened is not this tuttid's: open the address it printed when it last started, or paste its token."
+                : "The token this browser kept from an earlier visit is no longer this tuttid's (it got a new one): open its new address, or paste the token."}
             </Text>
           )}
           <form

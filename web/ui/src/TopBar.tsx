@@ -135,8 +135,22 @@ export const TopBar = memo(function TopBar({ workspaces, wsId, conn, busy, onPic
         </span>
       )}
       <span className="conn" data-testid="connection" data-state={conn} title="Live updates">
-        {conn === "live" ? "live" : conn === "idle" ? "offline" : conn === "closed" ? "offline" : `${conn}…`}
+        {connText(conn)}
       </span>
     </header>
   );
 });
+
+// connText: the live-updates badge. Before any workspace is shown there is
+// nothing to follow: it says so rather than "offline".
+export function connText(conn: string): string {
+  switch (conn) {
+    case "live":
+      return "live";
+    case "idle":
+      return "no workspace yet";
+    case "closed":
+      return "offline";
+  }
+  return `${conn}…`;
+}

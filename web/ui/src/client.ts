@@ -26,13 +26,20 @@ export function setToken(token: string): void {
   localStorage.setItem(tokenKey, token);
 }
 
+// tokenFromAddress: the token in use came from this page's address (not
+// from an earlier visit), so a refusal is about that address's token.
+export let tokenFromAddress = false;
+
 // takeTokenFromURL stores ?token= and removes it from the address (and so
 // from the history and any later Referer).
 function takeTokenFromURL(): void {
   const u = new URL(location.href);
   const tok = u.searchParams.get("token");
   if (tok === null) return;
-  if (tok.trim()) setToken(tok.trim());
+  if (tok.trim()) {
+    setToken(tok.trim());
+    tokenFromAddress = true;
+  }
   u.searchParams.delete("token");
   history.replaceState(history.state, "", u.pathname + u.search + u.hash);
 }

@@ -8,7 +8,7 @@ import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { CreateWorkspaceInput, UpdateWorkspaceInput } from "./gql/graphql";
 import { settingsFields, settingsInput, workspaceInput, type SettingsFields } from "./state/workspaceForm";
-import { TopBar } from "./TopBar";
+import { connText, TopBar } from "./TopBar";
 import { typeInto } from "./typeInto";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -211,5 +211,14 @@ describe("settingsFields", () => {
     expect(settingsInput("w", settingsFields({ checkCommand: null, checkTimeoutSeconds: 600, worktreeSetup: null, commandSandbox: "NONE" })).commandSandbox).toBe(
       "NONE",
     );
+  });
+});
+
+describe("the live-updates badge", () => {
+  it("says there is nothing to follow before any workspace, offline only when the socket closed", () => {
+    expect(connText("idle")).toBe("no workspace yet");
+    expect(connText("closed")).toBe("offline");
+    expect(connText("live")).toBe("live");
+    expect(connText("reconnecting")).toBe("reconnecting…");
   });
 });
