@@ -63,7 +63,7 @@ func seedCostData(tb testing.TB, h *harness, sz costSizes) costData {
 	head := strings.TrimSpace(costGit(tb, repo, "rev-parse", "HEAD"))
 	forked := base.Add(time.Duration(sz.inherited+1) * time.Minute)
 	output := strings.Repeat(strings.Repeat("x", 79)+"\n", 64<<10/80)
-	var mu sync.Mutex
+	var mu, addMu sync.Mutex
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, 2)
 	for x := range sz.explorations {
@@ -104,7 +104,13 @@ func seedCostData(tb testing.TB, h *harness, sz costSizes) costData {
 			go func() {
 				defer wg.Done()
 				defer func() { <-slots }()
-				costGit(tb, repo, "worktree", "add", "-q", "--detach", dir, head)
+				// git's worktree add takes the repository's locks: two at
+				// once fail (exit 128, seen under load), as gitrepo knows.
+				// Added one at a time without files, checked out at once.
+				addMu.Lock()
+				costGit(tb, repo, "worktree", "add", "-q", "--no-checkout", "--detach", dir, head)
+				addMu.Unlock()
+				costGit(tb, dir, "reset", "-q", "--hard", head)
 				if err := os.WriteFile(filepath.Join(dir, "d00", "f0000.txt"), []byte("changed by "+child+"\n"), 0o644); err != nil {
 					tb.Error(err)
 				}
