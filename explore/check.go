@@ -22,33 +22,65 @@ type checks struct {
 	// running stops a session's running check (ArchiveOthers: archiving
 	// waits for the worktree's readers, and a check is one).
 	mu      sync.Mutex
-	running map[string]context.CancelFunc
+	running map[string]runningCheck
+}
+
+// runningCheck is a check of this process: cancel stops it; ended is
+// closed once its end is stored (or given up).
+type runningCheck struct {
+	cancel context.CancelFunc
+	ended  chan struct{}
 }
 
 // stop ends the session's running check, if any: INTERRUPTED. It
-// reports whether this process runs one.
-func (c *checks) stop(sessionID string) bool {
+// returns a channel closed once that check's end is stored, nil when this
+// process runs none.
+func (c *checks) stop(sessionID string) <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cancel := c.running[sessionID]; cancel != nil {
-		cancel()
-		return true
+	if r, ok := c.running[sessionID]; ok {
+		r.cancel()
+		return r.ended
 	}
-	return false
+	return nil
 }
 
+// track registers the session's check; untrack, deferred by the check's
+// run, ends it after its end is stored.
 func (c *checks) track(sessionID string, cancel context.CancelFunc) (untrack func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.running == nil {
-		c.running = map[string]context.CancelFunc{}
+		c.running = map[string]runningCheck{}
 	}
-	c.running[sessionID] = cancel
+	r := runningCheck{cancel: cancel, ended: make(chan struct{})}
+	c.running[sessionID] = r
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		delete(c.running, sessionID)
+		if c.running[sessionID].ended == r.ended {
+			delete(c.running, sessionID)
+		}
 		cancel()
+		close(r.ended)
+	}
+}
+
+// stopWait bounds how long an archive waits for a check it stopped to
+// store its end (a kill and one write: milliseconds).
+const stopWait = 10 * time.Second
+
+// awaitEnd waits for a stopped check's end to be stored, at most stopWait.
+func awaitEnd(ctx context.Context, ended <-chan struct{}) {
+	if ended == nil {
+		return
+	}
+	t := time.NewTimer(stopWait)
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 

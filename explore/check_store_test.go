@@ -109,7 +109,7 @@ func TestStopEndsACheckNothingRuns(t *testing.T) {
 	defer s.checks.track("live", func() { cancelled = true })()
 
 	for _, id := range []string{"s", "live"} {
-		if !s.checks.stop(id) {
+		if s.checks.stop(id) == nil {
 			if err := s.endStale(ctx, id); err != nil {
 				t.Fatal(err)
 			}

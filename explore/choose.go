@@ -92,8 +92,10 @@ func (s *Service) ArchiveOthers(ctx context.Context, in ArchiveInput) (*ArchiveR
 		if keep[b.Row.Name] || b.Session == nil || b.State == BranchArchived {
 			continue
 		}
-		// A running check holds the worktree: stopped, not waited for.
-		s.checks.stop(b.Session.ID)
+		// A running check holds the worktree: stopped, not waited for to
+		// finish; its end (INTERRUPTED) is stored before the archive, so
+		// the view answered says so.
+		awaitEnd(ctx, s.checks.stop(b.Session.ID))
 		if _, err := s.sessions.Update(ctx, session.UpdateInput{WorkspaceID: in.WorkspaceID, AgentSessionID: b.Session.ID, Archived: &archived}); err != nil {
 			out.Failed = append(out.Failed, failureOf(b.Row.Name, err))
 			s.log.WarnContext(ctx, "explore: a branch not archived", "exploration", v.ID, "branch", b.Row.Name, "err", err)

@@ -59,7 +59,9 @@ func (s *Service) Stop(ctx context.Context, ref BranchRef) (*StopResult, error) 
 		if b.Session == nil {
 			continue
 		}
-		if !s.checks.stop(b.Session.ID) {
+		if ended := s.checks.stop(b.Session.ID); ended != nil {
+			awaitEnd(ctx, ended)
+		} else {
 			if err := s.endStale(ctx, b.Session.ID); err != nil {
 				out.Failed = append(out.Failed, failureOf(b.Row.Name, apperr.Storage(err, "end the branch's check")))
 			}
