@@ -126,7 +126,7 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 	} else if err := s.store.Client.SessionCode.UpdateOne(src).SetAppliedCommit(cp.Commit).SetUpdatedAt(s.now()).Exec(ctx); err != nil {
 		s.log.WarnContext(ctx, "code: applied checkpoint not stored", "session", source.ID, "err", err)
 	}
-	s.markAppliedTo(ctx, target.ID)
+	s.markAppliedTo(ctx, target.ID, to)
 	if fresh, err := s.store.Client.AgentSession.Get(ctx, target.ID); err == nil {
 		s.publish(ctx, activity.Event{Kind: activity.SessionUpdated, WorkspaceID: fresh.WorkspaceID, AgentSessionID: fresh.ID, Session: fresh})
 	} else {
@@ -135,23 +135,19 @@ func (s *Service) Apply(ctx context.Context, source, target *ent.AgentSession, d
 	return out, nil
 }
 
-// markAppliedTo checkpoints the target's files as the apply left them and
+// markAppliedTo checkpoints the target's files (to, the checkout the apply
+// wrote) as the apply left them and
 // records it on its code row: the target's next turn's diff starts there
 // (previousCheckpoint), not at its previous turn's end, so the applied
 // files are not that turn's work. A target without a code row, or a
 // checkpoint that fails, keeps the old diff (logged).
-func (s *Service) markAppliedTo(ctx context.Context, targetID string) {
+func (s *Service) markAppliedTo(ctx context.Context, targetID string, to *gitrepo.Repo) {
 	row, err := s.Row(ctx, targetID)
 	if err != nil || row == nil {
 		return
 	}
-	r, err := s.repo(ctx, repoAt{dir: row.RepositoryRoot})
-	if err != nil {
-		s.log.WarnContext(ctx, "code: the target's files after the apply not read", "session", targetID, "err", err)
-		return
-	}
 	now := s.now()
-	cp, err := r.Checkpoint(ctx, gitrepo.CheckpointOptions{Ref: gitrepo.SessionRef(targetID, "applied-to"), Index: s.indexPath(targetID), Time: now})
+	cp, err := to.Checkpoint(ctx, gitrepo.CheckpointOptions{Ref: gitrepo.SessionRef(targetID, "applied-to"), Index: s.indexPath(targetID), Time: now})
 	if err != nil {
 		s.log.WarnContext(ctx, "code: the target's checkpoint after the apply failed", "session", targetID, "err", err)
 		return

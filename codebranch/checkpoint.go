@@ -144,17 +144,14 @@ func (s *Service) previousCheckpoint(ctx context.Context, sessionID, turnID stri
 		return "", fmt.Errorf("read the turn: %w", err)
 	}
 	prev, err := q.Order(turn.ByStartedAt(entsql.OrderDesc()), turn.ByID(entsql.OrderDesc())).First(ctx)
-	// An apply into the session between the previous turn and this one:
-	// this turn's diff starts from the files it left (markAppliedTo).
-	if row != nil && row.AppliedToAt != nil && row.AppliedToCommit != "" && this != nil && row.AppliedToAt.Before(this.StartedAt) &&
-		(err != nil || prev.StartedAt.Before(*row.AppliedToAt)) && (err == nil || ent.IsNotFound(err)) {
+	if err != nil && !ent.IsNotFound(err) {
+		return "", fmt.Errorf("read the previous checkpoint: %w", err)
+	}
+	if appliedBetween(row, prev, this) {
 		return row.AppliedToCommit, nil
 	}
-	switch {
-	case err == nil:
+	if prev != nil {
 		return prev.CheckpointCommit, nil
-	case !ent.IsNotFound(err):
-		return "", fmt.Errorf("read the previous checkpoint: %w", err)
 	}
 	if row != nil && row.StartCommit != "" {
 		return row.StartCommit, nil
@@ -169,6 +166,17 @@ func (s *Service) previousCheckpoint(ctx context.Context, sessionID, turnID stri
 		return row.BaseCommit, nil
 	}
 	return "", nil
+}
+
+// appliedBetween: an apply into the session came after prev (nil: no
+// earlier turn) and before this turn started, so this turn's diff starts
+// from the files it left (markAppliedTo).
+func appliedBetween(row *ent.SessionCode, prev, this *ent.Turn) bool {
+	if row == nil || row.AppliedToAt == nil || row.AppliedToCommit == "" || this == nil {
+		return false
+	}
+	at := *row.AppliedToAt
+	return at.Before(this.StartedAt) && (prev == nil || prev.StartedAt.Before(at))
 }
 
 // inheritedCheckpoint is the latest checkpoint any session recorded for

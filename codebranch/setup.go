@@ -161,15 +161,13 @@ func (s *Service) runSetup(ctx context.Context, fc *ForkCode, command string) er
 // person) for a full-access child or a workspace whose commandSandbox is
 // NONE, else Codex's sandbox, and an error when tuttid has none.
 func (s *Service) setupSandbox(w *ent.Workspace, mode string) (*sandbox.Codex, error) {
-	if w.CommandSandbox == workspace.CommandSandboxNONE || mode == agent.PermissionFullAccess {
-		return nil, nil
-	}
-	if s.sandbox == nil {
-		return nil, apperr.Wrap(sandbox.ErrUnavailable, apperr.ForkCodeFailed,
+	c, err := s.sandbox.For(mode == agent.PermissionFullAccess, w.CommandSandbox == workspace.CommandSandboxNONE)
+	if err != nil {
+		return nil, apperr.Wrap(err, apperr.ForkCodeFailed,
 			"the workspace's worktreeSetup could not run: this tuttid has no sandbox for it (no Codex); nothing was created. "+
 				"To run it as you, unsandboxed, set the workspace's commandSandbox to NONE")
 	}
-	return s.sandbox, nil
+	return c, nil
 }
 
 // setupEnv is env without TUTTID_* (tuttid's token, database, flags).

@@ -2,7 +2,6 @@ package explore
 
 import (
 	"context"
-	"fmt"
 
 	"tuttid/agent"
 	"tuttid/apperr"
@@ -29,11 +28,6 @@ func (s *Service) commandSandbox(ctx context.Context, a *ent.AgentSession) (conf
 		return confinement{}, apperr.Storage(err, "read the workspace's commandSandbox")
 	}
 	mode := a.Settings.PermissionModeID
-	if w.CommandSandbox == workspace.CommandSandboxNONE || mode == agent.PermissionFullAccess {
-		return confinement{}, nil
-	}
-	if s.sandbox == nil {
-		return confinement{}, fmt.Errorf("%w: this tuttid runs no Codex", sandbox.ErrUnavailable)
-	}
-	return confinement{codex: s.sandbox, readOnly: mode == agent.PermissionReadOnly}, nil
+	c, err := s.sandbox.For(mode == agent.PermissionFullAccess, w.CommandSandbox == workspace.CommandSandboxNONE)
+	return confinement{codex: c, readOnly: mode == agent.PermissionReadOnly}, err
 }

@@ -47,6 +47,21 @@ func NewCodex(bin, home string) *Codex {
 	return &Codex{bin: bin, home: home}
 }
 
+// For is the sandbox of a command run on files an agent wrote: none when
+// that agent had full access (it could do the same itself) or when the
+// person chose to run the workspace's commands unsandboxed; c otherwise,
+// and ErrUnavailable when tuttid has no sandbox (c nil): never a fallback
+// to running unsandboxed.
+func (c *Codex) For(fullAccess, unsandboxed bool) (*Codex, error) {
+	if fullAccess || unsandboxed {
+		return nil, nil
+	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: this tuttid runs no Codex", ErrUnavailable)
+	}
+	return c, nil
+}
+
 // Policy is what one run may do.
 type Policy struct {
 	// Dir is the worktree the command runs in.

@@ -137,3 +137,29 @@ func TestEnv(t *testing.T) {
 		t.Errorf("Env = %v, want %v", got, want)
 	}
 }
+
+// TestFor: the sandbox a command gets is none only where its agent had
+// full access or the person chose so; never none because tuttid has none.
+func TestFor(t *testing.T) {
+	c := sandbox.NewCodex("codex", t.TempDir())
+	for _, tc := range []struct {
+		name                    string
+		c                       *sandbox.Codex
+		fullAccess, unsandboxed bool
+		want                    *sandbox.Codex
+		unavailable             bool
+	}{
+		{"workspace-write", c, false, false, c, false},
+		{"full-access", c, true, false, nil, false},
+		{"the person's NONE", c, false, true, nil, false},
+		{"no sandbox to be had", nil, false, false, nil, true},
+		{"no sandbox, full-access", nil, true, false, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.c.For(tc.fullAccess, tc.unsandboxed)
+			if got != tc.want || errors.Is(err, sandbox.ErrUnavailable) != tc.unavailable {
+				t.Errorf("For = %p, %v; want %p, unavailable %v", got, err, tc.want, tc.unavailable)
+			}
+		})
+	}
+}

@@ -142,8 +142,11 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	}
 	defer pr.Close()
 
-	line, env := []string{"/bin/sh", "-c", c.Line}, Env(c.BaseEnv, c.Env...)
-	if c.Sandbox != nil {
+	line := []string{"/bin/sh", "-c", c.Line}
+	var env []string
+	if c.Sandbox == nil {
+		env = Env(c.BaseEnv, c.Env...)
+	} else {
 		base := c.BaseEnv
 		if base == nil {
 			base = os.Environ()
